@@ -1,0 +1,116 @@
+//! Commands the namespace accepts, and its replies.
+use crate::entity::SubscriptionRule;
+use crate::message::{MessageView, NewMessage};
+use crate::settings::EntitySettings;
+use crate::time::{Duration, Instant};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReceiveMode {
+    #[default]
+    PeekLock,
+    ReceiveAndDelete,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReceiveOptions {
+    /// RCV-04: renew the lock automatically until this long after receipt.
+    pub max_auto_lock_renewal: Option<Duration>,
+    /// RCV-01: in ReceiveAndDelete mode, the transfer to the client fails and the message is lost.
+    pub transfer_fails: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Settlement {
+    Complete,
+    Abandon,
+    DeadLetter { reason: Option<String>, description: Option<String> },
+    Defer,
+    RenewLock,
+}
+
+impl Settlement {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Settlement::Complete => "complete",
+            Settlement::Abandon => "abandon",
+            Settlement::DeadLetter { .. } => "dead-letter",
+            Settlement::Defer => "defer",
+            Settlement::RenewLock => "renew-lock",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Fault {
+    /// RCV-10: every lock in the namespace is lost.
+    ServiceUpdate,
+    /// RCV-10: every lock in the namespace is lost.
+    OsUpdate,
+    /// RCV-08: the receiver's connection drops, and its locks with it.
+    Disconnect { receiver: String },
+    /// SEND-04: sends fail with ServerBusy (retryable) for this long.
+    ServerBusy { duration: Duration },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Command {
+    CreateQueue { name: String, settings: EntitySettings },
+    CreateTopic { name: String, settings: EntitySettings },
+    CreateSubscription { topic: String, name: String, settings: EntitySettings, rule: SubscriptionRule },
+    UpdateEntity { path: String, settings: EntitySettings },
+    DeleteEntity { path: String },
+    Send { to: String, message: NewMessage },
+    Schedule { to: String, message: NewMessage, at: Instant },
+    CancelScheduled { to: String, seq: u64 },
+    Peek { receiver: String, from: String, from_seq: Option<u64>, count: u32 },
+    Receive { receiver: String, from: String, mode: ReceiveMode, count: u32, options: ReceiveOptions },
+    ReceiveDeferred { receiver: String, from: String, seqs: Vec<u64> },
+    Settle { receiver: String, from: String, seq: u64, settlement: Settlement },
+    CloseReceiver { receiver: String, from: String },
+    Fault(Fault),
+}
+
+impl Command {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::CreateQueue { .. } => "create queue",
+            Command::CreateTopic { .. } => "create topic",
+            Command::CreateSubscription { .. } => "create subscription",
+            Command::UpdateEntity { .. } => "update entity",
+            Command::DeleteEntity { .. } => "delete entity",
+            Command::Send { .. } => "send",
+            Command::Schedule { .. } => "schedule",
+            Command::CancelScheduled { .. } => "cancel scheduled",
+            Command::Peek { .. } => "peek",
+            Command::Receive { .. } => "receive",
+            Command::ReceiveDeferred { .. } => "receive deferred",
+            Command::Settle { settlement, .. } => settlement.name(),
+            Command::CloseReceiver { .. } => "close receiver",
+            Command::Fault(_) => "fault",
+        }
+    }
+
+    /// The entity path the command is about, if any.
+    pub fn target(&self) -> Option<&str> {
+        match self {
+            Command::CreateQueue { .. } | Command::CreateTopic { .. } | Command::Fault(_) => None,
+            Command::CreateSubscription { topic, .. } => Some(topic),
+            Command::UpdateEntity { path, .. } | Command::DeleteEntity { path } => Some(path),
+            Command::Send { to, .. } | Command::Schedule { to, .. } | Command::CancelScheduled { to, .. } => Some(to),
+            Command::Peek { from, .. }
+            | Command::Receive { from, .. }
+            | Command::ReceiveDeferred { from, .. }
+            | Command::Settle { from, .. }
+            | Command::CloseReceiver { from, .. } => Some(from),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Reply {
+    Done,
+    Sent { seq: u64 },
+    Messages(Vec<MessageView>),
+}

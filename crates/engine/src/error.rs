@@ -1,0 +1,98 @@
+//! Errors as typed values with the SDK's names (ServiceBusFailureReason and client exceptions).
+use serde::{Deserialize, Serialize};
+
+/// What went wrong, named as the .NET SDK names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ErrorKind {
+    /// RCV-08: the lock lapsed, was lost, or the message was already settled.
+    MessageLockLost,
+    /// RCV-09, TTL-13: no such deferred message.
+    MessageNotFound,
+    /// IDLE-04, SEND-04: the entity does not exist (or was auto-deleted).
+    MessagingEntityNotFound,
+    MessagingEntityAlreadyExists,
+    /// SEND-04: the entity is full.
+    QuotaExceeded,
+    /// SEND-04: 256 KB on Basic/Standard, 100 MB on Premium.
+    MessageSizeExceeded,
+    /// SEND-04: the broker is busy; a retry can succeed.
+    ServerBusy,
+    /// A setting outside its limits; the message names the limit.
+    ArgumentOutOfRange,
+    /// TIER-01 and friends: not available on this tier.
+    NotSupported,
+    /// A client error: the call is wrong whatever the broker's state (settling a peeked message...).
+    InvalidOperation,
+}
+
+impl ErrorKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::MessageLockLost => "MessageLockLost",
+            ErrorKind::MessageNotFound => "MessageNotFound",
+            ErrorKind::MessagingEntityNotFound => "MessagingEntityNotFound",
+            ErrorKind::MessagingEntityAlreadyExists => "MessagingEntityAlreadyExists",
+            ErrorKind::QuotaExceeded => "QuotaExceeded",
+            ErrorKind::MessageSizeExceeded => "MessageSizeExceeded",
+            ErrorKind::ServerBusy => "ServerBusy",
+            ErrorKind::ArgumentOutOfRange => "ArgumentOutOfRange",
+            ErrorKind::NotSupported => "NotSupported",
+            ErrorKind::InvalidOperation => "InvalidOperation",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ErrorKind> {
+        use ErrorKind::*;
+        [
+            MessageLockLost,
+            MessageNotFound,
+            MessagingEntityNotFound,
+            MessagingEntityAlreadyExists,
+            QuotaExceeded,
+            MessageSizeExceeded,
+            ServerBusy,
+            ArgumentOutOfRange,
+            NotSupported,
+            InvalidOperation,
+        ]
+        .into_iter()
+        .find(|k| k.name().eq_ignore_ascii_case(name))
+    }
+
+    /// SEND-01: whether a retry of the same call can succeed.
+    pub fn is_transient(self) -> bool {
+        matches!(self, ErrorKind::ServerBusy)
+    }
+
+    /// Client errors are raised by the SDK before anything reaches the broker: no tracking id.
+    pub fn is_client_error(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::InvalidOperation | ErrorKind::ArgumentOutOfRange
+        )
+    }
+}
+
+/// A failed operation. SEND-01: broker rejections carry a tracking id and whether a retry can succeed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{}: {message}", kind.name())]
+pub struct BrokerError {
+    pub kind: ErrorKind,
+    pub message: String,
+    /// Set on errors the broker returned (not on client errors).
+    pub tracking_id: Option<String>,
+    pub is_transient: bool,
+}
+
+impl BrokerError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        BrokerError {
+            kind,
+            message: message.into(),
+            tracking_id: None,
+            is_transient: kind.is_transient(),
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, BrokerError>;

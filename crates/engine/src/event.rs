@@ -1,0 +1,109 @@
+//! The event log: every state change, with the instant, the entity, the message and the rule.
+use crate::error::ErrorKind;
+use crate::rules::Rule;
+use crate::time::Instant;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+
+/// Why a lock was lost before it lapsed (RCV-08, RCV-10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LockLossCause {
+    ServiceUpdate,
+    OsUpdate,
+    EntityUpdated,
+    ReceiverDisconnected,
+}
+
+impl LockLossCause {
+    pub fn text(self) -> &'static str {
+        match self {
+            LockLossCause::ServiceUpdate => "a service update",
+            LockLossCause::OsUpdate => "an OS update",
+            LockLossCause::EntityUpdated => "an update of the entity's properties",
+            LockLossCause::ReceiverDisconnected => "the receiver's connection dropping",
+        }
+    }
+}
+
+/// What happened.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind")]
+pub enum EventKind {
+    EntityCreated,
+    EntityUpdated,
+    /// IDLE-01.
+    EntityDeleted,
+    Sent { expires_at: Instant, ttl_capped: bool },
+    Scheduled { scheduled_enqueue_time: Instant },
+    ScheduleCancelled,
+    Activated { expires_at: Instant },
+    Peeked { receiver: u32, delivery_count: u32 },
+    Locked { receiver: u32, delivery_count: u32, locked_until: Instant, by_sequence_number: bool },
+    ReceivedAndDeleted { receiver: u32 },
+    LostInTransfer { receiver: u32 },
+    LockRenewed { locked_until: Instant, auto: bool },
+    Completed { receiver: u32, nominally_expired: bool },
+    Abandoned { receiver: u32 },
+    Deferred { receiver: u32 },
+    LockLapsed,
+    LockLost { cause: LockLossCause },
+    /// Back at its place in the retrieval order (RCV-06), with the raw failed-delivery count.
+    Requeued { failed_deliveries: u32 },
+    DeadLettered { reason: Cow<'static, str>, description: Cow<'static, str> },
+    /// TTL-11 with the flag off: gone.
+    ExpiredDropped,
+    Forwarded { to: u32, new_sequence_number: u64 },
+    ReceiverAttached { receiver: u32 },
+    ReceiverDetached { receiver: u32 },
+    Fault { what: Cow<'static, str> },
+    /// A command failed; nothing changed.
+    Rejected { operation: Cow<'static, str>, error: ErrorKind },
+}
+
+impl EventKind {
+    /// A short name for filtering: "Locked", "DeadLettered"...
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::EntityCreated => "EntityCreated",
+            EventKind::EntityUpdated => "EntityUpdated",
+            EventKind::EntityDeleted => "EntityDeleted",
+            EventKind::Sent { .. } => "Sent",
+            EventKind::Scheduled { .. } => "Scheduled",
+            EventKind::ScheduleCancelled => "ScheduleCancelled",
+            EventKind::Activated { .. } => "Activated",
+            EventKind::Peeked { .. } => "Peeked",
+            EventKind::Locked { .. } => "Locked",
+            EventKind::ReceivedAndDeleted { .. } => "ReceivedAndDeleted",
+            EventKind::LostInTransfer { .. } => "LostInTransfer",
+            EventKind::LockRenewed { .. } => "LockRenewed",
+            EventKind::Completed { .. } => "Completed",
+            EventKind::Abandoned { .. } => "Abandoned",
+            EventKind::Deferred { .. } => "Deferred",
+            EventKind::LockLapsed => "LockLapsed",
+            EventKind::LockLost { .. } => "LockLost",
+            EventKind::Requeued { .. } => "Requeued",
+            EventKind::DeadLettered { .. } => "DeadLettered",
+            EventKind::ExpiredDropped => "ExpiredDropped",
+            EventKind::Forwarded { .. } => "Forwarded",
+            EventKind::ReceiverAttached { .. } => "ReceiverAttached",
+            EventKind::ReceiverDetached { .. } => "ReceiverDetached",
+            EventKind::Fault { .. } => "Fault",
+            EventKind::Rejected { .. } => "Rejected",
+        }
+    }
+}
+
+/// One entry of the append-only log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    pub at: Instant,
+    /// Index into the namespace's entity names (kept after deletion).
+    pub entity: u32,
+    /// In the entity's dead-letter sub-queue.
+    pub dlq: bool,
+    /// The message's SequenceNumber, 0 when the event is not about one message.
+    pub seq: u64,
+    pub kind: EventKind,
+    /// The SPEC rule that caused it; None for a plain user command (create, update...).
+    pub rule: Option<Rule>,
+}

@@ -1,0 +1,37 @@
+//! # sbp-engine
+//!
+//! A deterministic, sans-IO simulation of an Azure Service Bus namespace. It never reads a clock
+//! and never draws an unseeded random number: time is passed in ([`Namespace::apply`],
+//! [`Namespace::advance_to`]), [`Namespace::next_due`] says when the next timer fires, and every
+//! state change lands in an append-only [`Event`] log naming the SPEC rule that caused it.
+//!
+//! ```
+//! use sbp_engine::{Namespace, EntitySettings, NewMessage, Tier, time::SECOND};
+//! let mut ns = Namespace::builder().tier(Tier::Standard).seed(7).build();
+//! let mut settings = EntitySettings::defaults(Tier::Standard);
+//! settings.dead_lettering_on_message_expiration = true;
+//! ns.create_queue("orders", settings).unwrap();
+//! ns.send("orders", NewMessage { time_to_live: Some(10 * SECOND), ..Default::default() }).unwrap();
+//! ns.advance_to(10 * SECOND);
+//! assert_eq!(ns.entity("orders").unwrap().dlq.len(), 1); // TTL-11
+//! ```
+pub mod command;
+pub mod describe;
+pub mod entity;
+pub mod error;
+pub mod event;
+pub mod message;
+pub mod namespace;
+pub mod rules;
+pub mod send_lab;
+pub mod settings;
+pub mod time;
+
+pub use command::{Command, Fault, ReceiveMode, ReceiveOptions, Reply, Settlement};
+pub use entity::{Counts, Entity, EntityKind, Store, SubscriptionRule};
+pub use error::{BrokerError, ErrorKind};
+pub use event::{Event, EventKind, LockLossCause};
+pub use message::{MessageState, MessageView, NewMessage, Perspective};
+pub use namespace::{Namespace, NamespaceBuilder, QueueRef};
+pub use rules::Rule;
+pub use settings::{EntitySettings, ExpiryMode, Tier};

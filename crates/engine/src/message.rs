@@ -1,0 +1,187 @@
+//! Messages as the broker stores them, and as a client sees them.
+use crate::time::{after, Duration, Instant, MAX_VALUE, NEVER};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// What a sender puts in a message. Everything but the body is optional.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NewMessage {
+    pub message_id: Option<String>,
+    /// TTL-01: a relative duration; None = unset (MaxValue, capped by the entity default).
+    pub time_to_live: Option<Duration>,
+    pub subject: Option<String>,
+    pub correlation_id: Option<String>,
+    pub application_properties: BTreeMap<String, String>,
+    pub body: String,
+    /// The size the broker counts; None = the body's length in bytes.
+    pub body_size: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MessageState {
+    Active,
+    Deferred,
+    Scheduled,
+}
+
+/// A peek-lock held by a receiver.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lock {
+    pub token: u128,
+    pub holder: u32,
+    pub locked_until: Instant,
+    /// RCV-04: auto renewal keeps renewing until this instant.
+    pub auto_renew_until: Option<Instant>,
+}
+
+/// Why and from where a message was dead-lettered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeadLetter {
+    pub reason: String,
+    pub description: String,
+    pub source: Option<String>,
+}
+
+/// Properties most messages do not use, boxed so a plain message stays small.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Extra {
+    pub subject: Option<String>,
+    pub correlation_id: Option<String>,
+    pub application_properties: BTreeMap<String, String>,
+    pub dead_letter: Option<DeadLetter>,
+}
+
+/// A message in a queue, subscription or dead-letter queue.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    pub sequence_number: u64,
+    pub message_id: String,
+    pub enqueued_time: Instant,
+    /// The message's own TTL after capping (TTL-02, TTL-04); None when only the entity default applies.
+    pub own_ttl: Option<Duration>,
+    /// The TTL the broker enforces: own TTL, else the entity default (TTL-02).
+    pub effective_ttl: Duration,
+    /// The instant the broker enforces (TTL-01, TTL-05); NEVER for MaxValue (MSG-03).
+    pub expires_at: Instant,
+    pub scheduled_enqueue_time: Option<Instant>,
+    pub state: MessageState,
+    pub lock: Option<Lock>,
+    /// MSG-02: the raw count of deliveries that failed (abandoned, lapsed, lost).
+    pub failed_deliveries: u32,
+    pub body: String,
+    pub body_size: u64,
+    pub extra: Option<Box<Extra>>,
+}
+
+impl Message {
+    pub fn extra(&self) -> Option<&Extra> {
+        self.extra.as_deref()
+    }
+    pub fn extra_mut(&mut self) -> &mut Extra {
+        self.extra.get_or_insert_with(Default::default)
+    }
+    pub fn dead_letter(&self) -> Option<&DeadLetter> {
+        self.extra().and_then(|e| e.dead_letter.as_ref())
+    }
+    pub fn is_expired_at(&self, now: Instant) -> bool {
+        self.expires_at <= now
+    }
+    /// Enqueues (or re-enqueues after scheduling) at `at`: TTL-01, TTL-05, SCH-01.
+    pub fn enqueue_at(&mut self, at: Instant) {
+        self.enqueued_time = at;
+        self.expires_at = after(at, self.effective_ttl);
+    }
+}
+
+/// How a message is shown: as peek shows it, or as a locked receive shows it (TTL-10, MSG-02).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Perspective {
+    Peek,
+    Receive,
+}
+
+/// A message under the SDK's property names, as one perspective shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct MessageView {
+    pub entity: String,
+    pub sequence_number: u64,
+    pub message_id: String,
+    pub enqueued_time: Instant,
+    pub time_to_live: Duration,
+    pub expires_at: Instant,
+    pub scheduled_enqueue_time: Option<Instant>,
+    pub locked_until: Option<Instant>,
+    pub lock_token: Option<String>,
+    pub lock_holder: Option<String>,
+    pub delivery_count: u32,
+    pub state: MessageState,
+    pub dead_letter_reason: Option<String>,
+    pub dead_letter_error_description: Option<String>,
+    pub dead_letter_source: Option<String>,
+    pub subject: Option<String>,
+    pub correlation_id: Option<String>,
+    pub application_properties: BTreeMap<String, String>,
+    pub body: String,
+    pub body_size: u64,
+    /// The broker-enforced expiry has passed (the message may still be stored: TTL-07, TTL-09, TTL-13).
+    pub nominally_expired: bool,
+    /// The broker-enforced ExpiresAt, whatever the perspective shows.
+    pub effective_expires_at: Instant,
+}
+
+impl MessageView {
+    pub(crate) fn new(
+        m: &Message,
+        entity: &str,
+        holder: Option<String>,
+        perspective: Perspective,
+        now: Instant,
+    ) -> Self {
+        let extra = m.extra();
+        let (time_to_live, expires_at) = match (perspective, m.own_ttl) {
+            // TTL-10: with only the entity default, peek shows MaxValue.
+            (Perspective::Peek, None) => (MAX_VALUE, NEVER),
+            _ => (m.effective_ttl, m.expires_at),
+        };
+        // MSG-02: a locked delivery shows the raw count + 1 (.NET); peek shows the raw count.
+        let delivery_count = match perspective {
+            Perspective::Receive => m.failed_deliveries.saturating_add(1),
+            Perspective::Peek => m.failed_deliveries,
+        };
+        MessageView {
+            entity: entity.to_string(),
+            sequence_number: m.sequence_number,
+            message_id: m.message_id.clone(),
+            enqueued_time: m.enqueued_time,
+            time_to_live,
+            expires_at,
+            scheduled_enqueue_time: m.scheduled_enqueue_time,
+            locked_until: m.lock.as_ref().map(|l| l.locked_until),
+            lock_token: match perspective {
+                Perspective::Receive => m.lock.as_ref().map(|l| format_lock_token(l.token)),
+                Perspective::Peek => None,
+            },
+            lock_holder: holder,
+            delivery_count,
+            state: m.state,
+            dead_letter_reason: extra.and_then(|e| e.dead_letter.as_ref().map(|d| d.reason.clone())),
+            dead_letter_error_description: extra
+                .and_then(|e| e.dead_letter.as_ref().map(|d| d.description.clone())),
+            dead_letter_source: extra.and_then(|e| e.dead_letter.as_ref().and_then(|d| d.source.clone())),
+            subject: extra.and_then(|e| e.subject.clone()),
+            correlation_id: extra.and_then(|e| e.correlation_id.clone()),
+            application_properties: extra.map(|e| e.application_properties.clone()).unwrap_or_default(),
+            body: m.body.clone(),
+            body_size: m.body_size,
+            nominally_expired: m.is_expired_at(now),
+            effective_expires_at: m.expires_at,
+        }
+    }
+}
+
+/// A LockToken as the SDK shows it: a GUID.
+pub fn format_lock_token(token: u128) -> String {
+    uuid::Uuid::from_u128(token).hyphenated().to_string()
+}

@@ -1,0 +1,129 @@
+//! Tiers, entity settings, their defaults and limits.
+use crate::error::{BrokerError, ErrorKind, Result};
+use crate::time::{format_duration, Duration, DAY, MAX_VALUE, MINUTE, SECOND};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Tier {
+    Basic,
+    #[default]
+    Standard,
+    Premium,
+}
+
+impl Tier {
+    /// TTL-03, TIER-01: the entity default TTL when none is set, and its maximum.
+    pub fn default_ttl(self) -> Duration {
+        match self {
+            Tier::Basic => BASIC_MAX_TTL,
+            Tier::Standard | Tier::Premium => MAX_VALUE,
+        }
+    }
+    /// TIER-01: Basic has no topics.
+    pub fn has_topics(self) -> bool {
+        !matches!(self, Tier::Basic)
+    }
+    /// SEND-04: the largest message.
+    pub fn max_message_size(self) -> u64 {
+        match self {
+            Tier::Premium => 100 * 1024 * 1024,
+            Tier::Basic | Tier::Standard => 256 * 1024,
+        }
+    }
+}
+
+/// TTL-03: 14 days on Basic, default and maximum.
+pub const BASIC_MAX_TTL: Duration = 14 * DAY;
+/// TTL-03: the smallest entity default TTL.
+pub const MIN_DEFAULT_TTL: Duration = SECOND;
+/// RCV-03.
+pub const DEFAULT_LOCK_DURATION: Duration = 30 * SECOND;
+pub const MIN_LOCK_DURATION: Duration = 5 * SECOND;
+pub const MAX_LOCK_DURATION: Duration = 5 * MINUTE;
+/// RCV-07.
+pub const DEFAULT_MAX_DELIVERY_COUNT: u32 = 10;
+/// IDLE-01.
+pub const MIN_AUTO_DELETE_ON_IDLE: Duration = 5 * MINUTE;
+/// The default MaxSizeInMegabytes (1 GB).
+pub const DEFAULT_MAX_SIZE_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// The settings of a queue, topic or subscription, under the names the management API uses.
+/// Topics use only DefaultMessageTimeToLive, AutoDeleteOnIdle and MaxSizeInBytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntitySettings {
+    pub default_message_time_to_live: Duration,
+    pub lock_duration: Duration,
+    pub max_delivery_count: u32,
+    pub dead_lettering_on_message_expiration: bool,
+    pub auto_delete_on_idle: Duration,
+    pub forward_to: Option<String>,
+    pub forward_dead_lettered_messages_to: Option<String>,
+    pub max_size_bytes: u64,
+}
+
+impl EntitySettings {
+    /// The defaults of a new entity on `tier` (TTL-03, RCV-03, RCV-07, TTL-11, IDLE-01).
+    pub fn defaults(tier: Tier) -> Self {
+        EntitySettings {
+            default_message_time_to_live: tier.default_ttl(),
+            lock_duration: DEFAULT_LOCK_DURATION,
+            max_delivery_count: DEFAULT_MAX_DELIVERY_COUNT,
+            dead_lettering_on_message_expiration: false,
+            auto_delete_on_idle: MAX_VALUE,
+            forward_to: None,
+            forward_dead_lettered_messages_to: None,
+            max_size_bytes: DEFAULT_MAX_SIZE_BYTES,
+        }
+    }
+
+    /// Checks every limit; the error names the setting and the limit.
+    pub fn validate(&self, tier: Tier) -> Result<()> {
+        let out_of_range = |msg: String| Err(BrokerError::new(ErrorKind::ArgumentOutOfRange, msg));
+        let ttl = self.default_message_time_to_live;
+        if ttl < MIN_DEFAULT_TTL {
+            return out_of_range(format!(
+                "DefaultMessageTimeToLive {} is below the minimum of 1s (TTL-03)",
+                format_duration(ttl)
+            ));
+        }
+        if tier == Tier::Basic && ttl > BASIC_MAX_TTL {
+            return out_of_range(format!(
+                "DefaultMessageTimeToLive {} is above the Basic tier's maximum of 14 days (TTL-03, TIER-01)",
+                format_duration(ttl)
+            ));
+        }
+        if !(MIN_LOCK_DURATION..=MAX_LOCK_DURATION).contains(&self.lock_duration) {
+            return out_of_range(format!(
+                "LockDuration {} is outside 5s..5m (RCV-03)",
+                format_duration(self.lock_duration)
+            ));
+        }
+        if self.max_delivery_count < 1 {
+            return out_of_range("MaxDeliveryCount must be at least 1 (RCV-07)".into());
+        }
+        if self.auto_delete_on_idle < MIN_AUTO_DELETE_ON_IDLE {
+            return out_of_range(format!(
+                "AutoDeleteOnIdle {} is below the minimum of 5 minutes (IDLE-01)",
+                format_duration(self.auto_delete_on_idle)
+            ));
+        }
+        if self.max_size_bytes == 0 {
+            return out_of_range("MaxSizeInBytes must be more than 0".into());
+        }
+        Ok(())
+    }
+}
+
+/// How expiry is enforced (TTL-07, TTL-08).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExpiryMode {
+    /// Expire at the instant (for teaching).
+    #[default]
+    Exact,
+    /// Lazy: enforced only while a receiver is attached, collected by receive scans or a periodic sweep.
+    Realistic,
+}
+
+/// The default period of the background sweep in realistic mode (TTL-08).
+pub const DEFAULT_SWEEP_INTERVAL: Duration = 60 * SECOND;

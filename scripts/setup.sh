@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need, and only what is missing.
+# Safe to run again: every step checks first. Used by scripts/serve.sh and scripts/test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TRUNK_VERSION=0.21.14
+WASM_BINDGEN_VERSION=0.2.130   # must equal the `wasm-bindgen = "=..."` pin in Cargo.toml
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+SUDO=""
+if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi
+
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  say "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+for comp in rustfmt clippy; do
+  if ! rustup component list --installed 2>/dev/null | grep -q "^$comp"; then
+    say "adding rustup component $comp"
+    rustup component add "$comp"
+  fi
+done
+
+if ! command -v trunk >/dev/null 2>&1 || ! trunk --version 2>/dev/null | grep -q "$TRUNK_VERSION"; then
+  say "installing trunk $TRUNK_VERSION (about 10 minutes, once)"
+  cargo install trunk --version "$TRUNK_VERSION" --locked
+fi
+
+if ! command -v wasm-bindgen >/dev/null 2>&1 || ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
+  say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 4 minutes, once)"
+  # Not --locked: its lock file pins a yanked webpki-roots.
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+fi
+
+if [ "${SETUP_BROWSER:-1}" = 1 ]; then
+  if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+    say "installing Debian's chromium and chromium-driver"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+  fi
+  if [ ! -d tests/e2e/node_modules/playwright-core ] || [ ! -d tests/e2e/node_modules/binaryen ]; then
+    say "installing the browser-test packages (playwright-core, binaryen) with npm"
+    # playwright-core never downloads a browser; we use Debian's chromium.
+    (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+fi
+say "ready"
