@@ -844,10 +844,12 @@ impl Namespace {
         let flag = e.settings.dead_lettering_on_message_expiration;
         let Some(m) = e.main.remove(seq) else { return };
         let q = QueueRef { entity, dlq: false };
+        // The log names the rule that made expiry happen now (sweep, scan, release); a plain
+        // timer is TTL-11's own case.
+        let rule = if because == Rule::Ttl06 { Rule::Ttl11 } else { because };
         if flag {
-            self.dead_letter(q, m, Cow::Borrowed(TTL_EXPIRED_REASON), Cow::Borrowed(TTL_EXPIRED_DESCRIPTION), Rule::Ttl11);
+            self.dead_letter(q, m, Cow::Borrowed(TTL_EXPIRED_REASON), Cow::Borrowed(TTL_EXPIRED_DESCRIPTION), rule);
         } else {
-            let rule = if because == Rule::Ttl06 { Rule::Ttl11 } else { because };
             self.emit(q, seq, EventKind::ExpiredDropped, Some(rule));
         }
     }
