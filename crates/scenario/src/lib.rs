@@ -1,0 +1,87 @@
+//! # sbp-scenario
+//!
+//! Scenario files (a versioned JSON format: a namespace, its entities, a timeline of actions at
+//! instants, and expectations), their validation with messages a person understands, the runner
+//! that plays them over the engine, the share-link codec, and the preset scenarios.
+pub mod dur;
+pub mod link;
+pub mod model;
+pub mod presets;
+pub mod run;
+pub mod utc;
+
+pub use dur::Dur;
+pub use model::*;
+pub use run::{Simulation, StepOutcome};
+
+/// Why a scenario could not be read or started. Every variant says what to fix.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("the scenario is not valid JSON for this format (line {line}, column {column}): {message}")]
+    Parse { line: usize, column: usize, message: String },
+    #[error("the scenario is not valid: {0}")]
+    Invalid(String),
+    #[error("the link is broken: {0}")]
+    Link(String),
+}
+
+impl Scenario {
+    /// Checks what serde cannot: the version, one action per step, time order, the start time.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        let invalid = |m: String| Err(ScenarioError::Invalid(m));
+        if self.version != FORMAT_VERSION {
+            return invalid(format!(
+                "version {} is not supported; this playground reads version {FORMAT_VERSION}",
+                self.version
+            ));
+        }
+        if let Some(start) = &self.start {
+            utc::parse_start(start).map_err(|m| ScenarioError::Invalid(format!("start: {m}")))?;
+        }
+        for (i, e) in self.entities.iter().enumerate() {
+            let kinds = [&e.queue, &e.topic, &e.subscription].iter().filter(|k| k.is_some()).count();
+            if kinds != 1 {
+                return invalid(format!(
+                    "entities[{i}]: give exactly one of \"queue\", \"topic\" or \"subscription\""
+                ));
+            }
+            if e.rule.is_some() && e.subscription.is_none() {
+                return invalid(format!("entities[{i}]: only a subscription has a \"rule\""));
+            }
+        }
+        let mut last = 0;
+        for (i, step) in self.timeline.iter().enumerate() {
+            let actions = step.actions();
+            if actions.len() != 1 {
+                return invalid(format!(
+                    "timeline[{i}] (at {}): a step holds exactly one action (send, receive, complete, ...); it has {}",
+                    sbp_engine::time::format_duration(step.at.ms()),
+                    if actions.is_empty() { "none".to_string() } else { actions.join(", ") }
+                ));
+            }
+            if step.at.ms() < last {
+                return invalid(format!(
+                    "timeline[{i}]: at {} comes before the step above it; steps are in time order",
+                    sbp_engine::time::format_duration(step.at.ms())
+                ));
+            }
+            last = step.at.ms();
+            if let Some(want) = &step.expect_error {
+                if sbp_engine::ErrorKind::from_name(want).is_none() {
+                    return invalid(format!("timeline[{i}]: expect_error \"{want}\" is not an error name such as MessageLockLost"));
+                }
+            }
+            if step.send.as_ref().is_some_and(|s| s.count.unwrap_or(1) > 100_000) {
+                return invalid(format!("timeline[{i}]: send count is at most 100000"));
+            }
+        }
+        let mut last = 0;
+        for (i, e) in self.expect.iter().enumerate() {
+            if e.at.ms() < last {
+                return invalid(format!("expect[{i}]: expectations are in time order"));
+            }
+            last = e.at.ms();
+        }
+        Ok(())
+    }
+}

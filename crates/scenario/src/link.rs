@@ -1,0 +1,106 @@
+//! The share-link fragment: `s=<payload>` plus optional `&t=<instant ms>&x=<speed>`.
+//! The payload is versioned: `1j<base64url JSON>` or, when smaller, `1z<base64url deflate(JSON)>`.
+//! Decoding any string gives a scenario or a clear error, never a panic, within size limits.
+use crate::{Scenario, ScenarioError};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+
+/// The longest fragment accepted.
+pub const MAX_FRAGMENT: usize = 256 * 1024;
+/// The largest scenario JSON a payload may unpack to.
+pub const MAX_JSON: usize = 4 * 1024 * 1024;
+
+/// What a link holds: the scenario, and optionally the instant and speed to open at.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    pub scenario: Scenario,
+    pub at: Option<i64>,
+    pub speed: Option<u32>,
+}
+
+/// The scenario as a compact, URL-safe payload.
+pub fn encode_scenario(scenario: &Scenario) -> String {
+    let json = serde_json::to_vec(scenario).unwrap_or_default();
+    let packed = miniz_oxide::deflate::compress_to_vec(&json, 9);
+    if packed.len() < json.len() {
+        format!("1z{}", URL_SAFE_NO_PAD.encode(packed))
+    } else {
+        format!("1j{}", URL_SAFE_NO_PAD.encode(json))
+    }
+}
+
+pub fn decode_scenario(payload: &str) -> Result<Scenario, ScenarioError> {
+    let err = |m: &str| Err(ScenarioError::Link(m.to_string()));
+    let payload = payload.trim();
+    if payload.len() > MAX_FRAGMENT {
+        return err("it is longer than this playground accepts (256 KB)");
+    }
+    if payload.is_empty() {
+        return err("it holds no scenario");
+    }
+    let (version, rest) = payload.split_at(payload.char_indices().nth(2).map_or(payload.len(), |(i, _)| i));
+    let (version, kind) = (version.chars().next(), version.chars().nth(1));
+    match version {
+        Some('1') => {}
+        Some(v) if v.is_ascii_digit() => {
+            return err("it was made by a newer version of the playground (unknown link version)")
+        }
+        _ => return err("it is not a Service Bus Playground link"),
+    }
+    let Ok(bytes) = URL_SAFE_NO_PAD.decode(rest.trim_end_matches('=')) else {
+        return err("its data is damaged (not base64url); was it cut off when copied?");
+    };
+    let json = match kind {
+        Some('z') => match miniz_oxide::inflate::decompress_to_vec_with_limit(&bytes, MAX_JSON) {
+            Ok(json) => json,
+            Err(_) => return err("its data is damaged or too large (it does not decompress)"),
+        },
+        Some('j') => bytes,
+        _ => return err("it is not a Service Bus Playground link (unknown encoding)"),
+    };
+    let Ok(text) = std::str::from_utf8(&json) else { return err("its data is damaged (not UTF-8 text)") };
+    Scenario::from_json(text).map_err(|e| ScenarioError::Link(format!("it holds a scenario this playground cannot read: {e}")))
+}
+
+/// `s=...&t=...&x=...`
+pub fn encode_link(link: &Link) -> String {
+    let mut out = format!("s={}", encode_scenario(&link.scenario));
+    if let Some(at) = link.at {
+        out.push_str(&format!("&t={at}"));
+    }
+    if let Some(x) = link.speed {
+        out.push_str(&format!("&x={x}"));
+    }
+    out
+}
+
+/// Accepts a whole URL, a `#fragment`, or the fragment's text.
+pub fn decode_link(text: &str) -> Result<Link, ScenarioError> {
+    let bad = |m: String| Err(ScenarioError::Link(m));
+    if text.len() > MAX_FRAGMENT + 2048 {
+        return bad("it is longer than this playground accepts (256 KB)".into());
+    }
+    let fragment = text.trim().rsplit_once('#').map_or(text.trim(), |(_, f)| f);
+    let mut scenario = None;
+    let (mut at, mut speed) = (None, None);
+    for part in fragment.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = part.split_once('=').unwrap_or((part, ""));
+        match key {
+            "s" => scenario = Some(decode_scenario(value)?),
+            "t" => match value.parse::<i64>() {
+                Ok(t) if t >= 0 => at = Some(t),
+                _ => return bad(format!("its instant \"t={value}\" is not a number of milliseconds")),
+            },
+            "x" => match value.parse::<u32>() {
+                Ok(x) if (1..=100_000).contains(&x) => speed = Some(x),
+                _ => return bad(format!("its speed \"x={value}\" is not between 1 and 100000")),
+            },
+            "embed" => {}
+            other => return bad(format!("it has an unknown part \"{other}\"")),
+        }
+    }
+    match scenario {
+        Some(scenario) => Ok(Link { scenario, at, speed }),
+        None => bad("it holds no scenario (no \"s=\" part)".into()),
+    }
+}

@@ -1,0 +1,399 @@
+//! The scenario file format, version 1. JSON; every field but `version` is optional.
+use crate::dur::Dur;
+use sbp_engine::{EntitySettings, ExpiryMode, Tier};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// The format's version: 1.
+    pub version: u32,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// The instant t=0 in UTC (RFC 3339). Default 2026-01-01T00:00:00Z.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
+    /// Seeds the namespace's random numbers (lock tokens, tracking ids).
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default)]
+    pub namespace: NamespaceDef,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entities: Vec<EntityDef>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<Step>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<Expectation>,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario {
+            version: FORMAT_VERSION,
+            name: String::new(),
+            description: String::new(),
+            start: None,
+            seed: 0,
+            namespace: NamespaceDef::default(),
+            entities: Vec::new(),
+            timeline: Vec::new(),
+            expect: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamespaceDef {
+    #[serde(default)]
+    pub tier: Tier,
+    /// "exact" (expire at the instant) or "realistic" (lazy: TTL-07, TTL-08).
+    #[serde(default)]
+    pub expiry: ExpiryMode,
+    /// Realistic mode: how often the background sweep runs while a receiver is attached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_interval: Option<Dur>,
+}
+
+/// Entity settings as a file gives them: whatever is missing keeps its default (or, in an
+/// update, its current value).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettingsDef {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_message_time_to_live: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_duration: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_delivery_count: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dead_lettering_on_message_expiration: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_delete_on_idle: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forward_to: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forward_dead_lettered_messages_to: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_size_bytes: Option<u64>,
+}
+
+impl SettingsDef {
+    pub fn apply_to(&self, base: &EntitySettings) -> EntitySettings {
+        let mut s = base.clone();
+        if let Some(d) = self.default_message_time_to_live {
+            s.default_message_time_to_live = d.ms();
+        }
+        if let Some(d) = self.lock_duration {
+            s.lock_duration = d.ms();
+        }
+        if let Some(n) = self.max_delivery_count {
+            s.max_delivery_count = n;
+        }
+        if let Some(b) = self.dead_lettering_on_message_expiration {
+            s.dead_lettering_on_message_expiration = b;
+        }
+        if let Some(d) = self.auto_delete_on_idle {
+            s.auto_delete_on_idle = d.ms();
+        }
+        if let Some(f) = &self.forward_to {
+            s.forward_to = (!f.is_empty()).then(|| f.clone());
+        }
+        if let Some(f) = &self.forward_dead_lettered_messages_to {
+            s.forward_dead_lettered_messages_to = (!f.is_empty()).then(|| f.clone());
+        }
+        if let Some(n) = self.max_size_bytes {
+            s.max_size_bytes = n;
+        }
+        s
+    }
+}
+
+/// A subscription's correlation filter; every field given must match. No rule: match all.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleDef {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correlation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub properties: BTreeMap<String, String>,
+}
+
+/// `{"queue": "orders", ...settings}`, `{"topic": "events"}`, or
+/// `{"subscription": "events/subscriptions/audit", "rule": {...}, ...settings}`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntityDef {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topic: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscription: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<RuleDef>,
+    #[serde(flatten)]
+    pub settings: SettingsDef,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SendDef {
+    pub to: String,
+    /// With `count` > 1, "-1", "-2"... are appended. Default: the SequenceNumber.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<Dur>,
+    /// Schedule the message: enqueue it at this instant (SCH-01, TTL-05).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled_enqueue_time: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correlation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub properties: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub body: String,
+    /// The size the broker counts (SEND-04); default: the body's length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_size: Option<u64>,
+    /// How many messages (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModeDef {
+    #[default]
+    PeekLock,
+    ReceiveAndDelete,
+}
+
+pub const DEFAULT_RECEIVER: &str = "receiver";
+
+fn default_receiver() -> String {
+    DEFAULT_RECEIVER.to_string()
+}
+fn is_default_receiver(r: &str) -> bool {
+    r == DEFAULT_RECEIVER
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReceiveDef {
+    pub from: String,
+    #[serde(default = "default_receiver", skip_serializing_if = "is_default_receiver")]
+    pub receiver: String,
+    #[serde(default)]
+    pub mode: ModeDef,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    /// RCV-04: auto lock renewal up to this long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_auto_lock_renewal: Option<Dur>,
+    /// RCV-01: in ReceiveAndDelete mode the transfer fails and the message is lost.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub transfer_fails: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeekDef {
+    pub from: String,
+    #[serde(default = "default_receiver", skip_serializing_if = "is_default_receiver")]
+    pub receiver: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_seq: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettleDef {
+    pub from: String,
+    pub seq: u64,
+    #[serde(default = "default_receiver", skip_serializing_if = "is_default_receiver")]
+    pub receiver: String,
+    /// Dead-letter only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Dead-letter only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReceiveDeferredDef {
+    pub from: String,
+    pub seqs: Vec<u64>,
+    #[serde(default = "default_receiver", skip_serializing_if = "is_default_receiver")]
+    pub receiver: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CancelDef {
+    pub to: String,
+    pub seq: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateDef {
+    pub entity: String,
+    #[serde(flatten)]
+    pub settings: SettingsDef,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReceiverDef {
+    pub receiver: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum FaultDef {
+    /// RCV-10: every lock is lost.
+    ServiceUpdate,
+    /// RCV-10: every lock is lost.
+    OsUpdate,
+    /// RCV-08: this receiver's connection drops.
+    Disconnect(String),
+    /// SEND-04: sends fail with ServerBusy for this long.
+    ServerBusy(Dur),
+}
+
+/// One action at an instant: `{"at": "10s", "receive": {"from": "orders"}}`. Exactly one action.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    pub at: Dur,
+    /// A sentence shown while the step plays (narration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The step must fail with this error (e.g. "MessageLockLost"); without it, failing is a failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send: Option<SendDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancel_scheduled: Option<CancelDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peek: Option<PeekDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive: Option<ReceiveDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive_deferred: Option<ReceiveDeferredDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete: Option<SettleDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abandon: Option<SettleDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dead_letter: Option<SettleDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defer: Option<SettleDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renew_lock: Option<SettleDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create: Option<EntityDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update: Option<UpdateDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub close_receiver: Option<ReceiverDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<FaultDef>,
+}
+
+/// Expected counts of one entity; only the fields given are checked.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CountsDef {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locked: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dead_lettered: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expired_uncollected: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ViewDef {
+    /// As peek shows it (TTL-10: MaxValue ExpiresAt when only the entity default applies).
+    #[default]
+    Peek,
+    /// As a locked receive shows it (MSG-02: DeliveryCount + 1).
+    Receive,
+}
+
+/// A message's properties under the SDK's names: `{"DeadLetterReason": "TTLExpiredException",
+/// "ExpiresAt": "15m", "DeliveryCount": 2}`. Times are written as durations from the start.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessageExpect {
+    pub entity: String,
+    pub seq: u64,
+    #[serde(default)]
+    pub view: ViewDef,
+    /// The message must not be there.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub absent: bool,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub properties: BTreeMap<String, serde_json::Value>,
+}
+
+/// The state expected at an instant.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expectation {
+    pub at: Dur,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counts: BTreeMap<String, CountsDef>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<MessageExpect>,
+    /// Entity path -> whether it exists (IDLE-01).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub exists: BTreeMap<String, bool>,
+}
+
+impl Scenario {
+    /// Parses and validates a scenario; the error says where and what, in words.
+    pub fn from_json(text: &str) -> Result<Scenario, crate::ScenarioError> {
+        let scenario: Scenario = serde_json::from_str(text).map_err(|e| crate::ScenarioError::Parse {
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    pub fn to_json_pretty(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+}

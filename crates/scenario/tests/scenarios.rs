@@ -1,0 +1,116 @@
+use proptest::prelude::*;
+use sbp_scenario::link::{decode_link, encode_link, Link};
+use sbp_scenario::presets::PRESETS;
+use sbp_scenario::*;
+
+fn log_text(sim: &Simulation) -> String {
+    sim.ns.log().iter().map(|e| format!("{} {} {} {}\n", e.at, sim.ns.event_path(e), e.seq, sim.ns.describe(e))).collect()
+}
+
+#[test]
+fn every_preset_passes_its_expectations() {
+    for (name, json) in PRESETS {
+        let scenario = Scenario::from_json(json).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut sim = Simulation::new(&scenario).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(sim.run_to_end(), "{name}: {:#?}", sim.failures);
+        assert!(!scenario.expect.is_empty(), "{name} has expectations");
+    }
+}
+
+#[test]
+fn same_scenario_twice_gives_the_same_event_log() {
+    for (name, json) in PRESETS {
+        let scenario = Scenario::from_json(json).unwrap();
+        let run = || {
+            let mut sim = Simulation::new(&scenario).unwrap();
+            sim.run_to_end();
+            (log_text(&sim), serde_json::to_string(sim.ns.log()).unwrap())
+        };
+        assert_eq!(run(), run(), "{name}");
+    }
+}
+
+#[test]
+fn a_broken_expectation_fails_with_a_clear_diff() {
+    let json = PRESETS[0].1.replace("\"dead_lettered\": 1", "\"dead_lettered\": 2");
+    let mut sim = Simulation::new(&Scenario::from_json(&json).unwrap()).unwrap();
+    assert!(!sim.run_to_end());
+    assert!(sim.failures[0].contains("orders dead_lettered: expected 2, got 1"), "{:?}", sim.failures);
+}
+
+#[test]
+fn unknown_fields_and_bad_values_are_named() {
+    let typo = r#"{"version":1,"entities":[{"queue":"q","lock_duraton":"10s"}]}"#;
+    let err = Scenario::from_json(typo).unwrap_err().to_string();
+    assert!(err.contains("lock_duraton"), "{err}");
+    let bad_dur = r#"{"version":1,"timeline":[{"at":"ten seconds","peek":{"from":"q"}}]}"#;
+    assert!(Scenario::from_json(bad_dur).unwrap_err().to_string().contains("duration"));
+    let two = r#"{"version":1,"timeline":[{"at":"1s","peek":{"from":"q"},"receive":{"from":"q"}}]}"#;
+    assert!(Scenario::from_json(two).unwrap_err().to_string().contains("exactly one action"));
+    let out_of_range = r#"{"version":1,"entities":[{"queue":"q","lock_duration":"1s"}]}"#;
+    let err = Simulation::new(&Scenario::from_json(out_of_range).unwrap()).unwrap_err().to_string();
+    assert!(err.contains("LockDuration") && err.contains("5s..5m"), "{err}");
+    let version = r#"{"version":2}"#;
+    assert!(Scenario::from_json(version).unwrap_err().to_string().contains("version 2"));
+    let step_typo = r#"{"version":1,"timeline":[{"at":"1s","send":{"to":"q","tll":"1s"}}]}"#;
+    assert!(Scenario::from_json(step_typo).unwrap_err().to_string().contains("tll"));
+    let update_typo = r#"{"version":1,"timeline":[{"at":"1s","update":{"entity":"q","max_deliveries":1}}]}"#;
+    assert!(Scenario::from_json(update_typo).is_err());
+}
+
+#[test]
+fn link_round_trip_keeps_scenario_instant_and_speed() {
+    for (_, json) in PRESETS {
+        let scenario = Scenario::from_json(json).unwrap();
+        let link = Link { scenario: scenario.clone(), at: Some(12_345), speed: Some(60) };
+        let text = encode_link(&link);
+        assert!(text.chars().all(|c| c.is_ascii_alphanumeric() || "-_=&".contains(c)), "URL-safe: {text}");
+        assert!(text.starts_with("s=1z"), "compressed when that helps");
+        let back = decode_link(&format!("https://example.test/#{text}")).unwrap();
+        assert_eq!(back, link);
+    }
+}
+
+#[test]
+fn broken_links_give_clear_errors() {
+    let good = encode_link(&Link { scenario: Scenario::from_json(PRESETS[0].1).unwrap(), at: None, speed: None });
+    let cases = [
+        ("", "no scenario"),
+        ("s=", "holds no scenario"),
+        ("s=9zAAAA", "newer version"),
+        ("s=1z!!!!", "base64"),
+        ("s=1zAAAA", "decompress"),
+        ("s=1jbm90IGpzb24", "cannot read"),
+        ("x=999999", "speed"),
+        ("foo=1", "unknown part"),
+    ];
+    for (text, want) in cases {
+        let err = decode_link(text).unwrap_err().to_string();
+        assert!(err.contains(want), "{text}: {err}");
+    }
+    let truncated = &good[..good.len() / 2];
+    assert!(decode_link(truncated).is_err());
+    let huge = format!("s=1j{}", "A".repeat(300 * 1024));
+    assert!(decode_link(&huge).unwrap_err().to_string().contains("longer"));
+}
+
+proptest! {
+    #[test]
+    fn decoding_any_string_never_panics(s in ".{0,400}") {
+        let _ = decode_link(&s);
+        let _ = decode_link(&format!("s=1z{s}"));
+        let _ = decode_link(&format!("s=1j{s}"));
+    }
+
+    #[test]
+    fn any_ttl_and_count_round_trip_through_a_link(ttl in 0i64..10_000_000, count in 1u32..50, seed: u64) {
+        let scenario = Scenario {
+            seed,
+            entities: vec![EntityDef { queue: Some("q".into()), ..Default::default() }],
+            timeline: vec![Step { at: Dur(0), send: Some(SendDef { to: "q".into(), ttl: Some(Dur(ttl)), count: Some(count), ..Default::default() }), ..Default::default() }],
+            ..Default::default()
+        };
+        let link = Link { scenario, at: None, speed: None };
+        prop_assert_eq!(decode_link(&encode_link(&link)).unwrap(), link);
+    }
+}
