@@ -1,0 +1,200 @@
+//! `sbp`: run Service Bus Playground scenario files headless.
+use clap::{Parser, Subcommand};
+use sbp_engine::time::{format_instant, parse_duration};
+use sbp_scenario::link::{decode_link, encode_link, Link};
+use sbp_scenario::presets::PRESETS;
+use sbp_scenario::{Scenario, Simulation};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "sbp", version, about = "Service Bus Playground: run scenario files over the broker engine")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a scenario and print its event log.
+    Run {
+        /// A scenario file, or `preset:<name>`.
+        file: String,
+        /// One JSON object per line instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Run until this instant (e.g. "10m") instead of the last step or expectation.
+        #[arg(long)]
+        until: Option<String>,
+    },
+    /// Run scenarios and check their expectations; exits 1 if any fails.
+    Check {
+        /// Scenario files or `preset:<name>`; with none, every preset.
+        files: Vec<String>,
+    },
+    /// Print the share-link fragment of a scenario.
+    Encode {
+        file: String,
+        /// Open the link at this instant (e.g. "1m").
+        #[arg(long)]
+        at: Option<String>,
+        /// Open the link at this speed (1..100000).
+        #[arg(long)]
+        speed: Option<u32>,
+    },
+    /// Print the scenario a share link (a URL or its fragment) holds.
+    Decode { link: String },
+    /// List the presets, or write them as files into a folder.
+    Presets {
+        #[arg(long)]
+        write: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn load(file: &str) -> Result<Scenario, String> {
+    if let Some(name) = file.strip_prefix("preset:") {
+        return match sbp_scenario::presets::preset(name) {
+            Some(s) => s.map_err(|e| format!("preset {name}: {e}")),
+            None => Err(format!(
+                "there is no preset \"{name}\"; `sbp presets` lists them"
+            )),
+        };
+    }
+    let text = std::fs::read_to_string(Path::new(file)).map_err(|e| format!("cannot read {file}: {e}"))?;
+    Scenario::from_json(&text).map_err(|e| format!("{file}: {e}"))
+}
+
+fn run(command: Cmd) -> Result<ExitCode, String> {
+    match command {
+        Cmd::Run { file, json, until } => {
+            let scenario = load(&file)?;
+            let mut sim = Simulation::new(&scenario).map_err(|e| format!("{file}: {e}"))?;
+            let end = match until {
+                Some(text) => parse_duration(&text).map_err(|e| format!("--until: {e}"))?,
+                None => sim.end(),
+            };
+            sim.advance_to(end);
+            print_log(&sim, json);
+            if !json {
+                for f in &sim.failures {
+                    println!("FAILED {f}");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Check { files } => {
+            let names: Vec<String> = if files.is_empty() {
+                PRESETS.iter().map(|(n, _)| format!("preset:{n}")).collect()
+            } else {
+                files
+            };
+            let (mut passed, mut failed) = (0, 0);
+            for name in &names {
+                let outcome = load(name).and_then(|s| Simulation::new(&s).map_err(|e| format!("{name}: {e}")));
+                match outcome {
+                    Err(message) => {
+                        failed += 1;
+                        println!("FAIL {name}\n  {message}");
+                    }
+                    Ok(mut sim) => {
+                        if sim.run_to_end() {
+                            passed += 1;
+                            println!("ok   {name} ({} events, {} checks)", sim.ns.log().len(), sim.scenario.expect.len());
+                        } else {
+                            failed += 1;
+                            println!("FAIL {name}");
+                            for f in &sim.failures {
+                                println!("  {f}");
+                            }
+                        }
+                    }
+                }
+            }
+            println!("{passed} passed, {failed} failed");
+            Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+        Cmd::Encode { file, at, speed } => {
+            let scenario = load(&file)?;
+            let at = at.map(|t| parse_duration(&t)).transpose().map_err(|e| format!("--at: {e}"))?;
+            if let Some(x) = speed.filter(|x| !(1..=100_000).contains(x)) {
+                return Err(format!("--speed {x} is not between 1 and 100000"));
+            }
+            println!("{}", encode_link(&Link { scenario, at, speed }));
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Decode { link } => {
+            let link = decode_link(&link).map_err(|e| e.to_string())?;
+            println!("{}", link.scenario.to_json_pretty());
+            if let Some(at) = link.at {
+                eprintln!("opens at {}", format_instant(at));
+            }
+            if let Some(x) = link.speed {
+                eprintln!("at speed x{x}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Presets { write } => {
+            for (name, json) in PRESETS {
+                let title = Scenario::from_json(json).map(|s| s.name).unwrap_or_default();
+                match &write {
+                    Some(dir) => {
+                        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                        let path = dir.join(format!("{name}.json"));
+                        std::fs::write(&path, json).map_err(|e| format!("{}: {e}", path.display()))?;
+                        println!("wrote {}", path.display());
+                    }
+                    None => println!("{name:32} {title}"),
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn print_log(sim: &Simulation, json: bool) {
+    let ns = &sim.ns;
+    if !json {
+        println!("{:<10} {:<24} {:<34} {:>5}  {:<18} {:<8} WHAT", "TIME", "UTC", "ENTITY", "SEQ", "EVENT", "RULE");
+    }
+    for e in ns.log() {
+        let path = ns.event_path(e);
+        let rule = e.rule.map(|r| r.id()).unwrap_or("-");
+        let text = ns.describe(e);
+        if json {
+            let line = serde_json::json!({
+                "at_ms": e.at,
+                "utc": sim.utc(e.at),
+                "entity": path,
+                "seq": (e.seq > 0).then_some(e.seq),
+                "kind": e.kind.name(),
+                "rule": e.rule.map(|r| r.id()),
+                "text": text,
+                "detail": e.kind,
+            });
+            println!("{line}");
+        } else {
+            let seq = if e.seq > 0 { format!("#{}", e.seq) } else { String::new() };
+            println!(
+                "{:<10} {:<24} {:<34} {:>5}  {:<18} {:<8} {}",
+                format_instant(e.at).trim_start_matches("t="),
+                sim.utc(e.at),
+                path,
+                seq,
+                e.kind.name(),
+                rule,
+                text
+            );
+        }
+    }
+}
