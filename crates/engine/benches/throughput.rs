@@ -1,1 +1,125 @@
-fn main() {}
+//! `cargo bench -p sbp-engine`: one million messages through send, receive and complete; one
+//! million messages expiring in one jump of the clock; a plain VecDeque push/pop of the same count
+//! as the baseline (the engine's cost is reported as a ratio to it); memory per stored message.
+use sbp_engine::time::SECOND;
+use sbp_engine::{EntitySettings, Namespace, NewMessage, ReceiveMode, ReceiveOptions, Settlement, Tier};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::VecDeque;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// Counts live heap bytes, to report memory per stored message.
+struct Counting;
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(new_size, Ordering::Relaxed);
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const N: usize = 1_000_000;
+const BATCH: u32 = 1_000;
+
+fn message(i: usize, ttl: Option<i64>) -> NewMessage {
+    NewMessage { message_id: Some(format!("m-{i}")), time_to_live: ttl, ..Default::default() }
+}
+
+/// The baseline: the same messages pushed through a plain VecDeque.
+fn baseline() -> f64 {
+    let start = Instant::now();
+    let mut q: VecDeque<NewMessage> = VecDeque::new();
+    for i in 0..N {
+        q.push_back(message(i, None));
+    }
+    while let Some(m) = q.pop_front() {
+        black_box(m);
+    }
+    start.elapsed().as_secs_f64()
+}
+
+fn queue(ns: &mut Namespace, dlq: bool) {
+    let settings = EntitySettings { dead_lettering_on_message_expiration: dlq, ..EntitySettings::defaults(Tier::Standard) };
+    ns.create_queue("q", settings).expect("queue");
+}
+
+fn send_receive_complete() -> f64 {
+    let mut ns = Namespace::builder().seed(1).build();
+    queue(&mut ns, false);
+    let start = Instant::now();
+    for i in 0..N {
+        ns.send("q", message(i, None)).expect("send");
+    }
+    loop {
+        let got = ns.receive("r", "q", ReceiveMode::PeekLock, BATCH, ReceiveOptions::default()).expect("receive");
+        if got.is_empty() {
+            break;
+        }
+        for m in got {
+            ns.settle("r", "q", m.sequence_number, Settlement::Complete).expect("complete");
+        }
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    assert_eq!(ns.entity("q").map(|e| e.main.len()), Some(0));
+    elapsed
+}
+
+fn expiry_jump(dlq: bool) -> (f64, usize) {
+    let mut ns = Namespace::builder().seed(1).build();
+    queue(&mut ns, dlq);
+    for i in 0..N {
+        ns.send("q", message(i, Some(10 * SECOND))).expect("send");
+    }
+    let events_before = ns.log().len();
+    let start = Instant::now();
+    ns.advance_to(10 * SECOND);
+    let elapsed = start.elapsed().as_secs_f64();
+    assert_eq!(ns.entity("q").map(|e| e.main.len()), Some(0));
+    (elapsed, ns.log().len() - events_before)
+}
+
+fn memory_per_message() -> (f64, f64) {
+    let before = LIVE.load(Ordering::Relaxed);
+    let mut ns = Namespace::builder().seed(1).build();
+    queue(&mut ns, false);
+    for i in 0..N {
+        ns.send("q", message(i, Some(3600 * SECOND))).expect("send");
+    }
+    let with_log = LIVE.load(Ordering::Relaxed) - before;
+    let log_bytes = ns.log().len() * std::mem::size_of::<sbp_engine::Event>();
+    black_box(&ns);
+    (with_log as f64 / N as f64, (with_log - log_bytes.min(with_log)) as f64 / N as f64)
+}
+
+fn main() {
+    // `cargo test --benches` passes --bench too; run the real thing only under `cargo bench`.
+    if std::env::args().any(|a| a == "--test") {
+        return;
+    }
+    println!("sbp-engine benchmark, {N} messages (release build)");
+    let base = (0..3).map(|_| baseline()).fold(f64::MAX, f64::min);
+    let engine = (0..3).map(|_| send_receive_complete()).fold(f64::MAX, f64::min);
+    let ns_per = |secs: f64| secs * 1e9 / N as f64;
+    println!("baseline VecDeque push+pop:        {:>8.1} ms  ({:>6.1} ns/message)", base * 1e3, ns_per(base));
+    println!("send+receive+complete (PeekLock):  {:>8.1} ms  ({:>6.1} ns/message)", engine * 1e3, ns_per(engine));
+    let ratio = engine / base;
+    println!("ratio to baseline:                 {ratio:>8.1}x  (budget 20x: {})", if ratio <= 20.0 { "ok" } else { "OVER" });
+    let (drop_secs, drop_events) = expiry_jump(false);
+    let (dlq_secs, dlq_events) = expiry_jump(true);
+    println!("1M expire in one jump (dropped):   {:>8.1} ms  ({drop_events} events; budget 1000 ms: {})", drop_secs * 1e3, if drop_secs < 1.0 { "ok" } else { "OVER" });
+    println!("1M expire in one jump (to DLQ):    {:>8.1} ms  ({dlq_events} events; budget 1000 ms: {})", dlq_secs * 1e3, if dlq_secs < 1.0 { "ok" } else { "OVER" });
+    let (with_log, without_log) = memory_per_message();
+    println!("memory per stored message:         {with_log:>8.0} B with its Sent event, {without_log:.0} B without");
+}

@@ -1,6 +1,7 @@
 //! Messages as the broker stores them, and as a client sees them.
 use crate::time::{after, Duration, Instant, MAX_VALUE, NEVER};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// What a sender puts in a message. Everything but the body is optional.
@@ -38,8 +39,8 @@ pub struct Lock {
 /// Why and from where a message was dead-lettered.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeadLetter {
-    pub reason: String,
-    pub description: String,
+    pub reason: Cow<'static, str>,
+    pub description: Cow<'static, str>,
     pub source: Option<String>,
 }
 
@@ -140,6 +141,13 @@ impl MessageView {
         now: Instant,
     ) -> Self {
         let extra = m.extra();
+        let dead_letter = m.dead_letter();
+        let mut application_properties = extra.map(|e| e.application_properties.clone()).unwrap_or_default();
+        if let Some(d) = dead_letter {
+            // DLQ-03: the broker also shows reason and description as application properties.
+            application_properties.insert("DeadLetterReason".into(), d.reason.to_string());
+            application_properties.insert("DeadLetterErrorDescription".into(), d.description.to_string());
+        }
         let (time_to_live, expires_at) = match (perspective, m.own_ttl) {
             // TTL-10: with only the entity default, peek shows MaxValue.
             (Perspective::Peek, None) => (MAX_VALUE, NEVER),
@@ -166,13 +174,12 @@ impl MessageView {
             lock_holder: holder,
             delivery_count,
             state: m.state,
-            dead_letter_reason: extra.and_then(|e| e.dead_letter.as_ref().map(|d| d.reason.clone())),
-            dead_letter_error_description: extra
-                .and_then(|e| e.dead_letter.as_ref().map(|d| d.description.clone())),
-            dead_letter_source: extra.and_then(|e| e.dead_letter.as_ref().and_then(|d| d.source.clone())),
+            dead_letter_reason: dead_letter.map(|d| d.reason.to_string()),
+            dead_letter_error_description: dead_letter.map(|d| d.description.to_string()),
+            dead_letter_source: dead_letter.and_then(|d| d.source.clone()),
             subject: extra.and_then(|e| e.subject.clone()),
             correlation_id: extra.and_then(|e| e.correlation_id.clone()),
-            application_properties: extra.map(|e| e.application_properties.clone()).unwrap_or_default(),
+            application_properties,
             body: m.body.clone(),
             body_size: m.body_size,
             nominally_expired: m.is_expired_at(now),

@@ -862,10 +862,7 @@ impl Namespace {
         let forward = e.settings.forward_dead_lettered_messages_to.clone();
         m.lock = None;
         m.state = MessageState::Active;
-        let extra = m.extra_mut();
-        extra.application_properties.insert("DeadLetterReason".into(), reason.to_string());
-        extra.application_properties.insert("DeadLetterErrorDescription".into(), description.to_string());
-        extra.dead_letter = Some(DeadLetter { reason: reason.to_string(), description: description.to_string(), source: None });
+        m.extra_mut().dead_letter = Some(DeadLetter { reason: reason.clone(), description: description.clone(), source: None });
         let seq = m.sequence_number;
         self.emit(from, seq, EventKind::DeadLettered { reason, description }, Some(rule));
         let dlq = QueueRef { entity, dlq: true };
