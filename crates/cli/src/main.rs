@@ -8,7 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "sbp", version, about = "Service Bus Playground: run scenario files over the broker engine")]
+#[command(
+    name = "sbp",
+    version,
+    about = "Service Bus Playground: run scenario files over the broker engine"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
@@ -71,7 +75,8 @@ fn load(file: &str) -> Result<Scenario, String> {
             )),
         };
     }
-    let text = std::fs::read_to_string(Path::new(file)).map_err(|e| format!("cannot read {file}: {e}"))?;
+    let text =
+        std::fs::read_to_string(Path::new(file)).map_err(|e| format!("cannot read {file}: {e}"))?;
     Scenario::from_json(&text).map_err(|e| format!("{file}: {e}"))
 }
 
@@ -101,7 +106,8 @@ fn run(command: Cmd) -> Result<ExitCode, String> {
             };
             let (mut passed, mut failed) = (0, 0);
             for name in &names {
-                let outcome = load(name).and_then(|s| Simulation::new(&s).map_err(|e| format!("{name}: {e}")));
+                let outcome = load(name)
+                    .and_then(|s| Simulation::new(&s).map_err(|e| format!("{name}: {e}")));
                 match outcome {
                     Err(message) => {
                         failed += 1;
@@ -110,7 +116,11 @@ fn run(command: Cmd) -> Result<ExitCode, String> {
                     Ok(mut sim) => {
                         if sim.run_to_end() {
                             passed += 1;
-                            println!("ok   {name} ({} events, {} checks)", sim.ns.log().len(), sim.scenario.expect.len());
+                            println!(
+                                "ok   {name} ({} events, {} checks)",
+                                sim.ns.log().len(),
+                                sim.scenario.expect.len()
+                            );
                         } else {
                             failed += 1;
                             println!("FAIL {name}");
@@ -122,15 +132,29 @@ fn run(command: Cmd) -> Result<ExitCode, String> {
                 }
             }
             println!("{passed} passed, {failed} failed");
-            Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            Ok(if failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
         Cmd::Encode { file, at, speed } => {
             let scenario = load(&file)?;
-            let at = at.map(|t| parse_duration(&t)).transpose().map_err(|e| format!("--at: {e}"))?;
+            let at = at
+                .map(|t| parse_duration(&t))
+                .transpose()
+                .map_err(|e| format!("--at: {e}"))?;
             if let Some(x) = speed.filter(|x| !(1..=100_000).contains(x)) {
                 return Err(format!("--speed {x} is not between 1 and 100000"));
             }
-            println!("{}", encode_link(&Link { scenario, at, speed }));
+            println!(
+                "{}",
+                encode_link(&Link {
+                    scenario,
+                    at,
+                    speed
+                })
+            );
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Decode { link } => {
@@ -146,12 +170,16 @@ fn run(command: Cmd) -> Result<ExitCode, String> {
         }
         Cmd::Presets { write } => {
             for (name, json) in PRESETS {
-                let title = Scenario::from_json(json).map(|s| s.name).unwrap_or_default();
+                let title = Scenario::from_json(json)
+                    .map(|s| s.name)
+                    .unwrap_or_default();
                 match &write {
                     Some(dir) => {
-                        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                        std::fs::create_dir_all(dir)
+                            .map_err(|e| format!("{}: {e}", dir.display()))?;
                         let path = dir.join(format!("{name}.json"));
-                        std::fs::write(&path, json).map_err(|e| format!("{}: {e}", path.display()))?;
+                        std::fs::write(&path, json)
+                            .map_err(|e| format!("{}: {e}", path.display()))?;
                         println!("wrote {}", path.display());
                     }
                     None => println!("{name:32} {title}"),
@@ -165,7 +193,10 @@ fn run(command: Cmd) -> Result<ExitCode, String> {
 fn print_log(sim: &Simulation, json: bool) {
     let ns = &sim.ns;
     if !json {
-        println!("{:<10} {:<24} {:<34} {:>5}  {:<18} {:<8} WHAT", "TIME", "UTC", "ENTITY", "SEQ", "EVENT", "RULE");
+        println!(
+            "{:<10} {:<24} {:<34} {:>5}  {:<18} {:<8} WHAT",
+            "TIME", "UTC", "ENTITY", "SEQ", "EVENT", "RULE"
+        );
     }
     for e in ns.log() {
         let path = ns.event_path(e);
@@ -184,7 +215,11 @@ fn print_log(sim: &Simulation, json: bool) {
             });
             println!("{line}");
         } else {
-            let seq = if e.seq > 0 { format!("#{}", e.seq) } else { String::new() };
+            let seq = if e.seq > 0 {
+                format!("#{}", e.seq)
+            } else {
+                String::new()
+            };
             println!(
                 "{:<10} {:<24} {:<34} {:>5}  {:<18} {:<8} {}",
                 format_instant(e.at).trim_start_matches("t="),

@@ -2,7 +2,10 @@
 use std::process::Command;
 
 fn sbp(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sbp")).args(args).output().expect("runs");
+    let out = Command::new(env!("CARGO_BIN_EXE_sbp"))
+        .args(args)
+        .output()
+        .expect("runs");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -29,16 +32,28 @@ fn check_runs_every_preset() {
 fn run_prints_a_table_and_json_lines() {
     let (code, out, _) = sbp(&["run", "preset:ttl-expiry-to-dlq"]);
     assert_eq!(code, 0);
-    assert!(out.contains("DeadLettered") && out.contains("TTL-11") && out.contains("TTLExpiredException"), "{out}");
+    assert!(
+        out.contains("DeadLettered")
+            && out.contains("TTL-11")
+            && out.contains("TTLExpiredException"),
+        "{out}"
+    );
     assert!(out.contains("2026-01-01T00:00:30"), "UTC shown: {out}");
     let (_, json, _) = sbp(&["run", "--json", "preset:ttl-expiry-to-dlq"]);
-    let lines: Vec<serde_json::Value> = json.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert!(lines.iter().any(|l| l["kind"] == "DeadLettered" && l["rule"] == "TTL-11" && l["at_ms"] == 30000));
+    let lines: Vec<serde_json::Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines
+        .iter()
+        .any(|l| l["kind"] == "DeadLettered" && l["rule"] == "TTL-11" && l["at_ms"] == 30000));
 }
 
 #[test]
 fn failed_expectation_exits_non_zero_with_a_diff() {
-    let text = sbp_scenario::presets::PRESETS[0].1.replace("\"dead_lettered\": 1", "\"dead_lettered\": 5");
+    let text = sbp_scenario::presets::PRESETS[0]
+        .1
+        .replace("\"dead_lettered\": 1", "\"dead_lettered\": 5");
     let path = temp_file("broken.json", &text);
     let (code, out, _) = sbp(&["check", path.to_str().unwrap()]);
     assert_eq!(code, 1);
@@ -47,7 +62,10 @@ fn failed_expectation_exits_non_zero_with_a_diff() {
 
 #[test]
 fn malformed_file_gets_a_clear_message() {
-    let path = temp_file("bad.json", "{\"version\": 1, \"entities\": [ {\"queue\": \"q\", \"lock_duration\": \"2s\"} ] }");
+    let path = temp_file(
+        "bad.json",
+        "{\"version\": 1, \"entities\": [ {\"queue\": \"q\", \"lock_duration\": \"2s\"} ] }",
+    );
     let (code, _, err) = sbp(&["run", path.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(err.contains("LockDuration 2s is outside 5s..5m"), "{err}");
@@ -59,7 +77,14 @@ fn malformed_file_gets_a_clear_message() {
 
 #[test]
 fn encode_then_decode_round_trips() {
-    let (code, link, _) = sbp(&["encode", "preset:scheduled-ttl", "--at", "1m", "--speed", "60"]);
+    let (code, link, _) = sbp(&[
+        "encode",
+        "preset:scheduled-ttl",
+        "--at",
+        "1m",
+        "--speed",
+        "60",
+    ]);
     assert_eq!(code, 0);
     assert!(link.trim().ends_with("&t=60000&x=60"));
     let (code, json, err) = sbp(&["decode", link.trim()]);

@@ -2,7 +2,9 @@
 //! million messages expiring in one jump of the clock; a plain VecDeque push/pop of the same count
 //! as the baseline (the engine's cost is reported as a ratio to it); memory per stored message.
 use sbp_engine::time::SECOND;
-use sbp_engine::{EntitySettings, Namespace, NewMessage, ReceiveMode, ReceiveOptions, Settlement, Tier};
+use sbp_engine::{
+    EntitySettings, Namespace, NewMessage, ReceiveMode, ReceiveOptions, Settlement, Tier,
+};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::VecDeque;
 use std::hint::black_box;
@@ -34,7 +36,11 @@ const N: usize = 1_000_000;
 const BATCH: u32 = 1_000;
 
 fn message(i: usize, ttl: Option<i64>) -> NewMessage {
-    NewMessage { message_id: Some(format!("m-{i}")), time_to_live: ttl, ..Default::default() }
+    NewMessage {
+        message_id: Some(format!("m-{i}")),
+        time_to_live: ttl,
+        ..Default::default()
+    }
 }
 
 /// The baseline: the same messages pushed through a plain VecDeque.
@@ -51,7 +57,10 @@ fn baseline() -> f64 {
 }
 
 fn queue(ns: &mut Namespace, dlq: bool) {
-    let settings = EntitySettings { dead_lettering_on_message_expiration: dlq, ..EntitySettings::defaults(Tier::Standard) };
+    let settings = EntitySettings {
+        dead_lettering_on_message_expiration: dlq,
+        ..EntitySettings::defaults(Tier::Standard)
+    };
     ns.create_queue("q", settings).expect("queue");
 }
 
@@ -63,12 +72,21 @@ fn send_receive_complete() -> f64 {
         ns.send("q", message(i, None)).expect("send");
     }
     loop {
-        let got = ns.receive("r", "q", ReceiveMode::PeekLock, BATCH, ReceiveOptions::default()).expect("receive");
+        let got = ns
+            .receive(
+                "r",
+                "q",
+                ReceiveMode::PeekLock,
+                BATCH,
+                ReceiveOptions::default(),
+            )
+            .expect("receive");
         if got.is_empty() {
             break;
         }
         for m in got {
-            ns.settle("r", "q", m.sequence_number, Settlement::Complete).expect("complete");
+            ns.settle("r", "q", m.sequence_number, Settlement::Complete)
+                .expect("complete");
         }
     }
     let elapsed = start.elapsed().as_secs_f64();
@@ -98,9 +116,12 @@ fn memory_per_message() -> (f64, f64) {
         ns.send("q", message(i, Some(3600 * SECOND))).expect("send");
     }
     let with_log = LIVE.load(Ordering::Relaxed) - before;
-    let log_bytes = ns.log().len() * std::mem::size_of::<sbp_engine::Event>();
+    let log_bytes = std::mem::size_of_val(ns.log());
     black_box(&ns);
-    (with_log as f64 / N as f64, (with_log - log_bytes.min(with_log)) as f64 / N as f64)
+    (
+        with_log as f64 / N as f64,
+        (with_log - log_bytes.min(with_log)) as f64 / N as f64,
+    )
 }
 
 fn main() {
@@ -110,16 +131,37 @@ fn main() {
     }
     println!("sbp-engine benchmark, {N} messages (release build)");
     let base = (0..3).map(|_| baseline()).fold(f64::MAX, f64::min);
-    let engine = (0..3).map(|_| send_receive_complete()).fold(f64::MAX, f64::min);
+    let engine = (0..3)
+        .map(|_| send_receive_complete())
+        .fold(f64::MAX, f64::min);
     let ns_per = |secs: f64| secs * 1e9 / N as f64;
-    println!("baseline VecDeque push+pop:        {:>8.1} ms  ({:>6.1} ns/message)", base * 1e3, ns_per(base));
-    println!("send+receive+complete (PeekLock):  {:>8.1} ms  ({:>6.1} ns/message)", engine * 1e3, ns_per(engine));
+    println!(
+        "baseline VecDeque push+pop:        {:>8.1} ms  ({:>6.1} ns/message)",
+        base * 1e3,
+        ns_per(base)
+    );
+    println!(
+        "send+receive+complete (PeekLock):  {:>8.1} ms  ({:>6.1} ns/message)",
+        engine * 1e3,
+        ns_per(engine)
+    );
     let ratio = engine / base;
-    println!("ratio to baseline:                 {ratio:>8.1}x  (budget 20x: {})", if ratio <= 20.0 { "ok" } else { "OVER" });
+    println!(
+        "ratio to baseline:                 {ratio:>8.1}x  (budget 20x: {})",
+        if ratio <= 20.0 { "ok" } else { "OVER" }
+    );
     let (drop_secs, drop_events) = expiry_jump(false);
     let (dlq_secs, dlq_events) = expiry_jump(true);
-    println!("1M expire in one jump (dropped):   {:>8.1} ms  ({drop_events} events; budget 1000 ms: {})", drop_secs * 1e3, if drop_secs < 1.0 { "ok" } else { "OVER" });
-    println!("1M expire in one jump (to DLQ):    {:>8.1} ms  ({dlq_events} events; budget 1000 ms: {})", dlq_secs * 1e3, if dlq_secs < 1.0 { "ok" } else { "OVER" });
+    println!(
+        "1M expire in one jump (dropped):   {:>8.1} ms  ({drop_events} events; budget 1000 ms: {})",
+        drop_secs * 1e3,
+        if drop_secs < 1.0 { "ok" } else { "OVER" }
+    );
+    println!(
+        "1M expire in one jump (to DLQ):    {:>8.1} ms  ({dlq_events} events; budget 1000 ms: {})",
+        dlq_secs * 1e3,
+        if dlq_secs < 1.0 { "ok" } else { "OVER" }
+    );
     let (with_log, without_log) = memory_per_message();
     println!("memory per stored message:         {with_log:>8.0} B with its Sent event, {without_log:.0} B without");
 }

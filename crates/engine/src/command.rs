@@ -25,7 +25,10 @@ pub struct ReceiveOptions {
 pub enum Settlement {
     Complete,
     Abandon,
-    DeadLetter { reason: Option<String>, description: Option<String> },
+    DeadLetter {
+        reason: Option<String>,
+        description: Option<String>,
+    },
     Defer,
     RenewLock,
 }
@@ -56,19 +59,68 @@ pub enum Fault {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Command {
-    CreateQueue { name: String, settings: EntitySettings },
-    CreateTopic { name: String, settings: EntitySettings },
-    CreateSubscription { topic: String, name: String, settings: EntitySettings, rule: SubscriptionRule },
-    UpdateEntity { path: String, settings: EntitySettings },
-    DeleteEntity { path: String },
-    Send { to: String, message: NewMessage },
-    Schedule { to: String, message: NewMessage, at: Instant },
-    CancelScheduled { to: String, seq: u64 },
-    Peek { receiver: String, from: String, from_seq: Option<u64>, count: u32 },
-    Receive { receiver: String, from: String, mode: ReceiveMode, count: u32, options: ReceiveOptions },
-    ReceiveDeferred { receiver: String, from: String, seqs: Vec<u64> },
-    Settle { receiver: String, from: String, seq: u64, settlement: Settlement },
-    CloseReceiver { receiver: String, from: String },
+    CreateQueue {
+        name: String,
+        settings: EntitySettings,
+    },
+    CreateTopic {
+        name: String,
+        settings: EntitySettings,
+    },
+    CreateSubscription {
+        topic: String,
+        name: String,
+        settings: EntitySettings,
+        rule: SubscriptionRule,
+    },
+    UpdateEntity {
+        path: String,
+        settings: EntitySettings,
+    },
+    DeleteEntity {
+        path: String,
+    },
+    Send {
+        to: String,
+        message: NewMessage,
+    },
+    Schedule {
+        to: String,
+        message: NewMessage,
+        at: Instant,
+    },
+    CancelScheduled {
+        to: String,
+        seq: u64,
+    },
+    Peek {
+        receiver: String,
+        from: String,
+        from_seq: Option<u64>,
+        count: u32,
+    },
+    Receive {
+        receiver: String,
+        from: String,
+        mode: ReceiveMode,
+        count: u32,
+        options: ReceiveOptions,
+    },
+    ReceiveDeferred {
+        receiver: String,
+        from: String,
+        seqs: Vec<u64>,
+    },
+    Settle {
+        receiver: String,
+        from: String,
+        seq: u64,
+        settlement: Settlement,
+    },
+    CloseReceiver {
+        receiver: String,
+        from: String,
+    },
     Fault(Fault),
 }
 
@@ -98,7 +150,9 @@ impl Command {
             Command::CreateQueue { .. } | Command::CreateTopic { .. } | Command::Fault(_) => None,
             Command::CreateSubscription { topic, .. } => Some(topic),
             Command::UpdateEntity { path, .. } | Command::DeleteEntity { path } => Some(path),
-            Command::Send { to, .. } | Command::Schedule { to, .. } | Command::CancelScheduled { to, .. } => Some(to),
+            Command::Send { to, .. }
+            | Command::Schedule { to, .. }
+            | Command::CancelScheduled { to, .. } => Some(to),
             Command::Peek { from, .. }
             | Command::Receive { from, .. }
             | Command::ReceiveDeferred { from, .. }

@@ -33,15 +33,25 @@ impl SubscriptionRule {
     pub fn matches(&self, m: &Message) -> bool {
         match self {
             SubscriptionRule::MatchAll => true,
-            SubscriptionRule::Correlation { subject, correlation_id, message_id, application_properties } => {
+            SubscriptionRule::Correlation {
+                subject,
+                correlation_id,
+                message_id,
+                application_properties,
+            } => {
                 let extra = m.extra();
-                let field_ok = |want: &Option<String>, have: Option<&String>| want.as_ref().is_none_or(|w| have == Some(w));
+                let field_ok = |want: &Option<String>, have: Option<&String>| {
+                    want.as_ref().is_none_or(|w| have == Some(w))
+                };
                 field_ok(subject, extra.and_then(|e| e.subject.as_ref()))
-                    && field_ok(correlation_id, extra.and_then(|e| e.correlation_id.as_ref()))
+                    && field_ok(
+                        correlation_id,
+                        extra.and_then(|e| e.correlation_id.as_ref()),
+                    )
                     && field_ok(message_id, Some(&m.message_id))
-                    && application_properties
-                        .iter()
-                        .all(|(k, v)| extra.and_then(|e| e.application_properties.get(k)) == Some(v))
+                    && application_properties.iter().all(|(k, v)| {
+                        extra.and_then(|e| e.application_properties.get(k)) == Some(v)
+                    })
             }
         }
     }
@@ -76,7 +86,11 @@ impl Store {
     }
 
     pub(crate) fn locked_seqs(&self) -> Vec<u64> {
-        self.messages.values().filter(|m| m.lock.is_some()).map(|m| m.sequence_number).collect()
+        self.messages
+            .values()
+            .filter(|m| m.lock.is_some())
+            .map(|m| m.sequence_number)
+            .collect()
     }
 
     pub fn len(&self) -> usize {
@@ -167,7 +181,10 @@ impl Entity {
     }
 
     pub fn counts(&self, now: Instant) -> Counts {
-        let mut c = Counts { dead_lettered: self.dlq.len() as u64, ..Counts::default() };
+        let mut c = Counts {
+            dead_lettered: self.dlq.len() as u64,
+            ..Counts::default()
+        };
         for m in self.main.messages.values() {
             match (m.state, m.lock.is_some()) {
                 (_, true) => c.locked += 1,

@@ -33,31 +33,79 @@ pub enum EventKind {
     EntityUpdated,
     /// IDLE-01.
     EntityDeleted,
-    Sent { expires_at: Instant, ttl_capped: bool },
-    Scheduled { scheduled_enqueue_time: Instant },
+    Sent {
+        expires_at: Instant,
+        ttl_capped: bool,
+    },
+    Scheduled {
+        scheduled_enqueue_time: Instant,
+    },
     ScheduleCancelled,
-    Activated { expires_at: Instant },
-    Peeked { receiver: u32, delivery_count: u32 },
-    Locked { receiver: u32, delivery_count: u32, locked_until: Instant, by_sequence_number: bool },
-    ReceivedAndDeleted { receiver: u32 },
-    LostInTransfer { receiver: u32 },
-    LockRenewed { locked_until: Instant, auto: bool },
-    Completed { receiver: u32, nominally_expired: bool },
-    Abandoned { receiver: u32 },
-    Deferred { receiver: u32 },
+    Activated {
+        expires_at: Instant,
+    },
+    Peeked {
+        receiver: u32,
+        delivery_count: u32,
+    },
+    Locked {
+        receiver: u32,
+        delivery_count: u32,
+        locked_until: Instant,
+        by_sequence_number: bool,
+    },
+    ReceivedAndDeleted {
+        receiver: u32,
+    },
+    LostInTransfer {
+        receiver: u32,
+    },
+    LockRenewed {
+        locked_until: Instant,
+        auto: bool,
+    },
+    Completed {
+        receiver: u32,
+        nominally_expired: bool,
+    },
+    Abandoned {
+        receiver: u32,
+    },
+    Deferred {
+        receiver: u32,
+    },
     LockLapsed,
-    LockLost { cause: LockLossCause },
+    LockLost {
+        cause: LockLossCause,
+    },
     /// Back at its place in the retrieval order (RCV-06), with the raw failed-delivery count.
-    Requeued { failed_deliveries: u32 },
-    DeadLettered { reason: Cow<'static, str>, description: Cow<'static, str> },
+    Requeued {
+        failed_deliveries: u32,
+    },
+    DeadLettered {
+        reason: Cow<'static, str>,
+        description: Cow<'static, str>,
+    },
     /// TTL-11 with the flag off: gone.
     ExpiredDropped,
-    Forwarded { to: u32, new_sequence_number: u64 },
-    ReceiverAttached { receiver: u32 },
-    ReceiverDetached { receiver: u32 },
-    Fault { what: Cow<'static, str> },
+    Forwarded {
+        to: u32,
+        new_sequence_number: u64,
+    },
+    ReceiverAttached {
+        receiver: u32,
+    },
+    ReceiverDetached {
+        receiver: u32,
+    },
+    Fault {
+        what: Cow<'static, str>,
+    },
     /// A command failed; nothing changed.
-    Rejected { operation: Cow<'static, str>, error: ErrorKind },
+    Rejected {
+        operation: Cow<'static, str>,
+        error: ErrorKind,
+    },
 }
 
 impl EventKind {

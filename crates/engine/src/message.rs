@@ -142,11 +142,16 @@ impl MessageView {
     ) -> Self {
         let extra = m.extra();
         let dead_letter = m.dead_letter();
-        let mut application_properties = extra.map(|e| e.application_properties.clone()).unwrap_or_default();
+        let mut application_properties = extra
+            .map(|e| e.application_properties.clone())
+            .unwrap_or_default();
         if let Some(d) = dead_letter {
             // DLQ-03: the broker also shows reason and description as application properties.
             application_properties.insert("DeadLetterReason".into(), d.reason.to_string());
-            application_properties.insert("DeadLetterErrorDescription".into(), d.description.to_string());
+            application_properties.insert(
+                "DeadLetterErrorDescription".into(),
+                d.description.to_string(),
+            );
         }
         let (time_to_live, expires_at) = match (perspective, m.own_ttl) {
             // TTL-10: with only the entity default, peek shows MaxValue.

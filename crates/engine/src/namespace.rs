@@ -5,7 +5,8 @@ use crate::entity::{Entity, EntityKind, SubscriptionRule};
 use crate::error::{BrokerError, ErrorKind, Result};
 use crate::event::{Event, EventKind, LockLossCause};
 use crate::message::{
-    format_lock_token, DeadLetter, Lock, Message, MessageState, MessageView, NewMessage, Perspective,
+    format_lock_token, DeadLetter, Lock, Message, MessageState, MessageView, NewMessage,
+    Perspective,
 };
 use crate::rules::Rule;
 use crate::settings::{EntitySettings, ExpiryMode, Tier, DEFAULT_SWEEP_INTERVAL};
@@ -33,12 +34,30 @@ pub const MAX_DELIVERY_REASON: &str = "MaxDeliveryCountExceeded";
 /// What a timer does when it fires. A timer that no longer applies is skipped when popped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Timer {
-    Expire { entity: u32, seq: u64 },
-    LockLapse { queue: QueueRef, seq: u64, token: u128 },
-    AutoRenew { queue: QueueRef, seq: u64, token: u128 },
-    Activate { entity: u32, seq: u64 },
-    IdleCheck { entity: u32 },
-    Sweep { entity: u32 },
+    Expire {
+        entity: u32,
+        seq: u64,
+    },
+    LockLapse {
+        queue: QueueRef,
+        seq: u64,
+        token: u128,
+    },
+    AutoRenew {
+        queue: QueueRef,
+        seq: u64,
+        token: u128,
+    },
+    Activate {
+        entity: u32,
+        seq: u64,
+    },
+    IdleCheck {
+        entity: u32,
+    },
+    Sweep {
+        entity: u32,
+    },
 }
 
 /// What a receiver holds for a message: what the client object would carry.
@@ -148,20 +167,30 @@ impl Namespace {
     }
     /// The path an event's entity index names (kept after the entity is deleted).
     pub fn entity_name(&self, id: u32) -> &str {
-        self.entity_names.get(id as usize).map(String::as_str).unwrap_or("?")
+        self.entity_names
+            .get(id as usize)
+            .map(String::as_str)
+            .unwrap_or("?")
     }
     pub fn receiver_name(&self, id: u32) -> &str {
-        self.receivers.get(id as usize).map(|r| r.name.as_str()).unwrap_or("?")
+        self.receivers
+            .get(id as usize)
+            .map(|r| r.name.as_str())
+            .unwrap_or("?")
     }
     pub fn receivers(&self) -> &[Receiver] {
         &self.receivers
     }
     /// Live entities in path order.
     pub fn entities(&self) -> impl Iterator<Item = &Entity> {
-        self.paths.values().filter_map(|&id| self.entities[id as usize].as_ref())
+        self.paths
+            .values()
+            .filter_map(|&id| self.entities[id as usize].as_ref())
     }
     pub fn entity(&self, path: &str) -> Option<&Entity> {
-        self.paths.get(path).and_then(|&id| self.entities[id as usize].as_ref())
+        self.paths
+            .get(path)
+            .and_then(|&id| self.entities[id as usize].as_ref())
     }
 
     /// A message as `perspective` shows it; `path` may name a dead-letter queue.
@@ -172,9 +201,23 @@ impl Namespace {
         Some(self.view_of(q, m, perspective))
     }
 
-    pub(crate) fn view_of(&self, q: QueueRef, m: &Message, perspective: Perspective) -> MessageView {
-        let holder = m.lock.as_ref().map(|l| self.receiver_name(l.holder).to_string());
-        MessageView::new(m, &queue_path(self.entity_name(q.entity), q.dlq), holder, perspective, self.now)
+    pub(crate) fn view_of(
+        &self,
+        q: QueueRef,
+        m: &Message,
+        perspective: Perspective,
+    ) -> MessageView {
+        let holder = m
+            .lock
+            .as_ref()
+            .map(|l| self.receiver_name(l.holder).to_string());
+        MessageView::new(
+            m,
+            &queue_path(self.entity_name(q.entity), q.dlq),
+            holder,
+            perspective,
+            self.now,
+        )
     }
 
     /// Parses `queue`, `queue/$deadletterqueue`, `topic/subscriptions/sub[/$deadletterqueue]`.
@@ -196,7 +239,9 @@ impl Namespace {
         if dlq && entity.kind == EntityKind::Topic {
             return Err(BrokerError::new(
                 ErrorKind::MessagingEntityNotFound,
-                format!("'{path}': topics have no dead-letter queue; their subscriptions do (DLQ-01)"),
+                format!(
+                    "'{path}': topics have no dead-letter queue; their subscriptions do (DLQ-01)"
+                ),
             ));
         }
         Ok(QueueRef { entity: id, dlq })
@@ -218,7 +263,10 @@ impl Namespace {
     fn gone(&self, id: u32) -> BrokerError {
         BrokerError::new(
             ErrorKind::MessagingEntityNotFound,
-            format!("the entity '{}' does not exist (IDLE-04)", self.entity_name(id)),
+            format!(
+                "the entity '{}' does not exist (IDLE-04)",
+                self.entity_name(id)
+            ),
         )
     }
 
@@ -242,13 +290,23 @@ impl Namespace {
         match timer {
             Timer::Expire { entity, seq } => format!("#{seq} in {} expires", name(entity)),
             Timer::LockLapse { queue, seq, .. } => {
-                format!("lock of #{seq} in {} lapses", queue_path(&name(queue.entity), queue.dlq))
+                format!(
+                    "lock of #{seq} in {} lapses",
+                    queue_path(&name(queue.entity), queue.dlq)
+                )
             }
             Timer::AutoRenew { queue, seq, .. } => {
-                format!("lock of #{seq} in {} is auto-renewed", queue_path(&name(queue.entity), queue.dlq))
+                format!(
+                    "lock of #{seq} in {} is auto-renewed",
+                    queue_path(&name(queue.entity), queue.dlq)
+                )
             }
-            Timer::Activate { entity, seq } => format!("scheduled #{seq} in {} is enqueued", name(entity)),
-            Timer::IdleCheck { entity } => format!("{} may be deleted for being idle", name(entity)),
+            Timer::Activate { entity, seq } => {
+                format!("scheduled #{seq} in {} is enqueued", name(entity))
+            }
+            Timer::IdleCheck { entity } => {
+                format!("{} may be deleted for being idle", name(entity))
+            }
             Timer::Sweep { entity } => format!("expired messages in {} are swept", name(entity)),
         }
     }
@@ -281,7 +339,7 @@ impl Namespace {
     }
 
     fn push_timer(&mut self, at: Instant, timer: Timer) {
-        if at >= NEVER {
+        if at == NEVER {
             return; // MSG-03: "never" needs no timer.
         }
         self.timer_order += 1;
@@ -290,9 +348,13 @@ impl Namespace {
 
     fn timer_is_live(&self, at: Instant, timer: Timer) -> bool {
         match timer {
-            Timer::Expire { entity, seq } => self.get(entity).ok().and_then(|e| e.main.messages.get(&seq)).is_some_and(
-                |m| m.state == MessageState::Active && m.lock.is_none() && m.expires_at <= at,
-            ),
+            Timer::Expire { entity, seq } => self
+                .get(entity)
+                .ok()
+                .and_then(|e| e.main.messages.get(&seq))
+                .is_some_and(|m| {
+                    m.state == MessageState::Active && m.lock.is_none() && m.expires_at <= at
+                }),
             Timer::LockLapse { queue, seq, token } | Timer::AutoRenew { queue, seq, token } => self
                 .get(queue.entity)
                 .ok()
@@ -319,8 +381,15 @@ impl Namespace {
                 self.expire(entity, seq, Rule::Ttl06);
             }
             Timer::LockLapse { queue, seq, token } => {
-                let Ok(e) = self.get(queue.entity) else { return };
-                let Some(lock) = e.store(queue.dlq).messages.get(&seq).and_then(|m| m.lock.as_ref()) else {
+                let Ok(e) = self.get(queue.entity) else {
+                    return;
+                };
+                let Some(lock) = e
+                    .store(queue.dlq)
+                    .messages
+                    .get(&seq)
+                    .and_then(|m| m.lock.as_ref())
+                else {
                     return;
                 };
                 if lock.token != token || lock.locked_until > at {
@@ -354,7 +423,10 @@ impl Namespace {
                 entity,
                 dlq,
                 seq: 0,
-                kind: EventKind::Rejected { operation: Cow::Borrowed(operation), error: err.kind },
+                kind: EventKind::Rejected {
+                    operation: Cow::Borrowed(operation),
+                    error: err.kind,
+                },
                 rule: None,
             });
         }
@@ -363,31 +435,66 @@ impl Namespace {
 
     fn dispatch(&mut self, command: Command) -> Result<Reply> {
         match command {
-            Command::CreateQueue { name, settings } => self.create_queue(&name, settings).map(|_| Reply::Done),
-            Command::CreateTopic { name, settings } => self.create_topic(&name, settings).map(|_| Reply::Done),
-            Command::CreateSubscription { topic, name, settings, rule } => {
-                self.create_subscription(&topic, &name, settings, rule).map(|_| Reply::Done)
+            Command::CreateQueue { name, settings } => {
+                self.create_queue(&name, settings).map(|_| Reply::Done)
             }
-            Command::UpdateEntity { path, settings } => self.update_entity(&path, settings).map(|_| Reply::Done),
+            Command::CreateTopic { name, settings } => {
+                self.create_topic(&name, settings).map(|_| Reply::Done)
+            }
+            Command::CreateSubscription {
+                topic,
+                name,
+                settings,
+                rule,
+            } => self
+                .create_subscription(&topic, &name, settings, rule)
+                .map(|_| Reply::Done),
+            Command::UpdateEntity { path, settings } => {
+                self.update_entity(&path, settings).map(|_| Reply::Done)
+            }
             Command::DeleteEntity { path } => self.delete_entity(&path).map(|_| Reply::Done),
             Command::Send { to, message } => self.send(&to, message).map(|seq| Reply::Sent { seq }),
-            Command::Schedule { to, message, at } => {
-                self.schedule(&to, message, at).map(|seq| Reply::Sent { seq })
+            Command::Schedule { to, message, at } => self
+                .schedule(&to, message, at)
+                .map(|seq| Reply::Sent { seq }),
+            Command::CancelScheduled { to, seq } => {
+                self.cancel_scheduled(&to, seq).map(|_| Reply::Done)
             }
-            Command::CancelScheduled { to, seq } => self.cancel_scheduled(&to, seq).map(|_| Reply::Done),
-            Command::Peek { receiver, from, from_seq, count } => {
-                self.peek(&receiver, &from, from_seq, count).map(Reply::Messages)
+            Command::Peek {
+                receiver,
+                from,
+                from_seq,
+                count,
+            } => self
+                .peek(&receiver, &from, from_seq, count)
+                .map(Reply::Messages),
+            Command::Receive {
+                receiver,
+                from,
+                mode,
+                count,
+                options,
+            } => self
+                .receive(&receiver, &from, mode, count, options)
+                .map(Reply::Messages),
+            Command::ReceiveDeferred {
+                receiver,
+                from,
+                seqs,
+            } => self
+                .receive_deferred(&receiver, &from, &seqs)
+                .map(Reply::Messages),
+            Command::Settle {
+                receiver,
+                from,
+                seq,
+                settlement,
+            } => self
+                .settle(&receiver, &from, seq, settlement)
+                .map(|_| Reply::Done),
+            Command::CloseReceiver { receiver, from } => {
+                self.close_receiver(&receiver, &from).map(|_| Reply::Done)
             }
-            Command::Receive { receiver, from, mode, count, options } => {
-                self.receive(&receiver, &from, mode, count, options).map(Reply::Messages)
-            }
-            Command::ReceiveDeferred { receiver, from, seqs } => {
-                self.receive_deferred(&receiver, &from, &seqs).map(Reply::Messages)
-            }
-            Command::Settle { receiver, from, seq, settlement } => {
-                self.settle(&receiver, &from, seq, settlement).map(|_| Reply::Done)
-            }
-            Command::CloseReceiver { receiver, from } => self.close_receiver(&receiver, &from).map(|_| Reply::Done),
             Command::Fault(fault) => self.fault(fault).map(|_| Reply::Done),
         }
     }
@@ -419,9 +526,12 @@ impl Namespace {
     }
 
     fn check_forward_targets(&self, settings: &EntitySettings) -> Result<()> {
-        for target in [&settings.forward_to, &settings.forward_dead_lettered_messages_to]
-            .into_iter()
-            .flatten()
+        for target in [
+            &settings.forward_to,
+            &settings.forward_dead_lettered_messages_to,
+        ]
+        .into_iter()
+        .flatten()
         {
             self.resolve(target).map_err(|_| {
                 BrokerError::new(
@@ -433,12 +543,27 @@ impl Namespace {
         Ok(())
     }
 
-    fn add_entity(&mut self, path: &str, kind: EntityKind, settings: EntitySettings, rule: SubscriptionRule) -> u32 {
+    fn add_entity(
+        &mut self,
+        path: &str,
+        kind: EntityKind,
+        settings: EntitySettings,
+        rule: SubscriptionRule,
+    ) -> u32 {
         let id = u32::try_from(self.entity_names.len()).unwrap_or(u32::MAX);
         self.entity_names.push(path.to_string());
-        self.entities.push(Some(Entity::new(id, path, kind, settings, rule, self.now)));
+        self.entities
+            .push(Some(Entity::new(id, path, kind, settings, rule, self.now)));
         self.paths.insert(path.to_string(), id);
-        self.emit(QueueRef { entity: id, dlq: false }, 0, EventKind::EntityCreated, None);
+        self.emit(
+            QueueRef {
+                entity: id,
+                dlq: false,
+            },
+            0,
+            EventKind::EntityCreated,
+            None,
+        );
         self.touch(id);
         id
     }
@@ -453,7 +578,12 @@ impl Namespace {
         }
         settings.validate(self.tier)?;
         self.check_forward_targets(&settings)?;
-        self.add_entity(name, EntityKind::Queue, settings, SubscriptionRule::MatchAll);
+        self.add_entity(
+            name,
+            EntityKind::Queue,
+            settings,
+            SubscriptionRule::MatchAll,
+        );
         Ok(())
     }
 
@@ -473,7 +603,12 @@ impl Namespace {
             ));
         }
         settings.validate(self.tier)?;
-        self.add_entity(name, EntityKind::Topic, settings, SubscriptionRule::MatchAll);
+        self.add_entity(
+            name,
+            EntityKind::Topic,
+            settings,
+            SubscriptionRule::MatchAll,
+        );
         Ok(())
     }
 
@@ -502,7 +637,12 @@ impl Namespace {
         self.check_name(&path)?;
         settings.validate(self.tier)?;
         self.check_forward_targets(&settings)?;
-        let id = self.add_entity(&path, EntityKind::Subscription { topic: q.entity }, settings, rule);
+        let id = self.add_entity(
+            &path,
+            EntityKind::Subscription { topic: q.entity },
+            settings,
+            rule,
+        );
         self.get_mut(q.entity)?.subscriptions.push(id);
         self.touch(q.entity);
         Ok(())
@@ -523,7 +663,10 @@ impl Namespace {
         self.emit(q, 0, EventKind::EntityUpdated, Some(Rule::Rcv10));
         self.touch(q.entity);
         for dlq in [false, true] {
-            let queue = QueueRef { entity: q.entity, dlq };
+            let queue = QueueRef {
+                entity: q.entity,
+                dlq,
+            };
             for seq in self.get(q.entity)?.store(dlq).locked_seqs() {
                 self.lose_lock(queue, seq, LockLossCause::EntityUpdated);
             }
@@ -534,21 +677,34 @@ impl Namespace {
     pub fn delete_entity(&mut self, path: &str) -> Result<()> {
         let q = self.resolve(path)?;
         if q.dlq {
-            return Err(BrokerError::new(ErrorKind::InvalidOperation, "a dead-letter queue cannot be deleted"));
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                "a dead-letter queue cannot be deleted",
+            ));
         }
         self.remove_entity(q.entity, None);
         Ok(())
     }
 
     fn remove_entity(&mut self, id: u32, rule: Option<Rule>) {
-        let Some(entity) = self.entities.get_mut(id as usize).and_then(Option::take) else { return };
+        let Some(entity) = self.entities.get_mut(id as usize).and_then(Option::take) else {
+            return;
+        };
         self.paths.remove(&entity.path);
         if let EntityKind::Subscription { topic } = entity.kind {
             if let Ok(t) = self.get_mut(topic) {
                 t.subscriptions.retain(|&s| s != id);
             }
         }
-        self.emit(QueueRef { entity: id, dlq: false }, 0, EventKind::EntityDeleted, rule);
+        self.emit(
+            QueueRef {
+                entity: id,
+                dlq: false,
+            },
+            0,
+            EventKind::EntityDeleted,
+            rule,
+        );
         for sub in entity.subscriptions {
             self.remove_entity(sub, rule);
         }
@@ -584,9 +740,17 @@ impl Namespace {
         }
         let deadline = after(e.last_activity, limit);
         // IDLE-02: scheduled messages waiting keep the entity from being idle.
-        let has_scheduled = e.main.messages.values().any(|m| m.state == MessageState::Scheduled);
+        let has_scheduled = e
+            .main
+            .messages
+            .values()
+            .any(|m| m.state == MessageState::Scheduled);
         if deadline > now || has_scheduled {
-            let next = if has_scheduled { after(now, limit) } else { deadline };
+            let next = if has_scheduled {
+                after(now, limit)
+            } else {
+                deadline
+            };
             self.push_timer(next, Timer::IdleCheck { entity: id });
             return;
         }
@@ -608,7 +772,10 @@ impl Namespace {
         if size > max {
             return Err(self.rejection(
                 ErrorKind::MessageSizeExceeded,
-                format!("the message is {size} bytes; the {:?} tier allows {max} (SEND-04)", self.tier),
+                format!(
+                    "the message is {size} bytes; the {:?} tier allows {max} (SEND-04)",
+                    self.tier
+                ),
             ));
         }
         if self.now < self.server_busy_until {
@@ -664,7 +831,15 @@ impl Namespace {
         let m = self.new_stored(q.entity, seq, message, None)?;
         // TTL-01: ExpiresAt = EnqueuedTime + TTL; TTL-02: a longer TTL is capped by the default.
         let rule = if capped { Rule::Ttl02 } else { Rule::Ttl01 };
-        self.emit(q, seq, EventKind::Sent { expires_at: m.expires_at, ttl_capped: capped }, Some(rule));
+        self.emit(
+            q,
+            seq,
+            EventKind::Sent {
+                expires_at: m.expires_at,
+                ttl_capped: capped,
+            },
+            Some(rule),
+        );
         self.arrive(q.entity, m, 0);
         Ok(seq)
     }
@@ -682,8 +857,21 @@ impl Namespace {
         // TTL-05: expiry counts from the scheduled enqueue time.
         m.enqueue_at(at);
         self.get_mut(q.entity)?.main.insert(m);
-        self.emit(q, seq, EventKind::Scheduled { scheduled_enqueue_time: at }, Some(Rule::Sch01));
-        self.push_timer(at, Timer::Activate { entity: q.entity, seq });
+        self.emit(
+            q,
+            seq,
+            EventKind::Scheduled {
+                scheduled_enqueue_time: at,
+            },
+            Some(Rule::Sch01),
+        );
+        self.push_timer(
+            at,
+            Timer::Activate {
+                entity: q.entity,
+                seq,
+            },
+        );
         Ok(seq)
     }
 
@@ -691,7 +879,12 @@ impl Namespace {
     pub fn cancel_scheduled(&mut self, to: &str, seq: u64) -> Result<()> {
         let q = self.resolve(to)?;
         let e = self.get(q.entity)?;
-        if !e.main.messages.get(&seq).is_some_and(|m| m.state == MessageState::Scheduled) {
+        if !e
+            .main
+            .messages
+            .get(&seq)
+            .is_some_and(|m| m.state == MessageState::Scheduled)
+        {
             return Err(BrokerError::new(
                 ErrorKind::MessageNotFound,
                 format!("no scheduled message #{seq} in '{to}'"),
@@ -704,12 +897,23 @@ impl Namespace {
     }
 
     /// Builds the stored message: TTL-01/02/03 (the entity default caps and fills in the TTL).
-    fn new_stored(&mut self, entity: u32, seq: u64, new: NewMessage, scheduled: Option<Instant>) -> Result<Message> {
+    fn new_stored(
+        &mut self,
+        entity: u32,
+        seq: u64,
+        new: NewMessage,
+        scheduled: Option<Instant>,
+    ) -> Result<Message> {
         let default_ttl = self.get(entity)?.settings.default_message_time_to_live;
-        let own_ttl = new.time_to_live.map(|t| t.clamp(0, MAX_VALUE).min(default_ttl));
+        let own_ttl = new
+            .time_to_live
+            .map(|t| t.clamp(0, MAX_VALUE).min(default_ttl));
         let effective_ttl = own_ttl.unwrap_or(default_ttl);
         let enqueued = scheduled.unwrap_or(self.now);
-        let extra = if new.subject.is_some() || new.correlation_id.is_some() || !new.application_properties.is_empty() {
+        let extra = if new.subject.is_some()
+            || new.correlation_id.is_some()
+            || !new.application_properties.is_empty()
+        {
             Some(Box::new(crate::message::Extra {
                 subject: new.subject,
                 correlation_id: new.correlation_id,
@@ -773,9 +977,15 @@ impl Namespace {
             copy.own_ttl = m.own_ttl.map(|t| t.min(sub_default));
             copy.effective_ttl = copy.own_ttl.unwrap_or(topic_default.min(sub_default));
             self.emit(
-                QueueRef { entity: sub, dlq: false },
+                QueueRef {
+                    entity: sub,
+                    dlq: false,
+                },
                 copy.sequence_number,
-                EventKind::Sent { expires_at: after(self.now, copy.effective_ttl), ttl_capped: false },
+                EventKind::Sent {
+                    expires_at: after(self.now, copy.effective_ttl),
+                    ttl_capped: false,
+                },
                 Some(Rule::Top01),
             );
             self.arrive(sub, copy, hops);
@@ -785,17 +995,24 @@ impl Namespace {
     /// FWD: moves a message to `target`, which gives it its own SequenceNumber. False if the
     /// target is gone (the message then stays where it is).
     fn forward(&mut self, from: QueueRef, mut m: Message, target: &str, hops: u8) -> bool {
-        let Ok(to) = self.resolve(target) else { return false };
+        let Ok(to) = self.resolve(target) else {
+            return false;
+        };
         if to.dlq {
             return false;
         }
-        let Ok(t) = self.get_mut(to.entity) else { return false };
+        let Ok(t) = self.get_mut(to.entity) else {
+            return false;
+        };
         let new_seq = t.take_seq();
         let default_ttl = t.settings.default_message_time_to_live;
         self.emit(
             from,
             m.sequence_number,
-            EventKind::Forwarded { to: to.entity, new_sequence_number: new_seq },
+            EventKind::Forwarded {
+                to: to.entity,
+                new_sequence_number: new_seq,
+            },
             Some(Rule::Fwd),
         );
         m.sequence_number = new_seq;
@@ -823,13 +1040,17 @@ impl Namespace {
     /// SCH-01: the scheduled time has come: enqueue it (EnqueuedTime = now).
     fn activate(&mut self, entity: u32, seq: u64) {
         let Ok(e) = self.get_mut(entity) else { return };
-        let Some(mut m) = e.main.remove(seq) else { return };
+        let Some(mut m) = e.main.remove(seq) else {
+            return;
+        };
         m.state = MessageState::Active;
         m.enqueue_at(self.now);
         self.emit(
             QueueRef { entity, dlq: false },
             seq,
-            EventKind::Activated { expires_at: m.expires_at },
+            EventKind::Activated {
+                expires_at: m.expires_at,
+            },
             Some(Rule::Sch01),
         );
         self.arrive(entity, m, 0);
@@ -846,9 +1067,19 @@ impl Namespace {
         let q = QueueRef { entity, dlq: false };
         // The log names the rule that made expiry happen now (sweep, scan, release); a plain
         // timer is TTL-11's own case.
-        let rule = if because == Rule::Ttl06 { Rule::Ttl11 } else { because };
+        let rule = if because == Rule::Ttl06 {
+            Rule::Ttl11
+        } else {
+            because
+        };
         if flag {
-            self.dead_letter(q, m, Cow::Borrowed(TTL_EXPIRED_REASON), Cow::Borrowed(TTL_EXPIRED_DESCRIPTION), rule);
+            self.dead_letter(
+                q,
+                m,
+                Cow::Borrowed(TTL_EXPIRED_REASON),
+                Cow::Borrowed(TTL_EXPIRED_DESCRIPTION),
+                rule,
+            );
         } else {
             self.emit(q, seq, EventKind::ExpiredDropped, Some(rule));
         }
@@ -856,15 +1087,34 @@ impl Namespace {
 
     /// Moves a message (already taken out of its store) to the entity's DLQ, or to
     /// ForwardDeadLetteredMessagesTo. DLQ-03: reason and description are application properties too.
-    fn dead_letter(&mut self, from: QueueRef, mut m: Message, reason: Cow<'static, str>, description: Cow<'static, str>, rule: Rule) {
+    fn dead_letter(
+        &mut self,
+        from: QueueRef,
+        mut m: Message,
+        reason: Cow<'static, str>,
+        description: Cow<'static, str>,
+        rule: Rule,
+    ) {
         let entity = from.entity;
         let Ok(e) = self.get(entity) else { return };
         let forward = e.settings.forward_dead_lettered_messages_to.clone();
         m.lock = None;
         m.state = MessageState::Active;
-        m.extra_mut().dead_letter = Some(DeadLetter { reason: reason.clone(), description: description.clone(), source: None });
+        m.extra_mut().dead_letter = Some(DeadLetter {
+            reason: reason.clone(),
+            description: description.clone(),
+            source: None,
+        });
         let seq = m.sequence_number;
-        self.emit(from, seq, EventKind::DeadLettered { reason, description }, Some(rule));
+        self.emit(
+            from,
+            seq,
+            EventKind::DeadLettered {
+                reason,
+                description,
+            },
+            Some(rule),
+        );
         let dlq = QueueRef { entity, dlq: true };
         if let Some(target) = forward {
             // DeadLetterSource: the entity the message was dead-lettered in.
@@ -910,7 +1160,10 @@ impl Namespace {
             return id;
         }
         let id = u32::try_from(self.receivers.len()).unwrap_or(u32::MAX);
-        self.receivers.push(Receiver { name: name.to_string(), ..Receiver::default() });
+        self.receivers.push(Receiver {
+            name: name.to_string(),
+            ..Receiver::default()
+        });
         self.receiver_ids.insert(name.to_string(), id);
         id
     }
@@ -924,7 +1177,9 @@ impl Namespace {
         let realistic = self.expiry_mode == ExpiryMode::Realistic;
         let now = self.now;
         let every = self.sweep_interval;
-        let Ok(e) = self.get_mut(q.entity) else { return };
+        let Ok(e) = self.get_mut(q.entity) else {
+            return;
+        };
         if !q.dlq {
             e.attached_receivers += 1;
             if realistic && !e.sweep_armed {
@@ -946,11 +1201,24 @@ impl Namespace {
 
     /// RCV-11: browse without locking, in SequenceNumber order, from `from_seq` or after the last
     /// peeked message. Shows active, deferred, scheduled and locked messages.
-    pub fn peek(&mut self, receiver: &str, from: &str, from_seq: Option<u64>, count: u32) -> Result<Vec<MessageView>> {
+    pub fn peek(
+        &mut self,
+        receiver: &str,
+        from: &str,
+        from_seq: Option<u64>,
+        count: u32,
+    ) -> Result<Vec<MessageView>> {
         let q = self.resolve(from)?;
         let r = self.receiver_id(receiver);
         self.touch(q.entity); // IDLE-02: peeks count as activity
-        let start = from_seq.unwrap_or_else(|| self.receivers[r as usize].peek_cursor.get(&q).copied().unwrap_or(0) + 1);
+        let start = from_seq.unwrap_or_else(|| {
+            self.receivers[r as usize]
+                .peek_cursor
+                .get(&q)
+                .copied()
+                .unwrap_or(0)
+                + 1
+        });
         let e = self.get(q.entity)?;
         let views: Vec<MessageView> = e
             .store(q.dlq)
@@ -964,10 +1232,21 @@ impl Namespace {
             receiver_state.peek_cursor.insert(q, last.sequence_number);
         }
         for v in &views {
-            receiver_state.handles.entry((q, v.sequence_number)).or_insert(Handle::Peeked);
+            receiver_state
+                .handles
+                .entry((q, v.sequence_number))
+                .or_insert(Handle::Peeked);
         }
         for v in &views {
-            self.emit(q, v.sequence_number, EventKind::Peeked { receiver: r, delivery_count: v.delivery_count }, Some(Rule::Rcv11));
+            self.emit(
+                q,
+                v.sequence_number,
+                EventKind::Peeked {
+                    receiver: r,
+                    delivery_count: v.delivery_count,
+                },
+                Some(Rule::Rcv11),
+            );
         }
         Ok(views)
     }
@@ -995,31 +1274,57 @@ impl Namespace {
         while out.len() < count as usize {
             let now = self.now;
             let e = self.get_mut(q.entity)?;
-            let Some(&seq) = e.store(q.dlq).available.first() else { break };
-            let expired = e.store(q.dlq).messages.get(&seq).is_some_and(|m| m.is_expired_at(now));
+            let Some(&seq) = e.store(q.dlq).available.first() else {
+                break;
+            };
+            let expired = e
+                .store(q.dlq)
+                .messages
+                .get(&seq)
+                .is_some_and(|m| m.is_expired_at(now));
             // TTL-06/07: never returned once expired; a receive collects what it scans past.
             // TTL-12: nothing expires in a DLQ.
             if expired && !q.dlq {
-                let rule = if self.expiry_mode == ExpiryMode::Realistic { Rule::Ttl07 } else { Rule::Ttl06 };
+                let rule = if self.expiry_mode == ExpiryMode::Realistic {
+                    Rule::Ttl07
+                } else {
+                    Rule::Ttl06
+                };
                 self.expire(q.entity, seq, rule);
                 continue;
             }
             match mode {
                 ReceiveMode::PeekLock => {
-                    let Some(view) = self.lock(q, seq, r, &options, false) else { break };
+                    let Some(view) = self.lock(q, seq, r, &options, false) else {
+                        break;
+                    };
                     out.push(view);
                 }
                 ReceiveMode::ReceiveAndDelete => {
                     // RCV-01: settled as it is sent; a failed transfer loses it.
-                    let Some(m) = self.get_mut(q.entity)?.store_mut(q.dlq).remove(seq) else { break };
+                    let Some(m) = self.get_mut(q.entity)?.store_mut(q.dlq).remove(seq) else {
+                        break;
+                    };
                     if options.transfer_fails {
-                        self.emit(q, seq, EventKind::LostInTransfer { receiver: r }, Some(Rule::Rcv01));
+                        self.emit(
+                            q,
+                            seq,
+                            EventKind::LostInTransfer { receiver: r },
+                            Some(Rule::Rcv01),
+                        );
                         continue;
                     }
                     let mut view = self.view_of(q, &m, Perspective::Receive);
                     view.delivery_count = m.failed_deliveries.saturating_add(1);
-                    self.receivers[r as usize].handles.insert((q, seq), Handle::ReceivedAndDeleted);
-                    self.emit(q, seq, EventKind::ReceivedAndDeleted { receiver: r }, Some(Rule::Rcv01));
+                    self.receivers[r as usize]
+                        .handles
+                        .insert((q, seq), Handle::ReceivedAndDeleted);
+                    self.emit(
+                        q,
+                        seq,
+                        EventKind::ReceivedAndDeleted { receiver: r },
+                        Some(Rule::Rcv01),
+                    );
                     out.push(view);
                 }
             }
@@ -1028,23 +1333,64 @@ impl Namespace {
     }
 
     /// RCV-02: lock exclusively, LockedUntil = now + LockDuration, a new LockToken.
-    fn lock(&mut self, q: QueueRef, seq: u64, r: u32, options: &ReceiveOptions, by_seq: bool) -> Option<MessageView> {
+    fn lock(
+        &mut self,
+        q: QueueRef,
+        seq: u64,
+        r: u32,
+        options: &ReceiveOptions,
+        by_seq: bool,
+    ) -> Option<MessageView> {
         let token = self.next_guid();
         let now = self.now;
         let e = self.get_mut(q.entity).ok()?;
         let lock_duration = e.settings.lock_duration;
         let locked_until = after(now, lock_duration);
-        let auto_renew_until = options.max_auto_lock_renewal.filter(|d| *d > 0).map(|d| after(now, d));
+        let auto_renew_until = options
+            .max_auto_lock_renewal
+            .filter(|d| *d > 0)
+            .map(|d| after(now, d));
         let store = e.store_mut(q.dlq);
         store.available.remove(&seq);
         let m = store.messages.get_mut(&seq)?;
-        m.lock = Some(Lock { token, holder: r, locked_until, auto_renew_until });
+        m.lock = Some(Lock {
+            token,
+            holder: r,
+            locked_until,
+            auto_renew_until,
+        });
         let delivery_count = m.failed_deliveries.saturating_add(1);
-        self.receivers[r as usize].handles.insert((q, seq), Handle::Locked(token));
-        self.emit(q, seq, EventKind::Locked { receiver: r, delivery_count, locked_until, by_sequence_number: by_seq }, Some(if by_seq { Rule::Rcv09 } else { Rule::Rcv02 }));
-        self.push_timer(locked_until, Timer::LockLapse { queue: q, seq, token });
+        self.receivers[r as usize]
+            .handles
+            .insert((q, seq), Handle::Locked(token));
+        self.emit(
+            q,
+            seq,
+            EventKind::Locked {
+                receiver: r,
+                delivery_count,
+                locked_until,
+                by_sequence_number: by_seq,
+            },
+            Some(if by_seq { Rule::Rcv09 } else { Rule::Rcv02 }),
+        );
+        self.push_timer(
+            locked_until,
+            Timer::LockLapse {
+                queue: q,
+                seq,
+                token,
+            },
+        );
         if auto_renew_until.is_some() {
-            self.push_timer(auto_renew_at(now, locked_until), Timer::AutoRenew { queue: q, seq, token });
+            self.push_timer(
+                auto_renew_at(now, locked_until),
+                Timer::AutoRenew {
+                    queue: q,
+                    seq,
+                    token,
+                },
+            );
         }
         let m = self.get(q.entity).ok()?.store(q.dlq).messages.get(&seq)?;
         Some(self.view_of(q, m, Perspective::Receive))
@@ -1053,26 +1399,64 @@ impl Namespace {
     /// RCV-04: auto lock renewal, until the maximum renewal duration.
     fn auto_renew(&mut self, q: QueueRef, seq: u64, token: u128) {
         let now = self.now;
-        let Ok(e) = self.get_mut(q.entity) else { return };
+        let Ok(e) = self.get_mut(q.entity) else {
+            return;
+        };
         let lock_duration = e.settings.lock_duration;
-        let Some(lock) = e.store_mut(q.dlq).messages.get_mut(&seq).and_then(|m| m.lock.as_mut()) else { return };
-        let Some(until) = lock.auto_renew_until else { return };
+        let Some(lock) = e
+            .store_mut(q.dlq)
+            .messages
+            .get_mut(&seq)
+            .and_then(|m| m.lock.as_mut())
+        else {
+            return;
+        };
+        let Some(until) = lock.auto_renew_until else {
+            return;
+        };
         if now >= until || lock.locked_until <= now {
             return;
         }
         lock.locked_until = after(now, lock_duration);
         let locked_until = lock.locked_until;
-        self.emit(q, seq, EventKind::LockRenewed { locked_until, auto: true }, Some(Rule::Rcv04));
-        self.push_timer(locked_until, Timer::LockLapse { queue: q, seq, token });
+        self.emit(
+            q,
+            seq,
+            EventKind::LockRenewed {
+                locked_until,
+                auto: true,
+            },
+            Some(Rule::Rcv04),
+        );
+        self.push_timer(
+            locked_until,
+            Timer::LockLapse {
+                queue: q,
+                seq,
+                token,
+            },
+        );
         let next = auto_renew_at(now, locked_until);
         if next < until {
-            self.push_timer(next, Timer::AutoRenew { queue: q, seq, token });
+            self.push_timer(
+                next,
+                Timer::AutoRenew {
+                    queue: q,
+                    seq,
+                    token,
+                },
+            );
         }
     }
 
     /// RCV-09: receive deferred messages by SequenceNumber. Any unknown number fails the whole call.
     /// TTL-13: an expired deferred message is dead-lettered (if set) and the call fails.
-    pub fn receive_deferred(&mut self, receiver: &str, from: &str, seqs: &[u64]) -> Result<Vec<MessageView>> {
+    pub fn receive_deferred(
+        &mut self,
+        receiver: &str,
+        from: &str,
+        seqs: &[u64],
+    ) -> Result<Vec<MessageView>> {
         let q = self.resolve(from)?;
         let r = self.receiver_id(receiver);
         self.touch(q.entity);
@@ -1101,16 +1485,28 @@ impl Namespace {
             }
             return Err(BrokerError::new(
                 ErrorKind::MessageNotFound,
-                format!("deferred message #{} in '{from}' had expired (TTL-13)", expired[0]),
+                format!(
+                    "deferred message #{} in '{from}' had expired (TTL-13)",
+                    expired[0]
+                ),
             ));
         }
         self.attach(r, q);
         let options = ReceiveOptions::default();
-        Ok(seqs.iter().filter_map(|&seq| self.lock(q, seq, r, &options, true)).collect())
+        Ok(seqs
+            .iter()
+            .filter_map(|&seq| self.lock(q, seq, r, &options, true))
+            .collect())
     }
 
     /// Complete, abandon, dead-letter, defer or renew the lock of a message the receiver holds.
-    pub fn settle(&mut self, receiver: &str, from: &str, seq: u64, settlement: Settlement) -> Result<()> {
+    pub fn settle(
+        &mut self,
+        receiver: &str,
+        from: &str,
+        seq: u64,
+        settlement: Settlement,
+    ) -> Result<()> {
         let q = self.resolve(from)?;
         let r = self.receiver_id(receiver);
         let handle = self.receivers[r as usize].handles.get(&(q, seq)).copied();
@@ -1140,7 +1536,12 @@ impl Namespace {
         };
         let now = self.now;
         let e = self.get(q.entity)?;
-        let holds = e.store(q.dlq).messages.get(&seq).and_then(|m| m.lock.as_ref()).is_some_and(|l| l.token == token && l.locked_until > now);
+        let holds = e
+            .store(q.dlq)
+            .messages
+            .get(&seq)
+            .and_then(|m| m.lock.as_ref())
+            .is_some_and(|l| l.token == token && l.locked_until > now);
         if !holds {
             // RCV-08: lapsed, lost, or already settled.
             return Err(self.rejection(
@@ -1158,21 +1559,47 @@ impl Namespace {
         match settlement {
             Settlement::Complete => {
                 let e = self.get_mut(q.entity)?;
-                let Some(m) = e.store_mut(q.dlq).remove(seq) else { return Ok(()) };
+                let Some(m) = e.store_mut(q.dlq).remove(seq) else {
+                    return Ok(());
+                };
                 let expired = m.is_expired_at(now) && !q.dlq;
                 // TTL-09: completing a nominally expired locked message succeeds.
-                self.emit(q, seq, EventKind::Completed { receiver: r, nominally_expired: expired }, Some(if expired { Rule::Ttl09 } else { Rule::Rcv05 }));
+                self.emit(
+                    q,
+                    seq,
+                    EventKind::Completed {
+                        receiver: r,
+                        nominally_expired: expired,
+                    },
+                    Some(if expired { Rule::Ttl09 } else { Rule::Rcv05 }),
+                );
             }
             Settlement::Abandon => {
-                self.emit(q, seq, EventKind::Abandoned { receiver: r }, Some(Rule::Rcv05));
+                self.emit(
+                    q,
+                    seq,
+                    EventKind::Abandoned { receiver: r },
+                    Some(Rule::Rcv05),
+                );
                 self.release(q, seq, Rule::Rcv05);
             }
-            Settlement::DeadLetter { reason, description } => {
+            Settlement::DeadLetter {
+                reason,
+                description,
+            } => {
                 let e = self.get_mut(q.entity)?;
-                let Some(m) = e.store_mut(q.dlq).remove(seq) else { return Ok(()) };
+                let Some(m) = e.store_mut(q.dlq).remove(seq) else {
+                    return Ok(());
+                };
                 let reason = reason.unwrap_or_default();
                 let description = description.unwrap_or_default();
-                self.dead_letter(q, m, Cow::Owned(reason), Cow::Owned(description), Rule::Rcv05);
+                self.dead_letter(
+                    q,
+                    m,
+                    Cow::Owned(reason),
+                    Cow::Owned(description),
+                    Rule::Rcv05,
+                );
             }
             Settlement::Defer => {
                 // RCV-09: stays, invisible to normal receive; the delivery counts.
@@ -1183,7 +1610,12 @@ impl Namespace {
                     m.state = MessageState::Deferred;
                     m.failed_deliveries = m.failed_deliveries.saturating_add(1);
                 }
-                self.emit(q, seq, EventKind::Deferred { receiver: r }, Some(Rule::Rcv09));
+                self.emit(
+                    q,
+                    seq,
+                    EventKind::Deferred { receiver: r },
+                    Some(Rule::Rcv09),
+                );
             }
             Settlement::RenewLock => {
                 // RCV-04: LockedUntil = now + LockDuration; DeliveryCount unchanged. The playground
@@ -1191,11 +1623,33 @@ impl Namespace {
                 // not touch a locked message).
                 let e = self.get_mut(q.entity)?;
                 let lock_duration = e.settings.lock_duration;
-                let Some(lock) = e.store_mut(q.dlq).messages.get_mut(&seq).and_then(|m| m.lock.as_mut()) else { return Ok(()) };
+                let Some(lock) = e
+                    .store_mut(q.dlq)
+                    .messages
+                    .get_mut(&seq)
+                    .and_then(|m| m.lock.as_mut())
+                else {
+                    return Ok(());
+                };
                 lock.locked_until = after(now, lock_duration);
                 let locked_until = lock.locked_until;
-                self.emit(q, seq, EventKind::LockRenewed { locked_until, auto: false }, Some(Rule::Rcv04));
-                self.push_timer(locked_until, Timer::LockLapse { queue: q, seq, token });
+                self.emit(
+                    q,
+                    seq,
+                    EventKind::LockRenewed {
+                        locked_until,
+                        auto: false,
+                    },
+                    Some(Rule::Rcv04),
+                );
+                self.push_timer(
+                    locked_until,
+                    Timer::LockLapse {
+                        queue: q,
+                        seq,
+                        token,
+                    },
+                );
             }
         }
         Ok(())
@@ -1207,10 +1661,14 @@ impl Namespace {
     /// once. Otherwise RCV-06: back at its place in the retrieval order.
     fn release(&mut self, q: QueueRef, seq: u64, cause: Rule) {
         let now = self.now;
-        let Ok(e) = self.get_mut(q.entity) else { return };
+        let Ok(e) = self.get_mut(q.entity) else {
+            return;
+        };
         let max = e.settings.max_delivery_count;
         let store = e.store_mut(q.dlq);
-        let Some(m) = store.messages.get_mut(&seq) else { return };
+        let Some(m) = store.messages.get_mut(&seq) else {
+            return;
+        };
         m.lock = None;
         m.failed_deliveries = m.failed_deliveries.saturating_add(1);
         let failed = m.failed_deliveries;
@@ -1222,7 +1680,9 @@ impl Namespace {
                 q,
                 m,
                 Cow::Borrowed(MAX_DELIVERY_REASON),
-                Cow::Owned(format!("Message could not be consumed after {max} delivery attempts.")),
+                Cow::Owned(format!(
+                    "Message could not be consumed after {max} delivery attempts."
+                )),
                 Rule::Rcv07,
             );
             return;
@@ -1234,7 +1694,14 @@ impl Namespace {
         if !deferred {
             store.available.insert(seq);
         }
-        self.emit(q, seq, EventKind::Requeued { failed_deliveries: failed }, Some(cause));
+        self.emit(
+            q,
+            seq,
+            EventKind::Requeued {
+                failed_deliveries: failed,
+            },
+            Some(cause),
+        );
     }
 
     /// RCV-08/RCV-10: a lock is lost before it lapsed; the message becomes receivable.
@@ -1259,15 +1726,31 @@ impl Namespace {
     pub fn fault(&mut self, fault: Fault) -> Result<()> {
         match fault {
             Fault::ServiceUpdate | Fault::OsUpdate => {
-                let cause = if fault == Fault::ServiceUpdate { LockLossCause::ServiceUpdate } else { LockLossCause::OsUpdate };
-                self.log.push(Event { at: self.now, entity: u32::MAX, dlq: false, seq: 0, kind: EventKind::Fault { what: Cow::Borrowed(cause.text()) }, rule: Some(Rule::Rcv10) });
+                let cause = if fault == Fault::ServiceUpdate {
+                    LockLossCause::ServiceUpdate
+                } else {
+                    LockLossCause::OsUpdate
+                };
+                self.log.push(Event {
+                    at: self.now,
+                    entity: u32::MAX,
+                    dlq: false,
+                    seq: 0,
+                    kind: EventKind::Fault {
+                        what: Cow::Borrowed(cause.text()),
+                    },
+                    rule: Some(Rule::Rcv10),
+                });
                 let locked: Vec<(QueueRef, u64)> = self
                     .entities
                     .iter()
                     .flatten()
                     .flat_map(|e| {
                         [false, true].into_iter().flat_map(move |dlq| {
-                            e.store(dlq).locked_seqs().into_iter().map(move |s| (QueueRef { entity: e.id, dlq }, s))
+                            e.store(dlq)
+                                .locked_seqs()
+                                .into_iter()
+                                .map(move |s| (QueueRef { entity: e.id, dlq }, s))
                         })
                     })
                     .collect();
@@ -1277,9 +1760,21 @@ impl Namespace {
             }
             Fault::Disconnect { receiver } => {
                 let Some(&r) = self.receiver_ids.get(&receiver) else {
-                    return Err(BrokerError::new(ErrorKind::InvalidOperation, format!("there is no receiver named '{receiver}'")));
+                    return Err(BrokerError::new(
+                        ErrorKind::InvalidOperation,
+                        format!("there is no receiver named '{receiver}'"),
+                    ));
                 };
-                self.log.push(Event { at: self.now, entity: u32::MAX, dlq: false, seq: 0, kind: EventKind::Fault { what: Cow::Owned(format!("{receiver}'s connection drops")) }, rule: Some(Rule::Rcv08) });
+                self.log.push(Event {
+                    at: self.now,
+                    entity: u32::MAX,
+                    dlq: false,
+                    seq: 0,
+                    kind: EventKind::Fault {
+                        what: Cow::Owned(format!("{receiver}'s connection drops")),
+                    },
+                    rule: Some(Rule::Rcv08),
+                });
                 let held: Vec<(QueueRef, u64)> = self.receivers[r as usize]
                     .handles
                     .iter()
@@ -1297,21 +1792,44 @@ impl Namespace {
                 for (q, seq) in held {
                     self.lose_lock(q, seq, LockLossCause::ReceiverDisconnected);
                 }
-                let attached: Vec<QueueRef> = self.receivers[r as usize].attached.iter().copied().collect();
+                let attached: Vec<QueueRef> = self.receivers[r as usize]
+                    .attached
+                    .iter()
+                    .copied()
+                    .collect();
                 for q in attached {
                     self.detach(r, q);
                 }
             }
             Fault::ServerBusy { duration } => {
                 self.server_busy_until = after(self.now, duration);
-                self.log.push(Event { at: self.now, entity: u32::MAX, dlq: false, seq: 0, kind: EventKind::Fault { what: Cow::Owned(format!("the server is busy for {}", format_duration(duration))) }, rule: Some(Rule::Send04) });
+                self.log.push(Event {
+                    at: self.now,
+                    entity: u32::MAX,
+                    dlq: false,
+                    seq: 0,
+                    kind: EventKind::Fault {
+                        what: Cow::Owned(format!(
+                            "the server is busy for {}",
+                            format_duration(duration)
+                        )),
+                    },
+                    rule: Some(Rule::Send04),
+                });
             }
         }
         Ok(())
     }
 
     fn emit(&mut self, q: QueueRef, seq: u64, kind: EventKind, rule: Option<Rule>) {
-        self.log.push(Event { at: self.now, entity: q.entity, dlq: q.dlq, seq, kind, rule });
+        self.log.push(Event {
+            at: self.now,
+            entity: q.entity,
+            dlq: q.dlq,
+            seq,
+            kind,
+            rule,
+        });
     }
 }
 
@@ -1329,4 +1847,3 @@ pub fn queue_path(entity: &str, dlq: bool) -> String {
         entity.to_string()
     }
 }
-

@@ -42,7 +42,13 @@ pub struct SendLabResult {
 
 /// The latency model (SEND-02): each send costs a round trip `rtt` plus the broker's store time
 /// `store`; sends in flight overlap. `fails(i)` says whether send `i` is rejected.
-pub fn run(count: u32, rtt: Duration, store: Duration, strategy: SendStrategy, fails: impl Fn(u32) -> bool) -> SendLabResult {
+pub fn run(
+    count: u32,
+    rtt: Duration,
+    store: Duration,
+    strategy: SendStrategy,
+    fails: impl Fn(u32) -> bool,
+) -> SendLabResult {
     let cost = rtt.saturating_add(store);
     let width = match strategy {
         SendStrategy::AwaitEach => 1,
@@ -52,7 +58,11 @@ pub fn run(count: u32, rtt: Duration, store: Duration, strategy: SendStrategy, f
     // With `width` sends in flight, send i starts when send i - width has settled.
     let mut traces: Vec<SendTrace> = Vec::with_capacity(count as usize);
     for i in 0..count {
-        let started = if i >= width { traces[(i - width) as usize].settled } else { 0 };
+        let started = if i >= width {
+            traces[(i - width) as usize].settled
+        } else {
+            0
+        };
         traces.push(SendTrace {
             index: i,
             started,
@@ -64,8 +74,16 @@ pub fn run(count: u32, rtt: Duration, store: Duration, strategy: SendStrategy, f
     let all_settled = traces.iter().map(|t| t.settled).max().unwrap_or(0);
     let (caller_done, max_hidden_queue, unobserved_failures) = match strategy {
         // The caller returns at once; everything sits in the hidden queue until settled.
-        SendStrategy::FireAndForget => (0, count, traces.iter().filter(|t| t.failed).count() as u32),
+        SendStrategy::FireAndForget => {
+            (0, count, traces.iter().filter(|t| t.failed).count() as u32)
+        }
         _ => (all_settled, 0, 0),
     };
-    SendLabResult { traces, caller_done, all_settled, max_hidden_queue, unobserved_failures }
+    SendLabResult {
+        traces,
+        caller_done,
+        all_settled,
+        max_hidden_queue,
+        unobserved_failures,
+    }
 }

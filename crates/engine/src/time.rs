@@ -18,7 +18,7 @@ pub const DAY: Duration = 24 * HOUR;
 
 /// `at + d`, where a duration of MaxValue (or a sum past it) gives [`NEVER`]. MSG-03.
 pub fn after(at: Instant, d: Duration) -> Instant {
-    if d >= MAX_VALUE || at >= NEVER {
+    if d >= MAX_VALUE || at == NEVER {
         NEVER
     } else {
         at.saturating_add(d)
@@ -44,7 +44,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(t).map_err(|e| {
         format!("\"{t}\" is not a duration ({e}); write e.g. \"30s\", \"5m\", \"1h 30m\", \"500ms\" or \"MaxValue\"")
     })?;
-    Ok(i64::try_from(d.as_millis()).unwrap_or(i64::MAX).min(MAX_VALUE))
+    Ok(i64::try_from(d.as_millis())
+        .unwrap_or(i64::MAX)
+        .min(MAX_VALUE))
 }
 
 /// A short human form: "1h 30m", "500ms", "MaxValue".
@@ -53,16 +55,19 @@ pub fn format_duration(d: Duration) -> String {
         return "MaxValue".into();
     }
     if d <= 0 {
-        return if d == 0 { "0s".into() } else { format!("-{}", format_duration(-d)) };
+        return if d == 0 {
+            "0s".into()
+        } else {
+            format!("-{}", format_duration(-d))
+        };
     }
     let ms = u64::try_from(d).unwrap_or(0);
-    let text = humantime::format_duration(std::time::Duration::from_millis(ms)).to_string();
-    text
+    humantime::format_duration(std::time::Duration::from_millis(ms)).to_string()
 }
 
 /// "t=1m 30s" for an instant relative to the scenario start, or "never".
 pub fn format_instant(at: Instant) -> String {
-    if at >= NEVER {
+    if at == NEVER {
         "never".into()
     } else {
         format!("t={}", format_duration(at))

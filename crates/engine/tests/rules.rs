@@ -12,19 +12,38 @@ fn settings() -> EntitySettings {
     EntitySettings::defaults(Tier::Standard)
 }
 fn dlq_on_expiry() -> EntitySettings {
-    EntitySettings { dead_lettering_on_message_expiration: true, ..settings() }
+    EntitySettings {
+        dead_lettering_on_message_expiration: true,
+        ..settings()
+    }
 }
 fn msg(id: &str, ttl: Option<i64>) -> NewMessage {
-    NewMessage { message_id: Some(id.into()), time_to_live: ttl, body: "hello".into(), ..Default::default() }
+    NewMessage {
+        message_id: Some(id.into()),
+        time_to_live: ttl,
+        body: "hello".into(),
+        ..Default::default()
+    }
 }
 fn recv(ns: &mut Namespace, from: &str, count: u32) -> Vec<MessageView> {
-    ns.receive(R, from, ReceiveMode::PeekLock, count, ReceiveOptions::default()).unwrap()
+    ns.receive(
+        R,
+        from,
+        ReceiveMode::PeekLock,
+        count,
+        ReceiveOptions::default(),
+    )
+    .unwrap()
 }
 fn settle(ns: &mut Namespace, from: &str, seq: u64, s: Settlement) -> Result<(), BrokerError> {
     ns.settle(R, from, seq, s)
 }
 fn kinds(ns: &Namespace, seq: u64) -> Vec<&'static str> {
-    ns.log().iter().filter(|e| e.seq == seq).map(|e| e.kind.name()).collect()
+    ns.log()
+        .iter()
+        .filter(|e| e.seq == seq)
+        .map(|e| e.kind.name())
+        .collect()
 }
 fn counts(ns: &Namespace, path: &str) -> Counts {
     ns.entity(path).unwrap().counts(ns.now())
@@ -37,7 +56,9 @@ fn queue(ns: &mut Namespace, name: &str, s: EntitySettings) {
 fn r_msg_01_sequence_numbers_start_at_1_gap_free_and_survive_abandon_and_defer() {
     let mut ns = ns();
     queue(&mut ns, "q", settings());
-    let seqs: Vec<u64> = (0..3).map(|i| ns.send("q", msg(&format!("m{i}"), None)).unwrap()).collect();
+    let seqs: Vec<u64> = (0..3)
+        .map(|i| ns.send("q", msg(&format!("m{i}"), None)).unwrap())
+        .collect();
     assert_eq!(seqs, vec![1, 2, 3]);
     let got = recv(&mut ns, "q", 2);
     settle(&mut ns, "q", got[0].sequence_number, Settlement::Abandon).unwrap();
@@ -65,7 +86,8 @@ fn r_msg_03_max_value_means_never_and_nothing_overflows() {
     let mut ns = ns();
     queue(&mut ns, "q", settings());
     ns.send("q", msg("a", Some(MAX_VALUE))).unwrap();
-    ns.schedule("q", msg("b", Some(MAX_VALUE)), 10 * DAY).unwrap();
+    ns.schedule("q", msg("b", Some(MAX_VALUE)), 10 * DAY)
+        .unwrap();
     ns.advance_to(i64::MAX - 1);
     let a = ns.message("q", 1, Perspective::Receive).unwrap();
     assert_eq!(a.expires_at, NEVER);
@@ -88,43 +110,98 @@ fn r_ttl_01_expires_at_is_enqueued_time_plus_ttl() {
 #[test]
 fn r_ttl_02_entity_default_applies_and_caps_longer_ttl() {
     let mut ns = ns();
-    queue(&mut ns, "q", EntitySettings { default_message_time_to_live: MINUTE, ..settings() });
+    queue(
+        &mut ns,
+        "q",
+        EntitySettings {
+            default_message_time_to_live: MINUTE,
+            ..settings()
+        },
+    );
     ns.send("q", msg("long", Some(DAY))).unwrap();
     ns.send("q", msg("none", None)).unwrap();
-    assert_eq!(ns.message("q", 1, Perspective::Peek).unwrap().time_to_live, MINUTE);
-    assert_eq!(ns.message("q", 1, Perspective::Peek).unwrap().expires_at, MINUTE);
-    assert_eq!(ns.message("q", 2, Perspective::Receive).unwrap().expires_at, MINUTE);
-    assert!(ns.log().iter().any(|e| e.rule == Some(Rule::Ttl02) && e.seq == 1));
+    assert_eq!(
+        ns.message("q", 1, Perspective::Peek).unwrap().time_to_live,
+        MINUTE
+    );
+    assert_eq!(
+        ns.message("q", 1, Perspective::Peek).unwrap().expires_at,
+        MINUTE
+    );
+    assert_eq!(
+        ns.message("q", 2, Perspective::Receive).unwrap().expires_at,
+        MINUTE
+    );
+    assert!(ns
+        .log()
+        .iter()
+        .any(|e| e.rule == Some(Rule::Ttl02) && e.seq == 1));
 }
 
 #[test]
 fn r_ttl_03_defaults_and_limits() {
-    assert_eq!(EntitySettings::defaults(Tier::Standard).default_message_time_to_live, MAX_VALUE);
-    assert_eq!(EntitySettings::defaults(Tier::Premium).default_message_time_to_live, MAX_VALUE);
-    assert_eq!(EntitySettings::defaults(Tier::Basic).default_message_time_to_live, 14 * DAY);
+    assert_eq!(
+        EntitySettings::defaults(Tier::Standard).default_message_time_to_live,
+        MAX_VALUE
+    );
+    assert_eq!(
+        EntitySettings::defaults(Tier::Premium).default_message_time_to_live,
+        MAX_VALUE
+    );
+    assert_eq!(
+        EntitySettings::defaults(Tier::Basic).default_message_time_to_live,
+        14 * DAY
+    );
     let mut ns = ns();
     let err = ns
-        .create_queue("q", EntitySettings { default_message_time_to_live: 500, ..settings() })
+        .create_queue(
+            "q",
+            EntitySettings {
+                default_message_time_to_live: 500,
+                ..settings()
+            },
+        )
         .unwrap_err();
     assert_eq!(err.kind, ErrorKind::ArgumentOutOfRange);
     assert!(err.message.contains("1s"), "{}", err.message);
     let mut basic = Namespace::builder().tier(Tier::Basic).build();
     let err = basic
-        .create_queue("q", EntitySettings { default_message_time_to_live: 15 * DAY, ..EntitySettings::defaults(Tier::Basic) })
+        .create_queue(
+            "q",
+            EntitySettings {
+                default_message_time_to_live: 15 * DAY,
+                ..EntitySettings::defaults(Tier::Basic)
+            },
+        )
         .unwrap_err();
     assert!(err.message.contains("14 days"), "{}", err.message);
     // Message TTL unset = MaxValue: with the Standard default, it never expires.
     queue(&mut ns, "ok", settings());
     ns.send("ok", msg("a", None)).unwrap();
-    assert_eq!(ns.message("ok", 1, Perspective::Receive).unwrap().expires_at, NEVER);
+    assert_eq!(
+        ns.message("ok", 1, Perspective::Receive)
+            .unwrap()
+            .expires_at,
+        NEVER
+    );
 }
 
 fn topic_with_sub(ns: &mut Namespace, topic_ttl: i64, sub_ttl: i64) {
-    ns.create_topic("t", EntitySettings { default_message_time_to_live: topic_ttl, ..settings() }).unwrap();
+    ns.create_topic(
+        "t",
+        EntitySettings {
+            default_message_time_to_live: topic_ttl,
+            ..settings()
+        },
+    )
+    .unwrap();
     ns.create_subscription(
         "t",
         "s",
-        EntitySettings { default_message_time_to_live: sub_ttl, ..settings() },
+        EntitySettings {
+            default_message_time_to_live: sub_ttl,
+            ..settings()
+        },
         SubscriptionRule::MatchAll,
     )
     .unwrap();
@@ -138,9 +215,18 @@ fn r_ttl_04_subscription_ttl_is_min_of_message_topic_and_subscription() {
     ns.send("t", msg("long", Some(HOUR))).unwrap();
     ns.send("t", msg("short", Some(MINUTE))).unwrap();
     let p = "t/subscriptions/s";
-    assert_eq!(ns.message(p, 1, Perspective::Receive).unwrap().expires_at, 10 * MINUTE);
-    assert_eq!(ns.message(p, 2, Perspective::Receive).unwrap().expires_at, 10 * MINUTE);
-    assert_eq!(ns.message(p, 3, Perspective::Receive).unwrap().expires_at, MINUTE);
+    assert_eq!(
+        ns.message(p, 1, Perspective::Receive).unwrap().expires_at,
+        10 * MINUTE
+    );
+    assert_eq!(
+        ns.message(p, 2, Perspective::Receive).unwrap().expires_at,
+        10 * MINUTE
+    );
+    assert_eq!(
+        ns.message(p, 3, Perspective::Receive).unwrap().expires_at,
+        MINUTE
+    );
 }
 use sbp_engine::time::HOUR;
 
@@ -148,7 +234,8 @@ use sbp_engine::time::HOUR;
 fn r_ttl_05_scheduled_message_expires_at_schedule_plus_ttl() {
     let mut ns = ns();
     queue(&mut ns, "q", dlq_on_expiry());
-    ns.schedule("q", msg("a", Some(10 * MINUTE)), 5 * MINUTE).unwrap();
+    ns.schedule("q", msg("a", Some(10 * MINUTE)), 5 * MINUTE)
+        .unwrap();
     ns.advance_to(10 * MINUTE + SECOND);
     assert_eq!(counts(&ns, "q").active, 1, "not expired at send time + TTL");
     ns.advance_to(15 * MINUTE - 1);
@@ -159,18 +246,27 @@ fn r_ttl_05_scheduled_message_expires_at_schedule_plus_ttl() {
 
 #[test]
 fn r_ttl_06_expired_message_is_never_received() {
-    let mut ns = Namespace::builder().expiry_mode(ExpiryMode::Realistic).build();
+    let mut ns = Namespace::builder()
+        .expiry_mode(ExpiryMode::Realistic)
+        .build();
     queue(&mut ns, "q", settings());
     ns.send("q", msg("a", Some(SECOND))).unwrap();
     ns.send("q", msg("b", None)).unwrap();
     ns.advance_to(2 * SECOND);
     let got = recv(&mut ns, "q", 10);
-    assert_eq!(got.iter().map(|m| m.message_id.as_str()).collect::<Vec<_>>(), vec!["b"]);
+    assert_eq!(
+        got.iter()
+            .map(|m| m.message_id.as_str())
+            .collect::<Vec<_>>(),
+        vec!["b"]
+    );
 }
 
 #[test]
 fn r_ttl_07_lazy_expiry_counts_and_peeks_but_never_receives() {
-    let mut ns = Namespace::builder().expiry_mode(ExpiryMode::Realistic).build();
+    let mut ns = Namespace::builder()
+        .expiry_mode(ExpiryMode::Realistic)
+        .build();
     queue(&mut ns, "q", dlq_on_expiry());
     ns.send("q", msg("a", Some(SECOND))).unwrap();
     ns.advance_to(MINUTE);
@@ -179,16 +275,27 @@ fn r_ttl_07_lazy_expiry_counts_and_peeks_but_never_receives() {
     let peeked = ns.peek(R, "q", None, 10).unwrap();
     assert!(peeked[0].nominally_expired);
     assert!(recv(&mut ns, "q", 1).is_empty());
-    assert_eq!(counts(&ns, "q").dead_lettered, 1, "the receive scan collected it");
+    assert_eq!(
+        counts(&ns, "q").dead_lettered,
+        1,
+        "the receive scan collected it"
+    );
 }
 
 #[test]
 fn r_ttl_08_realistic_mode_sweeps_only_while_a_receiver_is_attached() {
-    let mut ns = Namespace::builder().expiry_mode(ExpiryMode::Realistic).sweep_interval(10 * SECOND).build();
+    let mut ns = Namespace::builder()
+        .expiry_mode(ExpiryMode::Realistic)
+        .sweep_interval(10 * SECOND)
+        .build();
     queue(&mut ns, "q", dlq_on_expiry());
     ns.send("q", msg("a", Some(SECOND))).unwrap();
     ns.advance_to(HOUR);
-    assert_eq!(counts(&ns, "q").dead_lettered, 0, "not enforced without a receiver");
+    assert_eq!(
+        counts(&ns, "q").dead_lettered,
+        0,
+        "not enforced without a receiver"
+    );
     ns.send("q", msg("b", None)).unwrap();
     let got = recv(&mut ns, "q", 1); // scans past the expired one, attaches the receiver
     assert_eq!(got[0].message_id, "b");
@@ -201,7 +308,14 @@ fn r_ttl_08_realistic_mode_sweeps_only_while_a_receiver_is_attached() {
 #[test]
 fn r_ttl_09_locked_message_is_not_expired_complete_succeeds() {
     let mut ns = ns();
-    queue(&mut ns, "q", EntitySettings { lock_duration: MINUTE, ..dlq_on_expiry() });
+    queue(
+        &mut ns,
+        "q",
+        EntitySettings {
+            lock_duration: MINUTE,
+            ..dlq_on_expiry()
+        },
+    );
     ns.send("q", msg("a", Some(10 * SECOND))).unwrap();
     recv(&mut ns, "q", 1);
     ns.advance_to(30 * SECOND);
@@ -215,20 +329,36 @@ fn r_ttl_09_locked_message_is_not_expired_complete_succeeds() {
 #[test]
 fn r_ttl_09_abandon_after_expiry_dead_letters_at_once() {
     let mut ns = ns();
-    queue(&mut ns, "q", EntitySettings { lock_duration: MINUTE, ..dlq_on_expiry() });
+    queue(
+        &mut ns,
+        "q",
+        EntitySettings {
+            lock_duration: MINUTE,
+            ..dlq_on_expiry()
+        },
+    );
     ns.send("q", msg("a", Some(10 * SECOND))).unwrap();
     recv(&mut ns, "q", 1);
     ns.advance_to(30 * SECOND);
     settle(&mut ns, "q", 1, Settlement::Abandon).unwrap();
     assert_eq!(counts(&ns, "q").dead_lettered, 1);
-    let d = ns.message("q/$deadletterqueue", 1, Perspective::Peek).unwrap();
+    let d = ns
+        .message("q/$deadletterqueue", 1, Perspective::Peek)
+        .unwrap();
     assert_eq!(d.dead_letter_reason.as_deref(), Some("TTLExpiredException"));
 }
 
 #[test]
 fn r_ttl_09_lapse_after_expiry_expires_at_once() {
     let mut ns = ns();
-    queue(&mut ns, "q", EntitySettings { lock_duration: 30 * SECOND, ..dlq_on_expiry() });
+    queue(
+        &mut ns,
+        "q",
+        EntitySettings {
+            lock_duration: 30 * SECOND,
+            ..dlq_on_expiry()
+        },
+    );
     ns.send("q", msg("a", Some(10 * SECOND))).unwrap();
     recv(&mut ns, "q", 1);
     ns.advance_to(29 * SECOND);
@@ -240,7 +370,14 @@ fn r_ttl_09_lapse_after_expiry_expires_at_once() {
 #[test]
 fn r_ttl_10_peek_shows_max_value_when_only_the_entity_default_applies() {
     let mut ns = ns();
-    queue(&mut ns, "q", EntitySettings { default_message_time_to_live: HOUR, ..settings() });
+    queue(
+        &mut ns,
+        "q",
+        EntitySettings {
+            default_message_time_to_live: HOUR,
+            ..settings()
+        },
+    );
     ns.send("q", msg("own", Some(MINUTE))).unwrap();
     ns.send("q", msg("default", None)).unwrap();
     let peek = ns.peek(R, "q", Some(1), 2).unwrap();
@@ -258,9 +395,14 @@ fn r_ttl_11_expired_message_dead_lettered_with_flag_dropped_without() {
     ns.send("with", msg("a", Some(SECOND))).unwrap();
     ns.send("without", msg("b", Some(SECOND))).unwrap();
     ns.advance_to(SECOND);
-    let d = ns.message("with/$deadletterqueue", 1, Perspective::Peek).unwrap();
+    let d = ns
+        .message("with/$deadletterqueue", 1, Perspective::Peek)
+        .unwrap();
     assert_eq!(d.dead_letter_reason.as_deref(), Some("TTLExpiredException"));
-    assert_eq!(d.dead_letter_error_description.as_deref(), Some("The message expired and was dead lettered."));
+    assert_eq!(
+        d.dead_letter_error_description.as_deref(),
+        Some("The message expired and was dead lettered.")
+    );
     let c = counts(&ns, "without");
     assert_eq!((c.active, c.dead_lettered), (0, 0));
     assert!(kinds(&ns, 1).contains(&"ExpiredDropped"));
@@ -285,7 +427,11 @@ fn r_ttl_13_deferred_message_not_swept_then_fails_with_message_not_found() {
     recv(&mut ns, "q", 1);
     settle(&mut ns, "q", 1, Settlement::Defer).unwrap();
     ns.advance_to(HOUR);
-    assert_eq!(counts(&ns, "q").deferred, 1, "a sweep does not expire a deferred message");
+    assert_eq!(
+        counts(&ns, "q").deferred,
+        1,
+        "a sweep does not expire a deferred message"
+    );
     let err = ns.receive_deferred(R, "q", &[1]).unwrap_err();
     assert_eq!(err.kind, ErrorKind::MessageNotFound);
     assert_eq!(counts(&ns, "q").dead_lettered, 1);
@@ -293,16 +439,33 @@ fn r_ttl_13_deferred_message_not_swept_then_fails_with_message_not_found() {
 
 #[test]
 fn r_ttl_14_very_short_ttl_warns() {
-    assert!(sbp_engine::describe::short_ttl_warning(500).unwrap().contains("TTL-14"));
+    assert!(sbp_engine::describe::short_ttl_warning(500)
+        .unwrap()
+        .contains("TTL-14"));
     assert!(sbp_engine::describe::short_ttl_warning(MINUTE).is_none());
 }
 
 #[test]
 fn r_idle_01_idle_entity_deleted_with_messages_and_minimum_5_minutes() {
     let mut ns = ns();
-    let err = ns.create_queue("tiny", EntitySettings { auto_delete_on_idle: MINUTE, ..settings() }).unwrap_err();
+    let err = ns
+        .create_queue(
+            "tiny",
+            EntitySettings {
+                auto_delete_on_idle: MINUTE,
+                ..settings()
+            },
+        )
+        .unwrap_err();
     assert!(err.message.contains("5 minutes"));
-    queue(&mut ns, "q", EntitySettings { auto_delete_on_idle: 5 * MINUTE, ..settings() });
+    queue(
+        &mut ns,
+        "q",
+        EntitySettings {
+            auto_delete_on_idle: 5 * MINUTE,
+            ..settings()
+        },
+    );
     ns.send("q", msg("a", None)).unwrap();
     ns.advance_to(5 * MINUTE - 1);
     assert!(ns.entity("q").is_some());
@@ -314,26 +477,55 @@ fn r_idle_01_idle_entity_deleted_with_messages_and_minimum_5_minutes() {
 #[test]
 fn r_idle_02_peek_and_receive_keep_a_queue_alive_and_scheduled_messages_too() {
     let mut ns = ns();
-    queue(&mut ns, "q", EntitySettings { auto_delete_on_idle: 5 * MINUTE, ..settings() });
+    queue(
+        &mut ns,
+        "q",
+        EntitySettings {
+            auto_delete_on_idle: 5 * MINUTE,
+            ..settings()
+        },
+    );
     ns.advance_to(4 * MINUTE);
     ns.peek(R, "q", None, 1).unwrap();
     ns.advance_to(8 * MINUTE);
     assert!(ns.entity("q").is_some(), "the peek at 4 min kept it alive");
     ns.schedule("q", msg("later", None), 20 * MINUTE).unwrap();
     ns.advance_to(19 * MINUTE);
-    assert!(ns.entity("q").is_some(), "a scheduled message keeps it alive");
+    assert!(
+        ns.entity("q").is_some(),
+        "a scheduled message keeps it alive"
+    );
     ns.advance_to(25 * MINUTE + 1);
     assert!(ns.entity("q").is_none());
     // A topic: operations on a subscription keep it alive; sends to the topic do not keep the subscription.
-    ns.create_topic("t", EntitySettings { auto_delete_on_idle: 5 * MINUTE, ..settings() }).unwrap();
-    ns.create_subscription("t", "s", EntitySettings { auto_delete_on_idle: 5 * MINUTE, ..settings() }, SubscriptionRule::MatchAll).unwrap();
+    ns.create_topic(
+        "t",
+        EntitySettings {
+            auto_delete_on_idle: 5 * MINUTE,
+            ..settings()
+        },
+    )
+    .unwrap();
+    ns.create_subscription(
+        "t",
+        "s",
+        EntitySettings {
+            auto_delete_on_idle: 5 * MINUTE,
+            ..settings()
+        },
+        SubscriptionRule::MatchAll,
+    )
+    .unwrap();
     ns.advance_to(29 * MINUTE);
     ns.peek(R, "t/subscriptions/s", None, 1).unwrap();
     ns.advance_to(31 * MINUTE);
     assert!(ns.entity("t").is_some());
     ns.send("t", msg("x", None)).unwrap();
     ns.advance_to(34 * MINUTE + 1);
-    assert!(ns.entity("t/subscriptions/s").is_none(), "sends to the topic do not count for the subscription");
+    assert!(
+        ns.entity("t/subscriptions/s").is_none(),
+        "sends to the topic do not count for the subscription"
+    );
     assert!(ns.entity("t").is_some());
 }
 
@@ -341,7 +533,15 @@ fn r_idle_02_peek_and_receive_keep_a_queue_alive_and_scheduled_messages_too() {
 fn r_idle_03_auto_forwarding_entity_is_never_idle() {
     let mut ns = ns();
     queue(&mut ns, "target", settings());
-    queue(&mut ns, "fwd", EntitySettings { auto_delete_on_idle: 5 * MINUTE, forward_to: Some("target".into()), ..settings() });
+    queue(
+        &mut ns,
+        "fwd",
+        EntitySettings {
+            auto_delete_on_idle: 5 * MINUTE,
+            forward_to: Some("target".into()),
+            ..settings()
+        },
+    );
     ns.advance_to(DAY);
     assert!(ns.entity("fwd").is_some());
 }
@@ -349,11 +549,20 @@ fn r_idle_03_auto_forwarding_entity_is_never_idle() {
 #[test]
 fn r_idle_04_operations_on_a_deleted_entity_fail() {
     let mut ns = ns();
-    queue(&mut ns, "q", EntitySettings { auto_delete_on_idle: 5 * MINUTE, ..settings() });
+    queue(
+        &mut ns,
+        "q",
+        EntitySettings {
+            auto_delete_on_idle: 5 * MINUTE,
+            ..settings()
+        },
+    );
     ns.advance_to(10 * MINUTE);
     let err = ns.send("q", msg("a", None)).unwrap_err();
     assert_eq!(err.kind, ErrorKind::MessagingEntityNotFound);
-    let err = ns.receive(R, "q", ReceiveMode::PeekLock, 1, ReceiveOptions::default()).unwrap_err();
+    let err = ns
+        .receive(R, "q", ReceiveMode::PeekLock, 1, ReceiveOptions::default())
+        .unwrap_err();
     assert_eq!(err.kind, ErrorKind::MessagingEntityNotFound);
 }
 
@@ -361,12 +570,18 @@ fn r_idle_04_operations_on_a_deleted_entity_fail() {
 fn r_send_01_rejection_carries_code_tracking_id_and_retryability() {
     let mut ns = ns();
     queue(&mut ns, "q", settings());
-    ns.fault(Fault::ServerBusy { duration: 10 * SECOND }).unwrap();
+    ns.fault(Fault::ServerBusy {
+        duration: 10 * SECOND,
+    })
+    .unwrap();
     let busy = ns.send("q", msg("a", None)).unwrap_err();
     assert_eq!(busy.kind, ErrorKind::ServerBusy);
     assert!(busy.is_transient);
     assert_eq!(busy.tracking_id.as_ref().map(String::len), Some(36));
-    let big = NewMessage { body_size: Some(300 * 1024), ..msg("b", None) };
+    let big = NewMessage {
+        body_size: Some(300 * 1024),
+        ..msg("b", None)
+    };
     ns.advance_to(10 * SECOND);
     let too_large = ns.send("q", big).unwrap_err();
     assert!(!too_large.is_transient);
@@ -382,7 +597,13 @@ fn r_send_02_awaiting_each_send_costs_n_round_trips_overlapping_does_not() {
     assert!(overlapped.caller_done < SECOND);
     let bounded = send_lab::run(100, 70, 10, SendStrategy::Semaphore(10), |_| false);
     assert!(bounded.caller_done < SECOND && bounded.caller_done > overlapped.caller_done);
-    let in_flight_at = |t: i64| bounded.traces.iter().filter(|s| s.started <= t && t < s.settled).count();
+    let in_flight_at = |t: i64| {
+        bounded
+            .traces
+            .iter()
+            .filter(|s| s.started <= t && t < s.settled)
+            .count()
+    };
     assert!((0..bounded.all_settled).all(|t| in_flight_at(t) <= 10));
 }
 
@@ -400,17 +621,41 @@ fn r_send_03_fire_and_forget_hides_its_queue_and_failures() {
 #[test]
 fn r_send_04_rejections_not_found_quota_too_large_busy() {
     let mut ns = ns();
-    queue(&mut ns, "small", EntitySettings { max_size_bytes: 8, ..settings() });
-    assert_eq!(ns.send("nope", msg("a", None)).unwrap_err().kind, ErrorKind::MessagingEntityNotFound);
+    queue(
+        &mut ns,
+        "small",
+        EntitySettings {
+            max_size_bytes: 8,
+            ..settings()
+        },
+    );
+    assert_eq!(
+        ns.send("nope", msg("a", None)).unwrap_err().kind,
+        ErrorKind::MessagingEntityNotFound
+    );
     ns.send("small", msg("a", None)).unwrap();
-    assert_eq!(ns.send("small", msg("b", None)).unwrap_err().kind, ErrorKind::QuotaExceeded);
-    let huge = NewMessage { body_size: Some(257 * 1024), ..msg("c", None) };
-    assert_eq!(ns.send("small", huge.clone()).unwrap_err().kind, ErrorKind::MessageSizeExceeded);
+    assert_eq!(
+        ns.send("small", msg("b", None)).unwrap_err().kind,
+        ErrorKind::QuotaExceeded
+    );
+    let huge = NewMessage {
+        body_size: Some(257 * 1024),
+        ..msg("c", None)
+    };
+    assert_eq!(
+        ns.send("small", huge.clone()).unwrap_err().kind,
+        ErrorKind::MessageSizeExceeded
+    );
     let mut premium = Namespace::builder().tier(Tier::Premium).build();
-    premium.create_queue("q", EntitySettings::defaults(Tier::Premium)).unwrap();
+    premium
+        .create_queue("q", EntitySettings::defaults(Tier::Premium))
+        .unwrap();
     assert!(premium.send("q", huge).is_ok(), "Premium allows 100 MB");
     ns.fault(Fault::ServerBusy { duration: SECOND }).unwrap();
-    assert_eq!(ns.send("small", msg("d", None)).unwrap_err().kind, ErrorKind::ServerBusy);
+    assert_eq!(
+        ns.send("small", msg("d", None)).unwrap_err().kind,
+        ErrorKind::ServerBusy
+    );
 }
 
 #[test]
@@ -419,13 +664,30 @@ fn r_rcv_01_receive_and_delete_settles_on_transfer_and_cannot_be_settled() {
     queue(&mut ns, "q", settings());
     ns.send("q", msg("a", None)).unwrap();
     ns.send("q", msg("b", None)).unwrap();
-    let got = ns.receive(R, "q", ReceiveMode::ReceiveAndDelete, 1, ReceiveOptions::default()).unwrap();
+    let got = ns
+        .receive(
+            R,
+            "q",
+            ReceiveMode::ReceiveAndDelete,
+            1,
+            ReceiveOptions::default(),
+        )
+        .unwrap();
     assert_eq!(got[0].message_id, "a");
     assert!(ns.entity("q").unwrap().main.messages.get(&1).is_none());
     let err = settle(&mut ns, "q", 1, Settlement::Complete).unwrap_err();
     assert_eq!(err.kind, ErrorKind::InvalidOperation);
     let lost = ns
-        .receive(R, "q", ReceiveMode::ReceiveAndDelete, 1, ReceiveOptions { transfer_fails: true, ..Default::default() })
+        .receive(
+            R,
+            "q",
+            ReceiveMode::ReceiveAndDelete,
+            1,
+            ReceiveOptions {
+                transfer_fails: true,
+                ..Default::default()
+            },
+        )
         .unwrap();
     assert!(lost.is_empty());
     assert_eq!(counts(&ns, "q").active, 0, "the failed transfer lost b");
@@ -439,13 +701,41 @@ fn r_rcv_02_peek_lock_is_exclusive_with_locked_until_and_a_token() {
     ns.send("q", msg("a", None)).unwrap();
     ns.send("q", msg("b", None)).unwrap();
     ns.advance_to(SECOND);
-    let first = ns.receive("one", "q", ReceiveMode::PeekLock, 1, ReceiveOptions::default()).unwrap();
-    let second = ns.receive("two", "q", ReceiveMode::PeekLock, 1, ReceiveOptions::default()).unwrap();
+    let first = ns
+        .receive(
+            "one",
+            "q",
+            ReceiveMode::PeekLock,
+            1,
+            ReceiveOptions::default(),
+        )
+        .unwrap();
+    let second = ns
+        .receive(
+            "two",
+            "q",
+            ReceiveMode::PeekLock,
+            1,
+            ReceiveOptions::default(),
+        )
+        .unwrap();
     assert_eq!(first[0].message_id, "a");
-    assert_eq!(second[0].message_id, "b", "a competing receiver gets the next unlocked message");
+    assert_eq!(
+        second[0].message_id, "b",
+        "a competing receiver gets the next unlocked message"
+    );
     assert_eq!(first[0].locked_until, Some(31 * SECOND));
     assert_ne!(first[0].lock_token, second[0].lock_token);
-    assert!(ns.receive("three", "q", ReceiveMode::PeekLock, 1, ReceiveOptions::default()).unwrap().is_empty());
+    assert!(ns
+        .receive(
+            "three",
+            "q",
+            ReceiveMode::PeekLock,
+            1,
+            ReceiveOptions::default()
+        )
+        .unwrap()
+        .is_empty());
 }
 
 #[test]
@@ -453,11 +743,26 @@ fn r_rcv_03_lock_duration_default_and_limits() {
     assert_eq!(settings().lock_duration, 30 * SECOND);
     let mut ns = ns();
     for bad in [4 * SECOND, 6 * MINUTE] {
-        let err = ns.create_queue("q", EntitySettings { lock_duration: bad, ..settings() }).unwrap_err();
+        let err = ns
+            .create_queue(
+                "q",
+                EntitySettings {
+                    lock_duration: bad,
+                    ..settings()
+                },
+            )
+            .unwrap_err();
         assert_eq!(err.kind, ErrorKind::ArgumentOutOfRange);
         assert!(err.message.contains("5s..5m"));
     }
-    queue(&mut ns, "q", EntitySettings { lock_duration: 5 * SECOND, ..settings() });
+    queue(
+        &mut ns,
+        "q",
+        EntitySettings {
+            lock_duration: 5 * SECOND,
+            ..settings()
+        },
+    );
     ns.send("q", msg("a", None)).unwrap();
     assert_eq!(recv(&mut ns, "q", 1)[0].locked_until, Some(5 * SECOND));
 }
@@ -476,12 +781,33 @@ fn r_rcv_04_renew_and_auto_renew_extend_the_lock_without_counting() {
     assert_eq!(m.delivery_count, 1);
     // Auto renewal up to 2 minutes.
     ns.send("q", msg("b", None)).unwrap();
-    ns.receive("auto", "q", ReceiveMode::PeekLock, 1, ReceiveOptions { max_auto_lock_renewal: Some(2 * MINUTE), ..Default::default() })
-        .unwrap();
+    ns.receive(
+        "auto",
+        "q",
+        ReceiveMode::PeekLock,
+        1,
+        ReceiveOptions {
+            max_auto_lock_renewal: Some(2 * MINUTE),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     ns.advance_to(45 * SECOND + 2 * MINUTE - SECOND);
-    assert!(ns.message("q", 2, Perspective::Peek).unwrap().locked_until.is_some(), "still locked by renewals");
+    assert!(
+        ns.message("q", 2, Perspective::Peek)
+            .unwrap()
+            .locked_until
+            .is_some(),
+        "still locked by renewals"
+    );
     ns.advance_to(45 * SECOND + 3 * MINUTE);
-    assert!(ns.message("q", 2, Perspective::Peek).unwrap().locked_until.is_none(), "renewal stopped at its maximum");
+    assert!(
+        ns.message("q", 2, Perspective::Peek)
+            .unwrap()
+            .locked_until
+            .is_none(),
+        "renewal stopped at its maximum"
+    );
 }
 
 #[test]
@@ -494,10 +820,26 @@ fn r_rcv_05_complete_abandon_dead_letter() {
     recv(&mut ns, "q", 3);
     settle(&mut ns, "q", 1, Settlement::Complete).unwrap();
     settle(&mut ns, "q", 2, Settlement::Abandon).unwrap();
-    settle(&mut ns, "q", 3, Settlement::DeadLetter { reason: Some("Invalid".into()), description: Some("bad json".into()) }).unwrap();
+    settle(
+        &mut ns,
+        "q",
+        3,
+        Settlement::DeadLetter {
+            reason: Some("Invalid".into()),
+            description: Some("bad json".into()),
+        },
+    )
+    .unwrap();
     assert!(ns.message("q", 1, Perspective::Peek).is_none());
-    assert_eq!(ns.message("q", 2, Perspective::Peek).unwrap().delivery_count, 1);
-    let d = ns.message("q/$deadletterqueue", 3, Perspective::Peek).unwrap();
+    assert_eq!(
+        ns.message("q", 2, Perspective::Peek)
+            .unwrap()
+            .delivery_count,
+        1
+    );
+    let d = ns
+        .message("q/$deadletterqueue", 3, Perspective::Peek)
+        .unwrap();
     assert_eq!(d.dead_letter_reason.as_deref(), Some("Invalid"));
     assert_eq!(d.dead_letter_error_description.as_deref(), Some("bad json"));
 }
@@ -517,8 +859,23 @@ fn r_rcv_06_released_lock_returns_message_to_the_head() {
 #[test]
 fn r_rcv_07_max_delivery_count_dead_letters() {
     let mut ns = ns();
-    queue(&mut ns, "q", EntitySettings { max_delivery_count: 3, ..settings() });
-    assert!(ns.create_queue("zero", EntitySettings { max_delivery_count: 0, ..settings() }).is_err());
+    queue(
+        &mut ns,
+        "q",
+        EntitySettings {
+            max_delivery_count: 3,
+            ..settings()
+        },
+    );
+    assert!(ns
+        .create_queue(
+            "zero",
+            EntitySettings {
+                max_delivery_count: 0,
+                ..settings()
+            }
+        )
+        .is_err());
     assert_eq!(settings().max_delivery_count, 10);
     ns.send("q", msg("a", None)).unwrap();
     for round in 1..=3 {
@@ -526,8 +883,13 @@ fn r_rcv_07_max_delivery_count_dead_letters() {
         assert_eq!(got[0].delivery_count, round);
         ns.advance_to(ns.now() + 30 * SECOND);
     }
-    let d = ns.message("q/$deadletterqueue", 1, Perspective::Peek).unwrap();
-    assert_eq!(d.dead_letter_reason.as_deref(), Some("MaxDeliveryCountExceeded"));
+    let d = ns
+        .message("q/$deadletterqueue", 1, Perspective::Peek)
+        .unwrap();
+    assert_eq!(
+        d.dead_letter_reason.as_deref(),
+        Some("MaxDeliveryCountExceeded")
+    );
     assert_eq!(d.delivery_count, 3);
 }
 
@@ -539,16 +901,47 @@ fn r_rcv_08_settle_after_lapse_or_twice_fails_and_disconnect_drops_locks() {
     ns.send("q", msg("b", None)).unwrap();
     recv(&mut ns, "q", 1);
     ns.advance_to(31 * SECOND);
-    for s in [Settlement::Complete, Settlement::Defer, Settlement::RenewLock, Settlement::DeadLetter { reason: None, description: None }] {
-        assert_eq!(settle(&mut ns, "q", 1, s).unwrap_err().kind, ErrorKind::MessageLockLost);
+    for s in [
+        Settlement::Complete,
+        Settlement::Defer,
+        Settlement::RenewLock,
+        Settlement::DeadLetter {
+            reason: None,
+            description: None,
+        },
+    ] {
+        assert_eq!(
+            settle(&mut ns, "q", 1, s).unwrap_err().kind,
+            ErrorKind::MessageLockLost
+        );
     }
     let again = recv(&mut ns, "q", 1);
     settle(&mut ns, "q", again[0].sequence_number, Settlement::Complete).unwrap();
-    assert_eq!(settle(&mut ns, "q", again[0].sequence_number, Settlement::Complete).unwrap_err().kind, ErrorKind::MessageLockLost);
-    ns.receive("flaky", "q", ReceiveMode::PeekLock, 1, ReceiveOptions::default()).unwrap();
-    ns.fault(Fault::Disconnect { receiver: "flaky".into() }).unwrap();
+    assert_eq!(
+        settle(&mut ns, "q", again[0].sequence_number, Settlement::Complete)
+            .unwrap_err()
+            .kind,
+        ErrorKind::MessageLockLost
+    );
+    ns.receive(
+        "flaky",
+        "q",
+        ReceiveMode::PeekLock,
+        1,
+        ReceiveOptions::default(),
+    )
+    .unwrap();
+    ns.fault(Fault::Disconnect {
+        receiver: "flaky".into(),
+    })
+    .unwrap();
     assert_eq!(counts(&ns, "q").locked, 0);
-    assert_eq!(ns.settle("flaky", "q", 2, Settlement::Complete).unwrap_err().kind, ErrorKind::MessageLockLost);
+    assert_eq!(
+        ns.settle("flaky", "q", 2, Settlement::Complete)
+            .unwrap_err()
+            .kind,
+        ErrorKind::MessageLockLost
+    );
 }
 
 #[test]
@@ -559,11 +952,22 @@ fn r_rcv_09_defer_and_receive_by_sequence_number() {
     ns.send("q", msg("b", None)).unwrap();
     recv(&mut ns, "q", 1);
     settle(&mut ns, "q", 1, Settlement::Defer).unwrap();
-    assert_eq!(recv(&mut ns, "q", 5).len(), 1, "a deferred message is invisible to normal receive");
-    assert_eq!(ns.message("q", 1, Perspective::Peek).unwrap().state, MessageState::Deferred);
+    assert_eq!(
+        recv(&mut ns, "q", 5).len(),
+        1,
+        "a deferred message is invisible to normal receive"
+    );
+    assert_eq!(
+        ns.message("q", 1, Perspective::Peek).unwrap().state,
+        MessageState::Deferred
+    );
     let err = ns.receive_deferred(R, "q", &[1, 99]).unwrap_err();
     assert_eq!(err.kind, ErrorKind::MessageNotFound);
-    assert_eq!(counts(&ns, "q").deferred, 1, "the failed call locked nothing");
+    assert_eq!(
+        counts(&ns, "q").deferred,
+        1,
+        "the failed call locked nothing"
+    );
     let got = ns.receive_deferred(R, "q", &[1]).unwrap();
     assert_eq!(got[0].delivery_count, 2);
     assert!(got[0].locked_until.is_some());
@@ -581,11 +985,28 @@ fn r_rcv_10_service_update_and_entity_update_lose_every_lock() {
     recv(&mut ns, "other", 1);
     ns.fault(Fault::ServiceUpdate).unwrap();
     assert_eq!(counts(&ns, "q").locked + counts(&ns, "other").locked, 0);
-    assert_eq!(settle(&mut ns, "q", 1, Settlement::Complete).unwrap_err().kind, ErrorKind::MessageLockLost);
+    assert_eq!(
+        settle(&mut ns, "q", 1, Settlement::Complete)
+            .unwrap_err()
+            .kind,
+        ErrorKind::MessageLockLost
+    );
     recv(&mut ns, "q", 1);
-    ns.update_entity("q", EntitySettings { max_delivery_count: 5, ..settings() }).unwrap();
+    ns.update_entity(
+        "q",
+        EntitySettings {
+            max_delivery_count: 5,
+            ..settings()
+        },
+    )
+    .unwrap();
     assert_eq!(counts(&ns, "q").active, 1, "receivable again");
-    assert_eq!(settle(&mut ns, "q", 1, Settlement::Complete).unwrap_err().kind, ErrorKind::MessageLockLost);
+    assert_eq!(
+        settle(&mut ns, "q", 1, Settlement::Complete)
+            .unwrap_err()
+            .kind,
+        ErrorKind::MessageLockLost
+    );
     assert!(ns.log().iter().any(|e| e.rule == Some(Rule::Rcv10)));
 }
 
@@ -598,12 +1019,22 @@ fn r_rcv_11_peek_never_locks_and_settling_a_peeked_message_is_a_client_error() {
     ns.send("q", msg("c", None)).unwrap();
     recv(&mut ns, "q", 1);
     let peeked = ns.peek("browser", "q", None, 10).unwrap();
-    assert_eq!(peeked.iter().map(|m| m.sequence_number).collect::<Vec<_>>(), vec![1, 2, 3]);
+    assert_eq!(
+        peeked.iter().map(|m| m.sequence_number).collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
     assert_eq!(peeked[1].state, MessageState::Scheduled);
     assert!(peeked[0].lock_token.is_none());
-    let err = ns.settle("browser", "q", 3, Settlement::Complete).unwrap_err();
+    let err = ns
+        .settle("browser", "q", 3, Settlement::Complete)
+        .unwrap_err();
     assert_eq!(err.kind, ErrorKind::InvalidOperation);
-    assert_eq!(ns.message("q", 3, Perspective::Peek).unwrap().delivery_count, 0);
+    assert_eq!(
+        ns.message("q", 3, Perspective::Peek)
+            .unwrap()
+            .delivery_count,
+        0
+    );
     assert_eq!(counts(&ns, "q").locked, 1);
 }
 
@@ -614,8 +1045,21 @@ fn r_rcv_12_lost_lock_after_work_means_the_message_comes_again() {
     ns.send("q", msg("order-42", None)).unwrap();
     let first = recv(&mut ns, "q", 1);
     ns.advance_to(40 * SECOND); // the work took longer than the lock
-    assert_eq!(settle(&mut ns, "q", 1, Settlement::Complete).unwrap_err().kind, ErrorKind::MessageLockLost);
-    let second = ns.receive("r2", "q", ReceiveMode::PeekLock, 1, ReceiveOptions::default()).unwrap();
+    assert_eq!(
+        settle(&mut ns, "q", 1, Settlement::Complete)
+            .unwrap_err()
+            .kind,
+        ErrorKind::MessageLockLost
+    );
+    let second = ns
+        .receive(
+            "r2",
+            "q",
+            ReceiveMode::PeekLock,
+            1,
+            ReceiveOptions::default(),
+        )
+        .unwrap();
     assert_eq!(second[0].message_id, first[0].message_id);
     assert_eq!(second[0].delivery_count, 2);
 }
@@ -626,8 +1070,15 @@ fn r_dlq_01_paths_and_topics_have_none() {
     queue(&mut ns, "q", settings());
     topic_with_sub(&mut ns, MAX_VALUE, MAX_VALUE);
     assert!(ns.resolve("q/$deadletterqueue").unwrap().dlq);
-    assert!(ns.resolve("t/subscriptions/s/$DeadLetterQueue").unwrap().dlq);
-    assert_eq!(ns.resolve("t/$deadletterqueue").unwrap_err().kind, ErrorKind::MessagingEntityNotFound);
+    assert!(
+        ns.resolve("t/subscriptions/s/$DeadLetterQueue")
+            .unwrap()
+            .dlq
+    );
+    assert_eq!(
+        ns.resolve("t/$deadletterqueue").unwrap_err().kind,
+        ErrorKind::MessagingEntityNotFound
+    );
 }
 
 #[test]
@@ -637,27 +1088,78 @@ fn r_dlq_02_dlq_can_be_peeked_and_received_but_not_dead_lettered_again() {
     ns.send("q", msg("a", None)).unwrap();
     ns.send("q", msg("b", None)).unwrap();
     recv(&mut ns, "q", 2);
-    settle(&mut ns, "q", 1, Settlement::DeadLetter { reason: Some("x".into()), description: None }).unwrap();
-    settle(&mut ns, "q", 2, Settlement::DeadLetter { reason: Some("y".into()), description: None }).unwrap();
+    settle(
+        &mut ns,
+        "q",
+        1,
+        Settlement::DeadLetter {
+            reason: Some("x".into()),
+            description: None,
+        },
+    )
+    .unwrap();
+    settle(
+        &mut ns,
+        "q",
+        2,
+        Settlement::DeadLetter {
+            reason: Some("y".into()),
+            description: None,
+        },
+    )
+    .unwrap();
     let d = "q/$deadletterqueue";
     assert_eq!(ns.peek(R, d, None, 10).unwrap().len(), 2);
     recv(&mut ns, d, 1);
-    let err = settle(&mut ns, d, 1, Settlement::DeadLetter { reason: None, description: None }).unwrap_err();
+    let err = settle(
+        &mut ns,
+        d,
+        1,
+        Settlement::DeadLetter {
+            reason: None,
+            description: None,
+        },
+    )
+    .unwrap_err();
     assert_eq!(err.kind, ErrorKind::InvalidOperation);
-    let rad = ns.receive(R, d, ReceiveMode::ReceiveAndDelete, 5, ReceiveOptions::default()).unwrap();
+    let rad = ns
+        .receive(
+            R,
+            d,
+            ReceiveMode::ReceiveAndDelete,
+            5,
+            ReceiveOptions::default(),
+        )
+        .unwrap();
     assert_eq!(rad.len(), 1);
 }
 
 #[test]
 fn r_dlq_03_reason_and_description_are_also_application_properties() {
     let mut ns = ns();
-    queue(&mut ns, "q", EntitySettings { max_delivery_count: 1, ..settings() });
+    queue(
+        &mut ns,
+        "q",
+        EntitySettings {
+            max_delivery_count: 1,
+            ..settings()
+        },
+    );
     ns.send("q", msg("a", None)).unwrap();
     recv(&mut ns, "q", 1);
     settle(&mut ns, "q", 1, Settlement::Abandon).unwrap();
-    let d = ns.message("q/$deadletterqueue", 1, Perspective::Peek).unwrap();
-    assert_eq!(d.application_properties.get("DeadLetterReason").map(String::as_str), Some("MaxDeliveryCountExceeded"));
-    assert!(d.application_properties.contains_key("DeadLetterErrorDescription"));
+    let d = ns
+        .message("q/$deadletterqueue", 1, Perspective::Peek)
+        .unwrap();
+    assert_eq!(
+        d.application_properties
+            .get("DeadLetterReason")
+            .map(String::as_str),
+        Some("MaxDeliveryCountExceeded")
+    );
+    assert!(d
+        .application_properties
+        .contains_key("DeadLetterErrorDescription"));
 }
 
 #[test]
@@ -666,10 +1168,16 @@ fn r_sch_01_scheduled_until_its_time_cancel_removes() {
     queue(&mut ns, "q", settings());
     let a = ns.schedule("q", msg("a", None), MINUTE).unwrap();
     let b = ns.schedule("q", msg("b", None), MINUTE).unwrap();
-    assert_eq!(ns.message("q", a, Perspective::Peek).unwrap().state, MessageState::Scheduled);
+    assert_eq!(
+        ns.message("q", a, Perspective::Peek).unwrap().state,
+        MessageState::Scheduled
+    );
     assert!(recv(&mut ns, "q", 5).is_empty());
     ns.cancel_scheduled("q", b).unwrap();
-    assert_eq!(ns.cancel_scheduled("q", b).unwrap_err().kind, ErrorKind::MessageNotFound);
+    assert_eq!(
+        ns.cancel_scheduled("q", b).unwrap_err().kind,
+        ErrorKind::MessageNotFound
+    );
     ns.advance_to(MINUTE);
     let m = ns.message("q", a, Perspective::Peek).unwrap();
     assert_eq!((m.state, m.enqueued_time), (MessageState::Active, MINUTE));
@@ -680,26 +1188,70 @@ fn r_sch_01_scheduled_until_its_time_cancel_removes() {
 fn r_top_01_topic_copies_to_matching_subscriptions_each_with_own_settings() {
     let mut ns = ns();
     ns.create_topic("t", settings()).unwrap();
-    ns.create_subscription("t", "all", EntitySettings { max_delivery_count: 1, ..settings() }, SubscriptionRule::MatchAll).unwrap();
-    let rule = SubscriptionRule::Correlation { subject: Some("invoice".into()), correlation_id: None, message_id: None, application_properties: Default::default() };
-    ns.create_subscription("t", "invoices", settings(), rule).unwrap();
-    ns.send("t", NewMessage { subject: Some("invoice".into()), ..msg("i", None) }).unwrap();
-    ns.send("t", NewMessage { subject: Some("order".into()), ..msg("o", None) }).unwrap();
+    ns.create_subscription(
+        "t",
+        "all",
+        EntitySettings {
+            max_delivery_count: 1,
+            ..settings()
+        },
+        SubscriptionRule::MatchAll,
+    )
+    .unwrap();
+    let rule = SubscriptionRule::Correlation {
+        subject: Some("invoice".into()),
+        correlation_id: None,
+        message_id: None,
+        application_properties: Default::default(),
+    };
+    ns.create_subscription("t", "invoices", settings(), rule)
+        .unwrap();
+    ns.send(
+        "t",
+        NewMessage {
+            subject: Some("invoice".into()),
+            ..msg("i", None)
+        },
+    )
+    .unwrap();
+    ns.send(
+        "t",
+        NewMessage {
+            subject: Some("order".into()),
+            ..msg("o", None)
+        },
+    )
+    .unwrap();
     assert_eq!(counts(&ns, "t/subscriptions/all").active, 2);
     assert_eq!(counts(&ns, "t/subscriptions/invoices").active, 1);
     recv(&mut ns, "t/subscriptions/all", 1);
     settle(&mut ns, "t/subscriptions/all", 1, Settlement::Abandon).unwrap();
-    assert_eq!(counts(&ns, "t/subscriptions/all").dead_lettered, 1, "its own MaxDeliveryCount of 1");
+    assert_eq!(
+        counts(&ns, "t/subscriptions/all").dead_lettered,
+        1,
+        "its own MaxDeliveryCount of 1"
+    );
     assert_eq!(counts(&ns, "t/subscriptions/invoices").active, 1);
 }
 
 #[test]
 fn r_tier_01_basic_has_no_topics_and_ttl_at_most_14_days() {
     let mut basic = Namespace::builder().tier(Tier::Basic).build();
-    assert_eq!(basic.create_topic("t", EntitySettings::defaults(Tier::Basic)).unwrap_err().kind, ErrorKind::NotSupported);
-    basic.create_queue("q", EntitySettings::defaults(Tier::Basic)).unwrap();
+    assert_eq!(
+        basic
+            .create_topic("t", EntitySettings::defaults(Tier::Basic))
+            .unwrap_err()
+            .kind,
+        ErrorKind::NotSupported
+    );
+    basic
+        .create_queue("q", EntitySettings::defaults(Tier::Basic))
+        .unwrap();
     basic.send("q", msg("a", Some(MAX_VALUE))).unwrap();
-    assert_eq!(basic.message("q", 1, Perspective::Peek).unwrap().expires_at, 14 * DAY);
+    assert_eq!(
+        basic.message("q", 1, Perspective::Peek).unwrap().expires_at,
+        14 * DAY
+    );
     let mut standard = ns();
     standard.create_topic("t", settings()).unwrap();
 }
@@ -709,8 +1261,23 @@ fn forwarding_moves_messages_and_dead_letters() {
     let mut ns = ns();
     queue(&mut ns, "target", settings());
     queue(&mut ns, "dead", settings());
-    queue(&mut ns, "src", EntitySettings { forward_to: Some("target".into()), ..settings() });
-    queue(&mut ns, "dl", EntitySettings { max_delivery_count: 1, forward_dead_lettered_messages_to: Some("dead".into()), ..settings() });
+    queue(
+        &mut ns,
+        "src",
+        EntitySettings {
+            forward_to: Some("target".into()),
+            ..settings()
+        },
+    );
+    queue(
+        &mut ns,
+        "dl",
+        EntitySettings {
+            max_delivery_count: 1,
+            forward_dead_lettered_messages_to: Some("dead".into()),
+            ..settings()
+        },
+    );
     ns.send("src", msg("a", None)).unwrap();
     assert_eq!(counts(&ns, "target").active, 1);
     assert_eq!(counts(&ns, "src").active, 0);
@@ -719,18 +1286,33 @@ fn forwarding_moves_messages_and_dead_letters() {
     settle(&mut ns, "dl", 1, Settlement::Abandon).unwrap();
     let m = ns.message("dead", 1, Perspective::Peek).unwrap();
     assert_eq!(m.dead_letter_source.as_deref(), Some("dl"));
-    assert_eq!(m.dead_letter_reason.as_deref(), Some("MaxDeliveryCountExceeded"));
+    assert_eq!(
+        m.dead_letter_reason.as_deref(),
+        Some("MaxDeliveryCountExceeded")
+    );
 }
 
 #[test]
 fn open_question_max_delivery_count_wins_over_expiry() {
     let mut ns = ns();
-    queue(&mut ns, "q", EntitySettings { max_delivery_count: 1, ..dlq_on_expiry() });
+    queue(
+        &mut ns,
+        "q",
+        EntitySettings {
+            max_delivery_count: 1,
+            ..dlq_on_expiry()
+        },
+    );
     ns.send("q", msg("a", Some(10 * SECOND))).unwrap();
     recv(&mut ns, "q", 1);
     ns.advance_to(30 * SECOND);
-    let d = ns.message("q/$deadletterqueue", 1, Perspective::Peek).unwrap();
-    assert_eq!(d.dead_letter_reason.as_deref(), Some("MaxDeliveryCountExceeded"));
+    let d = ns
+        .message("q/$deadletterqueue", 1, Perspective::Peek)
+        .unwrap();
+    assert_eq!(
+        d.dead_letter_reason.as_deref(),
+        Some("MaxDeliveryCountExceeded")
+    );
 }
 
 #[test]

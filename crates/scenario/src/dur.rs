@@ -31,6 +31,8 @@ impl<'de> Deserialize<'de> for Dur {
             Repr::Ms(ms) => ms.to_string(),
             Repr::Text(t) => t,
         };
-        parse_duration(&text).map(Dur).map_err(serde::de::Error::custom)
+        parse_duration(&text)
+            .map(Dur)
+            .map_err(serde::de::Error::custom)
     }
 }

@@ -17,8 +17,14 @@ pub use run::{Simulation, StepOutcome};
 /// Why a scenario could not be read or started. Every variant says what to fix.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ScenarioError {
-    #[error("the scenario is not valid JSON for this format (line {line}, column {column}): {message}")]
-    Parse { line: usize, column: usize, message: String },
+    #[error(
+        "the scenario is not valid JSON for this format (line {line}, column {column}): {message}"
+    )]
+    Parse {
+        line: usize,
+        column: usize,
+        message: String,
+    },
     #[error("the scenario is not valid: {0}")]
     Invalid(String),
     #[error("the link is broken: {0}")]
@@ -39,7 +45,10 @@ impl Scenario {
             utc::parse_start(start).map_err(|m| ScenarioError::Invalid(format!("start: {m}")))?;
         }
         for (i, e) in self.entities.iter().enumerate() {
-            let kinds = [&e.queue, &e.topic, &e.subscription].iter().filter(|k| k.is_some()).count();
+            let kinds = [&e.queue, &e.topic, &e.subscription]
+                .iter()
+                .filter(|k| k.is_some())
+                .count();
             if kinds != 1 {
                 return invalid(format!(
                     "entities[{i}]: give exactly one of \"queue\", \"topic\" or \"subscription\""
@@ -71,7 +80,11 @@ impl Scenario {
                     return invalid(format!("timeline[{i}]: expect_error \"{want}\" is not an error name such as MessageLockLost"));
                 }
             }
-            if step.send.as_ref().is_some_and(|s| s.count.unwrap_or(1) > 100_000) {
+            if step
+                .send
+                .as_ref()
+                .is_some_and(|s| s.count.unwrap_or(1) > 100_000)
+            {
                 return invalid(format!("timeline[{i}]: send count is at most 100000"));
             }
         }

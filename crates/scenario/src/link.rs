@@ -38,7 +38,12 @@ pub fn decode_scenario(payload: &str) -> Result<Scenario, ScenarioError> {
     if payload.is_empty() {
         return err("it holds no scenario");
     }
-    let (version, rest) = payload.split_at(payload.char_indices().nth(2).map_or(payload.len(), |(i, _)| i));
+    let (version, rest) = payload.split_at(
+        payload
+            .char_indices()
+            .nth(2)
+            .map_or(payload.len(), |(i, _)| i),
+    );
     let (version, kind) = (version.chars().next(), version.chars().nth(1));
     match version {
         Some('1') => {}
@@ -58,8 +63,14 @@ pub fn decode_scenario(payload: &str) -> Result<Scenario, ScenarioError> {
         Some('j') => bytes,
         _ => return err("it is not a Service Bus Playground link (unknown encoding)"),
     };
-    let Ok(text) = std::str::from_utf8(&json) else { return err("its data is damaged (not UTF-8 text)") };
-    Scenario::from_json(text).map_err(|e| ScenarioError::Link(format!("it holds a scenario this playground cannot read: {e}")))
+    let Ok(text) = std::str::from_utf8(&json) else {
+        return err("its data is damaged (not UTF-8 text)");
+    };
+    Scenario::from_json(text).map_err(|e| {
+        ScenarioError::Link(format!(
+            "it holds a scenario this playground cannot read: {e}"
+        ))
+    })
 }
 
 /// `s=...&t=...&x=...`
@@ -89,18 +100,30 @@ pub fn decode_link(text: &str) -> Result<Link, ScenarioError> {
             "s" => scenario = Some(decode_scenario(value)?),
             "t" => match value.parse::<i64>() {
                 Ok(t) if t >= 0 => at = Some(t),
-                _ => return bad(format!("its instant \"t={value}\" is not a number of milliseconds")),
+                _ => {
+                    return bad(format!(
+                        "its instant \"t={value}\" is not a number of milliseconds"
+                    ))
+                }
             },
             "x" => match value.parse::<u32>() {
                 Ok(x) if (1..=100_000).contains(&x) => speed = Some(x),
-                _ => return bad(format!("its speed \"x={value}\" is not between 1 and 100000")),
+                _ => {
+                    return bad(format!(
+                        "its speed \"x={value}\" is not between 1 and 100000"
+                    ))
+                }
             },
             "embed" => {}
             other => return bad(format!("it has an unknown part \"{other}\"")),
         }
     }
     match scenario {
-        Some(scenario) => Ok(Link { scenario, at, speed }),
+        Some(scenario) => Ok(Link {
+            scenario,
+            at,
+            speed,
+        }),
         None => bad("it holds no scenario (no \"s=\" part)".into()),
     }
 }

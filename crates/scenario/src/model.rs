@@ -194,7 +194,10 @@ fn is_default_receiver(r: &str) -> bool {
 #[serde(deny_unknown_fields)]
 pub struct ReceiveDef {
     pub from: String,
-    #[serde(default = "default_receiver", skip_serializing_if = "is_default_receiver")]
+    #[serde(
+        default = "default_receiver",
+        skip_serializing_if = "is_default_receiver"
+    )]
     pub receiver: String,
     #[serde(default)]
     pub mode: ModeDef,
@@ -212,7 +215,10 @@ pub struct ReceiveDef {
 #[serde(deny_unknown_fields)]
 pub struct PeekDef {
     pub from: String,
-    #[serde(default = "default_receiver", skip_serializing_if = "is_default_receiver")]
+    #[serde(
+        default = "default_receiver",
+        skip_serializing_if = "is_default_receiver"
+    )]
     pub receiver: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_seq: Option<u64>,
@@ -225,7 +231,10 @@ pub struct PeekDef {
 pub struct SettleDef {
     pub from: String,
     pub seq: u64,
-    #[serde(default = "default_receiver", skip_serializing_if = "is_default_receiver")]
+    #[serde(
+        default = "default_receiver",
+        skip_serializing_if = "is_default_receiver"
+    )]
     pub receiver: String,
     /// Dead-letter only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -240,7 +249,10 @@ pub struct SettleDef {
 pub struct ReceiveDeferredDef {
     pub from: String,
     pub seqs: Vec<u64>,
-    #[serde(default = "default_receiver", skip_serializing_if = "is_default_receiver")]
+    #[serde(
+        default = "default_receiver",
+        skip_serializing_if = "is_default_receiver"
+    )]
     pub receiver: String,
 }
 
@@ -384,11 +396,12 @@ pub struct Expectation {
 impl Scenario {
     /// Parses and validates a scenario; the error says where and what, in words.
     pub fn from_json(text: &str) -> Result<Scenario, crate::ScenarioError> {
-        let scenario: Scenario = serde_json::from_str(text).map_err(|e| crate::ScenarioError::Parse {
-            line: e.line(),
-            column: e.column(),
-            message: e.to_string(),
-        })?;
+        let scenario: Scenario =
+            serde_json::from_str(text).map_err(|e| crate::ScenarioError::Parse {
+                line: e.line(),
+                column: e.column(),
+                message: e.to_string(),
+            })?;
         scenario.validate()?;
         Ok(scenario)
     }

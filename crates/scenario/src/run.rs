@@ -6,8 +6,8 @@ use crate::utc;
 use crate::ScenarioError;
 use sbp_engine::time::{format_instant, Instant, MAX_VALUE, NEVER};
 use sbp_engine::{
-    BrokerError, Command, EntitySettings, ErrorKind, Fault, Namespace, NewMessage, Perspective, ReceiveMode,
-    ReceiveOptions, Reply, Settlement, SubscriptionRule,
+    BrokerError, Command, EntitySettings, ErrorKind, Fault, Namespace, NewMessage, Perspective,
+    ReceiveMode, ReceiveOptions, Reply, Settlement, SubscriptionRule,
 };
 use serde::Serialize;
 
@@ -37,8 +37,9 @@ impl Simulation {
     /// Builds the namespace and creates the scenario's entities at t=0.
     pub fn new(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
         scenario.validate()?;
-        let start_unix_ms = utc::parse_start(scenario.start.as_deref().unwrap_or(utc::DEFAULT_START))
-            .map_err(|m| ScenarioError::Invalid(format!("start: {m}")))?;
+        let start_unix_ms =
+            utc::parse_start(scenario.start.as_deref().unwrap_or(utc::DEFAULT_START))
+                .map_err(|m| ScenarioError::Invalid(format!("start: {m}")))?;
         let mut builder = Namespace::builder()
             .tier(scenario.namespace.tier)
             .expiry_mode(scenario.namespace.expiry)
@@ -50,8 +51,13 @@ impl Simulation {
         for (i, def) in scenario.entities.iter().enumerate() {
             let command = entity_command(&ns, def)
                 .map_err(|m| ScenarioError::Invalid(format!("entities[{i}]: {m}")))?;
-            ns.apply(0, command)
-                .map_err(|e| ScenarioError::Invalid(format!("entities[{i}] ({}): {}", entity_label(def), e.message)))?;
+            ns.apply(0, command).map_err(|e| {
+                ScenarioError::Invalid(format!(
+                    "entities[{i}] ({}): {}",
+                    entity_label(def),
+                    e.message
+                ))
+            })?;
         }
         Ok(Simulation {
             scenario: scenario.clone(),
@@ -75,14 +81,30 @@ impl Simulation {
 
     /// The next instant anything happens: a timeline step, an expectation, or a broker timer.
     pub fn next_due(&mut self) -> Option<Instant> {
-        let step = self.scenario.timeline.get(self.next_step).map(|s| s.at.ms());
-        let expect = self.scenario.expect.get(self.next_expect).map(|e| e.at.ms());
-        [step, expect, self.ns.next_due()].into_iter().flatten().min()
+        let step = self
+            .scenario
+            .timeline
+            .get(self.next_step)
+            .map(|s| s.at.ms());
+        let expect = self
+            .scenario
+            .expect
+            .get(self.next_expect)
+            .map(|e| e.at.ms());
+        [step, expect, self.ns.next_due()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// What happens next, in words ("lock of #12 in orders lapses"), with its instant.
     pub fn next_event(&mut self) -> Option<(Instant, String)> {
-        let step = self.scenario.timeline.get(self.next_step).map(|s| (s.at.ms(), format!("step {}: {}", self.next_step + 1, s.action_text())));
+        let step = self.scenario.timeline.get(self.next_step).map(|s| {
+            (
+                s.at.ms(),
+                format!("step {}: {}", self.next_step + 1, s.action_text()),
+            )
+        });
         let timer = self.ns.next_event();
         match (step, timer) {
             (Some(s), Some(t)) => Some(if s.0 <= t.0 { s } else { t }),
@@ -93,8 +115,18 @@ impl Simulation {
     /// Runs every step, timer and expectation due up to and including `until`, in time order.
     pub fn advance_to(&mut self, until: Instant) {
         loop {
-            let step_at = self.scenario.timeline.get(self.next_step).map(|s| s.at.ms()).filter(|&t| t <= until);
-            let expect_at = self.scenario.expect.get(self.next_expect).map(|e| e.at.ms()).filter(|&t| t <= until);
+            let step_at = self
+                .scenario
+                .timeline
+                .get(self.next_step)
+                .map(|s| s.at.ms())
+                .filter(|&t| t <= until);
+            let expect_at = self
+                .scenario
+                .expect
+                .get(self.next_expect)
+                .map(|e| e.at.ms())
+                .filter(|&t| t <= until);
             match (step_at, expect_at) {
                 (None, None) => break,
                 // Steps at an instant run before the expectations at that instant.
@@ -108,8 +140,19 @@ impl Simulation {
 
     /// The instant of the last step or expectation.
     pub fn end(&self) -> Instant {
-        let last_step = self.scenario.timeline.last().map(|s| s.at.ms()).unwrap_or(0);
-        let last_expect = self.scenario.expect.iter().map(|e| e.at.ms()).max().unwrap_or(0);
+        let last_step = self
+            .scenario
+            .timeline
+            .last()
+            .map(|s| s.at.ms())
+            .unwrap_or(0);
+        let last_expect = self
+            .scenario
+            .expect
+            .iter()
+            .map(|e| e.at.ms())
+            .max()
+            .unwrap_or(0);
         last_step.max(last_expect)
     }
 
@@ -131,7 +174,10 @@ impl Simulation {
         }
         self.scenario.timeline.push(step);
         self.run_step();
-        self.outcomes.last().map(|o| o.result.clone()).unwrap_or(Ok(String::new()))
+        self.outcomes
+            .last()
+            .map(|o| o.result.clone())
+            .unwrap_or(Ok(String::new()))
     }
 
     fn run_step(&mut self) {
@@ -165,7 +211,12 @@ impl Simulation {
             )),
             _ => {}
         }
-        self.outcomes.push(StepOutcome { index, at, action, result });
+        self.outcomes.push(StepOutcome {
+            index,
+            at,
+            action,
+            result,
+        });
     }
 
     fn execute(&mut self, step: &Step, at: Instant) -> Result<String, BrokerError> {
@@ -175,24 +226,39 @@ impl Simulation {
             for i in 0..count {
                 let message = new_message(send, i, count);
                 let command = match send.scheduled_enqueue_time {
-                    Some(when) => Command::Schedule { to: send.to.clone(), message, at: when.ms() },
-                    None => Command::Send { to: send.to.clone(), message },
+                    Some(when) => Command::Schedule {
+                        to: send.to.clone(),
+                        message,
+                        at: when.ms(),
+                    },
+                    None => Command::Send {
+                        to: send.to.clone(),
+                        message,
+                    },
                 };
-                match self.ns.apply(at, command)? {
-                    Reply::Sent { seq } => seqs.push(seq),
-                    _ => {}
+                if let Reply::Sent { seq } = self.ns.apply(at, command)? {
+                    seqs.push(seq);
                 }
             }
-            let verb = if send.scheduled_enqueue_time.is_some() { "scheduled" } else { "sent" };
+            let verb = if send.scheduled_enqueue_time.is_some() {
+                "scheduled"
+            } else {
+                "sent"
+            };
             return Ok(format!("{verb} {}", seq_list(&seqs)));
         }
-        let commands = step_commands(&self.ns, step).map_err(|m| BrokerError::new(ErrorKind::InvalidOperation, m))?;
+        let commands = step_commands(&self.ns, step)
+            .map_err(|m| BrokerError::new(ErrorKind::InvalidOperation, m))?;
         let mut summary = Vec::new();
         for command in commands {
             match self.ns.apply(at, command)? {
                 Reply::Messages(ms) => {
                     let seqs: Vec<u64> = ms.iter().map(|m| m.sequence_number).collect();
-                    summary.push(if seqs.is_empty() { "no messages".to_string() } else { format!("got {}", seq_list(&seqs)) });
+                    summary.push(if seqs.is_empty() {
+                        "no messages".to_string()
+                    } else {
+                        format!("got {}", seq_list(&seqs))
+                    });
                 }
                 Reply::Sent { seq } => summary.push(format!("#{seq}")),
                 Reply::Done => summary.push("ok".into()),
@@ -209,7 +275,8 @@ impl Simulation {
         let at = format_instant(e.at.ms());
         for (path, want) in &e.counts {
             let Some(entity) = self.ns.entity(path) else {
-                self.failures.push(format!("expect at {at}: {path} does not exist"));
+                self.failures
+                    .push(format!("expect at {at}: {path} does not exist"));
                 continue;
             };
             let have = entity.counts(self.ns.now());
@@ -219,18 +286,26 @@ impl Simulation {
                 ("scheduled", want.scheduled, have.scheduled),
                 ("deferred", want.deferred, have.deferred),
                 ("dead_lettered", want.dead_lettered, have.dead_lettered),
-                ("expired_uncollected", want.expired_uncollected, have.expired_uncollected),
+                (
+                    "expired_uncollected",
+                    want.expired_uncollected,
+                    have.expired_uncollected,
+                ),
             ];
             for (name, want, have) in fields {
                 if let Some(want) = want.filter(|w| *w != have) {
-                    self.failures.push(format!("expect at {at}: {path} {name}: expected {want}, got {have}"));
+                    self.failures.push(format!(
+                        "expect at {at}: {path} {name}: expected {want}, got {have}"
+                    ));
                 }
             }
         }
         for (path, want) in &e.exists {
             let have = self.ns.entity(path).is_some();
             if have != *want {
-                self.failures.push(format!("expect at {at}: {path} exists: expected {want}, got {have}"));
+                self.failures.push(format!(
+                    "expect at {at}: {path} exists: expected {want}, got {have}"
+                ));
             }
         }
         for m in &e.messages {
@@ -251,13 +326,15 @@ impl Simulation {
             return;
         };
         if want.absent {
-            self.failures.push(format!("{label}: expected absent, but it is there"));
+            self.failures
+                .push(format!("{label}: expected absent, but it is there"));
             return;
         }
         let have = serde_json::to_value(&view).unwrap_or_default();
         for (name, expected) in &want.properties {
             let Some(actual) = have.get(name) else {
-                self.failures.push(format!("{label}: there is no property {name}"));
+                self.failures
+                    .push(format!("{label}: there is no property {name}"));
                 continue;
             };
             if let Err(msg) = property_matches(name, expected, actual) {
@@ -267,18 +344,32 @@ impl Simulation {
     }
 }
 
-const TIME_PROPERTIES: &[&str] = &["EnqueuedTime", "ExpiresAt", "LockedUntil", "ScheduledEnqueueTime", "EffectiveExpiresAt"];
+const TIME_PROPERTIES: &[&str] = &[
+    "EnqueuedTime",
+    "ExpiresAt",
+    "LockedUntil",
+    "ScheduledEnqueueTime",
+    "EffectiveExpiresAt",
+];
 const DURATION_PROPERTIES: &[&str] = &["TimeToLive"];
 
 /// Times and durations are written as durations ("15m", "never"); the rest compares as JSON.
-fn property_matches(name: &str, expected: &serde_json::Value, actual: &serde_json::Value) -> Result<(), String> {
+fn property_matches(
+    name: &str,
+    expected: &serde_json::Value,
+    actual: &serde_json::Value,
+) -> Result<(), String> {
     let is_time = TIME_PROPERTIES.contains(&name);
     if is_time || DURATION_PROPERTIES.contains(&name) {
         let want = match expected {
             serde_json::Value::Null => None,
             serde_json::Value::String(s) => Some(sbp_engine::time::parse_duration(s)?),
             serde_json::Value::Number(n) => n.as_i64(),
-            other => return Err(format!("write {other} as a duration such as \"15m\" or \"never\"")),
+            other => {
+                return Err(format!(
+                    "write {other} as a duration such as \"15m\" or \"never\""
+                ))
+            }
         };
         let want = want.map(|w| if is_time && w >= MAX_VALUE { NEVER } else { w });
         let have = actual.as_i64();
@@ -303,12 +394,22 @@ fn seq_list(seqs: &[u64]) -> String {
         [] => "nothing".into(),
         [one] => format!("#{one}"),
         [first, .., last] if seqs.len() > 3 => format!("#{first}..#{last}"),
-        _ => seqs.iter().map(|s| format!("#{s}")).collect::<Vec<_>>().join(", "),
+        _ => seqs
+            .iter()
+            .map(|s| format!("#{s}"))
+            .collect::<Vec<_>>()
+            .join(", "),
     }
 }
 
 fn new_message(send: &SendDef, i: u32, count: u32) -> NewMessage {
-    let message_id = send.message_id.as_ref().map(|id| if count > 1 { format!("{id}-{}", i + 1) } else { id.clone() });
+    let message_id = send.message_id.as_ref().map(|id| {
+        if count > 1 {
+            format!("{id}-{}", i + 1)
+        } else {
+            id.clone()
+        }
+    });
     NewMessage {
         message_id,
         time_to_live: send.ttl.map(Dur::ms),
@@ -321,7 +422,11 @@ fn new_message(send: &SendDef, i: u32, count: u32) -> NewMessage {
 }
 
 fn entity_label(def: &EntityDef) -> String {
-    def.queue.clone().or_else(|| def.topic.clone()).or_else(|| def.subscription.clone()).unwrap_or_default()
+    def.queue
+        .clone()
+        .or_else(|| def.topic.clone())
+        .or_else(|| def.subscription.clone())
+        .unwrap_or_default()
 }
 
 /// The command that creates an entity definition.
@@ -329,11 +434,19 @@ pub fn entity_command(ns: &Namespace, def: &EntityDef) -> Result<Command, String
     let base = EntitySettings::defaults(ns.tier());
     let settings = def.settings.apply_to(&base);
     match (&def.queue, &def.topic, &def.subscription) {
-        (Some(name), None, None) => Ok(Command::CreateQueue { name: name.clone(), settings }),
-        (None, Some(name), None) => Ok(Command::CreateTopic { name: name.clone(), settings }),
+        (Some(name), None, None) => Ok(Command::CreateQueue {
+            name: name.clone(),
+            settings,
+        }),
+        (None, Some(name), None) => Ok(Command::CreateTopic {
+            name: name.clone(),
+            settings,
+        }),
         (None, None, Some(path)) => {
             let Some((topic, name)) = path.split_once("/subscriptions/") else {
-                return Err(format!("subscription \"{path}\" must be written \"<topic>/subscriptions/<name>\""));
+                return Err(format!(
+                    "subscription \"{path}\" must be written \"<topic>/subscriptions/<name>\""
+                ));
             };
             let rule = match &def.rule {
                 None => SubscriptionRule::MatchAll,
@@ -344,24 +457,42 @@ pub fn entity_command(ns: &Namespace, def: &EntityDef) -> Result<Command, String
                     application_properties: r.properties.clone(),
                 },
             };
-            Ok(Command::CreateSubscription { topic: topic.to_string(), name: name.to_string(), settings, rule })
+            Ok(Command::CreateSubscription {
+                topic: topic.to_string(),
+                name: name.to_string(),
+                settings,
+                rule,
+            })
         }
         _ => Err("give exactly one of \"queue\", \"topic\" or \"subscription\"".into()),
     }
 }
 
 fn settle_command(def: &SettleDef, settlement: Settlement) -> Command {
-    Command::Settle { receiver: def.receiver.clone(), from: def.from.clone(), seq: def.seq, settlement }
+    Command::Settle {
+        receiver: def.receiver.clone(),
+        from: def.from.clone(),
+        seq: def.seq,
+        settlement,
+    }
 }
 
 /// The engine commands of a step (all but `send`, which may be many).
 fn step_commands(ns: &Namespace, step: &Step) -> Result<Vec<Command>, String> {
     let mut out = Vec::new();
     if let Some(c) = &step.cancel_scheduled {
-        out.push(Command::CancelScheduled { to: c.to.clone(), seq: c.seq });
+        out.push(Command::CancelScheduled {
+            to: c.to.clone(),
+            seq: c.seq,
+        });
     }
     if let Some(p) = &step.peek {
-        out.push(Command::Peek { receiver: p.receiver.clone(), from: p.from.clone(), from_seq: p.from_seq, count: p.count.unwrap_or(1) });
+        out.push(Command::Peek {
+            receiver: p.receiver.clone(),
+            from: p.from.clone(),
+            from_seq: p.from_seq,
+            count: p.count.unwrap_or(1),
+        });
     }
     if let Some(r) = &step.receive {
         out.push(Command::Receive {
@@ -372,11 +503,18 @@ fn step_commands(ns: &Namespace, step: &Step) -> Result<Vec<Command>, String> {
                 ModeDef::ReceiveAndDelete => ReceiveMode::ReceiveAndDelete,
             },
             count: r.count.unwrap_or(1),
-            options: ReceiveOptions { max_auto_lock_renewal: r.max_auto_lock_renewal.map(Dur::ms), transfer_fails: r.transfer_fails },
+            options: ReceiveOptions {
+                max_auto_lock_renewal: r.max_auto_lock_renewal.map(Dur::ms),
+                transfer_fails: r.transfer_fails,
+            },
         });
     }
     if let Some(r) = &step.receive_deferred {
-        out.push(Command::ReceiveDeferred { receiver: r.receiver.clone(), from: r.from.clone(), seqs: r.seqs.clone() });
+        out.push(Command::ReceiveDeferred {
+            receiver: r.receiver.clone(),
+            from: r.from.clone(),
+            seqs: r.seqs.clone(),
+        });
     }
     if let Some(s) = &step.complete {
         out.push(settle_command(s, Settlement::Complete));
@@ -385,7 +523,13 @@ fn step_commands(ns: &Namespace, step: &Step) -> Result<Vec<Command>, String> {
         out.push(settle_command(s, Settlement::Abandon));
     }
     if let Some(s) = &step.dead_letter {
-        out.push(settle_command(s, Settlement::DeadLetter { reason: s.reason.clone(), description: s.description.clone() }));
+        out.push(settle_command(
+            s,
+            Settlement::DeadLetter {
+                reason: s.reason.clone(),
+                description: s.description.clone(),
+            },
+        ));
     }
     if let Some(s) = &step.defer {
         out.push(settle_command(s, Settlement::Defer));
@@ -401,22 +545,32 @@ fn step_commands(ns: &Namespace, step: &Step) -> Result<Vec<Command>, String> {
             .entity(&u.entity)
             .map(|e| e.settings.clone())
             .ok_or_else(|| format!("the entity '{}' does not exist", u.entity))?;
-        out.push(Command::UpdateEntity { path: u.entity.clone(), settings: u.settings.apply_to(&current) });
+        out.push(Command::UpdateEntity {
+            path: u.entity.clone(),
+            settings: u.settings.apply_to(&current),
+        });
     }
     if let Some(path) = &step.delete {
         out.push(Command::DeleteEntity { path: path.clone() });
     }
     if let Some(r) = &step.close_receiver {
         match &r.from {
-            Some(from) => out.push(Command::CloseReceiver { receiver: r.receiver.clone(), from: from.clone() }),
-            None => out.push(Command::Fault(Fault::Disconnect { receiver: r.receiver.clone() })),
+            Some(from) => out.push(Command::CloseReceiver {
+                receiver: r.receiver.clone(),
+                from: from.clone(),
+            }),
+            None => out.push(Command::Fault(Fault::Disconnect {
+                receiver: r.receiver.clone(),
+            })),
         }
     }
     if let Some(f) = &step.fault {
         out.push(Command::Fault(match f {
             FaultDef::ServiceUpdate => Fault::ServiceUpdate,
             FaultDef::OsUpdate => Fault::OsUpdate,
-            FaultDef::Disconnect(r) => Fault::Disconnect { receiver: r.clone() },
+            FaultDef::Disconnect(r) => Fault::Disconnect {
+                receiver: r.clone(),
+            },
             FaultDef::ServerBusy(d) => Fault::ServerBusy { duration: d.ms() },
         }));
     }
@@ -430,19 +584,47 @@ impl Step {
         macro_rules! has {
             ($($f:ident),*) => { $( if self.$f.is_some() { v.push(stringify!($f)); } )* };
         }
-        has!(send, cancel_scheduled, peek, receive, receive_deferred, complete, abandon, dead_letter, defer, renew_lock, create, update, delete, close_receiver, fault);
+        has!(
+            send,
+            cancel_scheduled,
+            peek,
+            receive,
+            receive_deferred,
+            complete,
+            abandon,
+            dead_letter,
+            defer,
+            renew_lock,
+            create,
+            update,
+            delete,
+            close_receiver,
+            fault
+        );
         v
     }
 
     /// "receive 3 from orders as r1" and the like.
     pub fn action_text(&self) -> String {
-        let settle = |verb: &str, s: &SettleDef| format!("{verb} #{} in {} ({})", s.seq, s.from, s.receiver);
+        let settle =
+            |verb: &str, s: &SettleDef| format!("{verb} #{} in {} ({})", s.seq, s.from, s.receiver);
         if let Some(s) = &self.send {
             let n = s.count.unwrap_or(1);
-            let what = if n > 1 { format!("{n} messages") } else { "a message".into() };
-            let ttl = s.ttl.map(|t| format!(" with TTL {}", sbp_engine::time::format_duration(t.ms()))).unwrap_or_default();
+            let what = if n > 1 {
+                format!("{n} messages")
+            } else {
+                "a message".into()
+            };
+            let ttl = s
+                .ttl
+                .map(|t| format!(" with TTL {}", sbp_engine::time::format_duration(t.ms())))
+                .unwrap_or_default();
             return match s.scheduled_enqueue_time {
-                Some(at) => format!("schedule {what} to {} for {}{ttl}", s.to, format_instant(at.ms())),
+                Some(at) => format!(
+                    "schedule {what} to {} for {}{ttl}",
+                    s.to,
+                    format_instant(at.ms())
+                ),
                 None => format!("send {what} to {}{ttl}", s.to),
             };
         }
@@ -451,7 +633,12 @@ impl Step {
                 ModeDef::PeekLock => "",
                 ModeDef::ReceiveAndDelete => " (ReceiveAndDelete)",
             };
-            return format!("receive {} from {} as {}{mode}", r.count.unwrap_or(1), r.from, r.receiver);
+            return format!(
+                "receive {} from {} as {}{mode}",
+                r.count.unwrap_or(1),
+                r.from,
+                r.receiver
+            );
         }
         if let Some(p) = &self.peek {
             return format!("peek {} in {}", p.count.unwrap_or(1), p.from);
@@ -494,7 +681,10 @@ impl Step {
                 FaultDef::ServiceUpdate => "fault: service update".into(),
                 FaultDef::OsUpdate => "fault: OS update".into(),
                 FaultDef::Disconnect(r) => format!("fault: {r}'s connection drops"),
-                FaultDef::ServerBusy(d) => format!("fault: server busy for {}", sbp_engine::time::format_duration(d.ms())),
+                FaultDef::ServerBusy(d) => format!(
+                    "fault: server busy for {}",
+                    sbp_engine::time::format_duration(d.ms())
+                ),
             };
         }
         "nothing".into()

@@ -4,7 +4,19 @@ use sbp_scenario::presets::PRESETS;
 use sbp_scenario::*;
 
 fn log_text(sim: &Simulation) -> String {
-    sim.ns.log().iter().map(|e| format!("{} {} {} {}\n", e.at, sim.ns.event_path(e), e.seq, sim.ns.describe(e))).collect()
+    sim.ns
+        .log()
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {} {} {}\n",
+                e.at,
+                sim.ns.event_path(e),
+                e.seq,
+                sim.ns.describe(e)
+            )
+        })
+        .collect()
 }
 
 #[test]
@@ -32,10 +44,16 @@ fn same_scenario_twice_gives_the_same_event_log() {
 
 #[test]
 fn a_broken_expectation_fails_with_a_clear_diff() {
-    let json = PRESETS[0].1.replace("\"dead_lettered\": 1", "\"dead_lettered\": 2");
+    let json = PRESETS[0]
+        .1
+        .replace("\"dead_lettered\": 1", "\"dead_lettered\": 2");
     let mut sim = Simulation::new(&Scenario::from_json(&json).unwrap()).unwrap();
     assert!(!sim.run_to_end());
-    assert!(sim.failures[0].contains("orders dead_lettered: expected 2, got 1"), "{:?}", sim.failures);
+    assert!(
+        sim.failures[0].contains("orders dead_lettered: expected 2, got 1"),
+        "{:?}",
+        sim.failures
+    );
 }
 
 #[test]
@@ -44,17 +62,36 @@ fn unknown_fields_and_bad_values_are_named() {
     let err = Scenario::from_json(typo).unwrap_err().to_string();
     assert!(err.contains("lock_duraton"), "{err}");
     let bad_dur = r#"{"version":1,"timeline":[{"at":"ten seconds","peek":{"from":"q"}}]}"#;
-    assert!(Scenario::from_json(bad_dur).unwrap_err().to_string().contains("duration"));
-    let two = r#"{"version":1,"timeline":[{"at":"1s","peek":{"from":"q"},"receive":{"from":"q"}}]}"#;
-    assert!(Scenario::from_json(two).unwrap_err().to_string().contains("exactly one action"));
+    assert!(Scenario::from_json(bad_dur)
+        .unwrap_err()
+        .to_string()
+        .contains("duration"));
+    let two =
+        r#"{"version":1,"timeline":[{"at":"1s","peek":{"from":"q"},"receive":{"from":"q"}}]}"#;
+    assert!(Scenario::from_json(two)
+        .unwrap_err()
+        .to_string()
+        .contains("exactly one action"));
     let out_of_range = r#"{"version":1,"entities":[{"queue":"q","lock_duration":"1s"}]}"#;
-    let err = Simulation::new(&Scenario::from_json(out_of_range).unwrap()).unwrap_err().to_string();
-    assert!(err.contains("LockDuration") && err.contains("5s..5m"), "{err}");
+    let err = Simulation::new(&Scenario::from_json(out_of_range).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("LockDuration") && err.contains("5s..5m"),
+        "{err}"
+    );
     let version = r#"{"version":2}"#;
-    assert!(Scenario::from_json(version).unwrap_err().to_string().contains("version 2"));
+    assert!(Scenario::from_json(version)
+        .unwrap_err()
+        .to_string()
+        .contains("version 2"));
     let step_typo = r#"{"version":1,"timeline":[{"at":"1s","send":{"to":"q","tll":"1s"}}]}"#;
-    assert!(Scenario::from_json(step_typo).unwrap_err().to_string().contains("tll"));
-    let update_typo = r#"{"version":1,"timeline":[{"at":"1s","update":{"entity":"q","max_deliveries":1}}]}"#;
+    assert!(Scenario::from_json(step_typo)
+        .unwrap_err()
+        .to_string()
+        .contains("tll"));
+    let update_typo =
+        r#"{"version":1,"timeline":[{"at":"1s","update":{"entity":"q","max_deliveries":1}}]}"#;
     assert!(Scenario::from_json(update_typo).is_err());
 }
 
@@ -62,9 +99,17 @@ fn unknown_fields_and_bad_values_are_named() {
 fn link_round_trip_keeps_scenario_instant_and_speed() {
     for (_, json) in PRESETS {
         let scenario = Scenario::from_json(json).unwrap();
-        let link = Link { scenario: scenario.clone(), at: Some(12_345), speed: Some(60) };
+        let link = Link {
+            scenario: scenario.clone(),
+            at: Some(12_345),
+            speed: Some(60),
+        };
         let text = encode_link(&link);
-        assert!(text.chars().all(|c| c.is_ascii_alphanumeric() || "-_=&".contains(c)), "URL-safe: {text}");
+        assert!(
+            text.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_=&".contains(c)),
+            "URL-safe: {text}"
+        );
         assert!(text.starts_with("s=1z"), "compressed when that helps");
         let back = decode_link(&format!("https://example.test/#{text}")).unwrap();
         assert_eq!(back, link);
@@ -73,7 +118,11 @@ fn link_round_trip_keeps_scenario_instant_and_speed() {
 
 #[test]
 fn broken_links_give_clear_errors() {
-    let good = encode_link(&Link { scenario: Scenario::from_json(PRESETS[0].1).unwrap(), at: None, speed: None });
+    let good = encode_link(&Link {
+        scenario: Scenario::from_json(PRESETS[0].1).unwrap(),
+        at: None,
+        speed: None,
+    });
     let cases = [
         ("", "no scenario"),
         ("s=", "holds no scenario"),
@@ -91,7 +140,10 @@ fn broken_links_give_clear_errors() {
     let truncated = &good[..good.len() / 2];
     assert!(decode_link(truncated).is_err());
     let huge = format!("s=1j{}", "A".repeat(300 * 1024));
-    assert!(decode_link(&huge).unwrap_err().to_string().contains("longer"));
+    assert!(decode_link(&huge)
+        .unwrap_err()
+        .to_string()
+        .contains("longer"));
 }
 
 proptest! {

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Builds the UI into dist/ with trunk, offline.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/tests/e2e/node_modules/.bin:$HOME/.cargo/bin:$PATH"   # wasm-opt from npm's binaryen
+export TRUNK_OFFLINE=true TRUNK_SKIP_VERSION_CHECK=true
+trunk build --release --offline

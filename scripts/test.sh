@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, then fmt, clippy, every test, the engine for
+# wasm32, every preset through the CLI, the UI build and the browser tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+export PATH="$HOME/.cargo/bin:$PATH"
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+step "cargo clippy -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
+step "cargo test"
+cargo test --workspace
+step "engine and scenario crates for wasm32-unknown-unknown"
+cargo build -p sbp-engine -p sbp-scenario --target wasm32-unknown-unknown
+step "every preset through the CLI"
+cargo run -q -p sbp-cli -- check
+if [ -f crates/ui/Cargo.toml ]; then
+  step "UI build (trunk --release)"
+  ./scripts/build-ui.sh
+  step "browser tests (headless chromium)"
+  node tests/e2e/run.mjs
+fi
