@@ -674,7 +674,7 @@ fn r_rcv_01_receive_and_delete_settles_on_transfer_and_cannot_be_settled() {
         )
         .unwrap();
     assert_eq!(got[0].message_id, "a");
-    assert!(ns.entity("q").unwrap().main.messages.get(&1).is_none());
+    assert!(!ns.entity("q").unwrap().main.messages.contains_key(&1));
     let err = settle(&mut ns, "q", 1, Settlement::Complete).unwrap_err();
     assert_eq!(err.kind, ErrorKind::InvalidOperation);
     let lost = ns
