@@ -1,0 +1,391 @@
+//! Forms for what a user does: send, receive, peek, receive deferred, faults, create entities,
+//! and the scenario menu (presets, open a link). Each action becomes a scenario step.
+use crate::state::Action;
+use crate::StoreProps;
+use sbp_engine::EntityKind;
+use sbp_scenario::link::decode_link;
+use sbp_scenario::presets::PRESETS;
+use sbp_scenario::*;
+use web_sys::{HtmlInputElement, HtmlSelectElement};
+use yew::prelude::*;
+
+fn text(r: &NodeRef) -> String {
+    r.cast::<HtmlInputElement>().map(|i| i.value().trim().to_string()).unwrap_or_default()
+}
+fn select(r: &NodeRef) -> String {
+    r.cast::<HtmlSelectElement>().map(|i| i.value()).unwrap_or_default()
+}
+fn checked(r: &NodeRef) -> bool {
+    r.cast::<HtmlInputElement>().is_some_and(|i| i.checked())
+}
+fn opt(s: String) -> Option<String> {
+    (!s.is_empty()).then_some(s)
+}
+fn dur(field: &str, s: String) -> Result<Option<Dur>, String> {
+    if s.is_empty() {
+        return Ok(None);
+    }
+    sbp_engine::time::parse_duration(&s).map(|d| Some(Dur(d))).map_err(|e| format!("{field}: {e}"))
+}
+fn number(field: &str, s: String, min: u64, max: u64) -> Result<Option<u64>, String> {
+    if s.is_empty() {
+        return Ok(None);
+    }
+    match s.parse::<u64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(Some(n)),
+        _ => Err(format!("{field}: \"{s}\" is not a whole number from {min} to {max}")),
+    }
+}
+
+/// Paths that can be received from: queues, subscriptions, and their DLQs.
+fn receivable(store: &crate::Store) -> Vec<String> {
+    let sim = store.sim.borrow();
+    let mut out = Vec::new();
+    for e in sim.ns.entities() {
+        if e.kind != EntityKind::Topic {
+            out.push(e.path.clone());
+            out.push(format!("{}/$deadletterqueue", e.path));
+        }
+    }
+    out
+}
+fn sendable(store: &crate::Store) -> Vec<String> {
+    let sim = store.sim.borrow();
+    sim.ns.entities().filter(|e| !matches!(e.kind, EntityKind::Subscription { .. })).map(|e| e.path.clone()).collect()
+}
+
+fn options(paths: &[String]) -> Html {
+    paths.iter().map(|p| html! { <option value={p.clone()}>{p.clone()}</option> }).collect::<Html>()
+}
+
+#[function_component(Actions)]
+pub fn actions(props: &StoreProps) -> Html {
+    let store = &props.store;
+    html! {
+        <>
+        <SendForm store={store.clone()} />
+        <ReceiveForm store={store.clone()} />
+        <FaultForm store={store.clone()} />
+        <EntityForm store={store.clone()} />
+        </>
+    }
+}
+
+#[function_component(SendForm)]
+fn send_form(props: &StoreProps) -> Html {
+    let store = props.store.clone();
+    let (to, id, ttl, sched, subject, props_ref, body, count) =
+        (use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref());
+    let field_error = use_state(|| None::<String>);
+    let targets = sendable(&store);
+    let onsubmit = {
+        let (to, id, ttl, sched, subject, props_ref, body, count) =
+            (to.clone(), id.clone(), ttl.clone(), sched.clone(), subject.clone(), props_ref.clone(), body.clone(), count.clone());
+        let field_error = field_error.clone();
+        let store = store.clone();
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            let build = || -> Result<SendDef, String> {
+                let now = store.sim.borrow().now();
+                let mut properties = std::collections::BTreeMap::new();
+                for pair in text(&props_ref).split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                    let (k, v) = pair.split_once('=').ok_or_else(|| format!("Properties: write key=value, not \"{pair}\""))?;
+                    properties.insert(k.trim().to_string(), v.trim().to_string());
+                }
+                let to = select(&to);
+                if to.is_empty() {
+                    return Err("To: create a queue or topic first".into());
+                }
+                Ok(SendDef {
+                    to,
+                    message_id: opt(text(&id)),
+                    ttl: dur("TTL", text(&ttl))?,
+                    // "in 5m" from now: the step records the absolute instant.
+                    scheduled_enqueue_time: dur("Schedule in", text(&sched))?.map(|d| Dur(now.saturating_add(d.ms()))),
+                    subject: opt(text(&subject)),
+                    properties,
+                    body: text(&body),
+                    count: number("How many", text(&count), 1, 10_000)?.map(|n| n as u32),
+                    ..Default::default()
+                })
+            };
+            match build() {
+                Ok(send) => {
+                    let warning = send.ttl.and_then(|t| sbp_engine::describe::short_ttl_warning(t.ms()));
+                    field_error.set(warning);
+                    store.dispatch(Action::Do(Box::new(Step { send: Some(send), ..Default::default() })));
+                }
+                Err(msg) => field_error.set(Some(msg)),
+            }
+        })
+    };
+    html! {
+        <form class="card-form" id="send-form" {onsubmit} aria-label="Send a message">
+            <h2>{"Send"}</h2>
+            <label>{"To "}<select ref={to} id="send-to">{options(&targets)}</select></label>
+            <label>{"MessageId "}<input ref={id} id="send-id" placeholder="default: its SequenceNumber" /></label>
+            <label>{"TimeToLive "}<input ref={ttl} id="send-ttl" value="10s" placeholder="e.g. 10s, 5m, MaxValue" /></label>
+            <label>{"Schedule in "}<input ref={sched} id="send-schedule" placeholder="empty: now; e.g. 5m" /></label>
+            <label>{"Subject "}<input ref={subject} id="send-subject" /></label>
+            <label>{"Properties "}<input ref={props_ref} id="send-props" placeholder="key=value, key=value" /></label>
+            <label>{"Body "}<input ref={body} id="send-body" value="hello" /></label>
+            <label>{"How many "}<input ref={count.clone()} id="send-count" type="number" min="1" max="10000" value="1" /></label>
+            if let Some(msg) = &*field_error {
+                <p class="field-error" role="alert" id="send-error">{msg.clone()}</p>
+            }
+            <button type="submit" class="primary" id="send-button">{"Send"}</button>
+        </form>
+    }
+}
+
+#[function_component(ReceiveForm)]
+fn receive_form(props: &StoreProps) -> Html {
+    let store = props.store.clone();
+    let (from, receiver, mode, count, renew, seqs) = (use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref());
+    let field_error = use_state(|| None::<String>);
+    let sources = receivable(&store);
+    let run = |kind: &'static str| {
+        let (from, receiver, mode, count, renew, seqs) = (from.clone(), receiver.clone(), mode.clone(), count.clone(), renew.clone(), seqs.clone());
+        let store = store.clone();
+        let field_error = field_error.clone();
+        Callback::from(move |e: MouseEvent| {
+            e.prevent_default();
+            let build = || -> Result<Step, String> {
+                let from = select(&from);
+                if from.is_empty() {
+                    return Err("From: create a queue first".into());
+                }
+                let receiver = opt(text(&receiver)).unwrap_or_else(|| DEFAULT_RECEIVER.into());
+                let count = number("Count", text(&count), 1, 10_000)?.map(|n| n as u32);
+                Ok(match kind {
+                    "peek" => Step { peek: Some(PeekDef { from, receiver, from_seq: None, count }), ..Default::default() },
+                    "deferred" => {
+                        let list: Result<Vec<u64>, String> = text(&seqs)
+                            .split(',')
+                            .map(str::trim)
+                            .filter(|s| !s.is_empty())
+                            .map(|s| s.parse::<u64>().map_err(|_| format!("Sequence numbers: \"{s}\" is not a number")))
+                            .collect();
+                        let list = list?;
+                        if list.is_empty() {
+                            return Err("Sequence numbers: give one or more, e.g. 3, 4".into());
+                        }
+                        Step { receive_deferred: Some(ReceiveDeferredDef { from, seqs: list, receiver }), ..Default::default() }
+                    }
+                    _ => Step {
+                        receive: Some(ReceiveDef {
+                            from,
+                            receiver,
+                            mode: if select(&mode) == "ReceiveAndDelete" { ModeDef::ReceiveAndDelete } else { ModeDef::PeekLock },
+                            count,
+                            max_auto_lock_renewal: dur("Auto-renew for", text(&renew))?,
+                            transfer_fails: false,
+                        }),
+                        ..Default::default()
+                    },
+                })
+            };
+            match build() {
+                Ok(step) => {
+                    field_error.set(None);
+                    store.dispatch(Action::Do(Box::new(step)));
+                }
+                Err(msg) => field_error.set(Some(msg)),
+            }
+        })
+    };
+    html! {
+        <form class="card-form" id="receive-form" aria-label="Receive messages">
+            <h2>{"Receive"}</h2>
+            <label>{"From "}<select ref={from.clone()} id="receive-from">{options(&sources)}</select></label>
+            <label>{"Receiver "}<input ref={receiver.clone()} id="receive-receiver" value="worker" /></label>
+            <label>{"Mode "}<select ref={mode.clone()} id="receive-mode">
+                <option value="PeekLock">{"PeekLock"}</option>
+                <option value="ReceiveAndDelete">{"ReceiveAndDelete"}</option>
+            </select></label>
+            <label>{"Count "}<input ref={count.clone()} id="receive-count" type="number" min="1" max="10000" value="1" /></label>
+            <label>{"Auto-renew lock for "}<input ref={renew.clone()} id="receive-renew" placeholder="empty: off; e.g. 2m" /></label>
+            <div class="row">
+                <button class="primary" id="receive-button" onclick={run("receive")}>{"Receive"}</button>
+                <button id="peek-button" onclick={run("peek")}>{"Peek"}</button>
+            </div>
+            <label>{"Deferred sequence numbers "}<input ref={seqs.clone()} id="deferred-seqs" placeholder="e.g. 3, 4" /></label>
+            <button id="receive-deferred-button" onclick={run("deferred")}>{"Receive deferred"}</button>
+            if let Some(msg) = &*field_error {
+                <p class="field-error" role="alert">{msg.clone()}</p>
+            }
+        </form>
+    }
+}
+
+#[function_component(FaultForm)]
+fn fault_form(props: &StoreProps) -> Html {
+    let store = props.store.clone();
+    let receiver = use_node_ref();
+    let entity = use_node_ref();
+    let fault = |f: &'static str| {
+        let store = store.clone();
+        let receiver = receiver.clone();
+        let entity = entity.clone();
+        Callback::from(move |e: MouseEvent| {
+            e.prevent_default();
+            let step = match f {
+                "service" => Step { fault: Some(FaultDef::ServiceUpdate), ..Default::default() },
+                "os" => Step { fault: Some(FaultDef::OsUpdate), ..Default::default() },
+                "update" => Step { update: Some(UpdateDef { entity: select(&entity), settings: SettingsDef::default() }), ..Default::default() },
+                _ => Step { fault: Some(FaultDef::Disconnect(opt(text(&receiver)).unwrap_or_else(|| "worker".into()))), ..Default::default() },
+            };
+            store.dispatch(Action::Do(Box::new(step)));
+        })
+    };
+    let paths = receivable(&store).into_iter().filter(|p| !p.ends_with("$deadletterqueue")).collect::<Vec<_>>();
+    html! {
+        <form class="card-form" aria-label="Faults">
+            <h2>{"Faults"}</h2>
+            <p class="hint">{"Locks are volatile (RCV-10): these lose them."}</p>
+            <div class="row">
+                <button id="fault-service" onclick={fault("service")}>{"Service update"}</button>
+                <button id="fault-os" onclick={fault("os")}>{"OS update"}</button>
+            </div>
+            <label>{"Entity "}<select ref={entity.clone()} id="fault-entity">{options(&paths)}</select></label>
+            <button id="fault-update" onclick={fault("update")}>{"Update entity (locks lost)"}</button>
+            <label>{"Receiver "}<input ref={receiver.clone()} id="fault-receiver" value="worker" /></label>
+            <button id="fault-disconnect" onclick={fault("disconnect")}>{"Drop its connection"}</button>
+        </form>
+    }
+}
+
+#[function_component(EntityForm)]
+fn entity_form(props: &StoreProps) -> Html {
+    let store = props.store.clone();
+    let (kind, name, ttl, lock, max, dlq, idle) = (use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref());
+    let field_error = use_state(|| None::<String>);
+    let onsubmit = {
+        let (kind, name, ttl, lock, max, dlq, idle) = (kind.clone(), name.clone(), ttl.clone(), lock.clone(), max.clone(), dlq.clone(), idle.clone());
+        let store = store.clone();
+        let field_error = field_error.clone();
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            let build = || -> Result<EntityDef, String> {
+                let name = text(&name);
+                if name.is_empty() {
+                    return Err("Name: give the entity a name".into());
+                }
+                let settings = SettingsDef {
+                    default_message_time_to_live: dur("DefaultMessageTimeToLive", text(&ttl))?,
+                    lock_duration: dur("LockDuration", text(&lock))?,
+                    max_delivery_count: number("MaxDeliveryCount", text(&max), 0, 1_000_000)?.map(|n| n as u32),
+                    dead_lettering_on_message_expiration: Some(checked(&dlq)),
+                    auto_delete_on_idle: dur("AutoDeleteOnIdle", text(&idle))?,
+                    ..Default::default()
+                };
+                let mut def = EntityDef { settings, ..Default::default() };
+                match select(&kind).as_str() {
+                    "topic" => def.topic = Some(name),
+                    "subscription" => def.subscription = Some(name),
+                    _ => def.queue = Some(name),
+                }
+                Ok(def)
+            };
+            match build() {
+                Ok(def) => {
+                    // The engine checks the limits; its message names the setting and the limit.
+                    let before = store.sim.borrow().outcomes.len();
+                    store.dispatch(Action::Do(Box::new(Step { create: Some(def), ..Default::default() })));
+                    let sim = store.sim.borrow();
+                    match sim.outcomes.get(before).map(|o| &o.result) {
+                        Some(Err(e)) => field_error.set(Some(e.message.clone())),
+                        _ => field_error.set(None),
+                    }
+                }
+                Err(msg) => field_error.set(Some(msg)),
+            }
+        })
+    };
+    html! {
+        <form class="card-form" id="entity-form" {onsubmit} aria-label="Create an entity">
+            <h2>{"Create entity"}</h2>
+            <label>{"Kind "}<select ref={kind} id="entity-kind">
+                <option value="queue">{"Queue"}</option>
+                <option value="topic">{"Topic"}</option>
+                <option value="subscription">{"Subscription (topic/subscriptions/name)"}</option>
+            </select></label>
+            <label>{"Name "}<input ref={name} id="entity-name" placeholder="e.g. payments" /></label>
+            <label>{"DefaultMessageTimeToLive "}<input ref={ttl} id="entity-ttl" placeholder="default MaxValue (Basic 14d); min 1s" /></label>
+            <label>{"LockDuration "}<input ref={lock} id="entity-lock" placeholder="default 30s; 5s..5m" /></label>
+            <label>{"MaxDeliveryCount "}<input ref={max} id="entity-max" type="number" placeholder="default 10; min 1" /></label>
+            <label>{"AutoDeleteOnIdle "}<input ref={idle} id="entity-idle" placeholder="default never; min 5m" /></label>
+            <label class="check"><input ref={dlq} id="entity-dlq" type="checkbox" />{" DeadLetteringOnMessageExpiration"}</label>
+            if let Some(msg) = &*field_error {
+                <p class="field-error" role="alert" id="entity-error">{msg.clone()}</p>
+            }
+            <button type="submit" id="entity-create">{"Create"}</button>
+        </form>
+    }
+}
+
+/// Presets and "open a link or scenario file".
+#[function_component(ScenarioMenu)]
+pub fn scenario_menu(props: &StoreProps) -> Html {
+    let store = props.store.clone();
+    let preset = use_node_ref();
+    let pasted = use_node_ref();
+    let on_preset = {
+        let store = store.clone();
+        let preset = preset.clone();
+        Callback::from(move |_: MouseEvent| {
+            let name = select(&preset);
+            let message = if name == "playground" {
+                Scenario::from_json(crate::browser::STARTER)
+            } else {
+                match sbp_scenario::presets::preset(&name) {
+                    Some(r) => r,
+                    None => return store.dispatch(Action::Error(format!("There is no preset \"{name}\"."))),
+                }
+            };
+            match message {
+                Ok(mut scenario) => {
+                    // Presets carry expectations for the test suite; the playground shows the run.
+                    scenario.expect.clear();
+                    let title = scenario.name.clone();
+                    store.dispatch(Action::Load { scenario: Box::new(scenario), at: None, speed: None, notice: format!("Loaded \"{title}\". Press play or step through it.") });
+                }
+                Err(e) => store.dispatch(Action::Error(e.to_string())),
+            }
+        })
+    };
+    let on_open = {
+        let store = store.clone();
+        let pasted = pasted.clone();
+        Callback::from(move |_: MouseEvent| {
+            let t = text(&pasted);
+            let parsed = if t.starts_with('{') {
+                Scenario::from_json(&t).map(|s| (s, None, None))
+            } else {
+                decode_link(&t).map(|l| (l.scenario, l.at, l.speed))
+            };
+            match parsed {
+                Ok((scenario, at, speed)) => store.dispatch(Action::Load { scenario: Box::new(scenario), at, speed, notice: "Opened.".into() }),
+                Err(e) => store.dispatch(Action::Error(format!("{e}. Your current scenario is unchanged."))),
+            }
+        })
+    };
+    let description = store.sim.borrow().scenario.description.clone();
+    html! {
+        <div class="menu">
+            <label>{"Preset "}
+                <select ref={preset} id="preset">
+                    <option value="playground">{"Playground (one queue)"}</option>
+                    { for PRESETS.iter().map(|(name, json)| {
+                        let title = Scenario::from_json(json).map(|s| s.name).unwrap_or_else(|_| name.to_string());
+                        html! { <option value={name.to_string()}>{title}</option> }
+                    }) }
+                </select>
+            </label>
+            <button id="load-preset" onclick={on_preset}>{"Load"}</button>
+            <label>{"Open a link or scenario JSON "}<input ref={pasted} id="open-input" placeholder="paste here" /></label>
+            <button id="open-button" onclick={on_open}>{"Open"}</button>
+            if !description.is_empty() { <p class="description" id="scenario-description">{description}</p> }
+        </div>
+    }
+}

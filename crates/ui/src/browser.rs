@@ -1,0 +1,108 @@
+//! Glue to the browser: the URL (share links, embed mode), local storage, the clipboard, time.
+use crate::state::{Action, AppState};
+use sbp_scenario::link::{decode_link, encode_link, Link};
+use sbp_scenario::{Scenario, Simulation};
+
+const STORAGE_KEY: &str = "sbp.scenario.v1";
+
+/// The scenario a new visitor starts with: one queue that dead-letters expired messages.
+pub const STARTER: &str = r#"{
+  "version": 1,
+  "name": "Playground",
+  "description": "One queue, dead-lettering on expiry, MaxDeliveryCount 3. Send a message with a TTL, press play, and watch it expire into the DLQ.",
+  "entities": [ { "queue": "orders", "dead_lettering_on_message_expiration": true, "max_delivery_count": 3, "lock_duration": "30s" } ]
+}"#;
+
+pub fn now_ms() -> f64 {
+    web_sys::window().and_then(|w| w.performance()).map(|p| p.now()).unwrap_or(0.0)
+}
+
+fn storage() -> Option<web_sys::Storage> {
+    web_sys::window().and_then(|w| w.local_storage().ok().flatten())
+}
+
+fn starter() -> Simulation {
+    let scenario = Scenario::from_json(STARTER).unwrap_or_default();
+    Simulation::new(&scenario).unwrap_or_else(|_| Simulation::new(&Scenario::default()).expect("an empty scenario is valid"))
+}
+
+/// What the page opens with: a link in the URL, else the scenario from local storage, else the
+/// starter. A broken link shows an error and keeps the stored scenario.
+pub fn initial_state() -> AppState {
+    let location = web_sys::window().map(|w| w.location());
+    let search = location.as_ref().and_then(|l| l.search().ok()).unwrap_or_default();
+    let hash = location.as_ref().and_then(|l| l.hash().ok()).unwrap_or_default();
+    let embed = web_sys::UrlSearchParams::new_with_str(&search)
+        .ok()
+        .and_then(|p| p.get("embed"))
+        .is_some_and(|v| v == "1" || v == "true");
+
+    let (stored, stored_at) = load_stored();
+    let mut state = AppState::new(stored.unwrap_or_else(starter), embed);
+    if let Some(at) = stored_at {
+        state.sim.borrow_mut().advance_to(at);
+    }
+    let fragment = hash.trim_start_matches('#');
+    if !fragment.is_empty() {
+        match decode_link(fragment) {
+            Ok(link) => {
+                let name = link.scenario.name.clone();
+                let state = std::rc::Rc::new(state);
+                let loaded = yew::Reducible::reduce(
+                    state,
+                    Action::Load {
+                        scenario: Box::new(link.scenario),
+                        at: link.at,
+                        speed: link.speed,
+                        notice: format!("Opened the shared scenario{}.", if name.is_empty() { String::new() } else { format!(" \"{name}\"") }),
+                    },
+                );
+                return (*loaded).clone();
+            }
+            Err(e) => state.error = Some(format!("{e}. Your current scenario is unchanged.")),
+        }
+    }
+    state
+}
+
+fn load_stored() -> (Option<Simulation>, Option<i64>) {
+    let Some(s) = storage() else { return (None, None) };
+    let Ok(Some(text)) = s.get_item(STORAGE_KEY) else { return (None, None) };
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else { return (None, None) };
+    let at = value.get("at").and_then(serde_json::Value::as_i64);
+    let sim = value
+        .get("scenario")
+        .and_then(|v| serde_json::from_value::<Scenario>(v.clone()).ok())
+        .and_then(|sc| Simulation::new(&sc).ok());
+    (sim, at)
+}
+
+pub fn save(sim: &Simulation) {
+    if let Some(s) = storage() {
+        let value = serde_json::json!({ "scenario": sim.scenario, "at": sim.now() });
+        let _ = s.set_item(STORAGE_KEY, &value.to_string());
+    }
+}
+
+/// A link that opens exactly this scenario, instant and speed.
+pub fn share_url(sim: &Simulation, speed: u32) -> String {
+    let fragment = encode_link(&Link { scenario: sim.scenario.clone(), at: Some(sim.now()), speed: Some(speed) });
+    let base = web_sys::window()
+        .and_then(|w| w.location().href().ok())
+        .map(|h| h.split('#').next().unwrap_or_default().to_string())
+        .unwrap_or_default();
+    format!("{base}#{fragment}")
+}
+
+pub fn copy_to_clipboard(text: &str) {
+    if let Some(w) = web_sys::window() {
+        let _ = w.navigator().clipboard().write_text(text);
+    }
+}
+
+/// Whether the user asked for less motion.
+pub fn reduced_motion() -> bool {
+    web_sys::window()
+        .and_then(|w| w.match_media("(prefers-reduced-motion: reduce)").ok().flatten())
+        .is_some_and(|m| m.matches())
+}

@@ -1,0 +1,72 @@
+//! The inspector: the selected message under the SDK's names, as peek shows it and as a locked
+//! receive shows it (TTL-10, MSG-02), and its history with the rule behind each event.
+use crate::StoreProps;
+use sbp_engine::time::{format_duration, format_instant, MAX_VALUE};
+use sbp_engine::{MessageView, Perspective};
+use yew::prelude::*;
+
+fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, String)> {
+    let t = |at: i64| format!("{} ({})", sim.utc(at), format_instant(at));
+    let opt_t = |at: Option<i64>| at.map(t).unwrap_or_else(|| "-".into());
+    vec![
+        ("SequenceNumber", v.sequence_number.to_string()),
+        ("MessageId", v.message_id.clone()),
+        ("State", format!("{:?}", v.state)),
+        ("EnqueuedTime", t(v.enqueued_time)),
+        ("TimeToLive", if v.time_to_live >= MAX_VALUE { "MaxValue".into() } else { format_duration(v.time_to_live) }),
+        ("ExpiresAt", t(v.expires_at)),
+        ("ScheduledEnqueueTime", opt_t(v.scheduled_enqueue_time)),
+        ("LockedUntil", opt_t(v.locked_until)),
+        ("LockToken", v.lock_token.clone().unwrap_or_else(|| "-".into())),
+        ("DeliveryCount", v.delivery_count.to_string()),
+        ("DeadLetterReason", v.dead_letter_reason.clone().unwrap_or_else(|| "-".into())),
+        ("DeadLetterErrorDescription", v.dead_letter_error_description.clone().unwrap_or_else(|| "-".into())),
+        ("DeadLetterSource", v.dead_letter_source.clone().unwrap_or_else(|| "-".into())),
+        ("Subject", v.subject.clone().unwrap_or_else(|| "-".into())),
+        ("ApplicationProperties", format!("{:?}", v.application_properties)),
+        ("Body", v.body.clone()),
+    ]
+}
+
+#[function_component(Inspector)]
+pub fn inspector(props: &StoreProps) -> Html {
+    let store = &props.store;
+    let Some((path, seq)) = store.selected.clone() else {
+        return html! { <section class="inspector" id="inspector"><h2>{"Inspector"}</h2><p class="hint">{"Select a message card to see its properties and why it is where it is."}</p></section> };
+    };
+    let sim = store.sim.borrow();
+    let peek = sim.ns.message(&path, seq, Perspective::Peek);
+    let recv = sim.ns.message(&path, seq, Perspective::Receive);
+    let q = sim.ns.resolve(&path).ok();
+    let history: Vec<Html> = sim
+        .ns
+        .log()
+        .iter()
+        .filter(|e| e.seq == seq && q.is_some_and(|q| q.entity == e.entity))
+        .map(|e| {
+            let rule = e.rule.map(|r| html! { <abbr title={r.summary()}>{r.id()}</abbr> }).unwrap_or_else(|| html! {"-"});
+            let why = e.rule.map(|r| r.summary()).unwrap_or("");
+            html! { <li><span class="t">{format_instant(e.at)}</span>{" "}<strong>{e.kind.name()}</strong>{" "}{rule}{": "}{sim.ns.describe(e)}<br/><small class="why">{why}</small></li> }
+        })
+        .collect();
+    html! {
+        <section class="inspector" id="inspector" aria-label="Inspector">
+            <h2>{format!("Inspector: {path} #{seq}")}</h2>
+            if let (Some(p), Some(r)) = (&peek, &recv) {
+                <table>
+                    <thead><tr><th>{"Property"}</th><th>{"As peek shows it"}</th><th>{"As a locked receive shows it"}</th></tr></thead>
+                    <tbody>
+                    { for rows(&sim, p).into_iter().zip(rows(&sim, r)).map(|((name, a), (_, b))| html! {
+                        <tr><th scope="row">{name}</th><td>{a}</td><td>{b}</td></tr>
+                    }) }
+                    </tbody>
+                </table>
+                <p class="hint">{"DeliveryCount follows .NET: 1 on the first locked delivery; peek shows the raw count. The Python and JS SDKs show the raw count (one less) (MSG-02). With only the entity's default TTL, peek shows ExpiresAt MaxValue (TTL-10)."}</p>
+            } else {
+                <p>{"This message is no longer here (completed, expired, moved or deleted). Its history:"}</p>
+            }
+            <h3>{"History"}</h3>
+            <ol class="history" id="history">{ for history }</ol>
+        </section>
+    }
+}

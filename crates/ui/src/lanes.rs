@@ -1,0 +1,186 @@
+//! The namespace view: every queue and subscription as a lane of message cards, with its
+//! dead-letter queue under it. Large lanes show a window of cards and a summary of the rest.
+use crate::state::Action;
+use crate::StoreProps;
+use sbp_engine::message::Message;
+use sbp_engine::time::{format_duration, Instant, MAX_VALUE, NEVER};
+use sbp_engine::{Entity, EntityKind, MessageState};
+use sbp_scenario::{SettleDef, Step};
+use yew::prelude::*;
+
+/// Cards shown per lane; the rest are summarised by count.
+const WINDOW: usize = 40;
+
+/// "12.3 s", "4 min 05 s", "expired": a countdown to `at`.
+pub fn countdown(now: Instant, at: Instant) -> String {
+    if at == NEVER {
+        return "never".into();
+    }
+    let left = at - now;
+    if left <= 0 {
+        return "passed".into();
+    }
+    if left < 60_000 {
+        format!("{:.1} s", left as f64 / 1000.0)
+    } else if left < 3_600_000 {
+        format!("{} min {:02} s", left / 60_000, (left % 60_000) / 1000)
+    } else {
+        format_duration(left - left % 1000)
+    }
+}
+
+fn settings_text(e: &Entity) -> String {
+    let s = &e.settings;
+    let ttl = if s.default_message_time_to_live >= MAX_VALUE { "MaxValue".into() } else { format_duration(s.default_message_time_to_live) };
+    match e.kind {
+        EntityKind::Topic => format!("DefaultMessageTimeToLive {ttl}"),
+        _ => format!(
+            "LockDuration {} · MaxDeliveryCount {} · DefaultMessageTimeToLive {ttl} · dead-letter on expiry {}{}",
+            format_duration(s.lock_duration),
+            s.max_delivery_count,
+            if s.dead_lettering_on_message_expiration { "on" } else { "off" },
+            s.forward_to.as_ref().map(|f| format!(" · ForwardTo {f}")).unwrap_or_default()
+        ),
+    }
+}
+
+#[function_component(Lanes)]
+pub fn lanes(props: &StoreProps) -> Html {
+    let store = &props.store;
+    let sim = store.sim.borrow();
+    let now = sim.now();
+    let entities: Vec<&Entity> = sim.ns.entities().collect();
+    if entities.is_empty() {
+        return html! { <p class="empty">{"No entities. Create a queue in the form on the left, or load a preset."}</p> };
+    }
+    html! {
+        <div class="lanes">
+        { for entities.into_iter().map(|e| {
+            let c = e.counts(now);
+            let counts = match e.kind {
+                EntityKind::Topic => format!("{} scheduled · copies go to its subscriptions", c.scheduled),
+                _ => format!("{} active · {} locked · {} scheduled · {} deferred · {} dead-lettered{}", c.active, c.locked, c.scheduled, c.deferred, c.dead_lettered,
+                    if c.expired_uncollected > 0 { format!(" · {} expired, not yet collected", c.expired_uncollected) } else { String::new() }),
+            };
+            let kind = match e.kind { EntityKind::Queue => "Queue", EntityKind::Topic => "Topic", EntityKind::Subscription { .. } => "Subscription" };
+            html! {
+                <article class="lane" aria-label={format!("{kind} {}", e.path)} data-entity={e.path.clone()}>
+                    <header>
+                        <h3><span class="kind">{kind}</span>{" "}{e.path.clone()}</h3>
+                        <p class="counts" data-testid="counts">{counts}</p>
+                        <p class="settings">{settings_text(e)}</p>
+                    </header>
+                    <Cards store={store.clone()} path={e.path.clone()} dlq={false} />
+                    if e.kind != EntityKind::Topic {
+                        <div class="dlq" aria-label={format!("Dead-letter queue of {}", e.path)}>
+                            <h4>{format!("{}/$deadletterqueue", e.path)}{format!(" · {}", e.dlq.len())}</h4>
+                            <Cards store={store.clone()} path={e.path.clone()} dlq={true} />
+                        </div>
+                    }
+                </article>
+            }
+        }) }
+        </div>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct CardsProps {
+    store: crate::Store,
+    path: String,
+    dlq: bool,
+}
+
+#[function_component(Cards)]
+fn cards(props: &CardsProps) -> Html {
+    let sim = props.store.sim.borrow();
+    let now = sim.now();
+    let Some(e) = sim.ns.entity(&props.path) else { return html! {} };
+    let store = e.store(props.dlq);
+    let path = if props.dlq { format!("{}/$deadletterqueue", props.path) } else { props.path.clone() };
+    let shown: Vec<&Message> = store.messages.values().take(WINDOW).collect();
+    let more = store.messages.len().saturating_sub(WINDOW);
+    let reduced = crate::browser::reduced_motion();
+    html! {
+        <ol class={classes!("cards", reduced.then_some("reduced-motion"))}>
+            { for shown.into_iter().map(|m| card(&props.store, &sim.ns, &path, m, now)) }
+            if more > 0 {
+                <li class="more">{format!("+ {more} more messages (showing the first {WINDOW} by SequenceNumber)")}</li>
+            }
+        </ol>
+    }
+}
+
+fn card(store: &crate::Store, ns: &sbp_engine::Namespace, path: &str, m: &Message, now: Instant) -> Html {
+    let seq = m.sequence_number;
+    let expired = m.is_expired_at(now);
+    let (state, class) = match (&m.lock, m.state) {
+        (Some(l), _) => (format!("Locked by {}", ns.receiver_name(l.holder)), "locked"),
+        (None, MessageState::Scheduled) => ("Scheduled".to_string(), "scheduled"),
+        (None, MessageState::Deferred) => ("Deferred".to_string(), "deferred"),
+        (None, MessageState::Active) if expired && !path.ends_with("$deadletterqueue") => ("Expired, not yet collected".to_string(), "expired"),
+        (None, MessageState::Active) => ("Active".to_string(), "active"),
+    };
+    let select = {
+        let store = store.clone();
+        let path = path.to_string();
+        Callback::from(move |_: MouseEvent| store.dispatch(Action::Select(Some((path.clone(), seq)))))
+    };
+    let dlq = path.ends_with("$deadletterqueue");
+    let expiry = if dlq {
+        "never expires in a DLQ (TTL-12)".to_string()
+    } else if m.expires_at == NEVER {
+        "never expires".to_string()
+    } else if expired {
+        "ExpiresAt passed".to_string()
+    } else {
+        format!("expires in {}", countdown(now, m.expires_at))
+    };
+    let settle = |verb: &'static str| {
+        let store = store.clone();
+        let path = path.to_string();
+        let holder = m.lock.as_ref().map(|l| ns.receiver_name(l.holder).to_string()).unwrap_or_default();
+        Callback::from(move |e: MouseEvent| {
+            e.stop_propagation();
+            let def = SettleDef { from: path.clone(), seq, receiver: holder.clone(), reason: None, description: None };
+            let mut step = Step::default();
+            match verb {
+                "complete" => step.complete = Some(def),
+                "abandon" => step.abandon = Some(def),
+                "defer" => step.defer = Some(def),
+                "renew" => step.renew_lock = Some(def),
+                _ => step.dead_letter = Some(SettleDef { reason: Some("ManualDeadLetter".into()), description: Some("Dead-lettered from the playground".into()), ..def }),
+            }
+            store.dispatch(Action::Do(Box::new(step)));
+        })
+    };
+    html! {
+        <li class={classes!("card", class)} data-seq={seq.to_string()} data-state={class}>
+            <button class="card-body" onclick={select} aria-label={format!("Inspect message #{seq} {}", m.message_id)}>
+                <span class="seq">{format!("#{seq}")}</span>
+                <span class="mid">{m.message_id.clone()}</span>
+                <span class="state">{state}</span>
+                <span class="expiry">{expiry}</span>
+                if let Some(l) = &m.lock {
+                    <span class="lock">{format!("lock: {} left", countdown(now, l.locked_until))}</span>
+                }
+                if let Some(at) = m.scheduled_enqueue_time.filter(|_| m.state == MessageState::Scheduled) {
+                    <span class="sched">{format!("enqueued in {}", countdown(now, at))}</span>
+                }
+                <span class="dc">{format!("DeliveryCount {}", m.failed_deliveries)}</span>
+                if let Some(d) = m.dead_letter() {
+                    <span class="reason">{format!("DeadLetterReason: {}", d.reason)}</span>
+                }
+            </button>
+            if m.lock.is_some() {
+                <div class="settle" role="group" aria-label={format!("Settle #{seq}")}>
+                    <button onclick={settle("complete")} class="complete">{"Complete"}</button>
+                    <button onclick={settle("abandon")}>{"Abandon"}</button>
+                    if !dlq { <button onclick={settle("deadletter")}>{"Dead-letter"}</button> }
+                    <button onclick={settle("defer")}>{"Defer"}</button>
+                    <button onclick={settle("renew")}>{"Renew lock"}</button>
+                </div>
+            }
+        </li>
+    }
+}

@@ -1,0 +1,104 @@
+//! The Service Bus Playground in the browser. A thin Yew app: it drives the engine's clock, sends
+//! it commands (recorded as scenario steps) and renders its state.
+mod actions;
+mod browser;
+mod clock;
+mod inspector;
+mod lanes;
+mod log;
+mod state;
+
+use state::{Action, AppState};
+use std::rc::Rc;
+use yew::prelude::*;
+
+/// The handle every component gets to read the state and dispatch actions.
+pub type Store = UseReducerHandle<AppState>;
+
+#[derive(Properties, PartialEq)]
+pub struct StoreProps {
+    pub store: Store,
+}
+
+#[function_component(App)]
+fn app() -> Html {
+    let store = use_reducer(browser::initial_state);
+
+    // The clock driver: a steady interval; in play mode each tick moves virtual time.
+    {
+        let store = store.clone();
+        use_effect_with((), move |_| {
+            let last = Rc::new(std::cell::Cell::new(browser::now_ms()));
+            let interval = gloo_timers::callback::Interval::new(50, move || {
+                let now = browser::now_ms();
+                let elapsed = (now - last.get()).clamp(0.0, 1000.0);
+                last.set(now);
+                store.dispatch(Action::Tick(elapsed));
+            });
+            move || drop(interval)
+        });
+    }
+    // The current scenario survives a reload.
+    {
+        let sim = store.sim.clone();
+        let version = store.version;
+        use_effect_with(version, move |_| browser::save(&sim.borrow()));
+    }
+
+    let dismiss = {
+        let store = store.clone();
+        Callback::from(move |_| store.dispatch(Action::Dismiss))
+    };
+    let banner = html! {
+        <>
+        if let Some(err) = &store.error {
+            <div class="banner error" role="alert" id="error-banner">
+                <strong>{"Error: "}</strong>{err.clone()}
+                <button class="link" onclick={dismiss.clone()} aria-label="Dismiss the message">{"✕"}</button>
+            </div>
+        }
+        if let Some(note) = &store.notice {
+            <div class="banner notice" role="status" id="notice">{note.clone()}
+                <button class="link" onclick={dismiss} aria-label="Dismiss the message">{"✕"}</button>
+            </div>
+        }
+        </>
+    };
+
+    if store.embed {
+        return html! {
+            <main class="embed">
+                <clock::ClockBar store={store.clone()} />
+                {banner}
+                <lanes::Lanes store={store.clone()} />
+            </main>
+        };
+    }
+    html! {
+        <>
+        <header class="top">
+            <h1>{"Service Bus Playground"}</h1>
+            <p class="tagline">{"Watch Azure Service Bus messages expire, lock, lapse and dead-letter. Every step names the rule behind it."}</p>
+            <actions::ScenarioMenu store={store.clone()} />
+        </header>
+        <clock::ClockBar store={store.clone()} />
+        {banner}
+        <main class="layout">
+            <section class="left" aria-label="Actions">
+                <actions::Actions store={store.clone()} />
+            </section>
+            <section class="center" aria-label="Namespace">
+                <lanes::Lanes store={store.clone()} />
+            </section>
+            <section class="right" aria-label="Inspector and log">
+                <inspector::Inspector store={store.clone()} />
+                <log::EventLog store={store.clone()} />
+            </section>
+        </main>
+        </>
+    }
+}
+
+fn main() {
+    yew::Renderer::<App>::new().render();
+}

@@ -1,0 +1,168 @@
+//! The app state and its reducer (the `function_todomvc` shape: state + Action enum + Reducible).
+//! The state holds the running [`Simulation`]; every broker rule stays in the engine.
+use sbp_engine::time::Instant;
+use sbp_scenario::{Scenario, Simulation, Step};
+use std::cell::RefCell;
+use std::rc::Rc;
+use yew::Reducible;
+
+/// The clock's speeds (virtual seconds per wall second).
+pub const SPEEDS: &[u32] = &[1, 10, 60, 100, 1_000, 10_000, 100_000];
+
+#[derive(Clone)]
+pub struct AppState {
+    /// The running scenario. Shared and mutated in place; `version` tells Yew it changed.
+    pub sim: Rc<RefCell<Simulation>>,
+    pub version: u64,
+    pub playing: bool,
+    pub speed: u32,
+    /// A message for the user about what went wrong (bad link, failed operation...).
+    pub error: Option<String>,
+    /// The result of the last action, in words.
+    pub notice: Option<String>,
+    /// The message shown in the inspector: (entity path, SequenceNumber).
+    pub selected: Option<(String, u64)>,
+    pub embed: bool,
+}
+
+impl PartialEq for AppState {
+    fn eq(&self, other: &Self) -> bool {
+        self.version == other.version && Rc::ptr_eq(&self.sim, &other.sim)
+    }
+}
+
+pub enum Action {
+    /// Wall-clock time passed (ms); in play mode virtual time moves by ms x speed.
+    Tick(f64),
+    Play,
+    Pause,
+    StepBy(Instant),
+    JumpNext,
+    /// Back to t=0 of the same scenario (user actions kept).
+    Reset,
+    /// Go to any instant: replay from the start (determinism makes this exact).
+    Seek(Instant),
+    SetSpeed(u32),
+    Load { scenario: Box<Scenario>, at: Option<Instant>, speed: Option<u32>, notice: String },
+    /// A user action, recorded into the scenario's timeline at the current instant.
+    Do(Box<Step>),
+    Select(Option<(String, u64)>),
+    Error(String),
+    Dismiss,
+}
+
+impl AppState {
+    pub fn new(sim: Simulation, embed: bool) -> Self {
+        AppState {
+            sim: Rc::new(RefCell::new(sim)),
+            version: 0,
+            playing: false,
+            speed: 10,
+            error: None,
+            notice: None,
+            selected: None,
+            embed,
+        }
+    }
+
+    fn next(&self) -> Self {
+        let mut s = self.clone();
+        s.version += 1;
+        s
+    }
+}
+
+impl Reducible for AppState {
+    type Action = Action;
+
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        let mut s = self.next();
+        match action {
+            Action::Tick(wall_ms) => {
+                if !s.playing {
+                    return self;
+                }
+                let mut sim = s.sim.borrow_mut();
+                let step = (wall_ms * f64::from(s.speed)).round() as Instant;
+                let target = sim.now().saturating_add(step.max(1));
+                sim.advance_to(target);
+            }
+            Action::Play => s.playing = true,
+            Action::Pause => s.playing = false,
+            Action::StepBy(d) => {
+                let mut sim = s.sim.borrow_mut();
+                let target = sim.now().saturating_add(d);
+                sim.advance_to(target);
+            }
+            Action::JumpNext => {
+                let mut sim = s.sim.borrow_mut();
+                match sim.next_event() {
+                    Some((at, what)) => {
+                        let target = at.max(sim.now());
+                        sim.advance_to(target);
+                        s.notice = Some(format!("Jumped to {}: {what}", sbp_engine::time::format_instant(at)));
+                    }
+                    None => s.notice = Some("Nothing is due: no timer, lock, expiry or step is waiting.".into()),
+                }
+            }
+            Action::Reset => {
+                let scenario = s.sim.borrow().scenario.clone();
+                return Rc::new(s.rebuild(&scenario, 0, "Back to the start.".into()));
+            }
+            Action::Seek(at) => {
+                let scenario = s.sim.borrow().scenario.clone();
+                return Rc::new(s.rebuild(&scenario, at.max(0), String::new()));
+            }
+            Action::SetSpeed(x) => {
+                if SPEEDS.contains(&x) {
+                    s.speed = x;
+                } else {
+                    s.error = Some(format!("Speed x{x} is not offered; choose one of the listed speeds."));
+                }
+            }
+            Action::Load { scenario, at, speed, notice } => {
+                if let Some(x) = speed.filter(|x| SPEEDS.contains(x)) {
+                    s.speed = x;
+                }
+                s.playing = false;
+                s.selected = None;
+                return Rc::new(s.rebuild(&scenario, at.unwrap_or(0), notice));
+            }
+            Action::Do(step) => {
+                let result = s.sim.borrow_mut().push_step(*step);
+                match result {
+                    Ok(text) => {
+                        s.notice = Some(text);
+                        s.error = None;
+                    }
+                    Err(e) => s.error = Some(format!("{}: {}", e.kind.name(), e.message)),
+                }
+            }
+            Action::Select(sel) => s.selected = sel,
+            Action::Error(message) => s.error = Some(message),
+            Action::Dismiss => {
+                s.error = None;
+                s.notice = None;
+            }
+        }
+        Rc::new(s)
+    }
+}
+
+impl AppState {
+    /// Builds a fresh simulation of `scenario` and runs it to `at`. On a bad scenario the
+    /// current one stays and the error is shown.
+    fn rebuild(mut self, scenario: &Scenario, at: Instant, notice: String) -> Self {
+        match Simulation::new(scenario) {
+            Ok(mut sim) => {
+                // Replaying the user's own recorded steps must not count their errors as news.
+                sim.advance_to(at);
+                self.sim = Rc::new(RefCell::new(sim));
+                self.notice = (!notice.is_empty()).then_some(notice);
+                self.error = None;
+            }
+            Err(e) => self.error = Some(format!("{e}. The current scenario is unchanged.")),
+        }
+        self
+    }
+}

@@ -1,0 +1,110 @@
+// End-to-end tests: the built app (dist/) served on 127.0.0.1, driven in Debian's headless chromium.
+import { chromium } from 'playwright-core';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serve, CHROMIUM_ARGS } from './serve.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist');
+const { server, url } = await serve(root);
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: CHROMIUM_ARGS });
+
+const tests = [];
+const test = (name, fn) => tests.push({ name, fn });
+
+async function fresh(ctx, suffix = '') {
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(10000);
+  await page.goto(url + suffix);
+  await page.waitForSelector('.clock');
+  return page;
+}
+async function send(page, { ttl = '10s', id = '' } = {}) {
+  await page.fill('#send-ttl', ttl);
+  if (id) await page.fill('#send-id', id);
+  await page.click('#send-button');
+}
+const dlq = (page) => page.locator('.lane[data-entity="orders"] .dlq');
+
+test('send with a TTL, accelerate, see it expire into the DLQ with its reason', async (ctx) => {
+  const page = await fresh(ctx);
+  await send(page, { ttl: '10s', id: 'job-1' });
+  await page.waitForSelector('.card[data-state="active"]');
+  await page.selectOption('#speed', '100');
+  await page.click('#play');
+  await dlq(page).locator('.card .reason', { hasText: 'TTLExpiredException' }).waitFor();
+  await page.click('#pause');
+  await dlq(page).locator('.card .card-body').first().click();
+  await page.locator('#history', { hasText: 'TTL-11' }).waitFor();
+});
+
+test('a lapsed lock and redelivery with DeliveryCount 2', async (ctx) => {
+  const page = await fresh(ctx);
+  await send(page, { ttl: 'MaxValue', id: 'job-2' });
+  await page.click('#receive-button');
+  await page.locator('.card[data-state="locked"]').waitFor();
+  const next = await page.textContent('#next-text');
+  if (!next.includes('lock of #1 in orders lapses')) throw new Error(`next event: ${next}`);
+  await page.click('#next-event');
+  await page.locator('.card[data-state="active"]').waitFor();
+  await page.click('#receive-button');
+  await page.locator('#event-log', { hasText: 'DeliveryCount 2, a redelivery' }).waitFor();
+});
+
+test('a share link opens exactly that state', async (ctx) => {
+  const page = await fresh(ctx);
+  await send(page, { ttl: '1h', id: 'shared-1' });
+  await page.click('#step-1m');
+  await page.click('#share');
+  const link = await page.inputValue('#share-link');
+  const other = await ctx.browser().newContext();
+  const p2 = await fresh(other, link.slice(url.length));
+  await p2.locator('.card .mid', { hasText: 'shared-1' }).waitFor();
+  const t1 = await page.textContent('#clock-utc');
+  const t2 = await p2.textContent('#clock-utc');
+  await other.close();
+  if (t1 !== t2) throw new Error(`clock ${t1} != ${t2}`);
+});
+
+test('a broken link shows a clear error and keeps the current scenario', async (ctx) => {
+  const page = await fresh(ctx);
+  await send(page, { ttl: '1h', id: 'keep-me' });
+  await page.locator('.card .mid', { hasText: 'keep-me' }).waitFor();
+  await page.goto(url + '#s=1zBROKENdata');
+  await page.reload();
+  const banner = await page.locator('#error-banner').textContent();
+  if (!banner.includes('link is broken')) throw new Error(banner);
+  await page.locator('.card .mid', { hasText: 'keep-me' }).waitFor();
+});
+
+test('embed mode shows a minimal view', async (ctx) => {
+  const page = await fresh(ctx, '?embed=1');
+  await page.waitForSelector('.lane');
+  if (await page.locator('#send-form').count() !== 0) throw new Error('the send form is shown in embed mode');
+});
+
+test('a reload keeps the scenario', async (ctx) => {
+  const page = await fresh(ctx);
+  await send(page, { ttl: '1h', id: 'survivor' });
+  await page.locator('.card .mid', { hasText: 'survivor' }).waitFor();
+  await page.reload();
+  await page.locator('.card .mid', { hasText: 'survivor' }).waitFor();
+});
+
+let passed = 0, failed = 0;
+for (const { name, fn } of tests) {
+  const ctx = await browser.newContext();
+  try {
+    await fn(ctx);
+    passed++;
+    console.log(`ok   ${name}`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}\n     ${String(e.message || e).split('\n')[0]}`);
+  } finally {
+    await ctx.close();
+  }
+}
+await browser.close();
+server.close();
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
