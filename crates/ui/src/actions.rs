@@ -10,10 +10,14 @@ use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
 fn text(r: &NodeRef) -> String {
-    r.cast::<HtmlInputElement>().map(|i| i.value().trim().to_string()).unwrap_or_default()
+    r.cast::<HtmlInputElement>()
+        .map(|i| i.value().trim().to_string())
+        .unwrap_or_default()
 }
 fn select(r: &NodeRef) -> String {
-    r.cast::<HtmlSelectElement>().map(|i| i.value()).unwrap_or_default()
+    r.cast::<HtmlSelectElement>()
+        .map(|i| i.value())
+        .unwrap_or_default()
 }
 fn checked(r: &NodeRef) -> bool {
     r.cast::<HtmlInputElement>().is_some_and(|i| i.checked())
@@ -25,7 +29,9 @@ fn dur(field: &str, s: String) -> Result<Option<Dur>, String> {
     if s.is_empty() {
         return Ok(None);
     }
-    sbp_engine::time::parse_duration(&s).map(|d| Some(Dur(d))).map_err(|e| format!("{field}: {e}"))
+    sbp_engine::time::parse_duration(&s)
+        .map(|d| Some(Dur(d)))
+        .map_err(|e| format!("{field}: {e}"))
 }
 fn number(field: &str, s: String, min: u64, max: u64) -> Result<Option<u64>, String> {
     if s.is_empty() {
@@ -33,7 +39,9 @@ fn number(field: &str, s: String, min: u64, max: u64) -> Result<Option<u64>, Str
     }
     match s.parse::<u64>() {
         Ok(n) if (min..=max).contains(&n) => Ok(Some(n)),
-        _ => Err(format!("{field}: \"{s}\" is not a whole number from {min} to {max}")),
+        _ => Err(format!(
+            "{field}: \"{s}\" is not a whole number from {min} to {max}"
+        )),
     }
 }
 
@@ -51,11 +59,18 @@ fn receivable(store: &crate::Store) -> Vec<String> {
 }
 fn sendable(store: &crate::Store) -> Vec<String> {
     let sim = store.sim.borrow();
-    sim.ns.entities().filter(|e| !matches!(e.kind, EntityKind::Subscription { .. })).map(|e| e.path.clone()).collect()
+    sim.ns
+        .entities()
+        .filter(|e| !matches!(e.kind, EntityKind::Subscription { .. }))
+        .map(|e| e.path.clone())
+        .collect()
 }
 
 fn options(paths: &[String]) -> Html {
-    paths.iter().map(|p| html! { <option value={p.clone()}>{p.clone()}</option> }).collect::<Html>()
+    paths
+        .iter()
+        .map(|p| html! { <option value={p.clone()}>{p.clone()}</option> })
+        .collect::<Html>()
 }
 
 #[function_component(Actions)]
@@ -74,13 +89,29 @@ pub fn actions(props: &StoreProps) -> Html {
 #[function_component(SendForm)]
 fn send_form(props: &StoreProps) -> Html {
     let store = props.store.clone();
-    let (to, id, ttl, sched, subject, props_ref, body, count) =
-        (use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref());
+    let (to, id, ttl, sched, subject, props_ref, body, count) = (
+        use_node_ref(),
+        use_node_ref(),
+        use_node_ref(),
+        use_node_ref(),
+        use_node_ref(),
+        use_node_ref(),
+        use_node_ref(),
+        use_node_ref(),
+    );
     let field_error = use_state(|| None::<String>);
     let targets = sendable(&store);
     let onsubmit = {
-        let (to, id, ttl, sched, subject, props_ref, body, count) =
-            (to.clone(), id.clone(), ttl.clone(), sched.clone(), subject.clone(), props_ref.clone(), body.clone(), count.clone());
+        let (to, id, ttl, sched, subject, props_ref, body, count) = (
+            to.clone(),
+            id.clone(),
+            ttl.clone(),
+            sched.clone(),
+            subject.clone(),
+            props_ref.clone(),
+            body.clone(),
+            count.clone(),
+        );
         let field_error = field_error.clone();
         let store = store.clone();
         Callback::from(move |e: SubmitEvent| {
@@ -88,8 +119,14 @@ fn send_form(props: &StoreProps) -> Html {
             let build = || -> Result<SendDef, String> {
                 let now = store.sim.borrow().now();
                 let mut properties = std::collections::BTreeMap::new();
-                for pair in text(&props_ref).split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                    let (k, v) = pair.split_once('=').ok_or_else(|| format!("Properties: write key=value, not \"{pair}\""))?;
+                for pair in text(&props_ref)
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty())
+                {
+                    let (k, v) = pair
+                        .split_once('=')
+                        .ok_or_else(|| format!("Properties: write key=value, not \"{pair}\""))?;
                     properties.insert(k.trim().to_string(), v.trim().to_string());
                 }
                 let to = select(&to);
@@ -101,7 +138,8 @@ fn send_form(props: &StoreProps) -> Html {
                     message_id: opt(text(&id)),
                     ttl: dur("TTL", text(&ttl))?,
                     // "in 5m" from now: the step records the absolute instant.
-                    scheduled_enqueue_time: dur("Schedule in", text(&sched))?.map(|d| Dur(now.saturating_add(d.ms()))),
+                    scheduled_enqueue_time: dur("Schedule in", text(&sched))?
+                        .map(|d| Dur(now.saturating_add(d.ms()))),
                     subject: opt(text(&subject)),
                     properties,
                     body: text(&body),
@@ -111,9 +149,14 @@ fn send_form(props: &StoreProps) -> Html {
             };
             match build() {
                 Ok(send) => {
-                    let warning = send.ttl.and_then(|t| sbp_engine::describe::short_ttl_warning(t.ms()));
+                    let warning = send
+                        .ttl
+                        .and_then(|t| sbp_engine::describe::short_ttl_warning(t.ms()));
                     field_error.set(warning);
-                    store.dispatch(Action::Do(Box::new(Step { send: Some(send), ..Default::default() })));
+                    store.dispatch(Action::Do(Box::new(Step {
+                        send: Some(send),
+                        ..Default::default()
+                    })));
                 }
                 Err(msg) => field_error.set(Some(msg)),
             }
@@ -141,11 +184,25 @@ fn send_form(props: &StoreProps) -> Html {
 #[function_component(ReceiveForm)]
 fn receive_form(props: &StoreProps) -> Html {
     let store = props.store.clone();
-    let (from, receiver, mode, count, renew, seqs) = (use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref());
+    let (from, receiver, mode, count, renew, seqs) = (
+        use_node_ref(),
+        use_node_ref(),
+        use_node_ref(),
+        use_node_ref(),
+        use_node_ref(),
+        use_node_ref(),
+    );
     let field_error = use_state(|| None::<String>);
     let sources = receivable(&store);
     let run = |kind: &'static str| {
-        let (from, receiver, mode, count, renew, seqs) = (from.clone(), receiver.clone(), mode.clone(), count.clone(), renew.clone(), seqs.clone());
+        let (from, receiver, mode, count, renew, seqs) = (
+            from.clone(),
+            receiver.clone(),
+            mode.clone(),
+            count.clone(),
+            renew.clone(),
+            seqs.clone(),
+        );
         let store = store.clone();
         let field_error = field_error.clone();
         Callback::from(move |e: MouseEvent| {
@@ -158,25 +215,48 @@ fn receive_form(props: &StoreProps) -> Html {
                 let receiver = opt(text(&receiver)).unwrap_or_else(|| DEFAULT_RECEIVER.into());
                 let count = number("Count", text(&count), 1, 10_000)?.map(|n| n as u32);
                 Ok(match kind {
-                    "peek" => Step { peek: Some(PeekDef { from, receiver, from_seq: None, count }), ..Default::default() },
+                    "peek" => Step {
+                        peek: Some(PeekDef {
+                            from,
+                            receiver,
+                            from_seq: None,
+                            count,
+                        }),
+                        ..Default::default()
+                    },
                     "deferred" => {
                         let list: Result<Vec<u64>, String> = text(&seqs)
                             .split(',')
                             .map(str::trim)
                             .filter(|s| !s.is_empty())
-                            .map(|s| s.parse::<u64>().map_err(|_| format!("Sequence numbers: \"{s}\" is not a number")))
+                            .map(|s| {
+                                s.parse::<u64>().map_err(|_| {
+                                    format!("Sequence numbers: \"{s}\" is not a number")
+                                })
+                            })
                             .collect();
                         let list = list?;
                         if list.is_empty() {
                             return Err("Sequence numbers: give one or more, e.g. 3, 4".into());
                         }
-                        Step { receive_deferred: Some(ReceiveDeferredDef { from, seqs: list, receiver }), ..Default::default() }
+                        Step {
+                            receive_deferred: Some(ReceiveDeferredDef {
+                                from,
+                                seqs: list,
+                                receiver,
+                            }),
+                            ..Default::default()
+                        }
                     }
                     _ => Step {
                         receive: Some(ReceiveDef {
                             from,
                             receiver,
-                            mode: if select(&mode) == "ReceiveAndDelete" { ModeDef::ReceiveAndDelete } else { ModeDef::PeekLock },
+                            mode: if select(&mode) == "ReceiveAndDelete" {
+                                ModeDef::ReceiveAndDelete
+                            } else {
+                                ModeDef::PeekLock
+                            },
                             count,
                             max_auto_lock_renewal: dur("Auto-renew for", text(&renew))?,
                             transfer_fails: false,
@@ -230,15 +310,35 @@ fn fault_form(props: &StoreProps) -> Html {
         Callback::from(move |e: MouseEvent| {
             e.prevent_default();
             let step = match f {
-                "service" => Step { fault: Some(FaultDef::ServiceUpdate), ..Default::default() },
-                "os" => Step { fault: Some(FaultDef::OsUpdate), ..Default::default() },
-                "update" => Step { update: Some(UpdateDef { entity: select(&entity), settings: SettingsDef::default() }), ..Default::default() },
-                _ => Step { fault: Some(FaultDef::Disconnect(opt(text(&receiver)).unwrap_or_else(|| "worker".into()))), ..Default::default() },
+                "service" => Step {
+                    fault: Some(FaultDef::ServiceUpdate),
+                    ..Default::default()
+                },
+                "os" => Step {
+                    fault: Some(FaultDef::OsUpdate),
+                    ..Default::default()
+                },
+                "update" => Step {
+                    update: Some(UpdateDef {
+                        entity: select(&entity),
+                        settings: SettingsDef::default(),
+                    }),
+                    ..Default::default()
+                },
+                _ => Step {
+                    fault: Some(FaultDef::Disconnect(
+                        opt(text(&receiver)).unwrap_or_else(|| "worker".into()),
+                    )),
+                    ..Default::default()
+                },
             };
             store.dispatch(Action::Do(Box::new(step)));
         })
     };
-    let paths = receivable(&store).into_iter().filter(|p| !p.ends_with("$deadletterqueue")).collect::<Vec<_>>();
+    let paths = receivable(&store)
+        .into_iter()
+        .filter(|p| !p.ends_with("$deadletterqueue"))
+        .collect::<Vec<_>>();
     html! {
         <form class="card-form" aria-label="Faults">
             <h2>{"Faults"}</h2>
@@ -258,10 +358,26 @@ fn fault_form(props: &StoreProps) -> Html {
 #[function_component(EntityForm)]
 fn entity_form(props: &StoreProps) -> Html {
     let store = props.store.clone();
-    let (kind, name, ttl, lock, max, dlq, idle) = (use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref(), use_node_ref());
+    let (kind, name, ttl, lock, max, dlq, idle) = (
+        use_node_ref(),
+        use_node_ref(),
+        use_node_ref(),
+        use_node_ref(),
+        use_node_ref(),
+        use_node_ref(),
+        use_node_ref(),
+    );
     let field_error = use_state(|| None::<String>);
     let onsubmit = {
-        let (kind, name, ttl, lock, max, dlq, idle) = (kind.clone(), name.clone(), ttl.clone(), lock.clone(), max.clone(), dlq.clone(), idle.clone());
+        let (kind, name, ttl, lock, max, dlq, idle) = (
+            kind.clone(),
+            name.clone(),
+            ttl.clone(),
+            lock.clone(),
+            max.clone(),
+            dlq.clone(),
+            idle.clone(),
+        );
         let store = store.clone();
         let field_error = field_error.clone();
         Callback::from(move |e: SubmitEvent| {
@@ -274,12 +390,16 @@ fn entity_form(props: &StoreProps) -> Html {
                 let settings = SettingsDef {
                     default_message_time_to_live: dur("DefaultMessageTimeToLive", text(&ttl))?,
                     lock_duration: dur("LockDuration", text(&lock))?,
-                    max_delivery_count: number("MaxDeliveryCount", text(&max), 0, 1_000_000)?.map(|n| n as u32),
+                    max_delivery_count: number("MaxDeliveryCount", text(&max), 0, 1_000_000)?
+                        .map(|n| n as u32),
                     dead_lettering_on_message_expiration: Some(checked(&dlq)),
                     auto_delete_on_idle: dur("AutoDeleteOnIdle", text(&idle))?,
                     ..Default::default()
                 };
-                let mut def = EntityDef { settings, ..Default::default() };
+                let mut def = EntityDef {
+                    settings,
+                    ..Default::default()
+                };
                 match select(&kind).as_str() {
                     "topic" => def.topic = Some(name),
                     "subscription" => def.subscription = Some(name),
@@ -291,7 +411,10 @@ fn entity_form(props: &StoreProps) -> Html {
                 Ok(def) => {
                     // The engine checks the limits; its message names the setting and the limit.
                     let before = store.sim.borrow().outcomes.len();
-                    store.dispatch(Action::Do(Box::new(Step { create: Some(def), ..Default::default() })));
+                    store.dispatch(Action::Do(Box::new(Step {
+                        create: Some(def),
+                        ..Default::default()
+                    })));
                     let sim = store.sim.borrow();
                     match sim.outcomes.get(before).map(|o| &o.result) {
                         Some(Err(e)) => field_error.set(Some(e.message.clone())),
@@ -340,7 +463,10 @@ pub fn scenario_menu(props: &StoreProps) -> Html {
             } else {
                 match sbp_scenario::presets::preset(&name) {
                     Some(r) => r,
-                    None => return store.dispatch(Action::Error(format!("There is no preset \"{name}\"."))),
+                    None => {
+                        return store
+                            .dispatch(Action::Error(format!("There is no preset \"{name}\".")))
+                    }
                 }
             };
             match message {
@@ -348,7 +474,12 @@ pub fn scenario_menu(props: &StoreProps) -> Html {
                     // Presets carry expectations for the test suite; the playground shows the run.
                     scenario.expect.clear();
                     let title = scenario.name.clone();
-                    store.dispatch(Action::Load { scenario: Box::new(scenario), at: None, speed: None, notice: format!("Loaded \"{title}\". Press play or step through it.") });
+                    store.dispatch(Action::Load {
+                        scenario: Box::new(scenario),
+                        at: None,
+                        speed: None,
+                        notice: format!("Loaded \"{title}\". Press play or step through it."),
+                    });
                 }
                 Err(e) => store.dispatch(Action::Error(e.to_string())),
             }
@@ -365,8 +496,15 @@ pub fn scenario_menu(props: &StoreProps) -> Html {
                 decode_link(&t).map(|l| (l.scenario, l.at, l.speed))
             };
             match parsed {
-                Ok((scenario, at, speed)) => store.dispatch(Action::Load { scenario: Box::new(scenario), at, speed, notice: "Opened.".into() }),
-                Err(e) => store.dispatch(Action::Error(format!("{e}. Your current scenario is unchanged."))),
+                Ok((scenario, at, speed)) => store.dispatch(Action::Load {
+                    scenario: Box::new(scenario),
+                    at,
+                    speed,
+                    notice: "Opened.".into(),
+                }),
+                Err(e) => store.dispatch(Action::Error(format!(
+                    "{e}. Your current scenario is unchanged."
+                ))),
             }
         })
     };

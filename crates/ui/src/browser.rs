@@ -14,7 +14,10 @@ pub const STARTER: &str = r#"{
 }"#;
 
 pub fn now_ms() -> f64 {
-    web_sys::window().and_then(|w| w.performance()).map(|p| p.now()).unwrap_or(0.0)
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
 }
 
 fn storage() -> Option<web_sys::Storage> {
@@ -23,15 +26,23 @@ fn storage() -> Option<web_sys::Storage> {
 
 fn starter() -> Simulation {
     let scenario = Scenario::from_json(STARTER).unwrap_or_default();
-    Simulation::new(&scenario).unwrap_or_else(|_| Simulation::new(&Scenario::default()).expect("an empty scenario is valid"))
+    Simulation::new(&scenario).unwrap_or_else(|_| {
+        Simulation::new(&Scenario::default()).expect("an empty scenario is valid")
+    })
 }
 
 /// What the page opens with: a link in the URL, else the scenario from local storage, else the
 /// starter. A broken link shows an error and keeps the stored scenario.
 pub fn initial_state() -> AppState {
     let location = web_sys::window().map(|w| w.location());
-    let search = location.as_ref().and_then(|l| l.search().ok()).unwrap_or_default();
-    let hash = location.as_ref().and_then(|l| l.hash().ok()).unwrap_or_default();
+    let search = location
+        .as_ref()
+        .and_then(|l| l.search().ok())
+        .unwrap_or_default();
+    let hash = location
+        .as_ref()
+        .and_then(|l| l.hash().ok())
+        .unwrap_or_default();
     let embed = web_sys::UrlSearchParams::new_with_str(&search)
         .ok()
         .and_then(|p| p.get("embed"))
@@ -54,7 +65,14 @@ pub fn initial_state() -> AppState {
                         scenario: Box::new(link.scenario),
                         at: link.at,
                         speed: link.speed,
-                        notice: format!("Opened the shared scenario{}.", if name.is_empty() { String::new() } else { format!(" \"{name}\"") }),
+                        notice: format!(
+                            "Opened the shared scenario{}.",
+                            if name.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" \"{name}\"")
+                            }
+                        ),
                     },
                 );
                 return (*loaded).clone();
@@ -66,9 +84,15 @@ pub fn initial_state() -> AppState {
 }
 
 fn load_stored() -> (Option<Simulation>, Option<i64>) {
-    let Some(s) = storage() else { return (None, None) };
-    let Ok(Some(text)) = s.get_item(STORAGE_KEY) else { return (None, None) };
-    let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else { return (None, None) };
+    let Some(s) = storage() else {
+        return (None, None);
+    };
+    let Ok(Some(text)) = s.get_item(STORAGE_KEY) else {
+        return (None, None);
+    };
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return (None, None);
+    };
     let at = value.get("at").and_then(serde_json::Value::as_i64);
     let sim = value
         .get("scenario")
@@ -86,7 +110,11 @@ pub fn save(sim: &Simulation) {
 
 /// A link that opens exactly this scenario, instant and speed.
 pub fn share_url(sim: &Simulation, speed: u32) -> String {
-    let fragment = encode_link(&Link { scenario: sim.scenario.clone(), at: Some(sim.now()), speed: Some(speed) });
+    let fragment = encode_link(&Link {
+        scenario: sim.scenario.clone(),
+        at: Some(sim.now()),
+        speed: Some(speed),
+    });
     let base = web_sys::window()
         .and_then(|w| w.location().href().ok())
         .map(|h| h.split('#').next().unwrap_or_default().to_string())
@@ -103,6 +131,10 @@ pub fn copy_to_clipboard(text: &str) {
 /// Whether the user asked for less motion.
 pub fn reduced_motion() -> bool {
     web_sys::window()
-        .and_then(|w| w.match_media("(prefers-reduced-motion: reduce)").ok().flatten())
+        .and_then(|w| {
+            w.match_media("(prefers-reduced-motion: reduce)")
+                .ok()
+                .flatten()
+        })
         .is_some_and(|m| m.matches())
 }

@@ -39,7 +39,9 @@ pub fn clock_bar(props: &StoreProps) -> Html {
     let on_seek = {
         let store = store.clone();
         Callback::from(move |e: Event| {
-            let v = e.target_unchecked_into::<HtmlInputElement>().value_as_number();
+            let v = e
+                .target_unchecked_into::<HtmlInputElement>()
+                .value_as_number();
             if v.is_finite() {
                 store.dispatch(Action::Seek(v as i64));
             }

@@ -13,17 +13,41 @@ fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, S
         ("MessageId", v.message_id.clone()),
         ("State", format!("{:?}", v.state)),
         ("EnqueuedTime", t(v.enqueued_time)),
-        ("TimeToLive", if v.time_to_live >= MAX_VALUE { "MaxValue".into() } else { format_duration(v.time_to_live) }),
+        (
+            "TimeToLive",
+            if v.time_to_live >= MAX_VALUE {
+                "MaxValue".into()
+            } else {
+                format_duration(v.time_to_live)
+            },
+        ),
         ("ExpiresAt", t(v.expires_at)),
         ("ScheduledEnqueueTime", opt_t(v.scheduled_enqueue_time)),
         ("LockedUntil", opt_t(v.locked_until)),
-        ("LockToken", v.lock_token.clone().unwrap_or_else(|| "-".into())),
+        (
+            "LockToken",
+            v.lock_token.clone().unwrap_or_else(|| "-".into()),
+        ),
         ("DeliveryCount", v.delivery_count.to_string()),
-        ("DeadLetterReason", v.dead_letter_reason.clone().unwrap_or_else(|| "-".into())),
-        ("DeadLetterErrorDescription", v.dead_letter_error_description.clone().unwrap_or_else(|| "-".into())),
-        ("DeadLetterSource", v.dead_letter_source.clone().unwrap_or_else(|| "-".into())),
+        (
+            "DeadLetterReason",
+            v.dead_letter_reason.clone().unwrap_or_else(|| "-".into()),
+        ),
+        (
+            "DeadLetterErrorDescription",
+            v.dead_letter_error_description
+                .clone()
+                .unwrap_or_else(|| "-".into()),
+        ),
+        (
+            "DeadLetterSource",
+            v.dead_letter_source.clone().unwrap_or_else(|| "-".into()),
+        ),
         ("Subject", v.subject.clone().unwrap_or_else(|| "-".into())),
-        ("ApplicationProperties", format!("{:?}", v.application_properties)),
+        (
+            "ApplicationProperties",
+            format!("{:?}", v.application_properties),
+        ),
         ("Body", v.body.clone()),
     ]
 }

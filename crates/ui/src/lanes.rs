@@ -31,7 +31,11 @@ pub fn countdown(now: Instant, at: Instant) -> String {
 
 fn settings_text(e: &Entity) -> String {
     let s = &e.settings;
-    let ttl = if s.default_message_time_to_live >= MAX_VALUE { "MaxValue".into() } else { format_duration(s.default_message_time_to_live) };
+    let ttl = if s.default_message_time_to_live >= MAX_VALUE {
+        "MaxValue".into()
+    } else {
+        format_duration(s.default_message_time_to_live)
+    };
     match e.kind {
         EntityKind::Topic => format!("DefaultMessageTimeToLive {ttl}"),
         _ => format!(
@@ -95,9 +99,15 @@ struct CardsProps {
 fn cards(props: &CardsProps) -> Html {
     let sim = props.store.sim.borrow();
     let now = sim.now();
-    let Some(e) = sim.ns.entity(&props.path) else { return html! {} };
+    let Some(e) = sim.ns.entity(&props.path) else {
+        return html! {};
+    };
     let store = e.store(props.dlq);
-    let path = if props.dlq { format!("{}/$deadletterqueue", props.path) } else { props.path.clone() };
+    let path = if props.dlq {
+        format!("{}/$deadletterqueue", props.path)
+    } else {
+        props.path.clone()
+    };
     let shown: Vec<&Message> = store.messages.values().take(WINDOW).collect();
     let more = store.messages.len().saturating_sub(WINDOW);
     let reduced = crate::browser::reduced_motion();
@@ -111,20 +121,33 @@ fn cards(props: &CardsProps) -> Html {
     }
 }
 
-fn card(store: &crate::Store, ns: &sbp_engine::Namespace, path: &str, m: &Message, now: Instant) -> Html {
+fn card(
+    store: &crate::Store,
+    ns: &sbp_engine::Namespace,
+    path: &str,
+    m: &Message,
+    now: Instant,
+) -> Html {
     let seq = m.sequence_number;
     let expired = m.is_expired_at(now);
     let (state, class) = match (&m.lock, m.state) {
-        (Some(l), _) => (format!("Locked by {}", ns.receiver_name(l.holder)), "locked"),
+        (Some(l), _) => (
+            format!("Locked by {}", ns.receiver_name(l.holder)),
+            "locked",
+        ),
         (None, MessageState::Scheduled) => ("Scheduled".to_string(), "scheduled"),
         (None, MessageState::Deferred) => ("Deferred".to_string(), "deferred"),
-        (None, MessageState::Active) if expired && !path.ends_with("$deadletterqueue") => ("Expired, not yet collected".to_string(), "expired"),
+        (None, MessageState::Active) if expired && !path.ends_with("$deadletterqueue") => {
+            ("Expired, not yet collected".to_string(), "expired")
+        }
         (None, MessageState::Active) => ("Active".to_string(), "active"),
     };
     let select = {
         let store = store.clone();
         let path = path.to_string();
-        Callback::from(move |_: MouseEvent| store.dispatch(Action::Select(Some((path.clone(), seq)))))
+        Callback::from(move |_: MouseEvent| {
+            store.dispatch(Action::Select(Some((path.clone(), seq))))
+        })
     };
     let dlq = path.ends_with("$deadletterqueue");
     let expiry = if dlq {
@@ -139,17 +162,33 @@ fn card(store: &crate::Store, ns: &sbp_engine::Namespace, path: &str, m: &Messag
     let settle = |verb: &'static str| {
         let store = store.clone();
         let path = path.to_string();
-        let holder = m.lock.as_ref().map(|l| ns.receiver_name(l.holder).to_string()).unwrap_or_default();
+        let holder = m
+            .lock
+            .as_ref()
+            .map(|l| ns.receiver_name(l.holder).to_string())
+            .unwrap_or_default();
         Callback::from(move |e: MouseEvent| {
             e.stop_propagation();
-            let def = SettleDef { from: path.clone(), seq, receiver: holder.clone(), reason: None, description: None };
+            let def = SettleDef {
+                from: path.clone(),
+                seq,
+                receiver: holder.clone(),
+                reason: None,
+                description: None,
+            };
             let mut step = Step::default();
             match verb {
                 "complete" => step.complete = Some(def),
                 "abandon" => step.abandon = Some(def),
                 "defer" => step.defer = Some(def),
                 "renew" => step.renew_lock = Some(def),
-                _ => step.dead_letter = Some(SettleDef { reason: Some("ManualDeadLetter".into()), description: Some("Dead-lettered from the playground".into()), ..def }),
+                _ => {
+                    step.dead_letter = Some(SettleDef {
+                        reason: Some("ManualDeadLetter".into()),
+                        description: Some("Dead-lettered from the playground".into()),
+                        ..def
+                    })
+                }
             }
             store.dispatch(Action::Do(Box::new(step)));
         })

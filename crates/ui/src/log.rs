@@ -12,7 +12,9 @@ pub fn event_log(props: &StoreProps) -> Html {
     let filter = use_state(String::new);
     let oninput = {
         let filter = filter.clone();
-        Callback::from(move |e: InputEvent| filter.set(e.target_unchecked_into::<HtmlInputElement>().value()))
+        Callback::from(move |e: InputEvent| {
+            filter.set(e.target_unchecked_into::<HtmlInputElement>().value())
+        })
     };
     let sim = store.sim.borrow();
     let needle = filter.to_lowercase();

@@ -43,7 +43,12 @@ pub enum Action {
     /// Go to any instant: replay from the start (determinism makes this exact).
     Seek(Instant),
     SetSpeed(u32),
-    Load { scenario: Box<Scenario>, at: Option<Instant>, speed: Option<u32>, notice: String },
+    Load {
+        scenario: Box<Scenario>,
+        at: Option<Instant>,
+        speed: Option<u32>,
+        notice: String,
+    },
     /// A user action, recorded into the scenario's timeline at the current instant.
     Do(Box<Step>),
     Select(Option<(String, u64)>),
@@ -100,9 +105,16 @@ impl Reducible for AppState {
                     Some((at, what)) => {
                         let target = at.max(sim.now());
                         sim.advance_to(target);
-                        s.notice = Some(format!("Jumped to {}: {what}", sbp_engine::time::format_instant(at)));
+                        s.notice = Some(format!(
+                            "Jumped to {}: {what}",
+                            sbp_engine::time::format_instant(at)
+                        ));
                     }
-                    None => s.notice = Some("Nothing is due: no timer, lock, expiry or step is waiting.".into()),
+                    None => {
+                        s.notice = Some(
+                            "Nothing is due: no timer, lock, expiry or step is waiting.".into(),
+                        )
+                    }
                 }
             }
             Action::Reset => {
@@ -117,10 +129,17 @@ impl Reducible for AppState {
                 if SPEEDS.contains(&x) {
                     s.speed = x;
                 } else {
-                    s.error = Some(format!("Speed x{x} is not offered; choose one of the listed speeds."));
+                    s.error = Some(format!(
+                        "Speed x{x} is not offered; choose one of the listed speeds."
+                    ));
                 }
             }
-            Action::Load { scenario, at, speed, notice } => {
+            Action::Load {
+                scenario,
+                at,
+                speed,
+                notice,
+            } => {
                 if let Some(x) = speed.filter(|x| SPEEDS.contains(x)) {
                     s.speed = x;
                 }
