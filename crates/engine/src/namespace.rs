@@ -1402,7 +1402,6 @@ impl Namespace {
         let Ok(e) = self.get_mut(q.entity) else {
             return;
         };
-        let lock_duration = e.settings.lock_duration;
         let Some(lock) = e
             .store_mut(q.dlq)
             .messages
@@ -1417,25 +1416,9 @@ impl Namespace {
         if now >= until || lock.locked_until <= now {
             return;
         }
-        lock.locked_until = after(now, lock_duration);
-        let locked_until = lock.locked_until;
-        self.emit(
-            q,
-            seq,
-            EventKind::LockRenewed {
-                locked_until,
-                auto: true,
-            },
-            Some(Rule::Rcv04),
-        );
-        self.push_timer(
-            locked_until,
-            Timer::LockLapse {
-                queue: q,
-                seq,
-                token,
-            },
-        );
+        let Some(locked_until) = self.renew_lock(q, seq, token, true) else {
+            return;
+        };
         let next = auto_renew_at(now, locked_until);
         if next < until {
             self.push_timer(
@@ -1621,38 +1604,35 @@ impl Namespace {
                 // RCV-04: LockedUntil = now + LockDuration; DeliveryCount unchanged. The playground
                 // lets the holder renew a nominally expired message's lock (TTL-09: expiry does
                 // not touch a locked message).
-                let e = self.get_mut(q.entity)?;
-                let lock_duration = e.settings.lock_duration;
-                let Some(lock) = e
-                    .store_mut(q.dlq)
-                    .messages
-                    .get_mut(&seq)
-                    .and_then(|m| m.lock.as_mut())
-                else {
-                    return Ok(());
-                };
-                lock.locked_until = after(now, lock_duration);
-                let locked_until = lock.locked_until;
-                self.emit(
-                    q,
-                    seq,
-                    EventKind::LockRenewed {
-                        locked_until,
-                        auto: false,
-                    },
-                    Some(Rule::Rcv04),
-                );
-                self.push_timer(
-                    locked_until,
-                    Timer::LockLapse {
-                        queue: q,
-                        seq,
-                        token,
-                    },
-                );
+                self.renew_lock(q, seq, token, false);
             }
         }
         Ok(())
+    }
+
+    /// RCV-04: LockedUntil = now + LockDuration; DeliveryCount unchanged. Returns the new LockedUntil.
+    fn renew_lock(&mut self, q: QueueRef, seq: u64, token: u128, auto: bool) -> Option<Instant> {
+        let now = self.now;
+        let e = self.get_mut(q.entity).ok()?;
+        let lock_duration = e.settings.lock_duration;
+        let lock = e.store_mut(q.dlq).messages.get_mut(&seq)?.lock.as_mut()?;
+        lock.locked_until = after(now, lock_duration);
+        let locked_until = lock.locked_until;
+        self.emit(
+            q,
+            seq,
+            EventKind::LockRenewed { locked_until, auto },
+            Some(Rule::Rcv04),
+        );
+        self.push_timer(
+            locked_until,
+            Timer::LockLapse {
+                queue: q,
+                seq,
+                token,
+            },
+        );
+        Some(locked_until)
     }
 
     /// A lock ends without settlement (abandon, lapse, loss). RCV-07 first: a delivery that

@@ -206,7 +206,8 @@ fn card(
                 if let Some(at) = m.scheduled_enqueue_time.filter(|_| m.state == MessageState::Scheduled) {
                     <span class="sched">{format!("enqueued in {}", countdown(now, at))}</span>
                 }
-                <span class="dc">{format!("DeliveryCount {}", m.failed_deliveries)}</span>
+                // MSG-02: the holder sees raw + 1; otherwise the raw count, as peek shows it.
+                <span class="dc">{format!("DeliveryCount {}", if m.lock.is_some() { m.failed_deliveries + 1 } else { m.failed_deliveries })}</span>
                 if let Some(d) = m.dead_letter() {
                     <span class="reason">{format!("DeadLetterReason: {}", d.reason)}</span>
                 }
