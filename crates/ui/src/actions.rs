@@ -66,11 +66,44 @@ fn sendable(store: &crate::Store) -> Vec<String> {
         .collect()
 }
 
-fn options(paths: &[String]) -> Html {
-    paths
-        .iter()
-        .map(|p| html! { <option value={p.clone()}>{p.clone()}</option> })
-        .collect::<Html>()
+/// A controlled `<select>`: Yew re-renders options, so the chosen value lives in state and each
+/// option says whether it is selected. Reading the element's value (by NodeRef) still works.
+#[derive(Properties, PartialEq)]
+pub struct ChoiceProps {
+    pub id: AttrValue,
+    pub node: NodeRef,
+    /// (value, label)
+    pub options: Vec<(String, String)>,
+}
+
+#[function_component(Choice)]
+pub fn choice(props: &ChoiceProps) -> Html {
+    let chosen = use_state(|| props.options.first().map(|o| o.0.clone()).unwrap_or_default());
+    let onchange = {
+        let chosen = chosen.clone();
+        Callback::from(move |e: Event| chosen.set(e.target_unchecked_into::<HtmlSelectElement>().value()))
+    };
+    html! {
+        <select ref={props.node.clone()} id={props.id.clone()} {onchange}>
+            { for props.options.iter().map(|(v, label)| html! { <option value={v.clone()} selected={*v == *chosen}>{label.clone()}</option> }) }
+        </select>
+    }
+}
+
+fn same(paths: Vec<String>) -> Vec<(String, String)> {
+    paths.into_iter().map(|p| (p.clone(), p)).collect()
+}
+fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    items.iter().map(|(v, l)| (v.to_string(), l.to_string())).collect()
+}
+
+fn preset_options() -> Vec<(String, String)> {
+    let mut out = vec![("playground".to_string(), "Playground (one queue)".to_string())];
+    out.extend(PRESETS.iter().map(|(name, json)| {
+        let title = Scenario::from_json(json).map(|s| s.name).unwrap_or_else(|_| name.to_string());
+        (name.to_string(), title)
+    }));
+    out
 }
 
 #[function_component(Actions)]
@@ -165,7 +198,7 @@ fn send_form(props: &StoreProps) -> Html {
     html! {
         <form class="card-form" id="send-form" {onsubmit} aria-label="Send a message">
             <h2>{"Send"}</h2>
-            <label>{"To "}<select ref={to} id="send-to">{options(&targets)}</select></label>
+            <label>{"To "}<Choice node={to} id="send-to" options={same(targets)} /></label>
             <label>{"MessageId "}<input ref={id} id="send-id" placeholder="default: its SequenceNumber" /></label>
             <label>{"TimeToLive "}<input ref={ttl} id="send-ttl" value="10s" placeholder="e.g. 10s, 5m, MaxValue" /></label>
             <label>{"Schedule in "}<input ref={sched} id="send-schedule" placeholder="empty: now; e.g. 5m" /></label>
@@ -277,12 +310,9 @@ fn receive_form(props: &StoreProps) -> Html {
     html! {
         <form class="card-form" id="receive-form" aria-label="Receive messages">
             <h2>{"Receive"}</h2>
-            <label>{"From "}<select ref={from.clone()} id="receive-from">{options(&sources)}</select></label>
+            <label>{"From "}<Choice node={from.clone()} id="receive-from" options={same(sources)} /></label>
             <label>{"Receiver "}<input ref={receiver.clone()} id="receive-receiver" value="worker" /></label>
-            <label>{"Mode "}<select ref={mode.clone()} id="receive-mode">
-                <option value="PeekLock">{"PeekLock"}</option>
-                <option value="ReceiveAndDelete">{"ReceiveAndDelete"}</option>
-            </select></label>
+            <label>{"Mode "}<Choice node={mode.clone()} id="receive-mode" options={pairs(&[("PeekLock", "PeekLock"), ("ReceiveAndDelete", "ReceiveAndDelete")])} /></label>
             <label>{"Count "}<input ref={count.clone()} id="receive-count" type="number" min="1" max="10000" value="1" /></label>
             <label>{"Auto-renew lock for "}<input ref={renew.clone()} id="receive-renew" placeholder="empty: off; e.g. 2m" /></label>
             <div class="row">
@@ -347,7 +377,7 @@ fn fault_form(props: &StoreProps) -> Html {
                 <button id="fault-service" onclick={fault("service")}>{"Service update"}</button>
                 <button id="fault-os" onclick={fault("os")}>{"OS update"}</button>
             </div>
-            <label>{"Entity "}<select ref={entity.clone()} id="fault-entity">{options(&paths)}</select></label>
+            <label>{"Entity "}<Choice node={entity.clone()} id="fault-entity" options={same(paths)} /></label>
             <button id="fault-update" onclick={fault("update")}>{"Update entity (locks lost)"}</button>
             <label>{"Receiver "}<input ref={receiver.clone()} id="fault-receiver" value="worker" /></label>
             <button id="fault-disconnect" onclick={fault("disconnect")}>{"Drop its connection"}</button>
@@ -428,11 +458,7 @@ fn entity_form(props: &StoreProps) -> Html {
     html! {
         <form class="card-form" id="entity-form" {onsubmit} aria-label="Create an entity">
             <h2>{"Create entity"}</h2>
-            <label>{"Kind "}<select ref={kind} id="entity-kind">
-                <option value="queue">{"Queue"}</option>
-                <option value="topic">{"Topic"}</option>
-                <option value="subscription">{"Subscription (topic/subscriptions/name)"}</option>
-            </select></label>
+            <label>{"Kind "}<Choice node={kind} id="entity-kind" options={pairs(&[("queue", "Queue"), ("topic", "Topic"), ("subscription", "Subscription (topic/subscriptions/name)")])} /></label>
             <label>{"Name "}<input ref={name} id="entity-name" placeholder="e.g. payments" /></label>
             <label>{"DefaultMessageTimeToLive "}<input ref={ttl} id="entity-ttl" placeholder="default MaxValue (Basic 14d); min 1s" /></label>
             <label>{"LockDuration "}<input ref={lock} id="entity-lock" placeholder="default 30s; 5s..5m" /></label>
@@ -512,13 +538,7 @@ pub fn scenario_menu(props: &StoreProps) -> Html {
     html! {
         <div class="menu">
             <label>{"Preset "}
-                <select ref={preset} id="preset">
-                    <option value="playground">{"Playground (one queue)"}</option>
-                    { for PRESETS.iter().map(|(name, json)| {
-                        let title = Scenario::from_json(json).map(|s| s.name).unwrap_or_else(|_| name.to_string());
-                        html! { <option value={name.to_string()}>{title}</option> }
-                    }) }
-                </select>
+                <Choice node={preset} id="preset" options={preset_options()} />
             </label>
             <button id="load-preset" onclick={on_preset}>{"Load"}</button>
             <label>{"Open a link or scenario JSON "}<input ref={pasted} id="open-input" placeholder="paste here" /></label>

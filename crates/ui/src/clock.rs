@@ -79,9 +79,9 @@ pub fn clock_bar(props: &StoreProps) -> Html {
                 </label>
                 <button id="step-1s" onclick={step_by(SECOND)} aria-label="Step one second">{"+1 s"}</button>
                 <button id="step-1m" onclick={step_by(MINUTE)} aria-label="Step one minute">{"+1 min"}</button>
-                <button id="next-event" onclick={d(|| Action::JumpNext)} title={next_text.clone()} aria-label={format!("Jump to the next event: {next_text}")}>{"⏭ Next event"}</button>
-                <button id="reset" onclick={d(|| Action::Reset)} aria-label="Reset to the start">{"⟲ Reset"}</button>
-                <button id="share" onclick={on_share} aria-label="Copy a link to this scenario">{"🔗 Share"}</button>
+                <button id="next-event" onclick={d(|| Action::JumpNext)} title={next_text.clone()} aria-label={format!("Jump to the next event: {next_text}")}>{"Next event ▸▸"}</button>
+                <button id="reset" onclick={d(|| Action::Reset)} aria-label="Reset to the start">{"Reset"}</button>
+                <button id="share" onclick={on_share} aria-label="Copy a link to this scenario">{"Share link"}</button>
             </div>
             <div class="next" id="next-text">{"Next: "}{next_text}</div>
             <label class="timeline">{"Timeline "}
