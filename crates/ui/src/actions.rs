@@ -78,10 +78,18 @@ pub struct ChoiceProps {
 
 #[function_component(Choice)]
 pub fn choice(props: &ChoiceProps) -> Html {
-    let chosen = use_state(|| props.options.first().map(|o| o.0.clone()).unwrap_or_default());
+    let chosen = use_state(|| {
+        props
+            .options
+            .first()
+            .map(|o| o.0.clone())
+            .unwrap_or_default()
+    });
     let onchange = {
         let chosen = chosen.clone();
-        Callback::from(move |e: Event| chosen.set(e.target_unchecked_into::<HtmlSelectElement>().value()))
+        Callback::from(move |e: Event| {
+            chosen.set(e.target_unchecked_into::<HtmlSelectElement>().value())
+        })
     };
     html! {
         <select ref={props.node.clone()} id={props.id.clone()} {onchange}>
@@ -94,13 +102,21 @@ fn same(paths: Vec<String>) -> Vec<(String, String)> {
     paths.into_iter().map(|p| (p.clone(), p)).collect()
 }
 fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
-    items.iter().map(|(v, l)| (v.to_string(), l.to_string())).collect()
+    items
+        .iter()
+        .map(|(v, l)| (v.to_string(), l.to_string()))
+        .collect()
 }
 
 fn preset_options() -> Vec<(String, String)> {
-    let mut out = vec![("playground".to_string(), "Playground (one queue)".to_string())];
+    let mut out = vec![(
+        "playground".to_string(),
+        "Playground (one queue)".to_string(),
+    )];
     out.extend(PRESETS.iter().map(|(name, json)| {
-        let title = Scenario::from_json(json).map(|s| s.name).unwrap_or_else(|_| name.to_string());
+        let title = Scenario::from_json(json)
+            .map(|s| s.name)
+            .unwrap_or_else(|_| name.to_string());
         (name.to_string(), title)
     }));
     out
