@@ -55,6 +55,7 @@ async function frames(messages) {
   await page.selectOption('#speed', '60');
   await page.click('#play');
   await page.waitForTimeout(500);
+  await page.evaluate(() => { window.__sbpTickWork = []; });
   const deltas = await page.evaluate(() => new Promise((resolve) => {
     const out = [];
     let last = performance.now();
@@ -66,8 +67,9 @@ async function frames(messages) {
     }
     requestAnimationFrame(frame);
   }));
+  const work = await page.evaluate(() => window.__sbpTickWork || []);
   await ctx.close();
-  return stats(deltas);
+  return { intervals: stats(deltas), tick_work: stats(work) };
 }
 
 const result = {
@@ -79,7 +81,8 @@ const result = {
 await browser.close();
 server.close();
 
-const f = (s) => `median ${s.median.toFixed(1)} ms, p95 ${s.p95.toFixed(1)} ms, max ${s.max.toFixed(1)} ms over ${s.frames} frames`;
+const g = (s) => `median ${s.median.toFixed(1)} ms, p95 ${s.p95.toFixed(1)} ms, max ${s.max.toFixed(1)} ms (${s.frames} samples)`;
+const f = (r) => `work per clock tick (engine + render): ${g(r.tick_work)}; frame intervals: ${g(r.intervals)}`;
 console.log(`wasm after wasm-opt: ${kb(wasm.length)} raw, ${kb(gzip)} gzip, ${kb(brotli)} brotli (budget 250 KB brotli)`);
 console.log(`first render from 127.0.0.1: ${result.first_render_ms.toFixed(0)} ms (budget 500 ms)`);
 console.log(`frames, 1,000 messages at x60: ${f(result.frames_1k_x60)}`);

@@ -138,3 +138,32 @@ pub fn reduced_motion() -> bool {
         })
         .is_some_and(|m| m.matches())
 }
+
+thread_local! {
+    static TICK_STARTED: std::cell::Cell<Option<f64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Marks the start of a clock tick's work (engine + render), for the browser benchmark.
+pub fn tick_started() {
+    TICK_STARTED.with(|t| t.set(Some(now_ms())));
+}
+
+/// After the render a tick caused: appends its duration (ms) to `window.__sbpTickWork`, which
+/// `tests/e2e/bench.mjs` reads. Keeps the last 2,000.
+pub fn tick_rendered() {
+    let Some(start) = TICK_STARTED.with(|t| t.take()) else { return };
+    let Some(window) = web_sys::window() else { return };
+    let key = wasm_bindgen::JsValue::from_str("__sbpTickWork");
+    let list = js_sys::Reflect::get(&window, &key)
+        .ok()
+        .and_then(|v| wasm_bindgen::JsCast::dyn_into::<js_sys::Array>(v).ok())
+        .unwrap_or_else(|| {
+            let a = js_sys::Array::new();
+            let _ = js_sys::Reflect::set(&window, &key, &a);
+            a
+        });
+    list.push(&wasm_bindgen::JsValue::from_f64(now_ms() - start));
+    if list.length() > 2_000 {
+        list.shift();
+    }
+}

@@ -42,7 +42,10 @@ fn app() -> Html {
     {
         let sim = store.sim.clone();
         let version = store.version;
-        use_effect_with(version, move |_| browser::save(&sim.borrow()));
+        use_effect_with(version, move |_| {
+            browser::tick_rendered();
+            browser::save(&sim.borrow());
+        });
     }
 
     let dismiss = {

@@ -87,6 +87,7 @@ impl Reducible for AppState {
                 if !s.playing {
                     return self;
                 }
+                crate::browser::tick_started();
                 let mut sim = s.sim.borrow_mut();
                 let step = (wall_ms * f64::from(s.speed)).round() as Instant;
                 let target = sim.now().saturating_add(step.max(1));
