@@ -536,7 +536,7 @@ impl Namespace {
             self.resolve(target).map_err(|_| {
                 BrokerError::new(
                     ErrorKind::MessagingEntityNotFound,
-                    format!("the forwarding target '{target}' does not exist"),
+                    format!("ForwardTo: the target '{target}' does not exist"),
                 )
             })?;
         }

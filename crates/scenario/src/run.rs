@@ -31,6 +31,8 @@ pub struct Simulation {
     pub outcomes: Vec<StepOutcome>,
     /// Expectation failures found so far, in words.
     pub failures: Vec<String>,
+    /// The messages the last peek or receive returned, as that call showed them.
+    pub last_messages: Vec<sbp_engine::MessageView>,
 }
 
 impl Simulation {
@@ -67,6 +69,7 @@ impl Simulation {
             next_expect: 0,
             outcomes: Vec::new(),
             failures: Vec::new(),
+            last_messages: Vec::new(),
         })
     }
 
@@ -254,6 +257,7 @@ impl Simulation {
             match self.ns.apply(at, command)? {
                 Reply::Messages(ms) => {
                     let seqs: Vec<u64> = ms.iter().map(|m| m.sequence_number).collect();
+                    self.last_messages = ms;
                     summary.push(if seqs.is_empty() {
                         "no messages".to_string()
                     } else {

@@ -19,9 +19,6 @@ fn select(r: &NodeRef) -> String {
         .map(|i| i.value())
         .unwrap_or_default()
 }
-fn checked(r: &NodeRef) -> bool {
-    r.cast::<HtmlInputElement>().is_some_and(|i| i.checked())
-}
 fn opt(s: String) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
@@ -401,10 +398,31 @@ fn fault_form(props: &StoreProps) -> Html {
     }
 }
 
+const SETTING_FIELDS: &[&str] = &[
+    "DefaultMessageTimeToLive",
+    "LockDuration",
+    "MaxDeliveryCount",
+    "AutoDeleteOnIdle",
+    "ForwardTo",
+];
+
+/// Which field an error message is about (the engine names the setting), or "" for the form.
+fn field_of(message: &str) -> &'static str {
+    SETTING_FIELDS
+        .iter()
+        .copied()
+        .find(|f| message.contains(f))
+        .unwrap_or("")
+}
+
+/// Create an entity, or edit an existing one's settings (an update loses its locks: RCV-10).
+/// Limits are checked by the engine; the error is shown next to the field it names.
 #[function_component(EntityForm)]
 fn entity_form(props: &StoreProps) -> Html {
     let store = props.store.clone();
-    let (kind, name, ttl, lock, max, dlq, idle) = (
+    let (target, kind, name, ttl, lock, max, dlq, idle, fwd) = (
+        use_node_ref(),
+        use_node_ref(),
         use_node_ref(),
         use_node_ref(),
         use_node_ref(),
@@ -413,9 +431,10 @@ fn entity_form(props: &StoreProps) -> Html {
         use_node_ref(),
         use_node_ref(),
     );
-    let field_error = use_state(|| None::<String>);
+    let error = use_state(|| None::<(&'static str, String)>);
     let onsubmit = {
-        let (kind, name, ttl, lock, max, dlq, idle) = (
+        let (target, kind, name, ttl, lock, max, dlq, idle, fwd) = (
+            target.clone(),
             kind.clone(),
             name.clone(),
             ttl.clone(),
@@ -423,25 +442,41 @@ fn entity_form(props: &StoreProps) -> Html {
             max.clone(),
             dlq.clone(),
             idle.clone(),
+            fwd.clone(),
         );
         let store = store.clone();
-        let field_error = field_error.clone();
+        let error = error.clone();
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
-            let build = || -> Result<EntityDef, String> {
-                let name = text(&name);
-                if name.is_empty() {
-                    return Err("Name: give the entity a name".into());
-                }
+            let build = || -> Result<Step, String> {
                 let settings = SettingsDef {
                     default_message_time_to_live: dur("DefaultMessageTimeToLive", text(&ttl))?,
                     lock_duration: dur("LockDuration", text(&lock))?,
                     max_delivery_count: number("MaxDeliveryCount", text(&max), 0, 1_000_000)?
                         .map(|n| n as u32),
-                    dead_lettering_on_message_expiration: Some(checked(&dlq)),
+                    dead_lettering_on_message_expiration: match select(&dlq).as_str() {
+                        "on" => Some(true),
+                        "off" => Some(false),
+                        _ => None,
+                    },
                     auto_delete_on_idle: dur("AutoDeleteOnIdle", text(&idle))?,
+                    forward_to: opt(text(&fwd)),
                     ..Default::default()
                 };
+                let target = select(&target);
+                if target != "new" {
+                    return Ok(Step {
+                        update: Some(UpdateDef {
+                            entity: target,
+                            settings,
+                        }),
+                        ..Default::default()
+                    });
+                }
+                let name = text(&name);
+                if name.is_empty() {
+                    return Err("Name: give the entity a name".into());
+                }
                 let mut def = EntityDef {
                     settings,
                     ..Default::default()
@@ -451,40 +486,57 @@ fn entity_form(props: &StoreProps) -> Html {
                     "subscription" => def.subscription = Some(name),
                     _ => def.queue = Some(name),
                 }
-                Ok(def)
+                Ok(Step {
+                    create: Some(def),
+                    ..Default::default()
+                })
             };
             match build() {
-                Ok(def) => {
-                    // The engine checks the limits; its message names the setting and the limit.
+                Ok(step) => {
                     let before = store.sim.borrow().outcomes.len();
-                    store.dispatch(Action::Do(Box::new(Step {
-                        create: Some(def),
-                        ..Default::default()
-                    })));
+                    store.dispatch(Action::Do(Box::new(step)));
                     let sim = store.sim.borrow();
                     match sim.outcomes.get(before).map(|o| &o.result) {
-                        Some(Err(e)) => field_error.set(Some(e.message.clone())),
-                        _ => field_error.set(None),
+                        Some(Err(e)) => error.set(Some((field_of(&e.message), e.message.clone()))),
+                        _ => error.set(None),
                     }
                 }
-                Err(msg) => field_error.set(Some(msg)),
+                Err(msg) => error.set(Some((field_of(&msg), msg))),
             }
         })
     };
+    let mut targets = vec![("new".to_string(), "a new entity".to_string())];
+    targets.extend(
+        sendable(&store)
+            .into_iter()
+            .chain(
+                receivable(&store)
+                    .into_iter()
+                    .filter(|p| !p.ends_with("$deadletterqueue") && p.contains("/subscriptions/")),
+            )
+            .map(|p| (p.clone(), format!("edit {p}"))),
+    );
+    let err_for = |field: &'static str| match &*error {
+        Some((f, msg)) if *f == field => {
+            html! { <span class="field-error" role="alert">{msg.clone()}</span> }
+        }
+        _ => html! {},
+    };
     html! {
-        <form class="card-form" id="entity-form" {onsubmit} aria-label="Create an entity">
-            <h2>{"Create entity"}</h2>
-            <label>{"Kind "}<Choice node={kind} id="entity-kind" options={pairs(&[("queue", "Queue"), ("topic", "Topic"), ("subscription", "Subscription (topic/subscriptions/name)")])} /></label>
-            <label>{"Name "}<input ref={name} id="entity-name" placeholder="e.g. payments" /></label>
-            <label>{"DefaultMessageTimeToLive "}<input ref={ttl} id="entity-ttl" placeholder="default MaxValue (Basic 14d); min 1s" /></label>
-            <label>{"LockDuration "}<input ref={lock} id="entity-lock" placeholder="default 30s; 5s..5m" /></label>
-            <label>{"MaxDeliveryCount "}<input ref={max} id="entity-max" type="number" placeholder="default 10; min 1" /></label>
-            <label>{"AutoDeleteOnIdle "}<input ref={idle} id="entity-idle" placeholder="default never; min 5m" /></label>
-            <label class="check"><input ref={dlq} id="entity-dlq" type="checkbox" />{" DeadLetteringOnMessageExpiration"}</label>
-            if let Some(msg) = &*field_error {
-                <p class="field-error" role="alert" id="entity-error">{msg.clone()}</p>
-            }
-            <button type="submit" id="entity-create">{"Create"}</button>
+        <form class="card-form" id="entity-form" {onsubmit} aria-label="Create or edit an entity">
+            <h2>{"Create or edit entity"}</h2>
+            <label>{"Create or edit "}<Choice node={target} id="entity-target" options={targets} /></label>
+            <label>{"Kind (new) "}<Choice node={kind} id="entity-kind" options={pairs(&[("queue", "Queue"), ("topic", "Topic"), ("subscription", "Subscription (topic/subscriptions/name)")])} /></label>
+            <label>{"Name (new) "}<input ref={name} id="entity-name" placeholder="e.g. payments" /></label>
+            <p class="hint">{"Empty fields keep the default (new) or the current value (edit)."}</p>
+            <label>{"DefaultMessageTimeToLive "}<input ref={ttl} id="entity-ttl" placeholder="default MaxValue (Basic 14d); min 1s" />{err_for("DefaultMessageTimeToLive")}</label>
+            <label>{"LockDuration "}<input ref={lock} id="entity-lock" placeholder="default 30s; 5s..5m" />{err_for("LockDuration")}</label>
+            <label>{"MaxDeliveryCount "}<input ref={max} id="entity-max" type="number" placeholder="default 10; min 1" />{err_for("MaxDeliveryCount")}</label>
+            <label>{"AutoDeleteOnIdle "}<input ref={idle} id="entity-idle" placeholder="default never; min 5m" />{err_for("AutoDeleteOnIdle")}</label>
+            <label>{"ForwardTo "}<input ref={fwd} id="entity-forward" placeholder="empty: none" />{err_for("ForwardTo")}</label>
+            <label>{"DeadLetteringOnMessageExpiration "}<Choice node={dlq} id="entity-dlq" options={pairs(&[("", "default / unchanged"), ("on", "on"), ("off", "off")])} /></label>
+            {err_for("")}
+            <button type="submit" id="entity-create">{"Create or update"}</button>
         </form>
     }
 }

@@ -151,8 +151,12 @@ pub fn tick_started() {
 /// After the render a tick caused: appends its duration (ms) to `window.__sbpTickWork`, which
 /// `tests/e2e/bench.mjs` reads. Keeps the last 2,000.
 pub fn tick_rendered() {
-    let Some(start) = TICK_STARTED.with(|t| t.take()) else { return };
-    let Some(window) = web_sys::window() else { return };
+    let Some(start) = TICK_STARTED.with(|t| t.take()) else {
+        return;
+    };
+    let Some(window) = web_sys::window() else {
+        return;
+    };
     let key = wasm_bindgen::JsValue::from_str("__sbpTickWork");
     let list = js_sys::Reflect::get(&window, &key)
         .ok()

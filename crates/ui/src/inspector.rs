@@ -89,8 +89,104 @@ pub fn inspector(props: &StoreProps) -> Html {
             } else {
                 <p>{"This message is no longer here (completed, expired, moved or deleted). Its history:"}</p>
             }
+            if let Some(holder) = recv.as_ref().and_then(|r| r.lock_holder.clone()).filter(|_| !path.ends_with("$deadletterqueue")) {
+                <DeadLetterForm store={store.clone()} path={path.clone()} seq={seq} holder={holder} />
+            }
             <h3>{"History"}</h3>
             <ol class="history" id="history">{ for history }</ol>
         </section>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+pub struct DeadLetterProps {
+    pub store: crate::Store,
+    pub path: String,
+    pub seq: u64,
+    pub holder: String,
+}
+
+/// RCV-05: dead-letter the selected locked message with a reason and description of your own.
+#[function_component(DeadLetterForm)]
+pub fn dead_letter_form(props: &DeadLetterProps) -> Html {
+    let reason = use_node_ref();
+    let description = use_node_ref();
+    let onsubmit = {
+        let (reason, description) = (reason.clone(), description.clone());
+        let store = props.store.clone();
+        let def = sbp_scenario::SettleDef {
+            from: props.path.clone(),
+            seq: props.seq,
+            receiver: props.holder.clone(),
+            reason: None,
+            description: None,
+        };
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            let value = |r: &NodeRef| {
+                r.cast::<web_sys::HtmlInputElement>()
+                    .map(|i| i.value())
+                    .filter(|v| !v.trim().is_empty())
+            };
+            let settle = sbp_scenario::SettleDef {
+                reason: value(&reason),
+                description: value(&description),
+                ..def.clone()
+            };
+            store.dispatch(crate::state::Action::Do(Box::new(sbp_scenario::Step {
+                dead_letter: Some(settle),
+                ..Default::default()
+            })));
+        })
+    };
+    html! {
+        <form class="inline-form" {onsubmit} aria-label="Dead-letter with a reason">
+            <label>{"DeadLetterReason "}<input ref={reason} id="dl-reason" value="ValidationFailed" /></label>
+            <label>{"DeadLetterErrorDescription "}<input ref={description} id="dl-description" value="The order has no customer id." /></label>
+            <button type="submit" id="dl-button">{format!("Dead-letter #{} as {}", props.seq, props.holder)}</button>
+        </form>
+    }
+}
+
+/// What the last peek or receive returned, as that call showed it (TTL-10, MSG-02).
+#[function_component(LastResult)]
+pub fn last_result(props: &StoreProps) -> Html {
+    let sim = props.store.sim.borrow();
+    if sim.last_messages.is_empty() {
+        return html! {};
+    }
+    html! {
+        <section class="inspector" id="last-result" aria-label="Last peek or receive">
+            <h2>{"Last peek / receive returned"}</h2>
+            <table>
+                <thead><tr><th>{"Seq"}</th><th>{"MessageId"}</th><th>{"DeliveryCount"}</th><th>{"ExpiresAt"}</th><th>{"LockedUntil"}</th></tr></thead>
+                <tbody>
+                { for sim.last_messages.iter().take(50).map(|m| html! {
+                    <tr>
+                        <td>{format!("#{}", m.sequence_number)}</td><td>{m.message_id.clone()}</td><td>{m.delivery_count}</td>
+                        <td>{format_instant(m.expires_at)}</td><td>{m.locked_until.map(format_instant).unwrap_or_else(|| "-".into())}</td>
+                    </tr>
+                }) }
+                </tbody>
+            </table>
+        </section>
+    }
+}
+
+/// The rules, and what the playground chose where SPEC.md leaves a question open.
+#[function_component(RulesPanel)]
+pub fn rules_panel() -> Html {
+    html! {
+        <details class="inspector" id="rules">
+            <summary>{"Rules and the playground's choices"}</summary>
+            <p><strong>{"TTL expiry and MaxDeliveryCount on the same lock release: "}</strong>
+                {"MaxDeliveryCount wins. The release is a failed delivery, counted and checked first (MaxDeliveryCountExceeded)."}</p>
+            <p><strong>{"Renewing the lock of a nominally expired message: "}</strong>
+                {"allowed. Expiry does not touch a locked message (TTL-09), so the holder may keep it."}</p>
+            <p>{"LockDuration defaults to 30 s as in the source article (the current Azure API creates 60 s). Every lock that ends without settlement counts as a failed delivery; defer counts one too."}</p>
+            <ul class="rule-list">
+                { for sbp_engine::Rule::ALL.iter().map(|r| html! { <li><strong>{r.id()}</strong>{" "}{r.summary()}</li> }) }
+            </ul>
+        </details>
     }
 }

@@ -194,7 +194,7 @@ fn card(
         })
     };
     html! {
-        <li class={classes!("card", class)} data-seq={seq.to_string()} data-state={class}>
+        <li key={seq.to_string()} class={classes!("card", class)} data-seq={seq.to_string()} data-state={class}>
             <button class="card-body" onclick={select} aria-label={format!("Inspect message #{seq} {}", m.message_id)}>
                 <span class="seq">{format!("#{seq}")}</span>
                 <span class="mid">{m.message_id.clone()}</span>

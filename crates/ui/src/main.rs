@@ -2,6 +2,7 @@
 //! it commands (recorded as scenario steps) and renders its state.
 mod actions;
 mod browser;
+mod chart;
 mod clock;
 mod inspector;
 mod lanes;
@@ -95,7 +96,10 @@ fn app() -> Html {
             </section>
             <section class="right" aria-label="Inspector and log">
                 <inspector::Inspector store={store.clone()} />
+                <inspector::LastResult store={store.clone()} />
+                <chart::Chart store={store.clone()} />
                 <log::EventLog store={store.clone()} />
+                <inspector::RulesPanel />
             </section>
         </main>
         </>

@@ -1,6 +1,7 @@
 //! The app state and its reducer (the `function_todomvc` shape: state + Action enum + Reducible).
 //! The state holds the running [`Simulation`]; every broker rule stays in the engine.
 use sbp_engine::time::Instant;
+use sbp_engine::Counts;
 use sbp_scenario::{Scenario, Simulation, Step};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -23,7 +24,12 @@ pub struct AppState {
     /// The message shown in the inspector: (entity path, SequenceNumber).
     pub selected: Option<(String, u64)>,
     pub embed: bool,
+    /// Namespace-wide counts over time, for the chart.
+    pub samples: Rc<RefCell<Vec<(Instant, Counts)>>>,
 }
+
+/// The chart keeps at most this many samples (older ones are thinned out).
+const MAX_SAMPLES: usize = 1_000;
 
 impl PartialEq for AppState {
     fn eq(&self, other: &Self) -> bool {
@@ -67,6 +73,30 @@ impl AppState {
             notice: None,
             selected: None,
             embed,
+            samples: Rc::default(),
+        }
+    }
+
+    /// Records the namespace's counts now (one sample per instant).
+    fn sample(&self) {
+        let sim = self.sim.borrow();
+        let now = sim.now();
+        let mut total = Counts::default();
+        for e in sim.ns.entities() {
+            let c = e.counts(now);
+            total.active += c.active;
+            total.locked += c.locked;
+            total.scheduled += c.scheduled;
+            total.deferred += c.deferred;
+            total.dead_lettered += c.dead_lettered;
+            total.expired_uncollected += c.expired_uncollected;
+        }
+        let mut samples = self.samples.borrow_mut();
+        samples.retain(|(t, _)| *t < now);
+        samples.push((now, total));
+        if samples.len() > MAX_SAMPLES {
+            let thinned: Vec<_> = samples.iter().copied().step_by(2).collect();
+            *samples = thinned;
         }
     }
 
@@ -141,6 +171,7 @@ impl Reducible for AppState {
                 speed,
                 notice,
             } => {
+                s.samples = Rc::default();
                 if let Some(x) = speed.filter(|x| SPEEDS.contains(x)) {
                     s.speed = x;
                 }
@@ -165,6 +196,7 @@ impl Reducible for AppState {
                 s.notice = None;
             }
         }
+        s.sample();
         Rc::new(s)
     }
 }
@@ -180,6 +212,7 @@ impl AppState {
                 self.sim = Rc::new(RefCell::new(sim));
                 self.notice = (!notice.is_empty()).then_some(notice);
                 self.error = None;
+                self.sample();
             }
             Err(e) => self.error = Some(format!("{e}. The current scenario is unchanged.")),
         }
