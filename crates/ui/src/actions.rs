@@ -119,22 +119,41 @@ fn preset_options() -> Vec<(String, String)> {
     out
 }
 
+/// What the forms need. They re-render only when the entities (or the simulation) change, not
+/// on every clock tick.
+#[derive(Properties, PartialEq, Clone)]
+pub struct FormProps {
+    pub dispatch: yew::functional::UseReducerDispatcher<crate::state::AppState>,
+    pub sim: crate::SimRef,
+    /// Queues and topics.
+    pub targets: Vec<String>,
+    /// Queues, subscriptions and their dead-letter queues.
+    pub sources: Vec<String>,
+}
+
 #[function_component(Actions)]
 pub fn actions(props: &StoreProps) -> Html {
     let store = &props.store;
+    let form = FormProps {
+        dispatch: store.dispatcher(),
+        sim: crate::SimRef(store.sim.clone()),
+        targets: sendable(store),
+        sources: receivable(store),
+    };
     html! {
         <>
-        <SendForm store={store.clone()} />
-        <ReceiveForm store={store.clone()} />
-        <FaultForm store={store.clone()} />
-        <EntityForm store={store.clone()} />
+        <SendForm ..form.clone() />
+        <ReceiveForm ..form.clone() />
+        <FaultForm ..form.clone() />
+        <EntityForm ..form />
         </>
     }
 }
 
 #[function_component(SendForm)]
-fn send_form(props: &StoreProps) -> Html {
-    let store = props.store.clone();
+fn send_form(props: &FormProps) -> Html {
+    let store = props.dispatch.clone();
+    let sim = props.sim.clone();
     let (to, id, ttl, sched, subject, props_ref, body, count) = (
         use_node_ref(),
         use_node_ref(),
@@ -146,7 +165,7 @@ fn send_form(props: &StoreProps) -> Html {
         use_node_ref(),
     );
     let field_error = use_state(|| None::<String>);
-    let targets = sendable(&store);
+    let targets = props.targets.clone();
     let onsubmit = {
         let (to, id, ttl, sched, subject, props_ref, body, count) = (
             to.clone(),
@@ -163,7 +182,7 @@ fn send_form(props: &StoreProps) -> Html {
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let build = || -> Result<SendDef, String> {
-                let now = store.sim.borrow().now();
+                let now = sim.0.borrow().now();
                 let mut properties = std::collections::BTreeMap::new();
                 for pair in text(&props_ref)
                     .split(',')
@@ -228,8 +247,8 @@ fn send_form(props: &StoreProps) -> Html {
 }
 
 #[function_component(ReceiveForm)]
-fn receive_form(props: &StoreProps) -> Html {
-    let store = props.store.clone();
+fn receive_form(props: &FormProps) -> Html {
+    let store = props.dispatch.clone();
     let (from, receiver, mode, count, renew, seqs) = (
         use_node_ref(),
         use_node_ref(),
@@ -239,7 +258,7 @@ fn receive_form(props: &StoreProps) -> Html {
         use_node_ref(),
     );
     let field_error = use_state(|| None::<String>);
-    let sources = receivable(&store);
+    let sources = props.sources.clone();
     let run = |kind: &'static str| {
         let (from, receiver, mode, count, renew, seqs) = (
             from.clone(),
@@ -342,8 +361,8 @@ fn receive_form(props: &StoreProps) -> Html {
 }
 
 #[function_component(FaultForm)]
-fn fault_form(props: &StoreProps) -> Html {
-    let store = props.store.clone();
+fn fault_form(props: &FormProps) -> Html {
+    let store = props.dispatch.clone();
     let receiver = use_node_ref();
     let entity = use_node_ref();
     let fault = |f: &'static str| {
@@ -378,9 +397,11 @@ fn fault_form(props: &StoreProps) -> Html {
             store.dispatch(Action::Do(Box::new(step)));
         })
     };
-    let paths = receivable(&store)
-        .into_iter()
+    let paths = props
+        .sources
+        .iter()
         .filter(|p| !p.ends_with("$deadletterqueue"))
+        .cloned()
         .collect::<Vec<_>>();
     html! {
         <form class="card-form" aria-label="Faults">
@@ -418,8 +439,9 @@ fn field_of(message: &str) -> &'static str {
 /// Create an entity, or edit an existing one's settings (an update loses its locks: RCV-10).
 /// Limits are checked by the engine; the error is shown next to the field it names.
 #[function_component(EntityForm)]
-fn entity_form(props: &StoreProps) -> Html {
-    let store = props.store.clone();
+fn entity_form(props: &FormProps) -> Html {
+    let store = props.dispatch.clone();
+    let sim = props.sim.clone();
     let (target, kind, name, ttl, lock, max, dlq, idle, fwd) = (
         use_node_ref(),
         use_node_ref(),
@@ -493,9 +515,9 @@ fn entity_form(props: &StoreProps) -> Html {
             };
             match build() {
                 Ok(step) => {
-                    let before = store.sim.borrow().outcomes.len();
+                    let before = sim.0.borrow().outcomes.len();
                     store.dispatch(Action::Do(Box::new(step)));
-                    let sim = store.sim.borrow();
+                    let sim = sim.0.borrow();
                     match sim.outcomes.get(before).map(|o| &o.result) {
                         Some(Err(e)) => error.set(Some((field_of(&e.message), e.message.clone()))),
                         _ => error.set(None),
@@ -507,11 +529,13 @@ fn entity_form(props: &StoreProps) -> Html {
     };
     let mut targets = vec![("new".to_string(), "a new entity".to_string())];
     targets.extend(
-        sendable(&store)
-            .into_iter()
+        props
+            .targets
+            .iter()
             .chain(
-                receivable(&store)
-                    .into_iter()
+                props
+                    .sources
+                    .iter()
                     .filter(|p| !p.ends_with("$deadletterqueue") && p.contains("/subscriptions/")),
             )
             .map(|p| (p.clone(), format!("edit {p}"))),

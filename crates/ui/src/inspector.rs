@@ -6,7 +6,13 @@ use sbp_engine::{MessageView, Perspective};
 use yew::prelude::*;
 
 fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, String)> {
-    let t = |at: i64| format!("{} ({})", sim.utc(at), format_instant(at));
+    let t = |at: i64| {
+        if at == sbp_engine::time::NEVER {
+            "never (DateTimeOffset.MaxValue)".to_string()
+        } else {
+            format!("{} ({})", sim.utc(at), format_instant(at))
+        }
+    };
     let opt_t = |at: Option<i64>| at.map(t).unwrap_or_else(|| "-".into());
     vec![
         ("SequenceNumber", v.sequence_number.to_string()),

@@ -140,6 +140,9 @@ fn card(
         (None, MessageState::Active) if expired && !path.ends_with("$deadletterqueue") => {
             ("Expired, not yet collected".to_string(), "expired")
         }
+        (None, MessageState::Active) if path.ends_with("$deadletterqueue") => {
+            ("Dead-lettered".to_string(), "active")
+        }
         (None, MessageState::Active) => ("Active".to_string(), "active"),
     };
     let select = {

@@ -1,14 +1,20 @@
 //! The event log, filterable by entity, message and kind, newest first.
-use crate::StoreProps;
+use crate::SimRef;
 use sbp_engine::time::format_instant;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
 const SHOWN: usize = 200;
 
+/// Re-renders only when the log grows or the simulation is rebuilt, not on every clock tick.
+#[derive(Properties, PartialEq)]
+pub struct LogProps {
+    pub sim: SimRef,
+    pub log_len: usize,
+}
+
 #[function_component(EventLog)]
-pub fn event_log(props: &StoreProps) -> Html {
-    let store = &props.store;
+pub fn event_log(props: &LogProps) -> Html {
     let filter = use_state(String::new);
     let oninput = {
         let filter = filter.clone();
@@ -16,7 +22,7 @@ pub fn event_log(props: &StoreProps) -> Html {
             filter.set(e.target_unchecked_into::<HtmlInputElement>().value())
         })
     };
-    let sim = store.sim.borrow();
+    let sim = props.sim.0.borrow();
     let needle = filter.to_lowercase();
     let rows: Vec<Html> = sim
         .ns

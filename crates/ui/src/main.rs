@@ -13,6 +13,16 @@ use state::{Action, AppState};
 use std::rc::Rc;
 use yew::prelude::*;
 
+/// The running simulation, compared by identity (a rebuild makes a new one).
+#[derive(Clone)]
+pub struct SimRef(pub Rc<std::cell::RefCell<sbp_scenario::Simulation>>);
+
+impl PartialEq for SimRef {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 /// The handle every component gets to read the state and dispatch actions.
 pub type Store = UseReducerHandle<AppState>;
 
@@ -98,7 +108,7 @@ fn app() -> Html {
                 <inspector::Inspector store={store.clone()} />
                 <inspector::LastResult store={store.clone()} />
                 <chart::Chart store={store.clone()} />
-                <log::EventLog store={store.clone()} />
+                <log::EventLog sim={SimRef(store.sim.clone())} log_len={store.sim.borrow().ns.log().len()} />
                 <inspector::RulesPanel />
             </section>
         </main>
