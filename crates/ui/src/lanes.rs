@@ -4,7 +4,7 @@ use crate::state::Action;
 use crate::StoreProps;
 use sbp_engine::message::Message;
 use sbp_engine::time::{format_duration, Instant, MAX_VALUE, NEVER};
-use sbp_engine::{Entity, EntityKind, MessageState};
+use sbp_engine::{Entity, EntityKind, Event, EventKind, MessageState};
 use sbp_scenario::{SettleDef, Step};
 use yew::prelude::*;
 
@@ -111,9 +111,46 @@ fn cards(props: &CardsProps) -> Html {
     let shown: Vec<&Message> = store.messages.values().take(WINDOW).collect();
     let more = store.messages.len().saturating_sub(WINDOW);
     let reduced = crate::browser::reduced_motion();
+    // Moves of the last moment (about 1.5 s of wall time at the current speed): a requeued card
+    // flashes; a message that left (completed, received and deleted, dropped) fades out as a ghost.
+    let window = (1_500.0 * f64::from(props.store.speed)) as i64;
+    let queue = sim.ns.resolve(&path).ok();
+    let recent: Vec<&Event> = sim
+        .ns
+        .log()
+        .iter()
+        .rev()
+        .take(500)
+        .take_while(|ev| ev.at >= now - window)
+        .filter(|ev| queue.is_some_and(|q| q.entity == ev.entity && q.dlq == ev.dlq) && ev.seq > 0)
+        .collect();
+    let requeued = |seq: u64| {
+        recent
+            .iter()
+            .find(|ev| ev.seq == seq)
+            .is_some_and(|ev| matches!(ev.kind, EventKind::Requeued { .. }))
+    };
+    let gone: Vec<(u64, &'static str)> = recent
+        .iter()
+        .filter_map(|ev| {
+            let what = match ev.kind {
+                EventKind::Completed { .. } => "completed",
+                EventKind::ReceivedAndDeleted { .. } => "received and deleted",
+                EventKind::ExpiredDropped => "expired and dropped",
+                EventKind::LostInTransfer { .. } => "lost in transfer",
+                EventKind::DeadLettered { .. } if !props.dlq => "moved to the DLQ",
+                _ => return None,
+            };
+            (!store.messages.contains_key(&ev.seq)).then_some((ev.seq, what))
+        })
+        .take(10)
+        .collect();
     html! {
         <ol class={classes!("cards", reduced.then_some("reduced-motion"))}>
-            { for shown.into_iter().map(|m| card(&props.store, &sim.ns, &path, m, now)) }
+            { for shown.into_iter().map(|m| card(&props.store, &sim.ns, &path, m, now, requeued(m.sequence_number))) }
+            { for gone.into_iter().map(|(seq, what)| html! {
+                <li key={format!("gone-{seq}")} class="card ghost" aria-hidden="true"><span class="seq">{format!("#{seq}")}</span>{format!(" {what}")}</li>
+            }) }
             if more > 0 {
                 <li class="more">{format!("+ {more} more messages (showing the first {WINDOW} by SequenceNumber)")}</li>
             }
@@ -127,6 +164,7 @@ fn card(
     path: &str,
     m: &Message,
     now: Instant,
+    requeued: bool,
 ) -> Html {
     let seq = m.sequence_number;
     let expired = m.is_expired_at(now);
@@ -197,7 +235,7 @@ fn card(
         })
     };
     html! {
-        <li key={seq.to_string()} class={classes!("card", class)} data-seq={seq.to_string()} data-state={class}>
+        <li key={seq.to_string()} class={classes!("card", class, requeued.then_some("requeued"))} data-seq={seq.to_string()} data-state={class}>
             <button class="card-body" onclick={select} aria-label={format!("Inspect message #{seq} {}", m.message_id)}>
                 <span class="seq">{format!("#{seq}")}</span>
                 <span class="mid">{m.message_id.clone()}</span>
