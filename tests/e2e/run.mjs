@@ -90,6 +90,44 @@ test('a reload keeps the scenario', async (ctx) => {
   await page.locator('.card .mid', { hasText: 'survivor' }).waitFor();
 });
 
+
+test('an out-of-range setting is refused next to its field and changes nothing', async (ctx) => {
+  const page = await fresh(ctx);
+  await page.fill('#entity-name', 'payments');
+  await page.fill('#entity-lock', '2s');
+  await page.click('#entity-create');
+  const err = await page.locator('#entity-form .field-error').textContent();
+  if (!err.includes('LockDuration 2s is outside 5s..5m')) throw new Error(err);
+  if (await page.locator('.lane[data-entity="payments"]').count() !== 0) throw new Error('the entity was created');
+  await page.fill('#entity-lock', '10s');
+  await page.click('#entity-create');
+  await page.locator('.lane[data-entity="payments"]').waitFor();
+});
+
+test('keyboard alone: send and receive with Tab and Enter', async (ctx) => {
+  const page = await fresh(ctx);
+  await page.focus('#send-ttl');
+  await page.keyboard.press('Enter'); // submits the send form
+  await page.locator('.card[data-state="active"]').waitFor();
+  await page.focus('#receive-button');
+  await page.keyboard.press('Enter');
+  await page.locator('.card[data-state="locked"]').waitFor();
+  await page.locator('.card[data-state="locked"] .settle button.complete').focus();
+  await page.keyboard.press('Enter');
+  await page.locator('#event-log', { hasText: 'completed by worker' }).waitFor();
+});
+
+test('going back on the timeline replays to that instant', async (ctx) => {
+  const page = await fresh(ctx);
+  await send(page, { ttl: '10s', id: 'rewind' });
+  await page.click('#step-1m');
+  await dlq(page).locator('.card').waitFor();
+  await page.locator('#timeline').evaluate((el) => { el.value = '5000'; el.dispatchEvent(new Event('change', { bubbles: true })); });
+  await page.locator('.lane[data-entity="orders"] > ol .card[data-state="active"]').waitFor();
+  const t = await page.textContent('#clock-rel');
+  if (t !== 't=5s') throw new Error(`clock shows ${t}`);
+});
+
 let passed = 0, failed = 0;
 for (const { name, fn } of tests) {
   const ctx = await browser.newContext();
