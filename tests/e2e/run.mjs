@@ -128,6 +128,16 @@ test('going back on the timeline replays to that instant', async (ctx) => {
   if (t !== 't=5s') throw new Error(`clock shows ${t}`);
 });
 
+test('a preset loads from the menu and plays with its narration', async (ctx) => {
+  const page = await fresh(ctx);
+  await page.selectOption('#preset', 'complete-after-expiry');
+  await page.click('#load-preset');
+  await page.locator('#scenario-description', { hasText: 'TTL-09' }).waitFor();
+  for (let i = 0; i < 4; i++) await page.click('#next-event');
+  await page.locator('#narration', { hasText: 'the lock still holds' }).waitFor();
+  await page.locator('#event-log', { hasText: 'after its nominal expiry' }).waitFor();
+});
+
 let passed = 0, failed = 0;
 for (const { name, fn } of tests) {
   const ctx = await browser.newContext();

@@ -453,8 +453,10 @@ fn entity_form(props: &FormProps) -> Html {
         use_node_ref(),
         use_node_ref(),
     );
+    let rule_subject = use_node_ref();
     let error = use_state(|| None::<(&'static str, String)>);
     let onsubmit = {
+        let rule_subject = rule_subject.clone();
         let (target, kind, name, ttl, lock, max, dlq, idle, fwd) = (
             target.clone(),
             kind.clone(),
@@ -505,7 +507,13 @@ fn entity_form(props: &FormProps) -> Html {
                 };
                 match select(&kind).as_str() {
                     "topic" => def.topic = Some(name),
-                    "subscription" => def.subscription = Some(name),
+                    "subscription" => {
+                        def.subscription = Some(name);
+                        def.rule = opt(text(&rule_subject)).map(|subject| RuleDef {
+                            subject: Some(subject),
+                            ..Default::default()
+                        });
+                    }
                     _ => def.queue = Some(name),
                 }
                 Ok(Step {
@@ -552,6 +560,7 @@ fn entity_form(props: &FormProps) -> Html {
             <label>{"Create or edit "}<Choice node={target} id="entity-target" options={targets} /></label>
             <label>{"Kind (new) "}<Choice node={kind} id="entity-kind" options={pairs(&[("queue", "Queue"), ("topic", "Topic"), ("subscription", "Subscription (topic/subscriptions/name)")])} /></label>
             <label>{"Name (new) "}<input ref={name} id="entity-name" placeholder="e.g. payments" /></label>
+            <label>{"Subject filter (new subscription) "}<input ref={rule_subject} id="entity-rule-subject" placeholder="empty: takes every message" /></label>
             <p class="hint">{"Empty fields keep the default (new) or the current value (edit)."}</p>
             <label>{"DefaultMessageTimeToLive "}<input ref={ttl} id="entity-ttl" placeholder="default MaxValue (Basic 14d); min 1s" />{err_for("DefaultMessageTimeToLive")}</label>
             <label>{"LockDuration "}<input ref={lock} id="entity-lock" placeholder="default 30s; 5s..5m" />{err_for("LockDuration")}</label>

@@ -18,6 +18,17 @@ pub fn clock_bar(props: &StoreProps) -> Html {
         (now, sim.utc(now), sim.end(), next)
     };
     let slider_max = end.max(now).max(MINUTE) + MINUTE;
+    // Narration: the note of the last step that has played.
+    let narration = {
+        let sim = store.sim.borrow();
+        sim.outcomes.iter().rev().find_map(|o| {
+            sim.scenario
+                .timeline
+                .get(o.index)
+                .and_then(|s| s.note.clone())
+                .map(|n| (o.index + 1, n))
+        })
+    };
     let d = |a: fn() -> Action| {
         let store = store.clone();
         Callback::from(move |_: MouseEvent| store.dispatch(a()))
@@ -83,6 +94,9 @@ pub fn clock_bar(props: &StoreProps) -> Html {
                 <button id="reset" onclick={d(|| Action::Reset)} aria-label="Reset to the start">{"Reset"}</button>
                 <button id="share" onclick={on_share} aria-label="Copy a link to this scenario">{"Share link"}</button>
             </div>
+            if let Some((step, note)) = narration {
+                <p class="narration" id="narration" aria-live="polite">{format!("Step {step}: {note}")}</p>
+            }
             <div class="next" id="next-text">{"Next: "}{next_text}</div>
             <label class="timeline">{"Timeline "}
                 <input id="timeline" type="range" min="0" max={slider_max.to_string()} step="100"
