@@ -247,6 +247,17 @@ impl Namespace {
         Ok(QueueRef { entity: id, dlq })
     }
 
+    /// The lock on message `seq` in `q`, if it is locked.
+    fn lock_of(&self, q: QueueRef, seq: u64) -> Option<&Lock> {
+        self.get(q.entity)
+            .ok()?
+            .store(q.dlq)
+            .messages
+            .get(&seq)?
+            .lock
+            .as_ref()
+    }
+
     fn get(&self, id: u32) -> Result<&Entity> {
         self.entities
             .get(id as usize)
@@ -355,12 +366,9 @@ impl Namespace {
                 .is_some_and(|m| {
                     m.state == MessageState::Active && m.lock.is_none() && m.expires_at <= at
                 }),
-            Timer::LockLapse { queue, seq, token } | Timer::AutoRenew { queue, seq, token } => self
-                .get(queue.entity)
-                .ok()
-                .and_then(|e| e.store(queue.dlq).messages.get(&seq))
-                .and_then(|m| m.lock.as_ref())
-                .is_some_and(|l| l.token == token),
+            Timer::LockLapse { queue, seq, token } | Timer::AutoRenew { queue, seq, token } => {
+                self.lock_of(queue, seq).is_some_and(|l| l.token == token)
+            }
             Timer::Activate { entity, seq } => self
                 .get(entity)
                 .ok()
@@ -381,15 +389,7 @@ impl Namespace {
                 self.expire(entity, seq, Rule::Ttl06);
             }
             Timer::LockLapse { queue, seq, token } => {
-                let Ok(e) = self.get(queue.entity) else {
-                    return;
-                };
-                let Some(lock) = e
-                    .store(queue.dlq)
-                    .messages
-                    .get(&seq)
-                    .and_then(|m| m.lock.as_ref())
-                else {
+                let Some(lock) = self.lock_of(queue, seq) else {
                     return;
                 };
                 if lock.token != token || lock.locked_until > at {
@@ -1518,12 +1518,9 @@ impl Namespace {
             Some(Handle::Locked(token)) => token,
         };
         let now = self.now;
-        let e = self.get(q.entity)?;
-        let holds = e
-            .store(q.dlq)
-            .messages
-            .get(&seq)
-            .and_then(|m| m.lock.as_ref())
+        self.get(q.entity)?;
+        let holds = self
+            .lock_of(q, seq)
             .is_some_and(|l| l.token == token && l.locked_until > now);
         if !holds {
             // RCV-08: lapsed, lost, or already settled.
@@ -1760,10 +1757,7 @@ impl Namespace {
                     .iter()
                     .filter_map(|(&(q, seq), h)| match h {
                         Handle::Locked(token) => self
-                            .get(q.entity)
-                            .ok()
-                            .and_then(|e| e.store(q.dlq).messages.get(&seq))
-                            .and_then(|m| m.lock.as_ref())
+                            .lock_of(q, seq)
                             .filter(|l| l.token == *token)
                             .map(|_| (q, seq)),
                         _ => None,
