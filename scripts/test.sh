@@ -13,8 +13,9 @@ step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 cargo test --workspace
-step "engine and scenario crates for wasm32-unknown-unknown"
-cargo build -p sbp-engine -p sbp-scenario --target wasm32-unknown-unknown
+step "the engine's rule tests in wasm32-unknown-unknown (node, wasm-bindgen-test-runner)"
+cargo test -p sbp-engine --target wasm32-unknown-unknown --test rules
+cargo build -p sbp-scenario --target wasm32-unknown-unknown
 step "every preset through the CLI"
 cargo run -q -p sbp-cli -- check
 if [ -f crates/ui/Cargo.toml ]; then

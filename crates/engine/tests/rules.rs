@@ -1,7 +1,10 @@
-//! One test (at least) per rule of SPEC.md, named after its id.
+//! One test (at least) per rule of SPEC.md, named after its id. They run natively and, through
+//! wasm-bindgen-test, for wasm32-unknown-unknown.
 use sbp_engine::send_lab::{self, SendStrategy};
 use sbp_engine::time::{after, parse_duration, DAY, MAX_VALUE, MINUTE, NEVER, SECOND};
 use sbp_engine::*;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 const R: &str = "r1";
 
