@@ -1,6 +1,7 @@
 //! Commands the namespace accepts, and its replies.
 use crate::entity::SubscriptionRule;
 use crate::message::{MessageView, NewMessage};
+use crate::namespace::{ConsumerSpec, ProducerSpec};
 use crate::settings::EntitySettings;
 use crate::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
@@ -57,7 +58,7 @@ pub enum Fault {
     ServerBusy { duration: Duration },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Command {
     CreateQueue {
         name: String,
@@ -122,6 +123,14 @@ pub enum Command {
         from: String,
     },
     Fault(Fault),
+    StartProducer(ProducerSpec),
+    StopProducer {
+        name: String,
+    },
+    StartConsumers(ConsumerSpec),
+    StopConsumers {
+        name: String,
+    },
 }
 
 impl Command {
@@ -141,13 +150,23 @@ impl Command {
             Command::Settle { settlement, .. } => settlement.name(),
             Command::CloseReceiver { .. } => "close receiver",
             Command::Fault(_) => "fault",
+            Command::StartProducer(_) => "start producer",
+            Command::StopProducer { .. } => "stop producer",
+            Command::StartConsumers(_) => "start consumers",
+            Command::StopConsumers { .. } => "stop consumers",
         }
     }
 
     /// The entity path the command is about, if any.
     pub fn target(&self) -> Option<&str> {
         match self {
-            Command::CreateQueue { .. } | Command::CreateTopic { .. } | Command::Fault(_) => None,
+            Command::CreateQueue { .. }
+            | Command::CreateTopic { .. }
+            | Command::Fault(_)
+            | Command::StopProducer { .. }
+            | Command::StopConsumers { .. } => None,
+            Command::StartProducer(p) => Some(&p.to),
+            Command::StartConsumers(c) => Some(&c.from),
             Command::CreateSubscription { topic, .. } => Some(topic),
             Command::UpdateEntity { path, .. } | Command::DeleteEntity { path } => Some(path),
             Command::Send { to, .. }

@@ -101,6 +101,7 @@ impl Namespace {
             EventKind::ReceiverAttached { receiver } => format!("{} starts receiving", r(*receiver)),
             EventKind::ReceiverDetached { receiver } => format!("{} stops receiving", r(*receiver)),
             EventKind::Fault { what } => format!("fault: {what}"),
+            EventKind::Actor { what } => what.to_string(),
             EventKind::Rejected { operation, error } => format!("{operation} failed: {}", error.name()),
         }
     }

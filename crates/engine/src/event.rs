@@ -101,6 +101,10 @@ pub enum EventKind {
     Fault {
         what: Cow<'static, str>,
     },
+    /// A producer or consumer group started, stopped or crashed.
+    Actor {
+        what: Cow<'static, str>,
+    },
     /// A command failed; nothing changed.
     Rejected {
         operation: Cow<'static, str>,
@@ -136,6 +140,7 @@ impl EventKind {
             EventKind::ReceiverAttached { .. } => "ReceiverAttached",
             EventKind::ReceiverDetached { .. } => "ReceiverDetached",
             EventKind::Fault { .. } => "Fault",
+            EventKind::Actor { .. } => "Actor",
             EventKind::Rejected { .. } => "Rejected",
         }
     }

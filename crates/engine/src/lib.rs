@@ -21,6 +21,7 @@ pub mod entity;
 pub mod error;
 pub mod event;
 pub mod message;
+pub mod metrics;
 pub mod namespace;
 pub mod rules;
 pub mod send_lab;
@@ -32,6 +33,10 @@ pub use entity::{Counts, Entity, EntityKind, Store, SubscriptionRule};
 pub use error::{BrokerError, ErrorKind};
 pub use event::{Event, EventKind, LockLossCause};
 pub use message::{MessageState, MessageView, NewMessage, Perspective};
-pub use namespace::{Namespace, NamespaceBuilder, QueueRef};
+pub use metrics::{Bucket, Metrics};
+pub use namespace::{
+    ActorView, Burst, ConsumerSpec, Namespace, NamespaceBuilder, Processing, ProducerSpec,
+    QueueRef, Spike,
+};
 pub use rules::Rule;
 pub use settings::{EntitySettings, ExpiryMode, Tier};

@@ -8,6 +8,7 @@ use crate::message::{
     format_lock_token, DeadLetter, Lock, Message, MessageState, MessageView, NewMessage,
     Perspective,
 };
+use crate::metrics::Metrics;
 use crate::rules::Rule;
 use crate::settings::{EntitySettings, ExpiryMode, Tier, DEFAULT_SWEEP_INTERVAL};
 use crate::time::{after, format_duration, Duration, Instant, MAX_VALUE, NEVER};
@@ -17,6 +18,10 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+
+mod traffic;
+pub use traffic::{ActorView, Burst, ConsumerSpec, Processing, ProducerSpec, Spike};
+use traffic::{ConsumerGroup, Producer};
 
 /// A main queue or its dead-letter sub-queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -58,6 +63,24 @@ pub enum Timer {
     Sweep {
         entity: u32,
     },
+    Produce {
+        producer: u32,
+        generation: u32,
+    },
+    Burst {
+        producer: u32,
+        generation: u32,
+    },
+    ConsumerWake {
+        group: u32,
+        instance: u32,
+        generation: u32,
+    },
+    ConsumerDone {
+        group: u32,
+        instance: u32,
+        generation: u32,
+    },
 }
 
 /// What a receiver holds for a message: what the client object would carry.
@@ -83,9 +106,16 @@ pub struct NamespaceBuilder {
     expiry_mode: ExpiryMode,
     sweep_interval: Duration,
     seed: u64,
+    log_limit: Option<usize>,
 }
 
 impl NamespaceBuilder {
+    /// Keep at most about this many events (the oldest are dropped; long traffic runs in the
+    /// browser). None: keep all.
+    pub fn log_limit(mut self, limit: Option<usize>) -> Self {
+        self.log_limit = limit.map(|l| l.max(100));
+        self
+    }
     pub fn tier(mut self, tier: Tier) -> Self {
         self.tier = tier;
         self
@@ -118,6 +148,11 @@ impl NamespaceBuilder {
             log: Vec::new(),
             rng: Pcg64Mcg::seed_from_u64(self.seed),
             server_busy_until: 0,
+            producers: Vec::new(),
+            consumers: Vec::new(),
+            metrics: Metrics::default(),
+            log_limit: self.log_limit,
+            log_dropped: 0,
         }
     }
 }
@@ -139,6 +174,11 @@ pub struct Namespace {
     log: Vec<Event>,
     rng: Pcg64Mcg,
     server_busy_until: Instant,
+    producers: Vec<Producer>,
+    consumers: Vec<ConsumerGroup>,
+    metrics: Metrics,
+    log_limit: Option<usize>,
+    log_dropped: u64,
 }
 
 impl Namespace {
@@ -148,6 +188,7 @@ impl Namespace {
             expiry_mode: ExpiryMode::Exact,
             sweep_interval: DEFAULT_SWEEP_INTERVAL,
             seed: 0,
+            log_limit: None,
         }
     }
 
@@ -164,6 +205,25 @@ impl Namespace {
     }
     pub fn log(&self) -> &[Event] {
         &self.log
+    }
+    /// How many of the oldest events were dropped to keep the log within its limit.
+    pub fn log_dropped(&self) -> u64 {
+        self.log_dropped
+    }
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Appends to the log, dropping the oldest half when it reaches twice its limit.
+    fn record(&mut self, event: Event) {
+        self.log.push(event);
+        if let Some(limit) = self.log_limit {
+            if self.log.len() >= 2 * limit {
+                let drop = self.log.len() - limit;
+                self.log.drain(..drop);
+                self.log_dropped += drop as u64;
+            }
+        }
     }
     /// The path an event's entity index names (kept after the entity is deleted).
     pub fn entity_name(&self, id: u32) -> &str {
@@ -319,6 +379,34 @@ impl Namespace {
                 format!("{} may be deleted for being idle", name(entity))
             }
             Timer::Sweep { entity } => format!("expired messages in {} are swept", name(entity)),
+            Timer::Produce { producer, .. } | Timer::Burst { producer, .. } => {
+                let p = self
+                    .producers
+                    .get(producer as usize)
+                    .map(|p| p.spec.name.as_str())
+                    .unwrap_or("?");
+                format!("producer {p} sends")
+            }
+            Timer::ConsumerWake {
+                group, instance, ..
+            } => {
+                let c = self
+                    .consumers
+                    .get(group as usize)
+                    .map(|c| c.spec.name.as_str())
+                    .unwrap_or("?");
+                format!("consumer {c}-{} receives", instance + 1)
+            }
+            Timer::ConsumerDone {
+                group, instance, ..
+            } => {
+                let c = self
+                    .consumers
+                    .get(group as usize)
+                    .map(|c| c.spec.name.as_str())
+                    .unwrap_or("?");
+                format!("consumer {c}-{} finishes its work", instance + 1)
+            }
         }
     }
 
@@ -376,6 +464,10 @@ impl Namespace {
                 .is_some_and(|m| m.state == MessageState::Scheduled),
             Timer::IdleCheck { entity } => self.get(entity).is_ok_and(|e| e.idle_armed),
             Timer::Sweep { entity } => self.get(entity).is_ok_and(|e| e.sweep_armed),
+            Timer::Produce { .. }
+            | Timer::Burst { .. }
+            | Timer::ConsumerWake { .. }
+            | Timer::ConsumerDone { .. } => self.actor_timer_is_live(timer),
         }
     }
 
@@ -403,6 +495,24 @@ impl Namespace {
             Timer::Activate { entity, seq } => self.activate(entity, seq),
             Timer::IdleCheck { entity } => self.idle_check(entity),
             Timer::Sweep { entity } => self.sweep(entity),
+            Timer::Produce {
+                producer,
+                generation,
+            } => self.produce(producer, generation, false),
+            Timer::Burst {
+                producer,
+                generation,
+            } => self.produce(producer, generation, true),
+            Timer::ConsumerWake {
+                group,
+                instance,
+                generation,
+            } => self.consumer_wake(group, instance, generation),
+            Timer::ConsumerDone {
+                group,
+                instance,
+                generation,
+            } => self.consumer_done(group, instance, generation),
         }
     }
 
@@ -418,7 +528,7 @@ impl Namespace {
         if let Err(err) = &result {
             let entity = target.as_deref().and_then(|p| self.resolve(p).ok());
             let (entity, dlq) = entity.map_or((u32::MAX, false), |q| (q.entity, q.dlq));
-            self.log.push(Event {
+            self.record(Event {
                 at: self.now,
                 entity,
                 dlq,
@@ -496,6 +606,10 @@ impl Namespace {
                 self.close_receiver(&receiver, &from).map(|_| Reply::Done)
             }
             Command::Fault(fault) => self.fault(fault).map(|_| Reply::Done),
+            Command::StartProducer(spec) => self.start_producer(spec).map(|_| Reply::Done),
+            Command::StopProducer { name } => self.stop_producer(&name).map(|_| Reply::Done),
+            Command::StartConsumers(spec) => self.start_consumers(spec).map(|_| Reply::Done),
+            Command::StopConsumers { name } => self.stop_consumers(&name).map(|_| Reply::Done),
         }
     }
 
@@ -840,6 +954,7 @@ impl Namespace {
             },
             Some(rule),
         );
+        self.metrics.at(self.now).sent += 1;
         self.arrive(q.entity, m, 0);
         Ok(seq)
     }
@@ -865,6 +980,7 @@ impl Namespace {
             },
             Some(Rule::Sch01),
         );
+        self.metrics.at(self.now).sent += 1;
         self.push_timer(
             at,
             Timer::Activate {
@@ -1065,6 +1181,7 @@ impl Namespace {
         let flag = e.settings.dead_lettering_on_message_expiration;
         let Some(m) = e.main.remove(seq) else { return };
         let q = QueueRef { entity, dlq: false };
+        self.metrics.at(self.now).expired += 1;
         // The log names the rule that made expiry happen now (sweep, scan, release); a plain
         // timer is TTL-11's own case.
         let rule = if because == Rule::Ttl06 {
@@ -1098,6 +1215,7 @@ impl Namespace {
         let entity = from.entity;
         let Ok(e) = self.get(entity) else { return };
         let forward = e.settings.forward_dead_lettered_messages_to.clone();
+        self.metrics.at(self.now).dead_lettered += 1;
         m.lock = None;
         m.state = MessageState::Active;
         m.extra_mut().dead_letter = Some(DeadLetter {
@@ -1325,6 +1443,7 @@ impl Namespace {
                         EventKind::ReceivedAndDeleted { receiver: r },
                         Some(Rule::Rcv01),
                     );
+                    self.count_completed(m.enqueued_time);
                     out.push(view);
                 }
             }
@@ -1543,6 +1662,7 @@ impl Namespace {
                     return Ok(());
                 };
                 let expired = m.is_expired_at(now) && !q.dlq;
+                self.count_completed(m.enqueued_time);
                 // TTL-09: completing a nominally expired locked message succeeds.
                 self.emit(
                     q,
@@ -1555,6 +1675,7 @@ impl Namespace {
                 );
             }
             Settlement::Abandon => {
+                self.metrics.at(now).abandoned += 1;
                 self.emit(
                     q,
                     seq,
@@ -1630,6 +1751,16 @@ impl Namespace {
             },
         );
         Some(locked_until)
+    }
+
+    /// A message consumed (completed, or received and deleted): throughput and end-to-end latency.
+    fn count_completed(&mut self, enqueued_time: Instant) {
+        let now = self.now;
+        let latency = (now - enqueued_time).max(0);
+        let b = self.metrics.at(now);
+        b.completed += 1;
+        b.latency_sum = b.latency_sum.saturating_add(latency);
+        b.latency_max = b.latency_max.max(latency);
     }
 
     /// A lock ends without settlement (abandon, lapse, loss). RCV-07 first: a delivery that
@@ -1708,7 +1839,7 @@ impl Namespace {
                 } else {
                     LockLossCause::OsUpdate
                 };
-                self.log.push(Event {
+                self.record(Event {
                     at: self.now,
                     entity: u32::MAX,
                     dlq: false,
@@ -1742,7 +1873,7 @@ impl Namespace {
                         format!("there is no receiver named '{receiver}'"),
                     ));
                 };
-                self.log.push(Event {
+                self.record(Event {
                     at: self.now,
                     entity: u32::MAX,
                     dlq: false,
@@ -1777,7 +1908,7 @@ impl Namespace {
             }
             Fault::ServerBusy { duration } => {
                 self.server_busy_until = after(self.now, duration);
-                self.log.push(Event {
+                self.record(Event {
                     at: self.now,
                     entity: u32::MAX,
                     dlq: false,
@@ -1796,7 +1927,7 @@ impl Namespace {
     }
 
     fn emit(&mut self, q: QueueRef, seq: u64, kind: EventKind, rule: Option<Rule>) {
-        self.log.push(Event {
+        self.record(Event {
             at: self.now,
             entity: q.entity,
             dlq: q.dlq,

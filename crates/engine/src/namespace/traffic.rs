@@ -1,0 +1,680 @@
+//! Traffic actors: producers and consumer groups that run on the namespace's own timers, with the
+//! namespace's seeded random numbers, so a scenario with traffic is as deterministic as one
+//! without. They act through the same operations a user does (send, receive, settle).
+use super::{Namespace, Timer};
+use crate::command::{ReceiveMode, ReceiveOptions, Settlement};
+use crate::error::{BrokerError, ErrorKind, Result};
+use crate::event::{Event, EventKind};
+use crate::message::NewMessage;
+use crate::time::{after, format_duration, Duration, Instant, SECOND};
+use rand::Rng;
+use rand_distr::{Distribution, Exp};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+
+/// A burst: `size` extra messages every `every`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Burst {
+    pub every: Duration,
+    pub size: u32,
+}
+
+/// A spike: the rate is multiplied by `factor` from `from` for `duration`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Spike {
+    pub from: Instant,
+    pub duration: Duration,
+    pub factor: f64,
+}
+
+/// A producer: sends to `to` at `rate` messages per second, with bursts and a spike.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProducerSpec {
+    pub name: String,
+    pub to: String,
+    pub rate: f64,
+    pub burst: Option<Burst>,
+    pub spike: Option<Spike>,
+    pub ttl: Option<Duration>,
+    /// MessageIds are `<prefix><n>`, n from 1. Default: the producer's name and "-".
+    pub message_id_prefix: Option<String>,
+    /// Schedule each message this far ahead (SCH-01) instead of sending it now.
+    pub schedule_offset: Option<Duration>,
+    pub body_size: Option<u64>,
+    /// Stop after this many messages.
+    pub max_messages: Option<u64>,
+}
+
+/// How long a consumer works on a message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Processing {
+    Fixed(Duration),
+    Uniform { min: Duration, max: Duration },
+    Exponential { mean: Duration },
+}
+
+/// A group of identical consumers (competing receivers) on one queue or subscription.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConsumerSpec {
+    pub name: String,
+    pub from: String,
+    pub instances: u32,
+    pub mode: ReceiveMode,
+    pub processing: Processing,
+    /// Shares of messages abandoned, dead-lettered and deferred (the rest are completed).
+    pub abandon: f64,
+    pub dead_letter: f64,
+    pub defer: f64,
+    /// The chance a consumer crashes before settling: the lock lapses (RCV-06, RCV-07).
+    pub crash: f64,
+    /// RCV-04: auto lock renewal up to this long.
+    pub max_auto_lock_renewal: Option<Duration>,
+    /// RCV-12: recognise a redelivered message by MessageId and complete it without processing.
+    pub idempotent: bool,
+    /// How long an idle consumer waits before it receives again.
+    pub poll_interval: Duration,
+    /// How long a crashed consumer takes to come back.
+    pub restart_delay: Duration,
+}
+
+impl ConsumerSpec {
+    /// The defaults: one instance, PeekLock, 1 s of work, everything completed.
+    pub fn new(name: &str, from: &str) -> Self {
+        ConsumerSpec {
+            name: name.into(),
+            from: from.into(),
+            instances: 1,
+            mode: ReceiveMode::PeekLock,
+            processing: Processing::Fixed(SECOND),
+            abandon: 0.0,
+            dead_letter: 0.0,
+            defer: 0.0,
+            crash: 0.0,
+            max_auto_lock_renewal: None,
+            idempotent: false,
+            poll_interval: SECOND,
+            restart_delay: SECOND,
+        }
+    }
+}
+
+impl ProducerSpec {
+    pub fn new(name: &str, to: &str, rate: f64) -> Self {
+        ProducerSpec {
+            name: name.into(),
+            to: to.into(),
+            rate,
+            burst: None,
+            spike: None,
+            ttl: None,
+            message_id_prefix: None,
+            schedule_offset: None,
+            body_size: None,
+            max_messages: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Producer {
+    pub spec: ProducerSpec,
+    pub active: bool,
+    pub generation: u32,
+    pub sent: u64,
+}
+
+/// What one consumer is working on.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Work {
+    pub seq: u64,
+    pub message_id: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct ConsumerGroup {
+    pub spec: ConsumerSpec,
+    pub active: bool,
+    pub generation: u32,
+    pub busy: Vec<Option<Work>>,
+    /// RCV-12: MessageIds whose Complete failed after the work was done; they will come again.
+    pub lost_after_work: BTreeSet<String>,
+}
+
+/// What a producer or consumer group is doing, for the UI.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ActorView {
+    pub name: String,
+    pub kind: &'static str,
+    pub entity: String,
+    pub active: bool,
+    pub summary: String,
+}
+
+fn check_share(name: &str, v: f64) -> Result<()> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(BrokerError::new(
+            ErrorKind::ArgumentOutOfRange,
+            format!("{name} must be between 0 and 1, not {v}"),
+        ))
+    }
+}
+
+impl Namespace {
+    pub(crate) fn actor_event(&mut self, what: String) {
+        self.record(Event {
+            at: self.now,
+            entity: u32::MAX,
+            dlq: false,
+            seq: 0,
+            kind: EventKind::Actor {
+                what: Cow::Owned(what),
+            },
+            rule: None,
+        });
+    }
+
+    /// Starts (or restarts with new settings) a producer.
+    pub fn start_producer(&mut self, spec: ProducerSpec) -> Result<()> {
+        self.resolve(&spec.to)?;
+        if !(0.0..=100_000.0).contains(&spec.rate) || !spec.rate.is_finite() {
+            return Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                "rate must be between 0 and 100000 messages a second",
+            ));
+        }
+        if spec.rate == 0.0 && spec.burst.is_none() {
+            return Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                "a producer needs a rate above 0 or a burst",
+            ));
+        }
+        if let Some(b) = &spec.burst {
+            if b.every < 1 || b.size == 0 || b.size > 100_000 {
+                return Err(BrokerError::new(
+                    ErrorKind::ArgumentOutOfRange,
+                    "a burst needs an interval and a size of 1 to 100000",
+                ));
+            }
+        }
+        if let Some(s) = &spec.spike {
+            if !(s.factor >= 0.0 && s.factor <= 1_000.0) {
+                return Err(BrokerError::new(
+                    ErrorKind::ArgumentOutOfRange,
+                    "a spike's factor must be between 0 and 1000",
+                ));
+            }
+        }
+        let summary = format!(
+            "producer {} starts: {} msg/s to {}",
+            spec.name, spec.rate, spec.to
+        );
+        let index = match self.producers.iter().position(|p| p.spec.name == spec.name) {
+            Some(i) => i,
+            None => {
+                self.producers.push(Producer {
+                    spec: spec.clone(),
+                    active: false,
+                    generation: 0,
+                    sent: 0,
+                });
+                self.producers.len() - 1
+            }
+        };
+        let p = &mut self.producers[index];
+        p.spec = spec;
+        p.active = true;
+        p.generation += 1;
+        let (generation, rate, burst) = (p.generation, p.spec.rate, p.spec.burst.clone());
+        let producer = index as u32;
+        self.actor_event(summary);
+        if rate > 0.0 {
+            self.push_timer(
+                self.now,
+                Timer::Produce {
+                    producer,
+                    generation,
+                },
+            );
+        }
+        if burst.is_some() {
+            self.push_timer(
+                self.now,
+                Timer::Burst {
+                    producer,
+                    generation,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    pub fn stop_producer(&mut self, name: &str) -> Result<()> {
+        let p = self
+            .producers
+            .iter_mut()
+            .find(|p| p.spec.name == name)
+            .ok_or_else(|| {
+                BrokerError::new(
+                    ErrorKind::InvalidOperation,
+                    format!("there is no producer named '{name}'"),
+                )
+            })?;
+        p.active = false;
+        p.generation += 1;
+        self.actor_event(format!("producer {name} stops"));
+        Ok(())
+    }
+
+    /// Starts (or restarts with new settings) a group of consumers.
+    pub fn start_consumers(&mut self, spec: ConsumerSpec) -> Result<()> {
+        self.resolve(&spec.from)?;
+        if spec.instances == 0 || spec.instances > 1_000 {
+            return Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                "instances must be 1 to 1000",
+            ));
+        }
+        for (name, v) in [
+            ("abandon", spec.abandon),
+            ("dead_letter", spec.dead_letter),
+            ("defer", spec.defer),
+            ("crash", spec.crash),
+        ] {
+            check_share(name, v)?;
+        }
+        if spec.abandon + spec.dead_letter + spec.defer + spec.crash > 1.0 + 1e-9 {
+            return Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                "abandon + dead_letter + defer + crash must be at most 1",
+            ));
+        }
+        let bad_time = match spec.processing {
+            Processing::Fixed(d) => d < 0,
+            Processing::Uniform { min, max } => min < 0 || max < min,
+            Processing::Exponential { mean } => mean <= 0,
+        };
+        if bad_time || spec.poll_interval < 1 || spec.restart_delay < 0 {
+            return Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                "processing times and intervals must be positive (uniform: min <= max)",
+            ));
+        }
+        let summary = format!(
+            "{} consumer(s) {} start on {}",
+            spec.instances, spec.name, spec.from
+        );
+        let index = match self.consumers.iter().position(|c| c.spec.name == spec.name) {
+            Some(i) => i,
+            None => {
+                self.consumers.push(ConsumerGroup {
+                    spec: spec.clone(),
+                    active: false,
+                    generation: 0,
+                    busy: Vec::new(),
+                    lost_after_work: BTreeSet::new(),
+                });
+                self.consumers.len() - 1
+            }
+        };
+        let c = &mut self.consumers[index];
+        c.busy = vec![None; spec.instances as usize];
+        c.spec = spec;
+        c.active = true;
+        c.generation += 1;
+        let (generation, instances) = (c.generation, c.spec.instances);
+        self.actor_event(summary);
+        for instance in 0..instances {
+            self.push_timer(
+                self.now,
+                Timer::ConsumerWake {
+                    group: index as u32,
+                    instance,
+                    generation,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    pub fn stop_consumers(&mut self, name: &str) -> Result<()> {
+        let c = self
+            .consumers
+            .iter_mut()
+            .find(|c| c.spec.name == name)
+            .ok_or_else(|| {
+                BrokerError::new(
+                    ErrorKind::InvalidOperation,
+                    format!("there are no consumers named '{name}'"),
+                )
+            })?;
+        c.active = false;
+        c.generation += 1;
+        c.busy.iter_mut().for_each(|b| *b = None);
+        self.actor_event(format!(
+            "consumers {name} stop; the locks they hold will lapse"
+        ));
+        Ok(())
+    }
+
+    pub(crate) fn actor_timer_is_live(&self, timer: Timer) -> bool {
+        match timer {
+            Timer::Produce {
+                producer,
+                generation,
+            }
+            | Timer::Burst {
+                producer,
+                generation,
+            } => self
+                .producers
+                .get(producer as usize)
+                .is_some_and(|p| p.active && p.generation == generation),
+            Timer::ConsumerWake {
+                group,
+                instance,
+                generation,
+            } => self.consumers.get(group as usize).is_some_and(|c| {
+                c.active
+                    && c.generation == generation
+                    && c.busy.get(instance as usize).is_some_and(Option::is_none)
+            }),
+            Timer::ConsumerDone {
+                group,
+                instance,
+                generation,
+            } => self.consumers.get(group as usize).is_some_and(|c| {
+                c.active
+                    && c.generation == generation
+                    && c.busy.get(instance as usize).is_some_and(Option::is_some)
+            }),
+            _ => false,
+        }
+    }
+
+    fn producer_rate_at(spec: &ProducerSpec, at: Instant) -> f64 {
+        match &spec.spike {
+            Some(s) if at >= s.from && at < after(s.from, s.duration) => spec.rate * s.factor,
+            _ => spec.rate,
+        }
+    }
+
+    /// A producer's clock: one message, then the next at 1/rate (a spike changes the rate).
+    pub(crate) fn produce(&mut self, producer: u32, generation: u32, burst: bool) {
+        let now = self.now;
+        let Some(p) = self.producers.get(producer as usize) else {
+            return;
+        };
+        let spec = p.spec.clone();
+        let count = if burst {
+            spec.burst.as_ref().map_or(0, |b| b.size)
+        } else {
+            1
+        };
+        for _ in 0..count {
+            if !self.produce_one(producer as usize) {
+                return;
+            }
+        }
+        let next = if burst {
+            spec.burst.as_ref().map(|b| after(now, b.every))
+        } else {
+            // A spike that ends while the rate is 0 must still be noticed: check again then.
+            let rate = Self::producer_rate_at(&spec, now);
+            if rate > 0.0 {
+                Some(after(now, ((1000.0 / rate).round() as i64).max(1)))
+            } else {
+                spec.spike
+                    .as_ref()
+                    .map(|s| after(s.from, s.duration))
+                    .filter(|t| *t > now)
+            }
+        };
+        if let Some(at) = next {
+            let timer = if burst {
+                Timer::Burst {
+                    producer,
+                    generation,
+                }
+            } else {
+                Timer::Produce {
+                    producer,
+                    generation,
+                }
+            };
+            self.push_timer(at, timer);
+        }
+    }
+
+    /// Sends one message; false when the producer reached its maximum and stopped.
+    fn produce_one(&mut self, index: usize) -> bool {
+        let p = &mut self.producers[index];
+        if p.spec.max_messages.is_some_and(|m| p.sent >= m) {
+            p.active = false;
+            p.generation += 1;
+            let name = p.spec.name.clone();
+            self.actor_event(format!("producer {name} sent all its messages and stops"));
+            return false;
+        }
+        p.sent += 1;
+        let n = p.sent;
+        let spec = &p.spec;
+        let prefix = spec
+            .message_id_prefix
+            .clone()
+            .unwrap_or_else(|| format!("{}-", spec.name));
+        let message = NewMessage {
+            message_id: Some(format!("{prefix}{n}")),
+            time_to_live: spec.ttl,
+            body_size: spec.body_size,
+            ..Default::default()
+        };
+        let (to, offset) = (spec.to.clone(), spec.schedule_offset);
+        let result = match offset {
+            Some(d) => self.schedule(&to, message, after(self.now, d)),
+            None => self.send(&to, message),
+        };
+        if let Err(e) = result {
+            self.metrics.at(self.now).rejected += 1;
+            let entity = self.resolve(&to).map(|q| q.entity).unwrap_or(u32::MAX);
+            self.record(Event {
+                at: self.now,
+                entity,
+                dlq: false,
+                seq: 0,
+                kind: EventKind::Rejected {
+                    operation: Cow::Borrowed("producer send"),
+                    error: e.kind,
+                },
+                rule: Some(crate::rules::Rule::Send01),
+            });
+        }
+        true
+    }
+
+    fn processing_time(&mut self, p: &Processing) -> Duration {
+        match *p {
+            Processing::Fixed(d) => d,
+            Processing::Uniform { min, max } => self.rng.random_range(min..=max),
+            Processing::Exponential { mean } => match Exp::new(1.0 / mean as f64) {
+                Ok(exp) => exp.sample(&mut self.rng).round() as Duration,
+                Err(_) => mean,
+            },
+        }
+    }
+
+    fn receiver_name_of(spec: &ConsumerSpec, instance: u32) -> String {
+        format!("{}-{}", spec.name, instance + 1)
+    }
+
+    /// An idle consumer receives one message and starts working on it, or polls again later.
+    pub(crate) fn consumer_wake(&mut self, group: u32, instance: u32, generation: u32) {
+        let now = self.now;
+        let spec = self.consumers[group as usize].spec.clone();
+        let receiver = Self::receiver_name_of(&spec, instance);
+        let options = ReceiveOptions {
+            max_auto_lock_renewal: spec.max_auto_lock_renewal,
+            transfer_fails: false,
+        };
+        let got = self
+            .receive(&receiver, &spec.from, spec.mode, 1, options)
+            .ok()
+            .and_then(|v| v.into_iter().next());
+        let Some(m) = got else {
+            self.push_timer(
+                after(now, spec.poll_interval),
+                Timer::ConsumerWake {
+                    group,
+                    instance,
+                    generation,
+                },
+            );
+            return;
+        };
+        let seq = m.sequence_number;
+        let seen = self.consumers[group as usize]
+            .lost_after_work
+            .remove(&m.message_id);
+        if seen {
+            // RCV-12: this message was processed before, but its Complete failed.
+            if spec.idempotent && spec.mode == ReceiveMode::PeekLock {
+                self.metrics.at(now).duplicates_skipped += 1;
+                let _ = self.settle(&receiver, &spec.from, seq, Settlement::Complete);
+                self.push_timer(
+                    now,
+                    Timer::ConsumerWake {
+                        group,
+                        instance,
+                        generation,
+                    },
+                );
+                return;
+            }
+            self.metrics.at(now).duplicates_processed += 1;
+        }
+        self.consumers[group as usize].busy[instance as usize] = Some(Work {
+            seq,
+            message_id: m.message_id,
+        });
+        let work = self.processing_time(&spec.processing);
+        self.push_timer(
+            after(now, work.max(0)),
+            Timer::ConsumerDone {
+                group,
+                instance,
+                generation,
+            },
+        );
+    }
+
+    /// The work is done: crash, abandon, dead-letter, defer or complete, by the group's shares.
+    pub(crate) fn consumer_done(&mut self, group: u32, instance: u32, generation: u32) {
+        let now = self.now;
+        let spec = self.consumers[group as usize].spec.clone();
+        let Some(work) = self.consumers[group as usize].busy[instance as usize].take() else {
+            return;
+        };
+        let receiver = Self::receiver_name_of(&spec, instance);
+        let roll: f64 = self.rng.random();
+        let mut next = now;
+        if roll < spec.crash {
+            self.metrics.at(now).crashed += 1;
+            self.actor_event(format!(
+                "{receiver} crashed while processing #{}; its lock will lapse",
+                work.seq
+            ));
+            next = after(now, spec.restart_delay);
+        } else if spec.mode == ReceiveMode::PeekLock {
+            let settlement = if roll < spec.crash + spec.abandon {
+                Settlement::Abandon
+            } else if roll < spec.crash + spec.abandon + spec.dead_letter {
+                Settlement::DeadLetter {
+                    reason: Some("ProcessingFailed".into()),
+                    description: Some(format!("{receiver} gave up on it")),
+                }
+            } else if roll < spec.crash + spec.abandon + spec.dead_letter + spec.defer {
+                Settlement::Defer
+            } else {
+                Settlement::Complete
+            };
+            let completing = settlement == Settlement::Complete;
+            if let Err(e) = self.settle(&receiver, &spec.from, work.seq, settlement) {
+                if e.kind == ErrorKind::MessageLockLost {
+                    self.metrics.at(now).lock_lost += 1;
+                    if completing {
+                        // RCV-12: the work was done, but the message will come again.
+                        self.consumers[group as usize]
+                            .lost_after_work
+                            .insert(work.message_id);
+                    }
+                }
+            }
+        }
+        self.push_timer(
+            next,
+            Timer::ConsumerWake {
+                group,
+                instance,
+                generation,
+            },
+        );
+    }
+
+    /// The producers and consumer groups, for display.
+    pub fn actors(&self) -> Vec<ActorView> {
+        let producers = self.producers.iter().map(|p| ActorView {
+            name: p.spec.name.clone(),
+            kind: "producer",
+            entity: p.spec.to.clone(),
+            active: p.active,
+            summary: format!(
+                "{} msg/s{}{}{}; {} sent",
+                p.spec.rate,
+                p.spec
+                    .burst
+                    .as_ref()
+                    .map(|b| format!(", bursts of {} every {}", b.size, format_duration(b.every)))
+                    .unwrap_or_default(),
+                p.spec
+                    .spike
+                    .as_ref()
+                    .map(|s| format!(
+                        ", x{} spike at t={} for {}",
+                        s.factor,
+                        format_duration(s.from),
+                        format_duration(s.duration)
+                    ))
+                    .unwrap_or_default(),
+                p.spec
+                    .ttl
+                    .map(|t| format!(", TTL {}", format_duration(t)))
+                    .unwrap_or_default(),
+                p.sent
+            ),
+        });
+        let consumers = self.consumers.iter().map(|c| {
+            let busy = c.busy.iter().filter(|b| b.is_some()).count();
+            ActorView {
+                name: c.spec.name.clone(),
+                kind: "consumers",
+                entity: c.spec.from.clone(),
+                active: c.active,
+                summary: format!(
+                    "{} x {:?}, {busy} busy; abandon {:.0}%, dead-letter {:.0}%, defer {:.0}%, crash {:.0}%{}{}",
+                    c.spec.instances,
+                    c.spec.mode,
+                    c.spec.abandon * 100.0,
+                    c.spec.dead_letter * 100.0,
+                    c.spec.defer * 100.0,
+                    c.spec.crash * 100.0,
+                    c.spec.max_auto_lock_renewal.map(|d| format!(", auto-renew {}", format_duration(d))).unwrap_or_default(),
+                    if c.spec.idempotent { ", idempotent" } else { "" }
+                ),
+            }
+        });
+        producers.chain(consumers).collect()
+    }
+}
