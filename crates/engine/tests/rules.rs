@@ -1,6 +1,6 @@
 //! One test (at least) per rule of SPEC.md, named after its id. They run natively and, through
 //! wasm-bindgen-test, for wasm32-unknown-unknown.
-use sbp_engine::send_lab::{self, SendStrategy};
+use sbp_engine::send_lab::{self, Injected, SendLabSpec, SendStrategy};
 use sbp_engine::time::{after, parse_duration, DAY, MAX_VALUE, MINUTE, NEVER, SECOND};
 use sbp_engine::*;
 #[cfg(target_arch = "wasm32")]
@@ -594,31 +594,45 @@ fn r_send_01_rejection_carries_code_tracking_id_and_retryability() {
 
 #[test]
 fn r_send_02_awaiting_each_send_costs_n_round_trips_overlapping_does_not() {
-    let one_by_one = send_lab::run(100, 70, 10, SendStrategy::AwaitEach, |_| false);
-    assert!(one_by_one.caller_done >= 8 * SECOND);
-    let overlapped = send_lab::run(100, 70, 10, SendStrategy::StartAllThenAwait, |_| false);
+    let run = |strategy| send_lab::run(&SendLabSpec::seed_example(strategy));
+    let one_by_one = run(SendStrategy::AwaitEach);
+    assert!(one_by_one.caller_done >= 8 * SECOND, "{}", one_by_one.caller_done);
+    let overlapped = run(SendStrategy::StartAllThenAwait);
     assert!(overlapped.caller_done < SECOND);
-    let bounded = send_lab::run(100, 70, 10, SendStrategy::Semaphore(10), |_| false);
+    let bounded = run(SendStrategy::Semaphore(10));
     assert!(bounded.caller_done < SECOND && bounded.caller_done > overlapped.caller_done);
-    let in_flight_at = |t: i64| {
-        bounded
-            .traces
-            .iter()
-            .filter(|s| s.started <= t && t < s.settled)
-            .count()
-    };
-    assert!((0..bounded.all_settled).all(|t| in_flight_at(t) <= 10));
+    assert_eq!(bounded.max_in_flight, 10, "the semaphore bounds the sends in flight");
 }
 
 #[test]
 fn r_send_03_fire_and_forget_hides_its_queue_and_failures() {
-    let r = send_lab::run(100, 70, 10, SendStrategy::FireAndForget, |i| i % 10 == 0);
-    assert_eq!(r.caller_done, 0);
-    assert_eq!(r.max_hidden_queue, 100);
-    assert_eq!(r.unobserved_failures, 10);
+    let spec = SendLabSpec {
+        injected: Injected { quota_exceeded_every: 10, ..Default::default() },
+        ..SendLabSpec::seed_example(SendStrategy::FireAndForget)
+    };
+    let r = send_lab::run(&spec);
+    assert_eq!(r.caller_done, 0, "the caller moves on at once");
+    assert_eq!(r.max_in_flight, 100, "every send waits in the hidden queue");
+    assert_eq!((r.unobserved_failures, r.observed_failures), (10, 0));
     assert!(r.traces.iter().all(|t| !t.observed));
-    let awaited = send_lab::run(100, 70, 10, SendStrategy::AwaitEach, |i| i % 10 == 0);
-    assert_eq!(awaited.unobserved_failures, 0);
+    let awaited = send_lab::run(&SendLabSpec { strategy: SendStrategy::AwaitEach, ..spec });
+    assert_eq!((awaited.unobserved_failures, awaited.observed_failures), (0, 10));
+}
+
+#[test]
+fn r_send_01_lab_rejections_carry_tracking_ids_and_busy_is_retried() {
+    let spec = SendLabSpec {
+        injected: Injected { server_busy_every: 4, entity_not_found_every: 25, ..Default::default() },
+        ..SendLabSpec::seed_example(SendStrategy::AwaitEach)
+    };
+    let r = send_lab::run(&spec);
+    let busy = &r.traces[3];
+    let rejection = busy.rejection.as_ref().unwrap();
+    assert_eq!((rejection.error, rejection.is_transient, busy.attempts, busy.stored), (ErrorKind::ServerBusy, true, 2, true));
+    assert_eq!(rejection.tracking_id.len(), 36);
+    let gone = &r.traces[24];
+    assert_eq!((gone.rejection.as_ref().unwrap().error, gone.stored), (ErrorKind::MessagingEntityNotFound, false));
+    assert_eq!(busy.settled - busy.started, 80 + 800 + 80);
 }
 
 #[test]
