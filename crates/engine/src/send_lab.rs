@@ -49,7 +49,15 @@ pub struct SendLabSpec {
 impl SendLabSpec {
     /// The seed's example: 100 sends, 70 ms round trip, 10 ms store time.
     pub fn seed_example(strategy: SendStrategy) -> Self {
-        SendLabSpec { count: 100, rtt: 70, store: 10, strategy, injected: Injected::default(), retry_delay: 800, seed: 1 }
+        SendLabSpec {
+            count: 100,
+            rtt: 70,
+            store: 10,
+            strategy,
+            injected: Injected::default(),
+            retry_delay: 800,
+            seed: 1,
+        }
     }
 }
 
@@ -110,7 +118,11 @@ pub fn run(spec: &SendLabSpec) -> SendLabResult {
     let inj = &spec.injected;
     let mut traces: Vec<SendTrace> = Vec::with_capacity(spec.count as usize);
     for i in 0..spec.count {
-        let started = if i >= width { traces[(i - width) as usize].settled } else { 0 };
+        let started = if i >= width {
+            traces[(i - width) as usize].settled
+        } else {
+            0
+        };
         let error = if every(inj.entity_not_found_every, i) {
             Some(ErrorKind::MessagingEntityNotFound)
         } else if every(inj.message_too_large_every, i) {
@@ -124,12 +136,18 @@ pub fn run(spec: &SendLabSpec) -> SendLabResult {
         };
         let rejection = error.map(|error| Rejection {
             error,
-            tracking_id: format_lock_token((u128::from(rng.next_u64()) << 64) | u128::from(rng.next_u64())),
+            tracking_id: format_lock_token(
+                (u128::from(rng.next_u64()) << 64) | u128::from(rng.next_u64()),
+            ),
             is_transient: error.is_transient(),
         });
         // A transient rejection is retried once after the back-off, and then succeeds.
         let retried = rejection.as_ref().is_some_and(|r| r.is_transient);
-        let settled = if retried { started + cost + spec.retry_delay.max(0) + cost } else { started + cost };
+        let settled = if retried {
+            started + cost + spec.retry_delay.max(0) + cost
+        } else {
+            started + cost
+        };
         traces.push(SendTrace {
             index: i,
             started,
@@ -143,7 +161,10 @@ pub fn run(spec: &SendLabSpec) -> SendLabResult {
     let all_settled = traces.iter().map(|t| t.settled).max().unwrap_or(0);
     let caller_done = if observed { all_settled } else { 0 };
     // In flight over time: +1 at each start, -1 at each settle.
-    let mut changes: Vec<(Instant, i64)> = traces.iter().flat_map(|t| [(t.started, 1), (t.settled, -1)]).collect();
+    let mut changes: Vec<(Instant, i64)> = traces
+        .iter()
+        .flat_map(|t| [(t.started, 1), (t.settled, -1)])
+        .collect();
     changes.sort();
     let mut in_flight = Vec::new();
     let mut level: i64 = 0;

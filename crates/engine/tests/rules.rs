@@ -596,18 +596,28 @@ fn r_send_01_rejection_carries_code_tracking_id_and_retryability() {
 fn r_send_02_awaiting_each_send_costs_n_round_trips_overlapping_does_not() {
     let run = |strategy| send_lab::run(&SendLabSpec::seed_example(strategy));
     let one_by_one = run(SendStrategy::AwaitEach);
-    assert!(one_by_one.caller_done >= 8 * SECOND, "{}", one_by_one.caller_done);
+    assert!(
+        one_by_one.caller_done >= 8 * SECOND,
+        "{}",
+        one_by_one.caller_done
+    );
     let overlapped = run(SendStrategy::StartAllThenAwait);
     assert!(overlapped.caller_done < SECOND);
     let bounded = run(SendStrategy::Semaphore(10));
     assert!(bounded.caller_done < SECOND && bounded.caller_done > overlapped.caller_done);
-    assert_eq!(bounded.max_in_flight, 10, "the semaphore bounds the sends in flight");
+    assert_eq!(
+        bounded.max_in_flight, 10,
+        "the semaphore bounds the sends in flight"
+    );
 }
 
 #[test]
 fn r_send_03_fire_and_forget_hides_its_queue_and_failures() {
     let spec = SendLabSpec {
-        injected: Injected { quota_exceeded_every: 10, ..Default::default() },
+        injected: Injected {
+            quota_exceeded_every: 10,
+            ..Default::default()
+        },
         ..SendLabSpec::seed_example(SendStrategy::FireAndForget)
     };
     let r = send_lab::run(&spec);
@@ -615,23 +625,44 @@ fn r_send_03_fire_and_forget_hides_its_queue_and_failures() {
     assert_eq!(r.max_in_flight, 100, "every send waits in the hidden queue");
     assert_eq!((r.unobserved_failures, r.observed_failures), (10, 0));
     assert!(r.traces.iter().all(|t| !t.observed));
-    let awaited = send_lab::run(&SendLabSpec { strategy: SendStrategy::AwaitEach, ..spec });
-    assert_eq!((awaited.unobserved_failures, awaited.observed_failures), (0, 10));
+    let awaited = send_lab::run(&SendLabSpec {
+        strategy: SendStrategy::AwaitEach,
+        ..spec
+    });
+    assert_eq!(
+        (awaited.unobserved_failures, awaited.observed_failures),
+        (0, 10)
+    );
 }
 
 #[test]
 fn r_send_01_lab_rejections_carry_tracking_ids_and_busy_is_retried() {
     let spec = SendLabSpec {
-        injected: Injected { server_busy_every: 4, entity_not_found_every: 25, ..Default::default() },
+        injected: Injected {
+            server_busy_every: 4,
+            entity_not_found_every: 25,
+            ..Default::default()
+        },
         ..SendLabSpec::seed_example(SendStrategy::AwaitEach)
     };
     let r = send_lab::run(&spec);
     let busy = &r.traces[3];
     let rejection = busy.rejection.as_ref().unwrap();
-    assert_eq!((rejection.error, rejection.is_transient, busy.attempts, busy.stored), (ErrorKind::ServerBusy, true, 2, true));
+    assert_eq!(
+        (
+            rejection.error,
+            rejection.is_transient,
+            busy.attempts,
+            busy.stored
+        ),
+        (ErrorKind::ServerBusy, true, 2, true)
+    );
     assert_eq!(rejection.tracking_id.len(), 36);
     let gone = &r.traces[24];
-    assert_eq!((gone.rejection.as_ref().unwrap().error, gone.stored), (ErrorKind::MessagingEntityNotFound, false));
+    assert_eq!(
+        (gone.rejection.as_ref().unwrap().error, gone.stored),
+        (ErrorKind::MessagingEntityNotFound, false)
+    );
     assert_eq!(busy.settled - busy.started, 80 + 800 + 80);
 }
 

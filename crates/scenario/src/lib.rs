@@ -61,9 +61,10 @@ impl Scenario {
         let mut last = 0;
         for (i, step) in self.timeline.iter().enumerate() {
             let actions = step.actions();
-            if actions.len() != 1 {
+            // A step without an action is narration only: it must have a note.
+            if actions.len() > 1 || (actions.is_empty() && step.note.is_none()) {
                 return invalid(format!(
-                    "timeline[{i}] (at {}): a step holds exactly one action (send, receive, complete, ...); it has {}",
+                    "timeline[{i}] (at {}): a step holds exactly one action (send, receive, complete, ...), or only a note; it has {}",
                     sbp_engine::time::format_duration(step.at.ms()),
                     if actions.is_empty() { "none".to_string() } else { actions.join(", ") }
                 ));

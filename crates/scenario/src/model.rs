@@ -58,6 +58,9 @@ pub struct NamespaceDef {
     /// Realistic mode: how often the background sweep runs while a receiver is attached.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep_interval: Option<Dur>,
+    /// Keep about this many events (the oldest are dropped): for long traffic runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_limit: Option<usize>,
 }
 
 /// Entity settings as a file gives them: whatever is missing keeps its default (or, in an
@@ -293,7 +296,7 @@ pub enum FaultDef {
 }
 
 /// One action at an instant: `{"at": "10s", "receive": {"from": "orders"}}`. Exactly one action.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
     pub at: Dur,
@@ -333,6 +336,96 @@ pub struct Step {
     pub close_receiver: Option<ReceiverDef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<FaultDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_producer: Option<ProducerDef>,
+    /// The producer's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_producer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_consumers: Option<ConsumerDef>,
+    /// The consumer group's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_consumers: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BurstDef {
+    pub every: Dur,
+    pub size: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpikeDef {
+    pub from: Dur,
+    pub duration: Dur,
+    pub factor: f64,
+}
+
+/// A producer: `rate` messages a second to `to`, with bursts, a spike, a TTL, a MessageId scheme
+/// (`<message_id_prefix><n>`) and a schedule offset.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProducerDef {
+    pub name: String,
+    pub to: String,
+    #[serde(default)]
+    pub rate: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<BurstDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spike: Option<SpikeDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id_prefix: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_offset: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_size: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_messages: Option<u64>,
+}
+
+/// How long a consumer works on a message: `{"fixed": "1s"}`, `{"uniform": {"min": "1s", "max":
+/// "3s"}}` or `{"exponential": {"mean": "500ms"}}` (seeded).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ProcessingDef {
+    Fixed(Dur),
+    Uniform { min: Dur, max: Dur },
+    Exponential { mean: Dur },
+}
+
+/// A group of competing consumers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsumerDef {
+    pub name: String,
+    pub from: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instances: Option<u32>,
+    #[serde(default)]
+    pub mode: ModeDef,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processing: Option<ProcessingDef>,
+    #[serde(default)]
+    pub abandon: f64,
+    #[serde(default)]
+    pub dead_letter: f64,
+    #[serde(default)]
+    pub defer: f64,
+    #[serde(default)]
+    pub crash: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_auto_lock_renewal: Option<Dur>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub idempotent: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll_interval: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_delay: Option<Dur>,
 }
 
 /// Expected counts of one entity; only the fields given are checked.
@@ -391,6 +484,20 @@ pub struct Expectation {
     /// Entity path -> whether it exists (IDLE-01).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub exists: BTreeMap<String, bool>,
+    /// Namespace totals so far: `sent`, `completed`, `expired`, `dead_lettered`, `abandoned`,
+    /// `lock_lost`, `rejected`, `duplicates_processed`, `duplicates_skipped`, `crashed`, each
+    /// with a `min` and/or `max`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, RangeDef>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RangeDef {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<u64>,
 }
 
 impl Scenario {

@@ -59,6 +59,26 @@ pub const PRESETS: &[(&str, &str)] = &[
         "peek-keeps-queue-alive",
         include_str!("../presets/peek-keeps-queue-alive.json"),
     ),
+    (
+        "story-traffic-spike",
+        include_str!("../presets/story-traffic-spike.json"),
+    ),
+    (
+        "story-crashing-consumer",
+        include_str!("../presets/story-crashing-consumer.json"),
+    ),
+    (
+        "story-duplicate-processing",
+        include_str!("../presets/story-duplicate-processing.json"),
+    ),
+    (
+        "story-duplicate-idempotent",
+        include_str!("../presets/story-duplicate-idempotent.json"),
+    ),
+    (
+        "story-temporary-reply-queue",
+        include_str!("../presets/story-temporary-reply-queue.json"),
+    ),
 ];
 
 /// A preset's scenario by file stem.

@@ -6,8 +6,9 @@ use crate::utc;
 use crate::ScenarioError;
 use sbp_engine::time::{format_instant, Instant, MAX_VALUE, NEVER};
 use sbp_engine::{
-    BrokerError, Command, EntitySettings, ErrorKind, Fault, Namespace, NewMessage, Perspective,
-    ReceiveMode, ReceiveOptions, Reply, Settlement, SubscriptionRule,
+    BrokerError, Burst, Command, ConsumerSpec, EntitySettings, ErrorKind, Fault, Namespace,
+    NewMessage, Perspective, Processing, ProducerSpec, ReceiveMode, ReceiveOptions, Reply,
+    Settlement, Spike, SubscriptionRule,
 };
 use serde::Serialize;
 
@@ -49,6 +50,7 @@ impl Simulation {
         if let Some(every) = scenario.namespace.sweep_interval {
             builder = builder.sweep_interval(every.ms());
         }
+        builder = builder.log_limit(scenario.namespace.log_limit);
         let mut ns = builder.build();
         for (i, def) in scenario.entities.iter().enumerate() {
             let command = entity_command(&ns, def)
@@ -315,6 +317,26 @@ impl Simulation {
         for m in &e.messages {
             self.check_message(&at, m);
         }
+        if !e.metrics.is_empty() {
+            let totals = serde_json::to_value(self.ns.metrics().total()).unwrap_or_default();
+            for (name, range) in &e.metrics {
+                let Some(have) = totals.get(name).and_then(serde_json::Value::as_u64) else {
+                    self.failures
+                        .push(format!("expect at {at}: there is no metric {name}"));
+                    continue;
+                };
+                if range.min.is_some_and(|min| have < min)
+                    || range.max.is_some_and(|max| have > max)
+                {
+                    let show = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+                    self.failures.push(format!(
+                        "expect at {at}: metric {name}: expected {}..{}, got {have}",
+                        show(range.min),
+                        show(range.max)
+                    ));
+                }
+            }
+        }
     }
 
     fn check_message(&mut self, at: &str, want: &MessageExpect) {
@@ -568,6 +590,18 @@ fn step_commands(ns: &Namespace, step: &Step) -> Result<Vec<Command>, String> {
             })),
         }
     }
+    if let Some(p) = &step.start_producer {
+        out.push(Command::StartProducer(producer_spec(p)));
+    }
+    if let Some(name) = &step.stop_producer {
+        out.push(Command::StopProducer { name: name.clone() });
+    }
+    if let Some(c) = &step.start_consumers {
+        out.push(Command::StartConsumers(consumer_spec(c)));
+    }
+    if let Some(name) = &step.stop_consumers {
+        out.push(Command::StopConsumers { name: name.clone() });
+    }
     if let Some(f) = &step.fault {
         out.push(Command::Fault(match f {
             FaultDef::ServiceUpdate => Fault::ServiceUpdate,
@@ -579,6 +613,59 @@ fn step_commands(ns: &Namespace, step: &Step) -> Result<Vec<Command>, String> {
         }));
     }
     Ok(out)
+}
+
+fn producer_spec(p: &ProducerDef) -> ProducerSpec {
+    ProducerSpec {
+        name: p.name.clone(),
+        to: p.to.clone(),
+        rate: p.rate,
+        burst: p.burst.as_ref().map(|b| Burst {
+            every: b.every.ms(),
+            size: b.size,
+        }),
+        spike: p.spike.as_ref().map(|s| Spike {
+            from: s.from.ms(),
+            duration: s.duration.ms(),
+            factor: s.factor,
+        }),
+        ttl: p.ttl.map(Dur::ms),
+        message_id_prefix: p.message_id_prefix.clone(),
+        schedule_offset: p.schedule_offset.map(Dur::ms),
+        body_size: p.body_size,
+        max_messages: p.max_messages,
+    }
+}
+
+fn consumer_spec(c: &ConsumerDef) -> ConsumerSpec {
+    let defaults = ConsumerSpec::new(&c.name, &c.from);
+    ConsumerSpec {
+        instances: c.instances.unwrap_or(1),
+        mode: match c.mode {
+            ModeDef::PeekLock => ReceiveMode::PeekLock,
+            ModeDef::ReceiveAndDelete => ReceiveMode::ReceiveAndDelete,
+        },
+        processing: match &c.processing {
+            None => defaults.processing.clone(),
+            Some(ProcessingDef::Fixed(d)) => Processing::Fixed(d.ms()),
+            Some(ProcessingDef::Uniform { min, max }) => Processing::Uniform {
+                min: min.ms(),
+                max: max.ms(),
+            },
+            Some(ProcessingDef::Exponential { mean }) => {
+                Processing::Exponential { mean: mean.ms() }
+            }
+        },
+        abandon: c.abandon,
+        dead_letter: c.dead_letter,
+        defer: c.defer,
+        crash: c.crash,
+        max_auto_lock_renewal: c.max_auto_lock_renewal.map(Dur::ms),
+        idempotent: c.idempotent,
+        poll_interval: c.poll_interval.map_or(defaults.poll_interval, Dur::ms),
+        restart_delay: c.restart_delay.map_or(defaults.restart_delay, Dur::ms),
+        ..defaults
+    }
 }
 
 impl Step {
@@ -603,7 +690,11 @@ impl Step {
             update,
             delete,
             close_receiver,
-            fault
+            fault,
+            start_producer,
+            stop_producer,
+            start_consumers,
+            stop_consumers
         );
         v
     }
@@ -680,6 +771,23 @@ impl Step {
         if let Some(r) = &self.close_receiver {
             return format!("close receiver {}", r.receiver);
         }
+        if let Some(p) = &self.start_producer {
+            return format!("start producer {} ({} msg/s to {})", p.name, p.rate, p.to);
+        }
+        if let Some(p) = &self.stop_producer {
+            return format!("stop producer {p}");
+        }
+        if let Some(c) = &self.start_consumers {
+            return format!(
+                "start {} consumer(s) {} on {}",
+                c.instances.unwrap_or(1),
+                c.name,
+                c.from
+            );
+        }
+        if let Some(c) = &self.stop_consumers {
+            return format!("stop consumers {c}");
+        }
         if let Some(f) = &self.fault {
             return match f {
                 FaultDef::ServiceUpdate => "fault: service update".into(),
@@ -691,6 +799,6 @@ impl Step {
                 ),
             };
         }
-        "nothing".into()
+        "narration".into()
     }
 }
