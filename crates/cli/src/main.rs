@@ -1,6 +1,6 @@
 //! `sbp`: run Service Bus Playground scenario files headless.
 use clap::{Parser, Subcommand};
-use sbp_engine::time::{format_instant, parse_duration};
+use sbp_engine::time::{format_duration, format_instant, parse_duration};
 use sbp_scenario::link::{decode_link, encode_link, Link};
 use sbp_scenario::presets::PRESETS;
 use sbp_scenario::{Scenario, Simulation};
@@ -48,6 +48,29 @@ enum Cmd {
     },
     /// Print the scenario a share link (a URL or its fragment) holds.
     Decode { link: String },
+    /// The send lab (SEND-01..04): the same batch sent by each strategy, with its total time.
+    SendLab {
+        #[arg(long, default_value_t = 100)]
+        count: u32,
+        /// Round trip, e.g. "70ms".
+        #[arg(long, default_value = "70ms")]
+        rtt: String,
+        /// The broker's store time, e.g. "10ms".
+        #[arg(long, default_value = "10ms")]
+        store: String,
+        /// The semaphore's size for the bounded strategy.
+        #[arg(long, default_value_t = 10)]
+        semaphore: u32,
+        /// Every Nth send meets ServerBusy (retried once after 800 ms); 0 = never.
+        #[arg(long, default_value_t = 0)]
+        server_busy_every: u32,
+        /// Every Nth send meets QuotaExceeded; 0 = never.
+        #[arg(long, default_value_t = 0)]
+        quota_exceeded_every: u32,
+        /// Print every send's timeline as JSON lines.
+        #[arg(long)]
+        json: bool,
+    },
     /// List the presets, or write them as files into a folder.
     Presets {
         #[arg(long)]
@@ -165,6 +188,66 @@ fn run(command: Cmd) -> Result<ExitCode, String> {
             }
             if let Some(x) = link.speed {
                 eprintln!("at speed x{x}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::SendLab {
+            count,
+            rtt,
+            store,
+            semaphore,
+            server_busy_every,
+            quota_exceeded_every,
+            json,
+        } => {
+            use sbp_engine::send_lab::{run as lab, Injected, SendLabSpec, SendStrategy};
+            let rtt = parse_duration(&rtt).map_err(|e| format!("--rtt: {e}"))?;
+            let store = parse_duration(&store).map_err(|e| format!("--store: {e}"))?;
+            if count == 0 || count > 100_000 || semaphore == 0 {
+                return Err("--count must be 1..100000 and --semaphore at least 1".into());
+            }
+            let injected = Injected {
+                server_busy_every,
+                quota_exceeded_every,
+                ..Injected::default()
+            };
+            println!(
+                "{count} sends, round trip {}, store {}",
+                format_duration(rtt),
+                format_duration(store)
+            );
+            for strategy in [
+                SendStrategy::AwaitEach,
+                SendStrategy::StartAllThenAwait,
+                SendStrategy::Semaphore(semaphore),
+                SendStrategy::FireAndForget,
+            ] {
+                let r = lab(&SendLabSpec {
+                    count,
+                    rtt,
+                    store,
+                    strategy,
+                    injected: injected.clone(),
+                    retry_delay: 800,
+                    seed: 1,
+                });
+                if json {
+                    for t in &r.traces {
+                        println!(
+                            "{}",
+                            serde_json::json!({ "strategy": format!("{strategy:?}"), "trace": t })
+                        );
+                    }
+                }
+                println!(
+                    "{:<22} caller waits {:>9}  all settled at {:>9}  max in flight {:>5}  failures seen {:>3}, unseen {:>3}",
+                    format!("{strategy:?}"),
+                    format_duration(r.caller_done),
+                    format_duration(r.all_settled),
+                    r.max_in_flight,
+                    r.observed_failures,
+                    r.unobserved_failures
+                );
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -95,3 +95,31 @@ fn encode_then_decode_round_trips() {
     assert_eq!(code, 2);
     assert!(err.contains("the link is broken"), "{err}");
 }
+
+#[test]
+fn send_lab_reproduces_the_seed() {
+    let (code, out, _) = sbp(&["send-lab"]);
+    assert_eq!(code, 0);
+    let line = |name: &str| {
+        out.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        line("AwaitEach").contains("caller waits        8s"),
+        "{out}"
+    );
+    assert!(
+        line("StartAllThenAwait").contains("caller waits      80ms"),
+        "{out}"
+    );
+    assert!(
+        line("Semaphore(10)").contains("caller waits     800ms"),
+        "{out}"
+    );
+    assert!(
+        line("FireAndForget").contains("caller waits        0s"),
+        "{out}"
+    );
+}
