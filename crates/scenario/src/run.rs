@@ -39,6 +39,22 @@ pub struct Simulation {
 impl Simulation {
     /// Builds the namespace and creates the scenario's entities at t=0.
     pub fn new(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
+        Self::build(scenario, None)
+    }
+
+    /// As [`Simulation::new`], with a log limit for when the scenario sets none (the browser
+    /// keeps long traffic runs within memory this way).
+    pub fn with_default_log_limit(
+        scenario: &Scenario,
+        limit: usize,
+    ) -> Result<Simulation, ScenarioError> {
+        Self::build(scenario, Some(limit))
+    }
+
+    fn build(
+        scenario: &Scenario,
+        default_log_limit: Option<usize>,
+    ) -> Result<Simulation, ScenarioError> {
         scenario.validate()?;
         let start_unix_ms =
             utc::parse_start(scenario.start.as_deref().unwrap_or(utc::DEFAULT_START))
@@ -50,7 +66,7 @@ impl Simulation {
         if let Some(every) = scenario.namespace.sweep_interval {
             builder = builder.sweep_interval(every.ms());
         }
-        builder = builder.log_limit(scenario.namespace.log_limit);
+        builder = builder.log_limit(scenario.namespace.log_limit.or(default_log_limit));
         let mut ns = builder.build();
         for (i, def) in scenario.entities.iter().enumerate() {
             let command = entity_command(&ns, def)
@@ -169,20 +185,35 @@ impl Simulation {
     }
 
     /// Adds a step at the current instant and runs it: how the UI records what a user does, so
-    /// that a share link replays it.
+    /// that a share link replays it. Steps still to come stay in the timeline, after it.
     pub fn push_step(&mut self, mut step: Step) -> Result<String, BrokerError> {
         step.at = Dur(self.now());
-        let pending = self.scenario.timeline.len() - self.next_step;
-        if pending > 0 {
-            // Later steps are dropped: the user has taken another path from here.
-            self.scenario.timeline.truncate(self.next_step);
-        }
-        self.scenario.timeline.push(step);
+        self.scenario.timeline.insert(self.next_step, step);
         self.run_step();
         self.outcomes
             .last()
             .map(|o| o.result.clone())
             .unwrap_or(Ok(String::new()))
+    }
+
+    /// Adds a step to run at a later instant (a fault on a schedule, a producer that starts
+    /// later); at or before now it runs at once.
+    pub fn schedule_step(&mut self, mut step: Step, at: Instant) -> Result<String, BrokerError> {
+        if at <= self.now() {
+            return self.push_step(step);
+        }
+        step.at = Dur(at);
+        let position = self.scenario.timeline[self.next_step..]
+            .iter()
+            .position(|s| s.at.ms() > at)
+            .map_or(self.scenario.timeline.len(), |p| p + self.next_step);
+        let text = format!(
+            "scheduled for {}: {}",
+            format_instant(at),
+            step.action_text()
+        );
+        self.scenario.timeline.insert(position, step);
+        Ok(text)
     }
 
     fn run_step(&mut self) {

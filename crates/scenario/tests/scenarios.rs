@@ -166,3 +166,35 @@ proptest! {
         prop_assert_eq!(decode_link(&encode_link(&link)).unwrap(), link);
     }
 }
+
+#[test]
+fn user_steps_are_recorded_and_later_steps_stay() {
+    let mut sim =
+        Simulation::new(&Scenario::from_json(sbp_scenario::presets::PRESETS[0].1).unwrap())
+            .unwrap();
+    sim.advance_to(5_000);
+    let fault = Step {
+        fault: Some(FaultDef::ServiceUpdate),
+        ..Default::default()
+    };
+    assert!(sim.schedule_step(fault, 60_000).unwrap().contains("t=1m"));
+    let send = Step {
+        send: Some(SendDef {
+            to: "orders".into(),
+            message_id: Some("late".into()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    sim.push_step(send).unwrap();
+    let ats: Vec<i64> = sim.scenario.timeline.iter().map(|s| s.at.ms()).collect();
+    assert_eq!(ats, vec![0, 5_000, 60_000]);
+    // The recorded scenario replays to the same state.
+    let mut replay = Simulation::new(&sim.scenario).unwrap();
+    sim.advance_to(120_000);
+    replay.advance_to(120_000);
+    assert_eq!(
+        serde_json::to_string(sim.ns.log()).unwrap(),
+        serde_json::to_string(replay.ns.log()).unwrap()
+    );
+}

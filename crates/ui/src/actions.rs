@@ -145,6 +145,8 @@ pub fn actions(props: &StoreProps) -> Html {
         <SendForm ..form.clone() />
         <ReceiveForm ..form.clone() />
         <FaultForm ..form.clone() />
+        <crate::traffic::ProducerForm ..form.clone() />
+        <crate::traffic::ConsumerForm ..form.clone() />
         <EntityForm ..form />
         </>
     }

@@ -26,7 +26,7 @@ fn storage() -> Option<web_sys::Storage> {
 
 fn starter() -> Simulation {
     let scenario = Scenario::from_json(STARTER).unwrap_or_default();
-    Simulation::new(&scenario).unwrap_or_else(|_| {
+    Simulation::with_default_log_limit(&scenario, crate::state::LOG_LIMIT).unwrap_or_else(|_| {
         Simulation::new(&Scenario::default()).expect("an empty scenario is valid")
     })
 }
@@ -97,7 +97,7 @@ fn load_stored() -> (Option<Simulation>, Option<i64>) {
     let sim = value
         .get("scenario")
         .and_then(|v| serde_json::from_value::<Scenario>(v.clone()).ok())
-        .and_then(|sc| Simulation::new(&sc).ok());
+        .and_then(|sc| Simulation::with_default_log_limit(&sc, crate::state::LOG_LIMIT).ok());
     (sim, at)
 }
 

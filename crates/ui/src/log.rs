@@ -49,6 +49,9 @@ pub fn event_log(props: &LogProps) -> Html {
     html! {
         <section class="log" aria-label="Event log">
             <h2>{"Event log"}</h2>
+            if sim.ns.log_dropped() > 0 {
+                <p class="hint">{format!("The {} oldest events were dropped to save memory; the metrics still count them.", sim.ns.log_dropped())}</p>
+            }
             <label>{"Filter "}<input id="log-filter" {oninput} placeholder="entity, #seq, kind or rule, e.g. orders DeadLettered" /></label>
             <table id="event-log">
                 <thead><tr><th>{"Time"}</th><th>{"Entity"}</th><th>{"Seq"}</th><th>{"Event"}</th><th>{"Rule"}</th><th>{"What happened"}</th></tr></thead>

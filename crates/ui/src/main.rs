@@ -7,7 +7,10 @@ mod clock;
 mod inspector;
 mod lanes;
 mod log;
+mod metrics;
+mod sendlab;
 mod state;
+mod traffic;
 
 use state::{Action, AppState};
 use std::rc::Rc;
@@ -100,14 +103,17 @@ fn app() -> Html {
         <main class="layout">
             <section class="left" aria-label="Actions">
                 <actions::Actions store={store.clone()} />
+                <traffic::Actors store={store.clone()} />
             </section>
             <section class="center" aria-label="Namespace">
                 <lanes::Lanes store={store.clone()} />
+                <sendlab::SendLab />
             </section>
             <section class="right" aria-label="Inspector and log">
                 <inspector::Inspector store={store.clone()} />
                 <inspector::LastResult store={store.clone()} />
                 <chart::Chart store={store.clone()} />
+                <metrics::MetricsCharts store={store.clone()} />
                 <log::EventLog sim={SimRef(store.sim.clone())} log_len={store.sim.borrow().ns.log().len()} />
                 <inspector::RulesPanel />
             </section>

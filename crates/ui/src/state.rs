@@ -28,6 +28,9 @@ pub struct AppState {
     pub samples: Rc<RefCell<Vec<(Instant, Counts)>>>,
 }
 
+/// The browser keeps about this many events; older ones are dropped (long traffic runs).
+pub const LOG_LIMIT: usize = 100_000;
+
 /// The chart keeps at most this many samples (older ones are thinned out).
 const MAX_SAMPLES: usize = 1_000;
 
@@ -57,6 +60,8 @@ pub enum Action {
     },
     /// A user action, recorded into the scenario's timeline at the current instant.
     Do(Box<Step>),
+    /// A user action recorded for a later instant (a fault on a schedule).
+    DoAt(Box<Step>, Instant),
     Select(Option<(String, u64)>),
     Error(String),
     Dismiss,
@@ -189,6 +194,16 @@ impl Reducible for AppState {
                     Err(e) => s.error = Some(format!("{}: {}", e.kind.name(), e.message)),
                 }
             }
+            Action::DoAt(step, at) => {
+                let result = s.sim.borrow_mut().schedule_step(*step, at);
+                match result {
+                    Ok(text) => {
+                        s.notice = Some(text);
+                        s.error = None;
+                    }
+                    Err(e) => s.error = Some(format!("{}: {}", e.kind.name(), e.message)),
+                }
+            }
             Action::Select(sel) => s.selected = sel,
             Action::Error(message) => s.error = Some(message),
             Action::Dismiss => {
@@ -205,7 +220,7 @@ impl AppState {
     /// Builds a fresh simulation of `scenario` and runs it to `at`. On a bad scenario the
     /// current one stays and the error is shown.
     fn rebuild(mut self, scenario: &Scenario, at: Instant, notice: String) -> Self {
-        match Simulation::new(scenario) {
+        match Simulation::with_default_log_limit(scenario, crate::state::LOG_LIMIT) {
             Ok(mut sim) => {
                 // Replaying the user's own recorded steps must not count their errors as news.
                 sim.advance_to(at);
