@@ -1134,7 +1134,13 @@ impl Namespace {
         m.sequence_number = new_seq;
         m.lock = None;
         m.state = MessageState::Active;
-        m.own_ttl = m.own_ttl.map(|t| t.min(default_ttl));
+        // A dead-letter forwarded out of a DLQ starts afresh under the target's default TTL (its
+        // own TTL has already run out); an ordinary forward keeps its TTL, from the new enqueue.
+        m.own_ttl = if from.dlq {
+            None
+        } else {
+            m.own_ttl.map(|t| t.min(default_ttl))
+        };
         m.effective_ttl = m.own_ttl.unwrap_or(default_ttl);
         self.touch(to.entity);
         self.arrive(to.entity, m, hops + 1);

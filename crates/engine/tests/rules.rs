@@ -1329,11 +1329,16 @@ fn forwarding_moves_messages_and_dead_letters() {
     ns.send("src", msg("a", None)).unwrap();
     assert_eq!(counts(&ns, "target").active, 1);
     assert_eq!(counts(&ns, "src").active, 0);
-    ns.send("dl", msg("b", None)).unwrap();
+    ns.send("dl", msg("b", Some(HOUR))).unwrap();
     recv(&mut ns, "dl", 1);
     settle(&mut ns, "dl", 1, Settlement::Abandon).unwrap();
     let m = ns.message("dead", 1, Perspective::Peek).unwrap();
     assert_eq!(m.dead_letter_source.as_deref(), Some("dl"));
+    assert_eq!(
+        m.expires_at,
+        sbp_engine::time::NEVER,
+        "a forwarded dead-letter takes the target's default TTL"
+    );
     assert_eq!(
         m.dead_letter_reason.as_deref(),
         Some("MaxDeliveryCountExceeded")
