@@ -72,11 +72,47 @@ async function frames(messages) {
   return { intervals: stats(deltas), tick_work: stats(work) };
 }
 
+// Ten consumers and a producer at 1,000 messages a second for a simulated hour, at x60.
+async function traffic() {
+  const ctx = await browser.newContext({ viewport: { width: 1500, height: 1000 } });
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(120000);
+  await page.goto(url);
+  await page.waitForSelector('.lane');
+  await page.fill('#producer-rate', '1000');
+  await page.click('#producer-start');
+  await page.fill('#consumer-instances', '10');
+  await page.selectOption('#consumer-kind', 'exponential');
+  await page.fill('#consumer-time', '8ms');
+  await page.click('#consumer-start');
+  await page.selectOption('#speed', '60');
+  await page.evaluate(() => { window.__sbpTickWork = []; });
+  await page.click('#play');
+  const deltas = await page.evaluate(() => new Promise((resolve) => {
+    const out = [];
+    let last = performance.now();
+    const end = last + 60000;
+    function frame(t) {
+      out.push(t - last);
+      last = t;
+      if (t < end) requestAnimationFrame(frame); else resolve(out);
+    }
+    requestAnimationFrame(frame);
+  }));
+  await page.click('#pause');
+  const work = await page.evaluate(() => window.__sbpTickWork || []);
+  const simulated = await page.textContent('#clock-rel');
+  const totals = await page.locator('#metrics .hint').textContent();
+  await ctx.close();
+  return { simulated, totals, intervals: stats(deltas), tick_work: stats(work.slice(-2000)) };
+}
+
 const result = {
   wasm: { file: wasmFile, raw: wasm.length, gzip, brotli },
   first_render_ms: await firstRender(),
   frames_1k_x60: await frames(1000),
   frames_10k_x60: await frames(10000),
+  traffic_1000_per_s_x60: await traffic(),
 };
 await browser.close();
 server.close();
@@ -87,4 +123,7 @@ console.log(`wasm after wasm-opt: ${kb(wasm.length)} raw, ${kb(gzip)} gzip, ${kb
 console.log(`first render from 127.0.0.1: ${result.first_render_ms.toFixed(0)} ms (budget 500 ms)`);
 console.log(`frames, 1,000 messages at x60: ${f(result.frames_1k_x60)}`);
 console.log(`frames, 10,000 messages at x60: ${f(result.frames_10k_x60)} (budget p95 16.7 ms)`);
+const t = result.traffic_1000_per_s_x60;
+console.log(`producer at 1,000 msg/s + 10 consumers, x60 for 60 s of wall time (to ${t.simulated}): ${f(t)}`);
+console.log(`  ${t.totals}`);
 console.log(JSON.stringify(result));

@@ -138,6 +138,34 @@ test('a preset loads from the menu and plays with its narration', async (ctx) =>
   await page.locator('#event-log', { hasText: 'after its nominal expiry' }).waitFor();
 });
 
+test('the send lab shows 8 s one by one and under 1 s overlapped', async (ctx) => {
+  const page = await fresh(ctx);
+  await page.click('#send-lab summary');
+  await page.click('#lab-run');
+  const row = async (s) => (await page.locator(`#lab-results tr[data-strategy="${s}"]`).textContent());
+  if (!(await row('AwaitEach')).includes('8s')) throw new Error(await row('AwaitEach'));
+  if (!(await row('Semaphore(10)')).includes('800ms')) throw new Error(await row('Semaphore(10)'));
+  await page.fill('#lab-quota', '10');
+  await page.click('#lab-run');
+  const ff = await row('FireAndForget');
+  if (!ff.trim().endsWith('010')) throw new Error(`fire and forget: ${ff}`);
+});
+
+test('a producer and consumers run, show in metrics, and stop', async (ctx) => {
+  const page = await fresh(ctx);
+  await page.fill('#producer-rate', '20');
+  await page.click('#producer-start');
+  await page.click('#consumer-start');
+  await page.locator('#actors', { hasText: 'producer web' }).waitFor();
+  await page.click('#step-1m');
+  await page.locator('#metrics', { hasText: 'completed' }).waitFor();
+  const text = await page.locator('#metrics .hint').textContent();
+  const sent = Number(/(\d+) sent/.exec(text)[1]);
+  if (sent < 1000) throw new Error(text);
+  await page.click('#actors button[aria-label="Stop producer web"]');
+  await page.locator('#actors', { hasText: 'stopped' }).waitFor();
+});
+
 let passed = 0, failed = 0;
 for (const { name, fn } of tests) {
   const ctx = await browser.newContext();
