@@ -108,6 +108,31 @@ fn expiry_jump(dlq: bool) -> (f64, usize) {
     (elapsed, ns.log().len() - events_before)
 }
 
+/// A producer at 1,000 msg/s and ten consumers for a simulated hour, with the log bounded as the
+/// browser bounds it.
+fn traffic_hour() -> (f64, u64) {
+    use sbp_engine::{ConsumerSpec, Processing, ProducerSpec};
+    let mut ns = Namespace::builder()
+        .seed(1)
+        .log_limit(Some(100_000))
+        .build();
+    queue(&mut ns, false);
+    ns.start_producer(ProducerSpec::new("web", "q", 1000.0))
+        .expect("producer");
+    ns.start_consumers(ConsumerSpec {
+        instances: 10,
+        processing: Processing::Exponential { mean: 8 },
+        ..ConsumerSpec::new("w", "q")
+    })
+    .expect("consumers");
+    let start = Instant::now();
+    ns.advance_to(3600 * SECOND);
+    (
+        start.elapsed().as_secs_f64(),
+        ns.metrics().total().completed,
+    )
+}
+
 fn memory_per_message() -> (f64, f64) {
     let before = LIVE.load(Ordering::Relaxed);
     let mut ns = Namespace::builder().seed(1).build();
@@ -161,6 +186,12 @@ fn main() {
         "1M expire in one jump (to DLQ):    {:>8.1} ms  ({dlq_events} events; budget 1000 ms: {})",
         dlq_secs * 1e3,
         if dlq_secs < 1.0 { "ok" } else { "OVER" }
+    );
+    let (traffic_secs, completed) = traffic_hour();
+    println!(
+        "1,000 msg/s + 10 consumers, 1 h:   {:>8.1} ms  ({completed} completed, {:.2} us/message)",
+        traffic_secs * 1e3,
+        traffic_secs * 1e6 / completed.max(1) as f64
     );
     let (with_log, without_log) = memory_per_message();
     println!("memory per stored message:         {with_log:>8.0} B with its Sent event, {without_log:.0} B without");

@@ -937,6 +937,10 @@ impl Namespace {
     /// Sends a message and returns its SequenceNumber (for a topic, the topic's).
     pub fn send(&mut self, to: &str, message: NewMessage) -> Result<u64> {
         let q = self.resolve(to)?;
+        self.send_to(q, message)
+    }
+
+    pub(crate) fn send_to(&mut self, q: QueueRef, message: NewMessage) -> Result<u64> {
         self.check_send(q, &message)?;
         self.touch(q.entity);
         let default_ttl = self.get(q.entity)?.settings.default_message_time_to_live;
@@ -962,6 +966,15 @@ impl Namespace {
     /// SCH-01: schedules a message; it is enqueued at `at`. Returns its SequenceNumber.
     pub fn schedule(&mut self, to: &str, message: NewMessage, at: Instant) -> Result<u64> {
         let q = self.resolve(to)?;
+        self.schedule_to(q, message, at)
+    }
+
+    pub(crate) fn schedule_to(
+        &mut self,
+        q: QueueRef,
+        message: NewMessage,
+        at: Instant,
+    ) -> Result<u64> {
         self.check_send(q, &message)?;
         self.touch(q.entity);
         let at = at.max(self.now);
@@ -1392,6 +1405,23 @@ impl Namespace {
             ));
         }
         let r = self.receiver_id(receiver);
+        self.receive_into(r, q, mode, count, &options, |ns, q, m| {
+            ns.view_of(q, m, Perspective::Receive)
+        })
+    }
+
+    /// Receives for receiver `r`, turning each message into what `make` builds (a view for a
+    /// client, less for a traffic actor).
+    pub(crate) fn receive_into<T>(
+        &mut self,
+        r: u32,
+        q: QueueRef,
+        mode: ReceiveMode,
+        count: u32,
+        options: &ReceiveOptions,
+        make: impl Fn(&Namespace, QueueRef, &Message) -> T,
+    ) -> Result<Vec<T>> {
+        self.get(q.entity)?;
         self.touch(q.entity);
         self.attach(r, q);
         let mut out = Vec::new();
@@ -1419,7 +1449,7 @@ impl Namespace {
             }
             match mode {
                 ReceiveMode::PeekLock => {
-                    let Some(view) = self.lock(q, seq, r, &options, false) else {
+                    let Some(view) = self.lock(q, seq, r, options, false, &make) else {
                         break;
                     };
                     out.push(view);
@@ -1438,8 +1468,7 @@ impl Namespace {
                         );
                         continue;
                     }
-                    let mut view = self.view_of(q, &m, Perspective::Receive);
-                    view.delivery_count = m.failed_deliveries.saturating_add(1);
+                    let view = make(self, q, &m);
                     self.receivers[r as usize]
                         .handles
                         .insert((q, seq), Handle::ReceivedAndDeleted);
@@ -1458,14 +1487,15 @@ impl Namespace {
     }
 
     /// RCV-02: lock exclusively, LockedUntil = now + LockDuration, a new LockToken.
-    fn lock(
+    fn lock<T>(
         &mut self,
         q: QueueRef,
         seq: u64,
         r: u32,
         options: &ReceiveOptions,
         by_seq: bool,
-    ) -> Option<MessageView> {
+        make: &impl Fn(&Namespace, QueueRef, &Message) -> T,
+    ) -> Option<T> {
         let token = self.next_guid();
         let now = self.now;
         let e = self.get_mut(q.entity).ok()?;
@@ -1518,7 +1548,7 @@ impl Namespace {
             );
         }
         let m = self.get(q.entity).ok()?.store(q.dlq).messages.get(&seq)?;
-        Some(self.view_of(q, m, Perspective::Receive))
+        Some(make(self, q, m))
     }
 
     /// RCV-04: auto lock renewal, until the maximum renewal duration.
@@ -1603,7 +1633,16 @@ impl Namespace {
         let options = ReceiveOptions::default();
         Ok(seqs
             .iter()
-            .filter_map(|&seq| self.lock(q, seq, r, &options, true))
+            .filter_map(|&seq| {
+                self.lock(
+                    q,
+                    seq,
+                    r,
+                    &options,
+                    true,
+                    &|ns: &Namespace, q, m: &Message| ns.view_of(q, m, Perspective::Receive),
+                )
+            })
             .collect())
     }
 
@@ -1617,6 +1656,19 @@ impl Namespace {
     ) -> Result<()> {
         let q = self.resolve(from)?;
         let r = self.receiver_id(receiver);
+        self.settle_as(r, q, seq, settlement)
+    }
+
+    /// Settlement by receiver `r` of message `seq` in `q`, with the checks the SDK and broker make.
+    pub(crate) fn settle_as(
+        &mut self,
+        r: u32,
+        q: QueueRef,
+        seq: u64,
+        settlement: Settlement,
+    ) -> Result<()> {
+        let receiver = self.receiver_name(r).to_string();
+        let from = queue_path(self.entity_name(q.entity), q.dlq);
         let handle = self.receivers[r as usize].handles.get(&(q, seq)).copied();
         let verb = settlement.name();
         let token = match handle {

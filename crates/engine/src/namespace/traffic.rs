@@ -1,7 +1,7 @@
 //! Traffic actors: producers and consumer groups that run on the namespace's own timers, with the
 //! namespace's seeded random numbers, so a scenario with traffic is as deterministic as one
 //! without. They act through the same operations a user does (send, receive, settle).
-use super::{Namespace, Timer};
+use super::{Namespace, QueueRef, Timer};
 use crate::command::{ReceiveMode, ReceiveOptions, Settlement};
 use crate::error::{BrokerError, ErrorKind, Result};
 use crate::event::{Event, EventKind};
@@ -120,6 +120,7 @@ impl ProducerSpec {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Producer {
     pub spec: ProducerSpec,
+    pub queue: QueueRef,
     pub active: bool,
     pub generation: u32,
     pub sent: u64,
@@ -135,6 +136,9 @@ pub(crate) struct Work {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct ConsumerGroup {
     pub spec: ConsumerSpec,
+    pub queue: QueueRef,
+    /// The receiver of each instance.
+    pub receivers: Vec<u32>,
     pub active: bool,
     pub generation: u32,
     pub busy: Vec<Option<Work>>,
@@ -179,7 +183,7 @@ impl Namespace {
 
     /// Starts (or restarts with new settings) a producer.
     pub fn start_producer(&mut self, spec: ProducerSpec) -> Result<()> {
-        self.resolve(&spec.to)?;
+        let queue = self.resolve(&spec.to)?;
         if !(0.0..=100_000.0).contains(&spec.rate) || !spec.rate.is_finite() {
             return Err(BrokerError::new(
                 ErrorKind::ArgumentOutOfRange,
@@ -217,6 +221,7 @@ impl Namespace {
             None => {
                 self.producers.push(Producer {
                     spec: spec.clone(),
+                    queue,
                     active: false,
                     generation: 0,
                     sent: 0,
@@ -226,6 +231,7 @@ impl Namespace {
         };
         let p = &mut self.producers[index];
         p.spec = spec;
+        p.queue = queue;
         p.active = true;
         p.generation += 1;
         let (generation, rate, burst) = (p.generation, p.spec.rate, p.spec.burst.clone());
@@ -271,7 +277,16 @@ impl Namespace {
 
     /// Starts (or restarts with new settings) a group of consumers.
     pub fn start_consumers(&mut self, spec: ConsumerSpec) -> Result<()> {
-        self.resolve(&spec.from)?;
+        let queue = self.resolve(&spec.from)?;
+        if self.get(queue.entity)?.kind == crate::entity::EntityKind::Topic {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "'{}' is a topic: consume from one of its subscriptions",
+                    spec.from
+                ),
+            ));
+        }
         if spec.instances == 0 || spec.instances > 1_000 {
             return Err(BrokerError::new(
                 ErrorKind::ArgumentOutOfRange,
@@ -312,6 +327,8 @@ impl Namespace {
             None => {
                 self.consumers.push(ConsumerGroup {
                     spec: spec.clone(),
+                    queue,
+                    receivers: Vec::new(),
                     active: false,
                     generation: 0,
                     busy: Vec::new(),
@@ -320,7 +337,12 @@ impl Namespace {
                 self.consumers.len() - 1
             }
         };
+        let receivers: Vec<u32> = (0..spec.instances)
+            .map(|i| self.receiver_id(&Self::receiver_name_of(&spec, i)))
+            .collect();
         let c = &mut self.consumers[index];
+        c.queue = queue;
+        c.receivers = receivers;
         c.busy = vec![None; spec.instances as usize];
         c.spec = spec;
         c.active = true;
@@ -472,14 +494,14 @@ impl Namespace {
             body_size: spec.body_size,
             ..Default::default()
         };
-        let (to, offset) = (spec.to.clone(), spec.schedule_offset);
+        let (queue, offset) = (p.queue, spec.schedule_offset);
         let result = match offset {
-            Some(d) => self.schedule(&to, message, after(self.now, d)),
-            None => self.send(&to, message),
+            Some(d) => self.schedule_to(queue, message, after(self.now, d)),
+            None => self.send_to(queue, message),
         };
         if let Err(e) = result {
             self.metrics.at(self.now).rejected += 1;
-            let entity = self.resolve(&to).map(|q| q.entity).unwrap_or(u32::MAX);
+            let entity = queue.entity;
             self.record(Event {
                 at: self.now,
                 entity,
@@ -513,19 +535,26 @@ impl Namespace {
     /// An idle consumer receives one message and starts working on it, or polls again later.
     pub(crate) fn consumer_wake(&mut self, group: u32, instance: u32, generation: u32) {
         let now = self.now;
-        let spec = self.consumers[group as usize].spec.clone();
-        let receiver = Self::receiver_name_of(&spec, instance);
+        let c = &self.consumers[group as usize];
+        let (q, r, mode, poll) = (
+            c.queue,
+            c.receivers[instance as usize],
+            c.spec.mode,
+            c.spec.poll_interval,
+        );
         let options = ReceiveOptions {
-            max_auto_lock_renewal: spec.max_auto_lock_renewal,
+            max_auto_lock_renewal: c.spec.max_auto_lock_renewal,
             transfer_fails: false,
         };
         let got = self
-            .receive(&receiver, &spec.from, spec.mode, 1, options)
+            .receive_into(r, q, mode, 1, &options, |_, _, m| {
+                (m.sequence_number, m.message_id.clone())
+            })
             .ok()
             .and_then(|v| v.into_iter().next());
-        let Some(m) = got else {
+        let Some((seq, message_id)) = got else {
             self.push_timer(
-                after(now, spec.poll_interval),
+                after(now, poll),
                 Timer::ConsumerWake {
                     group,
                     instance,
@@ -534,15 +563,13 @@ impl Namespace {
             );
             return;
         };
-        let seq = m.sequence_number;
-        let seen = self.consumers[group as usize]
-            .lost_after_work
-            .remove(&m.message_id);
-        if seen {
+        let c = &mut self.consumers[group as usize];
+        let idempotent = c.spec.idempotent;
+        if c.lost_after_work.remove(&message_id) {
             // RCV-12: this message was processed before, but its Complete failed.
-            if spec.idempotent && spec.mode == ReceiveMode::PeekLock {
+            if idempotent && mode == ReceiveMode::PeekLock {
                 self.metrics.at(now).duplicates_skipped += 1;
-                let _ = self.settle(&receiver, &spec.from, seq, Settlement::Complete);
+                self.settle_by_actor(r, q, seq, Settlement::Complete);
                 self.push_timer(
                     now,
                     Timer::ConsumerWake {
@@ -555,11 +582,10 @@ impl Namespace {
             }
             self.metrics.at(now).duplicates_processed += 1;
         }
-        self.consumers[group as usize].busy[instance as usize] = Some(Work {
-            seq,
-            message_id: m.message_id,
-        });
-        let work = self.processing_time(&spec.processing);
+        let c = &mut self.consumers[group as usize];
+        c.busy[instance as usize] = Some(Work { seq, message_id });
+        let processing = c.spec.processing.clone();
+        let work = self.processing_time(&processing);
         self.push_timer(
             after(now, work.max(0)),
             Timer::ConsumerDone {
@@ -570,38 +596,66 @@ impl Namespace {
         );
     }
 
+    /// Settles as an actor; the actor keeps no handle afterwards (its message object is gone).
+    fn settle_by_actor(
+        &mut self,
+        r: u32,
+        q: QueueRef,
+        seq: u64,
+        settlement: Settlement,
+    ) -> Option<BrokerError> {
+        let result = self.settle_as(r, q, seq, settlement);
+        if let Some(receiver) = self.receivers.get_mut(r as usize) {
+            receiver.handles.remove(&(q, seq));
+        }
+        result.err()
+    }
+
     /// The work is done: crash, abandon, dead-letter, defer or complete, by the group's shares.
     pub(crate) fn consumer_done(&mut self, group: u32, instance: u32, generation: u32) {
         let now = self.now;
-        let spec = self.consumers[group as usize].spec.clone();
-        let Some(work) = self.consumers[group as usize].busy[instance as usize].take() else {
+        let c = &mut self.consumers[group as usize];
+        let Some(work) = c.busy[instance as usize].take() else {
             return;
         };
-        let receiver = Self::receiver_name_of(&spec, instance);
+        let (q, r, mode, restart) = (
+            c.queue,
+            c.receivers[instance as usize],
+            c.spec.mode,
+            c.spec.restart_delay,
+        );
+        let (crash, abandon, dead_letter, defer) = (
+            c.spec.crash,
+            c.spec.abandon,
+            c.spec.dead_letter,
+            c.spec.defer,
+        );
         let roll: f64 = self.rng.random();
         let mut next = now;
-        if roll < spec.crash {
+        if roll < crash {
             self.metrics.at(now).crashed += 1;
+            let receiver = self.receiver_name(r).to_string();
             self.actor_event(format!(
                 "{receiver} crashed while processing #{}; its lock will lapse",
                 work.seq
             ));
-            next = after(now, spec.restart_delay);
-        } else if spec.mode == ReceiveMode::PeekLock {
-            let settlement = if roll < spec.crash + spec.abandon {
+            next = after(now, restart);
+        } else if mode == ReceiveMode::PeekLock {
+            let settlement = if roll < crash + abandon {
                 Settlement::Abandon
-            } else if roll < spec.crash + spec.abandon + spec.dead_letter {
+            } else if roll < crash + abandon + dead_letter {
+                let receiver = self.receiver_name(r).to_string();
                 Settlement::DeadLetter {
                     reason: Some("ProcessingFailed".into()),
                     description: Some(format!("{receiver} gave up on it")),
                 }
-            } else if roll < spec.crash + spec.abandon + spec.dead_letter + spec.defer {
+            } else if roll < crash + abandon + dead_letter + defer {
                 Settlement::Defer
             } else {
                 Settlement::Complete
             };
             let completing = settlement == Settlement::Complete;
-            if let Err(e) = self.settle(&receiver, &spec.from, work.seq, settlement) {
+            if let Some(e) = self.settle_by_actor(r, q, work.seq, settlement) {
                 if e.kind == ErrorKind::MessageLockLost {
                     self.metrics.at(now).lock_lost += 1;
                     if completing {
