@@ -1,6 +1,5 @@
 //! A chart of counts over time (active, locked, scheduled, deferred, dead-lettered), as inline SVG.
 //! Each series has its own dash pattern and a text legend, so colour is not the only cue.
-use crate::StoreProps;
 use sbp_engine::time::format_instant;
 use sbp_engine::Counts;
 use yew::prelude::*;
@@ -18,7 +17,7 @@ const SERIES: &[Series] = &[
 ];
 
 #[function_component(Chart)]
-pub fn chart(props: &StoreProps) -> Html {
+pub fn chart(props: &crate::SlowProps) -> Html {
     let samples = props.store.samples.borrow();
     let (Some(first), Some(last)) = (samples.first(), samples.last()) else {
         return html! {};

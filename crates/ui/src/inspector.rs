@@ -1,6 +1,5 @@
 //! The inspector: the selected message under the SDK's names, as peek shows it and as a locked
 //! receive shows it (TTL-10, MSG-02), and its history with the rule behind each event.
-use crate::StoreProps;
 use sbp_engine::time::{format_duration, format_instant, MAX_VALUE};
 use sbp_engine::{MessageView, Perspective};
 use yew::prelude::*;
@@ -59,7 +58,7 @@ fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, S
 }
 
 #[function_component(Inspector)]
-pub fn inspector(props: &StoreProps) -> Html {
+pub fn inspector(props: &crate::SlowProps) -> Html {
     let store = &props.store;
     let Some((path, seq)) = store.selected.clone() else {
         return html! { <section class="inspector" id="inspector"><h2>{"Inspector"}</h2><p class="hint">{"Select a message card to see its properties and why it is where it is."}</p></section> };
@@ -156,7 +155,7 @@ pub fn dead_letter_form(props: &DeadLetterProps) -> Html {
 
 /// What the last peek or receive returned, as that call showed it (TTL-10, MSG-02).
 #[function_component(LastResult)]
-pub fn last_result(props: &StoreProps) -> Html {
+pub fn last_result(props: &crate::SlowProps) -> Html {
     let sim = props.store.sim.borrow();
     if sim.last_messages.is_empty() {
         return html! {};

@@ -6,11 +6,12 @@ use yew::prelude::*;
 
 const SHOWN: usize = 200;
 
-/// Re-renders only when the log grows or the simulation is rebuilt, not on every clock tick.
+/// Re-renders on the slow version or a rebuild, not on every clock tick.
 #[derive(Properties, PartialEq)]
 pub struct LogProps {
     pub sim: SimRef,
-    pub log_len: usize,
+    /// The state's slow version: the log follows a running clock every few hundred ms.
+    pub version: u64,
 }
 
 #[function_component(EventLog)]

@@ -34,6 +34,20 @@ pub struct StoreProps {
     pub store: Store,
 }
 
+/// Props for panels that follow the clock at most every few hundred milliseconds while it runs.
+/// A store handle reads the latest state, so the version they compare is copied in.
+#[derive(Properties)]
+pub struct SlowProps {
+    pub store: Store,
+    pub version: u64,
+}
+
+impl PartialEq for SlowProps {
+    fn eq(&self, other: &Self) -> bool {
+        self.version == other.version
+    }
+}
+
 #[function_component(App)]
 fn app() -> Html {
     let store = use_reducer(browser::initial_state);
@@ -103,18 +117,18 @@ fn app() -> Html {
         <main class="layout">
             <section class="left" aria-label="Actions">
                 <actions::Actions store={store.clone()} />
-                <traffic::Actors store={store.clone()} />
+                <traffic::Actors store={store.clone()} version={store.slow_version} />
             </section>
             <section class="center" aria-label="Namespace">
                 <lanes::Lanes store={store.clone()} />
                 <sendlab::SendLab />
             </section>
             <section class="right" aria-label="Inspector and log">
-                <inspector::Inspector store={store.clone()} />
-                <inspector::LastResult store={store.clone()} />
-                <chart::Chart store={store.clone()} />
-                <metrics::MetricsCharts store={store.clone()} />
-                <log::EventLog sim={SimRef(store.sim.clone())} log_len={store.sim.borrow().ns.log().len()} />
+                <inspector::Inspector store={store.clone()} version={store.slow_version} />
+                <inspector::LastResult store={store.clone()} version={store.slow_version} />
+                <chart::Chart store={store.clone()} version={store.slow_version} />
+                <metrics::MetricsCharts store={store.clone()} version={store.slow_version} />
+                <log::EventLog sim={SimRef(store.sim.clone())} version={store.slow_version} />
                 <inspector::RulesPanel />
             </section>
         </main>

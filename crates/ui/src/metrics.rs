@@ -1,6 +1,5 @@
 //! Metrics charts: throughput, end-to-end latency, expired and dead-lettered over time, from the
 //! engine's metric buckets. Each series has a dash pattern and a text legend.
-use crate::StoreProps;
 use sbp_engine::time::{format_duration, format_instant};
 use sbp_engine::Bucket;
 use yew::prelude::*;
@@ -51,7 +50,7 @@ fn plot(title: &str, unit: &str, buckets: &[Bucket], width_ms: i64, series: &[Se
 }
 
 #[function_component(MetricsCharts)]
-pub fn metrics_charts(props: &StoreProps) -> Html {
+pub fn metrics_charts(props: &crate::SlowProps) -> Html {
     let sim = props.store.sim.borrow();
     let metrics = sim.ns.metrics();
     if metrics

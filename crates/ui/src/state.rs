@@ -15,6 +15,10 @@ pub struct AppState {
     /// The running scenario. Shared and mutated in place; `version` tells Yew it changed.
     pub sim: Rc<RefCell<Simulation>>,
     pub version: u64,
+    /// Bumped by every action but clock ticks, and by ticks at most every [`SLOW_MS`]: panels
+    /// that need not follow every tick (charts, log, inspector) re-render on it.
+    pub slow_version: u64,
+    last_slow_ms: f64,
     pub playing: bool,
     pub speed: u32,
     /// A message for the user about what went wrong (bad link, failed operation...).
@@ -27,6 +31,9 @@ pub struct AppState {
     /// Namespace-wide counts over time, for the chart.
     pub samples: Rc<RefCell<Vec<(Instant, Counts)>>>,
 }
+
+/// How often (wall ms) the slow panels follow a running clock.
+pub const SLOW_MS: f64 = 400.0;
 
 /// The browser keeps about this many events; older ones are dropped (long traffic runs).
 pub const LOG_LIMIT: usize = 100_000;
@@ -72,6 +79,8 @@ impl AppState {
         AppState {
             sim: Rc::new(RefCell::new(sim)),
             version: 0,
+            slow_version: 0,
+            last_slow_ms: 0.0,
             playing: false,
             speed: 10,
             error: None,
@@ -117,6 +126,11 @@ impl Reducible for AppState {
 
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
         let mut s = self.next();
+        let wall = crate::browser::now_ms();
+        if !matches!(action, Action::Tick(_)) || wall - s.last_slow_ms >= SLOW_MS {
+            s.slow_version += 1;
+            s.last_slow_ms = wall;
+        }
         match action {
             Action::Tick(wall_ms) => {
                 if !s.playing {

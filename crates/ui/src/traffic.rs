@@ -270,7 +270,7 @@ pub fn consumer_form(props: &FormProps) -> Html {
 
 /// What is running, with a stop button each.
 #[function_component(Actors)]
-pub fn actors(props: &crate::StoreProps) -> Html {
+pub fn actors(props: &crate::SlowProps) -> Html {
     let store = &props.store;
     let actors = store.sim.borrow().ns.actors();
     if actors.is_empty() {
