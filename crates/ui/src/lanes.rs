@@ -10,6 +10,10 @@ use yew::prelude::*;
 
 /// Cards shown per lane; the rest are summarised by count.
 const WINDOW: usize = 40;
+/// While the clock runs fast, messages stream through: fewer cards, and the card elements are
+/// reused in place (unkeyed) instead of being removed and created every tick.
+const FAST_WINDOW: usize = 16;
+const FAST_SPEED: u32 = 60;
 
 /// "12.3 s", "4 min 05 s", "expired": a countdown to `at`.
 pub fn countdown(now: Instant, at: Instant) -> String {
@@ -108,19 +112,26 @@ fn cards(props: &CardsProps) -> Html {
     } else {
         props.path.clone()
     };
-    let shown: Vec<&Message> = store.messages.values().take(WINDOW).collect();
-    let more = store.messages.len().saturating_sub(WINDOW);
+    let fast = props.store.playing && props.store.speed >= FAST_SPEED;
+    let window = if fast { FAST_WINDOW } else { WINDOW };
+    let shown: Vec<&Message> = store.messages.values().take(window).collect();
+    let more = store.messages.len().saturating_sub(window);
     let reduced = crate::browser::reduced_motion();
     // Moves of the last moment (about 1.5 s of wall time at the current speed): a requeued card
     // flashes; a message that left (completed, received and deleted, dropped) fades out as a ghost.
-    let window = (1_500.0 * f64::from(props.store.speed)) as i64;
+    // Under streaming traffic the moves are too many to show one by one.
+    let window = if fast {
+        0
+    } else {
+        (1_500.0 * f64::from(props.store.speed)) as i64
+    };
     let queue = sim.ns.resolve(&path).ok();
     let recent: Vec<&Event> = sim
         .ns
         .log()
         .iter()
         .rev()
-        .take(500)
+        .take(if fast { 0 } else { 500 })
         .take_while(|ev| ev.at >= now - window)
         .filter(|ev| queue.is_some_and(|q| q.entity == ev.entity && q.dlq == ev.dlq) && ev.seq > 0)
         .collect();
@@ -147,12 +158,12 @@ fn cards(props: &CardsProps) -> Html {
         .collect();
     html! {
         <ol class={classes!("cards", reduced.then_some("reduced-motion"))}>
-            { for shown.into_iter().map(|m| card(&props.store, &sim.ns, &path, m, now, requeued(m.sequence_number))) }
+            { for shown.into_iter().map(|m| card(&props.store, &sim.ns, &path, m, now, requeued(m.sequence_number), !fast)) }
             { for gone.into_iter().map(|(seq, what)| html! {
                 <li key={format!("gone-{seq}")} class="card ghost" aria-hidden="true"><span class="seq">{format!("#{seq}")}</span>{format!(" {what}")}</li>
             }) }
             if more > 0 {
-                <li class="more">{format!("+ {more} more messages (showing the first {WINDOW} by SequenceNumber)")}</li>
+                <li class="more">{format!("+ {more} more messages (showing the first {window} by SequenceNumber)")}</li>
             }
         </ol>
     }
@@ -165,6 +176,7 @@ fn card(
     m: &Message,
     now: Instant,
     requeued: bool,
+    keyed: bool,
 ) -> Html {
     let seq = m.sequence_number;
     let expired = m.is_expired_at(now);
@@ -234,8 +246,8 @@ fn card(
             store.dispatch(Action::Do(Box::new(step)));
         })
     };
-    html! {
-        <li key={seq.to_string()} class={classes!("card", class, requeued.then_some("requeued"))} data-seq={seq.to_string()} data-state={class}>
+    let mut node = html! {
+        <li class={classes!("card", class, requeued.then_some("requeued"))} data-seq={seq.to_string()} data-state={class}>
             <button class="card-body" onclick={select} aria-label={format!("Inspect message #{seq} {}", m.message_id)}>
                 <span class="seq">{format!("#{seq}")}</span>
                 <span class="mid">{m.message_id.clone()}</span>
@@ -263,5 +275,9 @@ fn card(
                 </div>
             }
         </li>
+    };
+    if let (true, yew::virtual_dom::VNode::VTag(tag)) = (keyed, &mut node) {
+        std::rc::Rc::make_mut(tag).key = Some(seq.into());
     }
+    node
 }
