@@ -154,6 +154,12 @@ fn main() {
     if std::env::args().any(|a| a == "--test") {
         return;
     }
+    // SBP_BENCH=traffic runs only the traffic hour (for a profiler).
+    if std::env::var("SBP_BENCH").as_deref() == Ok("traffic") {
+        let (secs, completed) = traffic_hour();
+        println!("traffic hour: {:.1} ms, {completed} completed", secs * 1e3);
+        return;
+    }
     println!("sbp-engine benchmark, {N} messages (release build)");
     let base = (0..3).map(|_| baseline()).fold(f64::MAX, f64::min);
     let engine = (0..3)

@@ -16,7 +16,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::cmp::Reverse;
+use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 mod traffic;
@@ -81,6 +81,32 @@ pub enum Timer {
         instance: u32,
         generation: u32,
     },
+}
+
+/// A timer in the queue, ordered by (instant, insertion order) only: the order is unique, so the
+/// timer itself is never compared (and comparing two integers keeps the heap fast).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct TimerEntry {
+    pub at: Instant,
+    pub order: u64,
+    pub timer: Timer,
+}
+
+impl PartialEq for TimerEntry {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.order) == (other.at, other.order)
+    }
+}
+impl Eq for TimerEntry {}
+impl PartialOrd for TimerEntry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for TimerEntry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.at.cmp(&other.at).then(self.order.cmp(&other.order))
+    }
 }
 
 /// What a receiver holds for a message: what the client object would carry.
@@ -169,7 +195,7 @@ pub struct Namespace {
     paths: BTreeMap<String, u32>,
     receivers: Vec<Receiver>,
     receiver_ids: BTreeMap<String, u32>,
-    timers: BinaryHeap<Reverse<(Instant, u64, Timer)>>,
+    timers: BinaryHeap<Reverse<TimerEntry>>,
     timer_order: u64,
     log: Vec<Event>,
     rng: Pcg64Mcg,
@@ -346,13 +372,13 @@ impl Namespace {
     /// When the next timer is due (stale timers are dropped first), or None.
     pub fn next_due(&mut self) -> Option<Instant> {
         self.prune_stale();
-        self.timers.peek().map(|Reverse((at, _, _))| *at)
+        self.timers.peek().map(|Reverse(e)| e.at)
     }
 
     /// The next live timer and a sentence saying what it will do ("lock of #12 lapses").
     pub fn next_event(&mut self) -> Option<(Instant, String)> {
         self.prune_stale();
-        let Reverse((at, _, timer)) = *self.timers.peek()?;
+        let Reverse(TimerEntry { at, timer, .. }) = *self.timers.peek()?;
         Some((at, self.describe_timer(timer)))
     }
 
@@ -411,7 +437,7 @@ impl Namespace {
     }
 
     fn prune_stale(&mut self) {
-        while let Some(&Reverse((at, _, timer))) = self.timers.peek() {
+        while let Some(&Reverse(TimerEntry { at, timer, .. })) = self.timers.peek() {
             if self.timer_is_live(at, timer) {
                 return;
             }
@@ -422,7 +448,7 @@ impl Namespace {
     /// Fires every timer due up to and including `until`, in (instant, insertion) order, then
     /// sets the clock to `until`. Time never goes back.
     pub fn advance_to(&mut self, until: Instant) {
-        while let Some(&Reverse((at, _, timer))) = self.timers.peek() {
+        while let Some(&Reverse(TimerEntry { at, timer, .. })) = self.timers.peek() {
             if at > until {
                 break;
             }
@@ -442,7 +468,11 @@ impl Namespace {
             return; // MSG-03: "never" needs no timer.
         }
         self.timer_order += 1;
-        self.timers.push(Reverse((at, self.timer_order, timer)));
+        self.timers.push(Reverse(TimerEntry {
+            at,
+            order: self.timer_order,
+            timer,
+        }));
     }
 
     fn timer_is_live(&self, at: Instant, timer: Timer) -> bool {

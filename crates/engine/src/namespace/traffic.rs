@@ -667,14 +667,19 @@ impl Namespace {
                 }
             }
         }
-        self.push_timer(
-            next,
-            Timer::ConsumerWake {
-                group,
-                instance,
-                generation,
-            },
-        );
+        if next == now {
+            // Straight on to the next message (no timer round trip).
+            self.consumer_wake(group, instance, generation);
+        } else {
+            self.push_timer(
+                next,
+                Timer::ConsumerWake {
+                    group,
+                    instance,
+                    generation,
+                },
+            );
+        }
     }
 
     /// The producers and consumer groups, for display.
