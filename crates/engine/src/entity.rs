@@ -64,6 +64,11 @@ pub struct Store {
     pub messages: BTreeMap<u64, Message>,
     pub available: BTreeSet<u64>,
     pub bytes: u64,
+    /// (LockedUntil, SequenceNumber, LockToken) of the locks taken, in LockedUntil order; settled
+    /// ones are skipped when they reach the front.
+    pub(crate) lapses: std::collections::VecDeque<(Instant, u64, u128)>,
+    /// The instant of this store's one lapse timer, if armed.
+    pub(crate) lapse_armed: Option<Instant>,
 }
 
 impl Store {

@@ -43,10 +43,9 @@ pub enum Timer {
         entity: u32,
         seq: u64,
     },
-    LockLapse {
+    /// The earliest LockedUntil of a (sub-)queue: its locks lapse in order (see `Store::lapses`).
+    LapseCheck {
         queue: QueueRef,
-        seq: u64,
-        token: u128,
     },
     AutoRenew {
         queue: QueueRef,
@@ -386,7 +385,12 @@ impl Namespace {
         let name = |id: u32| self.entity_name(id).to_string();
         match timer {
             Timer::Expire { entity, seq } => format!("#{seq} in {} expires", name(entity)),
-            Timer::LockLapse { queue, seq, .. } => {
+            Timer::LapseCheck { queue } => {
+                let seq = self
+                    .get(queue.entity)
+                    .ok()
+                    .and_then(|e| e.store(queue.dlq).lapses.front())
+                    .map_or(0, |l| l.1);
                 format!(
                     "lock of #{seq} in {} lapses",
                     queue_path(&name(queue.entity), queue.dlq)
@@ -438,10 +442,88 @@ impl Namespace {
 
     fn prune_stale(&mut self) {
         while let Some(&Reverse(TimerEntry { at, timer, .. })) = self.timers.peek() {
+            if let Timer::LapseCheck { queue } = timer {
+                // A lapse check whose first locks were settled moves to the next live one.
+                if self.clean_lapses(queue) == Some(at) {
+                    return;
+                }
+                self.timers.pop();
+                if let Some(next) = self
+                    .get(queue.entity)
+                    .ok()
+                    .and_then(|e| e.store(queue.dlq).lapse_armed)
+                {
+                    self.push_timer(next, Timer::LapseCheck { queue });
+                }
+                continue;
+            }
             if self.timer_is_live(at, timer) {
                 return;
             }
             self.timers.pop();
+        }
+    }
+
+    /// Drops settled or renewed locks from the front of `queue`'s lapse order and returns when
+    /// the first live one lapses (also recorded as the armed instant), if any.
+    fn clean_lapses(&mut self, queue: QueueRef) -> Option<Instant> {
+        let live = |m: Option<&Message>, token: u128, at: Instant| {
+            m.and_then(|m| m.lock.as_ref())
+                .is_some_and(|l| l.token == token && l.locked_until == at)
+        };
+        let e = self.get_mut(queue.entity).ok()?;
+        let store = e.store_mut(queue.dlq);
+        while let Some(&(at, seq, token)) = store.lapses.front() {
+            if live(store.messages.get(&seq), token, at) {
+                store.lapse_armed = Some(at);
+                return Some(at);
+            }
+            store.lapses.pop_front();
+        }
+        store.lapse_armed = None;
+        None
+    }
+
+    /// RCV-02/RCV-04: a lock will lapse at `at`. LockedUntil is now + LockDuration, which never
+    /// goes back within a queue (an entity update loses every lock), so each sub-queue keeps its
+    /// lapses in order and the timer queue holds one entry per sub-queue, not one per lock.
+    fn schedule_lapse(&mut self, q: QueueRef, seq: u64, token: u128, at: Instant) {
+        let Ok(e) = self.get_mut(q.entity) else {
+            return;
+        };
+        let store = e.store_mut(q.dlq);
+        match store.lapses.back() {
+            Some(&(last, _, _)) if last > at => {
+                // Out of order (cannot happen with one LockDuration, but stay correct).
+                let i = store.lapses.partition_point(|l| l.0 <= at);
+                store.lapses.insert(i, (at, seq, token));
+            }
+            _ => store.lapses.push_back((at, seq, token)),
+        }
+        if store.lapse_armed.is_none_or(|armed| at < armed) {
+            store.lapse_armed = Some(at);
+            self.push_timer(at, Timer::LapseCheck { queue: q });
+        }
+    }
+
+    /// RCV-06/RCV-07: every lock of `queue` due by now lapses, in order.
+    fn lapse_due(&mut self, queue: QueueRef) {
+        let now = self.now;
+        while let Some(at) = self.clean_lapses(queue) {
+            if at > now {
+                self.push_timer(at, Timer::LapseCheck { queue });
+                return;
+            }
+            let Some((_, seq, _)) = self
+                .get_mut(queue.entity)
+                .ok()
+                .and_then(|e| e.store_mut(queue.dlq).lapses.pop_front())
+            else {
+                return;
+            };
+            // RCV-06/RCV-07: the lock lapsed without settlement.
+            self.emit(queue, seq, EventKind::LockLapsed, Some(Rule::Rcv06));
+            self.release(queue, seq, Rule::Rcv06);
         }
     }
 
@@ -484,9 +566,12 @@ impl Namespace {
                 .is_some_and(|m| {
                     m.state == MessageState::Active && m.lock.is_none() && m.expires_at <= at
                 }),
-            Timer::LockLapse { queue, seq, token } | Timer::AutoRenew { queue, seq, token } => {
+            Timer::AutoRenew { queue, seq, token } => {
                 self.lock_of(queue, seq).is_some_and(|l| l.token == token)
             }
+            Timer::LapseCheck { queue } => self
+                .get(queue.entity)
+                .is_ok_and(|e| e.store(queue.dlq).lapse_armed == Some(at)),
             Timer::Activate { entity, seq } => self
                 .get(entity)
                 .ok()
@@ -510,17 +595,7 @@ impl Namespace {
                 // TTL-06/TTL-07 exact mode: expire at the instant.
                 self.expire(entity, seq, Rule::Ttl06);
             }
-            Timer::LockLapse { queue, seq, token } => {
-                let Some(lock) = self.lock_of(queue, seq) else {
-                    return;
-                };
-                if lock.token != token || lock.locked_until > at {
-                    return; // renewed: a later timer is queued
-                }
-                // RCV-06/RCV-07: the lock lapsed without settlement.
-                self.emit(queue, seq, EventKind::LockLapsed, Some(Rule::Rcv06));
-                self.release(queue, seq, Rule::Rcv06);
-            }
+            Timer::LapseCheck { queue } => self.lapse_due(queue),
             Timer::AutoRenew { queue, seq, token } => self.auto_renew(queue, seq, token),
             Timer::Activate { entity, seq } => self.activate(entity, seq),
             Timer::IdleCheck { entity } => self.idle_check(entity),
@@ -1559,14 +1634,7 @@ impl Namespace {
             },
             Some(if by_seq { Rule::Rcv09 } else { Rule::Rcv02 }),
         );
-        self.push_timer(
-            locked_until,
-            Timer::LockLapse {
-                queue: q,
-                seq,
-                token,
-            },
-        );
+        self.schedule_lapse(q, seq, token, locked_until);
         if auto_renew_until.is_some() {
             self.push_timer(
                 auto_renew_at(now, locked_until),
@@ -1830,14 +1898,7 @@ impl Namespace {
             EventKind::LockRenewed { locked_until, auto },
             Some(Rule::Rcv04),
         );
-        self.push_timer(
-            locked_until,
-            Timer::LockLapse {
-                queue: q,
-                seq,
-                token,
-            },
-        );
+        self.schedule_lapse(q, seq, token, locked_until);
         Some(locked_until)
     }
 
