@@ -4,11 +4,15 @@ use crate::dur::Dur;
 use crate::model::*;
 use crate::utc;
 use crate::ScenarioError;
-use sbp_engine::time::{format_instant, Instant, MAX_VALUE, NEVER};
+use sbp_engine::time::{format_instant, Instant};
+#[cfg(feature = "checks")]
+use sbp_engine::time::{MAX_VALUE, NEVER};
+#[cfg(feature = "checks")]
+use sbp_engine::Perspective;
 use sbp_engine::{
     BrokerError, Burst, Command, ConsumerSpec, EntitySettings, ErrorKind, Fault, Namespace,
-    NewMessage, Perspective, Processing, ProducerSpec, ReceiveMode, ReceiveOptions, Reply,
-    Settlement, Spike, SubscriptionRule,
+    NewMessage, Processing, ProducerSpec, ReceiveMode, ReceiveOptions, Reply, Settlement, Spike,
+    SubscriptionRule,
 };
 use serde::Serialize;
 
@@ -345,8 +349,16 @@ impl Simulation {
                 ));
             }
         }
+        #[cfg(feature = "checks")]
+        self.check_messages_and_metrics(&at, &e);
+    }
+
+    /// Message and metric expectations (the `checks` feature: the CLI and tests have it; the
+    /// browser, which shows a run rather than checking it, leaves it out to stay small).
+    #[cfg(feature = "checks")]
+    fn check_messages_and_metrics(&mut self, at: &str, e: &Expectation) {
         for m in &e.messages {
-            self.check_message(&at, m);
+            self.check_message(at, m);
         }
         if !e.metrics.is_empty() {
             let totals = serde_json::to_value(self.ns.metrics().total()).unwrap_or_default();
@@ -370,6 +382,7 @@ impl Simulation {
         }
     }
 
+    #[cfg(feature = "checks")]
     fn check_message(&mut self, at: &str, want: &MessageExpect) {
         let perspective = match want.view {
             ViewDef::Peek => Perspective::Peek,
@@ -401,6 +414,7 @@ impl Simulation {
     }
 }
 
+#[cfg(feature = "checks")]
 const TIME_PROPERTIES: &[&str] = &[
     "EnqueuedTime",
     "ExpiresAt",
@@ -408,9 +422,11 @@ const TIME_PROPERTIES: &[&str] = &[
     "ScheduledEnqueueTime",
     "EffectiveExpiresAt",
 ];
+#[cfg(feature = "checks")]
 const DURATION_PROPERTIES: &[&str] = &["TimeToLive"];
 
 /// Times and durations are written as durations ("15m", "never"); the rest compares as JSON.
+#[cfg(feature = "checks")]
 fn property_matches(
     name: &str,
     expected: &serde_json::Value,

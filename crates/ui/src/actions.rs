@@ -63,6 +63,20 @@ fn sendable(store: &crate::Store) -> Vec<String> {
         .collect()
 }
 
+/// A labelled input: one function instead of the same markup in every form (and less wasm).
+pub fn field(
+    label: &'static str,
+    id: &'static str,
+    node: &NodeRef,
+    value: &'static str,
+    placeholder: &'static str,
+    kind: &'static str,
+) -> Html {
+    html! {
+        <label>{label}<input ref={node.clone()} {id} type={kind} value={value} placeholder={placeholder} /></label>
+    }
+}
+
 /// A controlled `<select>`: Yew re-renders options, so the chosen value lives in state and each
 /// option says whether it is selected. Reading the element's value (by NodeRef) still works.
 #[derive(Properties, PartialEq)]
@@ -233,12 +247,12 @@ fn send_form(props: &FormProps) -> Html {
         <form class="card-form" id="send-form" {onsubmit} aria-label="Send a message">
             <h2>{"Send"}</h2>
             <label>{"To "}<Choice node={to} id="send-to" options={same(targets)} /></label>
-            <label>{"MessageId "}<input ref={id} id="send-id" placeholder="default: its SequenceNumber" /></label>
-            <label>{"TimeToLive "}<input ref={ttl} id="send-ttl" value="10s" placeholder="e.g. 10s, 5m, MaxValue" /></label>
-            <label>{"Schedule in "}<input ref={sched} id="send-schedule" placeholder="empty: now; e.g. 5m" /></label>
-            <label>{"Subject "}<input ref={subject} id="send-subject" /></label>
-            <label>{"Properties "}<input ref={props_ref} id="send-props" placeholder="key=value, key=value" /></label>
-            <label>{"Body "}<input ref={body} id="send-body" value="hello" /></label>
+            {field("MessageId ", "send-id", &id, "", "default: its SequenceNumber", "text")}
+            {field("TimeToLive ", "send-ttl", &ttl, "10s", "e.g. 10s, 5m, MaxValue", "text")}
+            {field("Schedule in ", "send-schedule", &sched, "", "empty: now; e.g. 5m", "text")}
+            {field("Subject ", "send-subject", &subject, "", "", "text")}
+            {field("Properties ", "send-props", &props_ref, "", "key=value, key=value", "text")}
+            {field("Body ", "send-body", &body, "hello", "", "text")}
             <label>{"How many "}<input ref={count.clone()} id="send-count" type="number" min="1" max="10000" value="1" /></label>
             if let Some(msg) = &*field_error {
                 <p class="field-error" role="alert" id="send-error">{msg.clone()}</p>
@@ -345,15 +359,15 @@ fn receive_form(props: &FormProps) -> Html {
         <form class="card-form" id="receive-form" aria-label="Receive messages">
             <h2>{"Receive"}</h2>
             <label>{"From "}<Choice node={from.clone()} id="receive-from" options={same(sources)} /></label>
-            <label>{"Receiver "}<input ref={receiver.clone()} id="receive-receiver" value="worker" /></label>
+            {field("Receiver ", "receive-receiver", &receiver, "worker", "", "text")}
             <label>{"Mode "}<Choice node={mode.clone()} id="receive-mode" options={pairs(&[("PeekLock", "PeekLock"), ("ReceiveAndDelete", "ReceiveAndDelete")])} /></label>
             <label>{"Count "}<input ref={count.clone()} id="receive-count" type="number" min="1" max="10000" value="1" /></label>
-            <label>{"Auto-renew lock for "}<input ref={renew.clone()} id="receive-renew" placeholder="empty: off; e.g. 2m" /></label>
+            {field("Auto-renew lock for ", "receive-renew", &renew, "", "empty: off; e.g. 2m", "text")}
             <div class="row">
                 <button class="primary" id="receive-button" onclick={run("receive")}>{"Receive"}</button>
                 <button id="peek-button" onclick={run("peek")}>{"Peek"}</button>
             </div>
-            <label>{"Deferred sequence numbers "}<input ref={seqs.clone()} id="deferred-seqs" placeholder="e.g. 3, 4" /></label>
+            {field("Deferred sequence numbers ", "deferred-seqs", &seqs, "", "e.g. 3, 4", "text")}
             <button id="receive-deferred-button" onclick={run("deferred")}>{"Receive deferred"}</button>
             if let Some(msg) = &*field_error {
                 <p class="field-error" role="alert">{msg.clone()}</p>
@@ -415,7 +429,7 @@ fn fault_form(props: &FormProps) -> Html {
             </div>
             <label>{"Entity "}<Choice node={entity.clone()} id="fault-entity" options={same(paths)} /></label>
             <button id="fault-update" onclick={fault("update")}>{"Update entity (locks lost)"}</button>
-            <label>{"Receiver "}<input ref={receiver.clone()} id="fault-receiver" value="worker" /></label>
+            {field("Receiver ", "fault-receiver", &receiver, "worker", "", "text")}
             <button id="fault-disconnect" onclick={fault("disconnect")}>{"Drop its connection"}</button>
         </form>
     }
@@ -561,8 +575,8 @@ fn entity_form(props: &FormProps) -> Html {
             <h2>{"Create or edit entity"}</h2>
             <label>{"Create or edit "}<Choice node={target} id="entity-target" options={targets} /></label>
             <label>{"Kind (new) "}<Choice node={kind} id="entity-kind" options={pairs(&[("queue", "Queue"), ("topic", "Topic"), ("subscription", "Subscription (topic/subscriptions/name)")])} /></label>
-            <label>{"Name (new) "}<input ref={name} id="entity-name" placeholder="e.g. payments" /></label>
-            <label>{"Subject filter (new subscription) "}<input ref={rule_subject} id="entity-rule-subject" placeholder="empty: takes every message" /></label>
+            {field("Name (new) ", "entity-name", &name, "", "e.g. payments", "text")}
+            {field("Subject filter (new subscription) ", "entity-rule-subject", &rule_subject, "", "empty: takes every message", "text")}
             <p class="hint">{"Empty fields keep the default (new) or the current value (edit)."}</p>
             <label>{"DefaultMessageTimeToLive "}<input ref={ttl} id="entity-ttl" placeholder="default MaxValue (Basic 14d); min 1s" />{err_for("DefaultMessageTimeToLive")}</label>
             <label>{"LockDuration "}<input ref={lock} id="entity-lock" placeholder="default 30s; 5s..5m" />{err_for("LockDuration")}</label>
@@ -644,7 +658,7 @@ pub fn scenario_menu(props: &StoreProps) -> Html {
                 <Choice node={preset} id="preset" options={preset_options()} />
             </label>
             <button id="load-preset" onclick={on_preset}>{"Load"}</button>
-            <label>{"Open a link or scenario JSON "}<input ref={pasted} id="open-input" placeholder="paste here" /></label>
+            {field("Open a link or scenario JSON ", "open-input", &pasted, "", "paste here", "text")}
             <button id="open-button" onclick={on_open}>{"Open"}</button>
             if !description.is_empty() { <p class="description" id="scenario-description">{description}</p> }
         </div>

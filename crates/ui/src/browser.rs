@@ -3,7 +3,7 @@ use crate::state::{Action, AppState};
 use sbp_scenario::link::{decode_link, encode_link, Link};
 use sbp_scenario::{Scenario, Simulation};
 
-const STORAGE_KEY: &str = "sbp.scenario.v1";
+const STORAGE_KEY: &str = "sbp.scenario.link.v1";
 
 /// The scenario a new visitor starts with: one queue that dead-letters expired messages.
 pub const STARTER: &str = r#"{
@@ -83,28 +83,28 @@ pub fn initial_state() -> AppState {
     state
 }
 
+/// The stored scenario and instant. Storage holds a share-link fragment: one format, one codec.
 fn load_stored() -> (Option<Simulation>, Option<i64>) {
-    let Some(s) = storage() else {
+    let Some(text) = storage().and_then(|s| s.get_item(STORAGE_KEY).ok().flatten()) else {
         return (None, None);
     };
-    let Ok(Some(text)) = s.get_item(STORAGE_KEY) else {
-        return (None, None);
-    };
-    let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return (None, None);
-    };
-    let at = value.get("at").and_then(serde_json::Value::as_i64);
-    let sim = value
-        .get("scenario")
-        .and_then(|v| serde_json::from_value::<Scenario>(v.clone()).ok())
-        .and_then(|sc| Simulation::with_default_log_limit(&sc, crate::state::LOG_LIMIT).ok());
-    (sim, at)
+    match decode_link(&text) {
+        Ok(link) => (
+            Simulation::with_default_log_limit(&link.scenario, crate::state::LOG_LIMIT).ok(),
+            link.at,
+        ),
+        Err(_) => (None, None),
+    }
 }
 
 pub fn save(sim: &Simulation) {
     if let Some(s) = storage() {
-        let value = serde_json::json!({ "scenario": sim.scenario, "at": sim.now() });
-        let _ = s.set_item(STORAGE_KEY, &value.to_string());
+        let fragment = encode_link(&Link {
+            scenario: sim.scenario.clone(),
+            at: Some(sim.now()),
+            speed: None,
+        });
+        let _ = s.set_item(STORAGE_KEY, &fragment);
     }
 }
 

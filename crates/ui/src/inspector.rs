@@ -1,5 +1,6 @@
 //! The inspector: the selected message under the SDK's names, as peek shows it and as a locked
 //! receive shows it (TTL-10, MSG-02), and its history with the rule behind each event.
+use crate::actions::field;
 use sbp_engine::time::{format_duration, format_instant, MAX_VALUE};
 use sbp_engine::{MessageView, Perspective};
 use yew::prelude::*;
@@ -146,8 +147,8 @@ pub fn dead_letter_form(props: &DeadLetterProps) -> Html {
     };
     html! {
         <form class="inline-form" {onsubmit} aria-label="Dead-letter with a reason">
-            <label>{"DeadLetterReason "}<input ref={reason} id="dl-reason" value="ValidationFailed" /></label>
-            <label>{"DeadLetterErrorDescription "}<input ref={description} id="dl-description" value="The order has no customer id." /></label>
+            {field("DeadLetterReason ", "dl-reason", &reason, "ValidationFailed", "", "text")}
+            {field("DeadLetterErrorDescription ", "dl-description", &description, "The order has no customer id.", "", "text")}
             <button type="submit" id="dl-button">{format!("Dead-letter #{} as {}", props.seq, props.holder)}</button>
         </form>
     }

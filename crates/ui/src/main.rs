@@ -66,14 +66,12 @@ fn app() -> Html {
             move || drop(interval)
         });
     }
-    // The current scenario survives a reload.
+    // The benchmark's per-tick timing.
+    use_effect_with(store.version, move |_| browser::tick_rendered());
+    // The current scenario survives a reload (saved every few hundred ms while the clock runs).
     {
         let sim = store.sim.clone();
-        let version = store.version;
-        use_effect_with(version, move |_| {
-            browser::tick_rendered();
-            browser::save(&sim.borrow());
-        });
+        use_effect_with(store.slow_version, move |_| browser::save(&sim.borrow()));
     }
 
     let dismiss = {

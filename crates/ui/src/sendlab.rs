@@ -1,5 +1,6 @@
 //! The send lab (SEND-01..04): one batch sent four ways, with the round trip and store time as
 //! settings and rejections injected. The numbers come from the engine's `send_lab` model.
+use crate::actions::field;
 use crate::actions::Choice;
 use sbp_engine::send_lab::{run, Injected, SendLabResult, SendLabSpec, SendStrategy};
 use sbp_engine::time::{format_duration, parse_duration};
@@ -186,14 +187,14 @@ pub fn send_lab() -> Html {
         <details class="lane sendlab" id="send-lab">
             <summary><strong>{"Send lab"}</strong>{": awaiting each send vs. overlapping them (SEND-01..04)"}</summary>
             <form class="inline-form" {onsubmit} aria-label="Send lab settings">
-                <label>{"Sends "}<input ref={count} id="lab-count" value="100" /></label>
-                <label>{"Round trip "}<input ref={rtt} id="lab-rtt" value="70ms" /></label>
-                <label>{"Store time "}<input ref={store} id="lab-store" value="10ms" /></label>
-                <label>{"Semaphore "}<input ref={sem} id="lab-semaphore" value="10" /></label>
-                <label>{"ServerBusy every "}<input ref={busy} id="lab-busy" placeholder="0" /></label>
-                <label>{"QuotaExceeded every "}<input ref={quota} id="lab-quota" placeholder="0" /></label>
-                <label>{"Entity not found every "}<input ref={missing} id="lab-missing" placeholder="0" /></label>
-                <label>{"Too large every "}<input ref={large} id="lab-large" placeholder="0" /></label>
+                {field("Sends ", "lab-count", &count, "100", "", "text")}
+                {field("Round trip ", "lab-rtt", &rtt, "70ms", "", "text")}
+                {field("Store time ", "lab-store", &store, "10ms", "", "text")}
+                {field("Semaphore ", "lab-semaphore", &sem, "10", "", "text")}
+                {field("ServerBusy every ", "lab-busy", &busy, "", "0", "text")}
+                {field("QuotaExceeded every ", "lab-quota", &quota, "", "0", "text")}
+                {field("Entity not found every ", "lab-missing", &missing, "", "0", "text")}
+                {field("Too large every ", "lab-large", &large, "", "0", "text")}
                 <label>{"Show timeline of "}<Choice node={strategy} id="lab-strategy" options={options} /></label>
                 <button type="submit" class="primary" id="lab-run">{"Run"}</button>
             </form>

@@ -1,5 +1,6 @@
 //! Traffic: producers and consumer groups (started and stopped as scenario steps), and the list
 //! of what is running. The engine runs them; this only builds their settings.
+use crate::actions::field;
 use crate::actions::{Choice, FormProps};
 use crate::state::Action;
 use sbp_engine::time::parse_duration;
@@ -143,14 +144,14 @@ pub fn producer_form(props: &FormProps) -> Html {
     html! {
         <form class="card-form" id="producer-form" {onsubmit} aria-label="Start a producer">
             <h2>{"Producer"}</h2>
-            <label>{"Name "}<input ref={name} id="producer-name" value="web" /></label>
+            {field("Name ", "producer-name", &name, "web", "", "text")}
             <label>{"To "}<Choice node={to} id="producer-to" options={pairs(&props.targets)} /></label>
-            <label>{"Messages per second "}<input ref={rate} id="producer-rate" value="5" /></label>
-            <label>{"TimeToLive "}<input ref={ttl} id="producer-ttl" placeholder="empty: none; e.g. 30s" /></label>
-            <label>{"MessageId prefix "}<input ref={prefix} id="producer-prefix" placeholder="default: name-" /></label>
+            {field("Messages per second ", "producer-rate", &rate, "5", "", "text")}
+            {field("TimeToLive ", "producer-ttl", &ttl, "", "empty: none; e.g. 30s", "text")}
+            {field("MessageId prefix ", "producer-prefix", &prefix, "", "default: name-", "text")}
             <label>{"Burst every / size "}<span class="row"><input ref={burst_every} id="producer-burst-every" placeholder="e.g. 1m" /><input ref={burst_size} id="producer-burst-size" placeholder="e.g. 50" /></span></label>
             <label>{"Spike at / for / factor "}<span class="row"><input ref={spike_from} id="producer-spike-from" placeholder="t, e.g. 1m" /><input ref={spike_for} id="producer-spike-for" placeholder="1m" /><input ref={spike_factor} id="producer-spike-factor" placeholder="x10" /></span></label>
-            <label>{"Stop after (messages) "}<input ref={max} id="producer-max" placeholder="empty: never" /></label>
+            {field("Stop after (messages) ", "producer-max", &max, "", "empty: never", "text")}
             if let Some(m) = &*error { <p class="field-error" role="alert">{m.clone()}</p> }
             <button type="submit" id="producer-start">{"Start producer"}</button>
         </form>
@@ -248,9 +249,9 @@ pub fn consumer_form(props: &FormProps) -> Html {
     html! {
         <form class="card-form" id="consumer-form" {onsubmit} aria-label="Start consumers">
             <h2>{"Consumers"}</h2>
-            <label>{"Name "}<input ref={name} id="consumer-name" value="workers" /></label>
+            {field("Name ", "consumer-name", &name, "workers", "", "text")}
             <label>{"From "}<Choice node={from} id="consumer-from" options={sources} /></label>
-            <label>{"How many "}<input ref={instances} id="consumer-instances" value="2" /></label>
+            {field("How many ", "consumer-instances", &instances, "2", "", "text")}
             <label>{"Mode "}<Choice node={mode} id="consumer-mode" options={vec![("PeekLock".to_string(), "PeekLock".to_string()), ("ReceiveAndDelete".to_string(), "ReceiveAndDelete".to_string())]} /></label>
             <label>{"Processing time "}<Choice node={kind} id="consumer-kind" options={vec![("fixed".to_string(), "fixed".to_string()), ("uniform".to_string(), "uniform min..max".to_string()), ("exponential".to_string(), "exponential (mean)".to_string())]} /></label>
             <span class="row"><input ref={time_a} id="consumer-time" value="1s" aria-label="Processing time (or min, or mean)" /><input ref={time_b} id="consumer-time-max" placeholder="max" aria-label="Processing time max" /></span>
@@ -260,7 +261,7 @@ pub fn consumer_form(props: &FormProps) -> Html {
                 <input ref={defer} id="consumer-defer" placeholder="0" aria-label="Defer percent" />
                 <input ref={crash} id="consumer-crash" placeholder="0" aria-label="Crash percent" />
             </span></label>
-            <label>{"Auto lock renewal for "}<input ref={renew} id="consumer-renew" placeholder="empty: off; e.g. 5m" /></label>
+            {field("Auto lock renewal for ", "consumer-renew", &renew, "", "empty: off; e.g. 5m", "text")}
             <label class="check"><input ref={idem} id="consumer-idempotent" type="checkbox" />{" Idempotent by MessageId (RCV-12)"}</label>
             if let Some(m) = &*error { <p class="field-error" role="alert">{m.clone()}</p> }
             <button type="submit" id="consumer-start">{"Start consumers"}</button>
