@@ -13,6 +13,15 @@ pub enum ReceiveMode {
     ReceiveAndDelete,
 }
 
+impl std::fmt::Display for ReceiveMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ReceiveMode::PeekLock => "PeekLock",
+            ReceiveMode::ReceiveAndDelete => "ReceiveAndDelete",
+        })
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ReceiveOptions {

@@ -26,6 +26,16 @@ pub enum MessageState {
     Scheduled,
 }
 
+impl MessageState {
+    pub fn name(self) -> &'static str {
+        match self {
+            MessageState::Active => "Active",
+            MessageState::Deferred => "Deferred",
+            MessageState::Scheduled => "Scheduled",
+        }
+    }
+}
+
 /// A peek-lock held by a receiver.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lock {

@@ -992,7 +992,7 @@ impl Namespace {
             return Err(self.rejection(
                 ErrorKind::MessageSizeExceeded,
                 format!(
-                    "the message is {size} bytes; the {:?} tier allows {max} (SEND-04)",
+                    "the message is {size} bytes; the {} tier allows {max} (SEND-04)",
                     self.tier
                 ),
             ));

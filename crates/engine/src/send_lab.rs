@@ -21,6 +21,18 @@ pub enum SendStrategy {
     FireAndForget,
 }
 
+impl SendStrategy {
+    /// "AwaitEach", "Semaphore(10)"...
+    pub fn id(self) -> String {
+        match self {
+            SendStrategy::AwaitEach => "AwaitEach".into(),
+            SendStrategy::StartAllThenAwait => "StartAllThenAwait".into(),
+            SendStrategy::Semaphore(n) => format!("Semaphore({n})"),
+            SendStrategy::FireAndForget => "FireAndForget".into(),
+        }
+    }
+}
+
 /// Every `n`th send (1-based) meets this rejection; 0 = never.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]

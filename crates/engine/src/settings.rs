@@ -11,6 +11,16 @@ pub enum Tier {
     Premium,
 }
 
+impl std::fmt::Display for Tier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Tier::Basic => "Basic",
+            Tier::Standard => "Standard",
+            Tier::Premium => "Premium",
+        })
+    }
+}
+
 impl Tier {
     /// TTL-03, TIER-01: the entity default TTL when none is set, and its maximum.
     pub fn default_ttl(self) -> Duration {

@@ -786,7 +786,8 @@ impl Step {
             return format!("peek {} in {}", p.count.unwrap_or(1), p.from);
         }
         if let Some(r) = &self.receive_deferred {
-            return format!("receive deferred {:?} from {}", r.seqs, r.from);
+            let seqs: Vec<String> = r.seqs.iter().map(|s| format!("#{s}")).collect();
+            return format!("receive deferred {} from {}", seqs.join(", "), r.from);
         }
         if let Some(s) = &self.complete {
             return settle("complete", s);

@@ -1,46 +1,13 @@
 //! Forms for what a user does: send, receive, peek, receive deferred, faults, create entities,
 //! and the scenario menu (presets, open a link). Each action becomes a scenario step.
+use crate::form::*;
 use crate::state::Action;
 use crate::StoreProps;
 use sbp_engine::EntityKind;
 use sbp_scenario::link::decode_link;
 use sbp_scenario::presets::PRESETS;
 use sbp_scenario::*;
-use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
-
-fn text(r: &NodeRef) -> String {
-    r.cast::<HtmlInputElement>()
-        .map(|i| i.value().trim().to_string())
-        .unwrap_or_default()
-}
-fn select(r: &NodeRef) -> String {
-    r.cast::<HtmlSelectElement>()
-        .map(|i| i.value())
-        .unwrap_or_default()
-}
-fn opt(s: String) -> Option<String> {
-    (!s.is_empty()).then_some(s)
-}
-fn dur(field: &str, s: String) -> Result<Option<Dur>, String> {
-    if s.is_empty() {
-        return Ok(None);
-    }
-    sbp_engine::time::parse_duration(&s)
-        .map(|d| Some(Dur(d)))
-        .map_err(|e| format!("{field}: {e}"))
-}
-fn number(field: &str, s: String, min: u64, max: u64) -> Result<Option<u64>, String> {
-    if s.is_empty() {
-        return Ok(None);
-    }
-    match s.parse::<u64>() {
-        Ok(n) if (min..=max).contains(&n) => Ok(Some(n)),
-        _ => Err(format!(
-            "{field}: \"{s}\" is not a whole number from {min} to {max}"
-        )),
-    }
-}
 
 /// Paths that can be received from: queues, subscriptions, and their DLQs.
 fn receivable(store: &crate::Store) -> Vec<String> {
@@ -60,62 +27,6 @@ fn sendable(store: &crate::Store) -> Vec<String> {
         .entities()
         .filter(|e| !matches!(e.kind, EntityKind::Subscription { .. }))
         .map(|e| e.path.clone())
-        .collect()
-}
-
-/// A labelled input: one function instead of the same markup in every form (and less wasm).
-pub fn field(
-    label: &'static str,
-    id: &'static str,
-    node: &NodeRef,
-    value: &'static str,
-    placeholder: &'static str,
-    kind: &'static str,
-) -> Html {
-    html! {
-        <label>{label}<input ref={node.clone()} {id} type={kind} value={value} placeholder={placeholder} /></label>
-    }
-}
-
-/// A controlled `<select>`: Yew re-renders options, so the chosen value lives in state and each
-/// option says whether it is selected. Reading the element's value (by NodeRef) still works.
-#[derive(Properties, PartialEq)]
-pub struct ChoiceProps {
-    pub id: AttrValue,
-    pub node: NodeRef,
-    /// (value, label)
-    pub options: Vec<(String, String)>,
-}
-
-#[function_component(Choice)]
-pub fn choice(props: &ChoiceProps) -> Html {
-    let chosen = use_state(|| {
-        props
-            .options
-            .first()
-            .map(|o| o.0.clone())
-            .unwrap_or_default()
-    });
-    let onchange = {
-        let chosen = chosen.clone();
-        Callback::from(move |e: Event| {
-            chosen.set(e.target_unchecked_into::<HtmlSelectElement>().value())
-        })
-    };
-    html! {
-        <select ref={props.node.clone()} id={props.id.clone()} {onchange}>
-            { for props.options.iter().map(|(v, label)| html! { <option value={v.clone()} selected={*v == *chosen}>{label.clone()}</option> }) }
-        </select>
-    }
-}
-
-fn same(paths: Vec<String>) -> Vec<(String, String)> {
-    paths.into_iter().map(|p| (p.clone(), p)).collect()
-}
-fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
-    items
-        .iter()
-        .map(|(v, l)| (v.to_string(), l.to_string()))
         .collect()
 }
 
@@ -217,14 +128,14 @@ fn send_form(props: &FormProps) -> Html {
                 Ok(SendDef {
                     to,
                     message_id: opt(text(&id)),
-                    ttl: dur("TTL", text(&ttl))?,
+                    ttl: dur("TTL", &ttl)?,
                     // "in 5m" from now: the step records the absolute instant.
-                    scheduled_enqueue_time: dur("Schedule in", text(&sched))?
+                    scheduled_enqueue_time: dur("Schedule in", &sched)?
                         .map(|d| Dur(now.saturating_add(d.ms()))),
                     subject: opt(text(&subject)),
                     properties,
                     body: text(&body),
-                    count: number("How many", text(&count), 1, 10_000)?.map(|n| n as u32),
+                    count: number("How many", &count, 1, 10_000)?.map(|n| n as u32),
                     ..Default::default()
                 })
             };
@@ -294,7 +205,7 @@ fn receive_form(props: &FormProps) -> Html {
                     return Err("From: create a queue first".into());
                 }
                 let receiver = opt(text(&receiver)).unwrap_or_else(|| DEFAULT_RECEIVER.into());
-                let count = number("Count", text(&count), 1, 10_000)?.map(|n| n as u32);
+                let count = number("Count", &count, 1, 10_000)?.map(|n| n as u32);
                 Ok(match kind {
                     "peek" => Step {
                         peek: Some(PeekDef {
@@ -339,7 +250,7 @@ fn receive_form(props: &FormProps) -> Html {
                                 ModeDef::PeekLock
                             },
                             count,
-                            max_auto_lock_renewal: dur("Auto-renew for", text(&renew))?,
+                            max_auto_lock_renewal: dur("Auto-renew for", &renew)?,
                             transfer_fails: false,
                         }),
                         ..Default::default()
@@ -490,16 +401,16 @@ fn entity_form(props: &FormProps) -> Html {
             e.prevent_default();
             let build = || -> Result<Step, String> {
                 let settings = SettingsDef {
-                    default_message_time_to_live: dur("DefaultMessageTimeToLive", text(&ttl))?,
-                    lock_duration: dur("LockDuration", text(&lock))?,
-                    max_delivery_count: number("MaxDeliveryCount", text(&max), 0, 1_000_000)?
+                    default_message_time_to_live: dur("DefaultMessageTimeToLive", &ttl)?,
+                    lock_duration: dur("LockDuration", &lock)?,
+                    max_delivery_count: number("MaxDeliveryCount", &max, 0, 1_000_000)?
                         .map(|n| n as u32),
                     dead_lettering_on_message_expiration: match select(&dlq).as_str() {
                         "on" => Some(true),
                         "off" => Some(false),
                         _ => None,
                     },
-                    auto_delete_on_idle: dur("AutoDeleteOnIdle", text(&idle))?,
+                    auto_delete_on_idle: dur("AutoDeleteOnIdle", &idle)?,
                     forward_to: opt(text(&fwd)),
                     ..Default::default()
                 };

@@ -1,6 +1,6 @@
 //! The inspector: the selected message under the SDK's names, as peek shows it and as a locked
 //! receive shows it (TTL-10, MSG-02), and its history with the rule behind each event.
-use crate::actions::field;
+use crate::form::field;
 use sbp_engine::time::{format_duration, format_instant, MAX_VALUE};
 use sbp_engine::{MessageView, Perspective};
 use yew::prelude::*;
@@ -17,7 +17,7 @@ fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, S
     vec![
         ("SequenceNumber", v.sequence_number.to_string()),
         ("MessageId", v.message_id.clone()),
-        ("State", format!("{:?}", v.state)),
+        ("State", v.state.name().to_string()),
         ("EnqueuedTime", t(v.enqueued_time)),
         (
             "TimeToLive",
@@ -52,7 +52,11 @@ fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, S
         ("Subject", v.subject.clone().unwrap_or_else(|| "-".into())),
         (
             "ApplicationProperties",
-            format!("{:?}", v.application_properties),
+            v.application_properties
+                .iter()
+                .map(|(k, v)| format!("{k} = {v}"))
+                .collect::<Vec<_>>()
+                .join("; "),
         ),
         ("Body", v.body.clone()),
     ]

@@ -4,6 +4,7 @@ mod actions;
 mod browser;
 mod chart;
 mod clock;
+mod form;
 mod inspector;
 mod lanes;
 mod log;

@@ -1,10 +1,9 @@
 //! The send lab (SEND-01..04): one batch sent four ways, with the round trip and store time as
 //! settings and rejections injected. The numbers come from the engine's `send_lab` model.
-use crate::actions::field;
-use crate::actions::Choice;
+use crate::form::field;
+use crate::form::{dur, number, Choice};
 use sbp_engine::send_lab::{run, Injected, SendLabResult, SendLabSpec, SendStrategy};
-use sbp_engine::time::{format_duration, parse_duration};
-use web_sys::HtmlInputElement;
+use sbp_engine::time::format_duration;
 use yew::prelude::*;
 
 const ROWS: usize = 100;
@@ -85,46 +84,27 @@ pub fn send_lab() -> Html {
         );
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
-            let v = |r: &NodeRef| {
-                r.cast::<HtmlInputElement>()
-                    .map(|i| i.value().trim().to_string())
-                    .unwrap_or_default()
+            let n = |field: &str, r: &NodeRef| {
+                number(field, r, 0, 10_000).map(|v| v.unwrap_or(0) as u32)
             };
-            let n = |field: &str, r: &NodeRef, min: u32, max: u32| -> Result<u32, String> {
-                let t = v(r);
-                if t.is_empty() {
-                    return Ok(0);
-                }
-                t.parse::<u32>()
-                    .ok()
-                    .filter(|x| (min..=max).contains(x))
-                    .ok_or_else(|| {
-                        format!("{field}: \"{t}\" is not a whole number from {min} to {max}")
-                    })
-            };
-            let d = |field: &str, r: &NodeRef| {
-                parse_duration(&v(r)).map_err(|e| format!("{field}: {e}"))
-            };
+            let d = |field: &str, r: &NodeRef| dur(field, r).map(|v| v.map_or(0, |d| d.ms()));
             let build = || -> Result<SendLabSpec, String> {
                 Ok(SendLabSpec {
-                    count: n("Sends", &count, 1, 10_000)?.max(1),
+                    count: n("Sends", &count)?.max(1),
                     rtt: d("Round trip", &rtt)?,
                     store: d("Store time", &store)?,
-                    strategy: SendStrategy::Semaphore(n("Semaphore", &sem, 1, 10_000)?.max(1)),
+                    strategy: SendStrategy::Semaphore(n("Semaphore", &sem)?.max(1)),
                     injected: Injected {
-                        server_busy_every: n("ServerBusy every", &busy, 0, 10_000)?,
-                        quota_exceeded_every: n("QuotaExceeded every", &quota, 0, 10_000)?,
-                        entity_not_found_every: n("Entity not found every", &missing, 0, 10_000)?,
-                        message_too_large_every: n("Too large every", &large, 0, 10_000)?,
+                        server_busy_every: n("ServerBusy every", &busy)?,
+                        quota_exceeded_every: n("QuotaExceeded every", &quota)?,
+                        entity_not_found_every: n("Entity not found every", &missing)?,
+                        message_too_large_every: n("Too large every", &large)?,
                     },
                     retry_delay: 800,
                     seed: 1,
                 })
             };
-            let index = strategy
-                .cast::<web_sys::HtmlSelectElement>()
-                .and_then(|s| s.value().parse::<usize>().ok())
-                .unwrap_or(0);
+            let index = crate::form::select(&strategy).parse::<usize>().unwrap_or(0);
             chosen.set(index.min(3));
             spec.set(Some(build()));
         })
@@ -165,7 +145,7 @@ pub fn send_lab() -> Html {
                     <thead><tr><th>{"Strategy"}</th><th>{"Caller waits"}</th><th>{"All settled"}</th><th>{"Most in flight"}</th><th>{"Failures seen"}</th><th>{"Failures nobody saw"}</th></tr></thead>
                     <tbody>
                     { for results.iter().map(|(s, r)| html! {
-                        <tr data-strategy={format!("{s:?}")}><td>{label(*s)}</td><td>{format_duration(r.caller_done)}</td><td>{format_duration(r.all_settled)}</td>
+                        <tr data-strategy={s.id()}><td>{label(*s)}</td><td>{format_duration(r.caller_done)}</td><td>{format_duration(r.all_settled)}</td>
                         <td>{r.max_in_flight}</td><td>{r.observed_failures}</td><td>{r.unobserved_failures}</td></tr>
                     }) }
                     </tbody>

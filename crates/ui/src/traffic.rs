@@ -1,53 +1,13 @@
 //! Traffic: producers and consumer groups (started and stopped as scenario steps), and the list
 //! of what is running. The engine runs them; this only builds their settings.
-use crate::actions::field;
-use crate::actions::{Choice, FormProps};
+use crate::actions::FormProps;
+use crate::form::*;
 use crate::state::Action;
-use sbp_engine::time::parse_duration;
 use sbp_scenario::*;
-use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-fn value(r: &NodeRef) -> String {
-    r.cast::<HtmlInputElement>()
-        .map(|i| i.value().trim().to_string())
-        .unwrap_or_default()
-}
-fn select_value(r: &NodeRef) -> String {
-    r.cast::<web_sys::HtmlSelectElement>()
-        .map(|i| i.value())
-        .unwrap_or_default()
-}
-fn is_checked(r: &NodeRef) -> bool {
-    r.cast::<HtmlInputElement>().is_some_and(|i| i.checked())
-}
-fn dur_opt(field: &str, r: &NodeRef) -> Result<Option<Dur>, String> {
-    let t = value(r);
-    if t.is_empty() {
-        return Ok(None);
-    }
-    parse_duration(&t)
-        .map(|d| Some(Dur(d)))
-        .map_err(|e| format!("{field}: {e}"))
-}
-fn num(field: &str, r: &NodeRef, min: f64, max: f64) -> Result<Option<f64>, String> {
-    let t = value(r);
-    if t.is_empty() {
-        return Ok(None);
-    }
-    match t.parse::<f64>() {
-        Ok(v) if v.is_finite() && (min..=max).contains(&v) => Ok(Some(v)),
-        _ => Err(format!(
-            "{field}: \"{t}\" is not a number from {min} to {max}"
-        )),
-    }
-}
 fn percent(field: &str, r: &NodeRef) -> Result<f64, String> {
-    Ok(num(field, r, 0.0, 100.0)?.unwrap_or(0.0) / 100.0)
-}
-
-fn pairs(v: &[String]) -> Vec<(String, String)> {
-    v.iter().map(|p| (p.clone(), p.clone())).collect()
+    Ok(real(field, r, 0.0, 100.0)?.unwrap_or(0.0) / 100.0)
 }
 
 #[function_component(ProducerForm)]
@@ -89,8 +49,8 @@ pub fn producer_form(props: &FormProps) -> Html {
             e.prevent_default();
             let build = || -> Result<ProducerDef, String> {
                 let burst = match (
-                    dur_opt("Burst every", &burst_every)?,
-                    num("Burst size", &burst_size, 1.0, 100_000.0)?,
+                    dur("Burst every", &burst_every)?,
+                    real("Burst size", &burst_size, 1.0, 100_000.0)?,
                 ) {
                     (Some(every), Some(size)) => Some(BurstDef {
                         every,
@@ -100,9 +60,9 @@ pub fn producer_form(props: &FormProps) -> Html {
                     _ => return Err("Burst: give both an interval and a size".into()),
                 };
                 let spike = match (
-                    dur_opt("Spike at", &spike_from)?,
-                    dur_opt("Spike for", &spike_for)?,
-                    num("Spike factor", &spike_factor, 0.0, 1_000.0)?,
+                    dur("Spike at", &spike_from)?,
+                    dur("Spike for", &spike_for)?,
+                    real("Spike factor", &spike_factor, 0.0, 1_000.0)?,
                 ) {
                     (Some(from), Some(duration), Some(factor)) => Some(SpikeDef {
                         from,
@@ -112,20 +72,20 @@ pub fn producer_form(props: &FormProps) -> Html {
                     (None, None, None) => None,
                     _ => return Err("Spike: give when, how long and the factor".into()),
                 };
-                let name = value(&name);
+                let name = text(&name);
                 Ok(ProducerDef {
                     name: if name.is_empty() {
                         "producer".into()
                     } else {
                         name
                     },
-                    to: select_value(&to),
-                    rate: num("Rate", &rate, 0.0, 100_000.0)?.unwrap_or(0.0),
+                    to: select(&to),
+                    rate: real("Rate", &rate, 0.0, 100_000.0)?.unwrap_or(0.0),
                     burst,
                     spike,
-                    ttl: dur_opt("TTL", &ttl)?,
-                    message_id_prefix: Some(value(&prefix)).filter(|p| !p.is_empty()),
-                    max_messages: num("Stop after", &max, 1.0, 1e9)?.map(|n| n as u64),
+                    ttl: dur("TTL", &ttl)?,
+                    message_id_prefix: Some(text(&prefix)).filter(|p| !p.is_empty()),
+                    max_messages: real("Stop after", &max, 1.0, 1e9)?.map(|n| n as u64),
                     ..Default::default()
                 })
             };
@@ -145,7 +105,7 @@ pub fn producer_form(props: &FormProps) -> Html {
         <form class="card-form" id="producer-form" {onsubmit} aria-label="Start a producer">
             <h2>{"Producer"}</h2>
             {field("Name ", "producer-name", &name, "web", "", "text")}
-            <label>{"To "}<Choice node={to} id="producer-to" options={pairs(&props.targets)} /></label>
+            <label>{"To "}<Choice node={to} id="producer-to" options={same(props.targets.clone())} /></label>
             {field("Messages per second ", "producer-rate", &rate, "5", "", "text")}
             {field("TimeToLive ", "producer-ttl", &ttl, "", "empty: none; e.g. 30s", "text")}
             {field("MessageId prefix ", "producer-prefix", &prefix, "", "default: name-", "text")}
@@ -199,25 +159,25 @@ pub fn consumer_form(props: &FormProps) -> Html {
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let build = || -> Result<ConsumerDef, String> {
-                let a = dur_opt("Processing time", &time_a)?.unwrap_or(Dur(1_000));
-                let processing = match select_value(&kind).as_str() {
+                let a = dur("Processing time", &time_a)?.unwrap_or(Dur(1_000));
+                let processing = match select(&kind).as_str() {
                     "uniform" => ProcessingDef::Uniform {
                         min: a,
-                        max: dur_opt("Processing max", &time_b)?.unwrap_or(a),
+                        max: dur("Processing max", &time_b)?.unwrap_or(a),
                     },
                     "exponential" => ProcessingDef::Exponential { mean: a },
                     _ => ProcessingDef::Fixed(a),
                 };
-                let name = value(&name);
+                let name = text(&name);
                 Ok(ConsumerDef {
                     name: if name.is_empty() {
                         "consumers".into()
                     } else {
                         name
                     },
-                    from: select_value(&from),
-                    instances: num("Instances", &instances, 1.0, 1_000.0)?.map(|n| n as u32),
-                    mode: if select_value(&mode) == "ReceiveAndDelete" {
+                    from: select(&from),
+                    instances: real("Instances", &instances, 1.0, 1_000.0)?.map(|n| n as u32),
+                    mode: if select(&mode) == "ReceiveAndDelete" {
                         ModeDef::ReceiveAndDelete
                     } else {
                         ModeDef::PeekLock
@@ -227,8 +187,8 @@ pub fn consumer_form(props: &FormProps) -> Html {
                     dead_letter: percent("Dead-letter %", &dead)?,
                     defer: percent("Defer %", &defer)?,
                     crash: percent("Crash %", &crash)?,
-                    max_auto_lock_renewal: dur_opt("Auto-renew", &renew)?,
-                    idempotent: is_checked(&idem),
+                    max_auto_lock_renewal: dur("Auto-renew", &renew)?,
+                    idempotent: checked(&idem),
                     poll_interval: None,
                     restart_delay: None,
                 })
@@ -245,7 +205,7 @@ pub fn consumer_form(props: &FormProps) -> Html {
             }
         })
     };
-    let sources: Vec<(String, String)> = pairs(&props.sources);
+    let sources: Vec<(String, String)> = same(props.sources.clone());
     html! {
         <form class="card-form" id="consumer-form" {onsubmit} aria-label="Start consumers">
             <h2>{"Consumers"}</h2>

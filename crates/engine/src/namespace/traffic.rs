@@ -8,7 +8,6 @@ use crate::event::{Event, EventKind};
 use crate::message::NewMessage;
 use crate::time::{after, format_duration, Duration, Instant, SECOND};
 use rand::Rng;
-use rand_distr::{Distribution, Exp};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -521,10 +520,11 @@ impl Namespace {
         match *p {
             Processing::Fixed(d) => d,
             Processing::Uniform { min, max } => self.rng.random_range(min..=max),
-            Processing::Exponential { mean } => match Exp::new(1.0 / mean as f64) {
-                Ok(exp) => exp.sample(&mut self.rng).round() as Duration,
-                Err(_) => mean,
-            },
+            Processing::Exponential { mean } => {
+                // Inverse transform sampling: -mean x ln(1 - U), U uniform in [0, 1).
+                let u: f64 = self.rng.random();
+                (-(mean as f64) * (1.0 - u).ln()).round() as Duration
+            }
         }
     }
 
@@ -722,7 +722,7 @@ impl Namespace {
                 entity: c.spec.from.clone(),
                 active: c.active,
                 summary: format!(
-                    "{} x {:?}, {busy} busy; abandon {:.0}%, dead-letter {:.0}%, defer {:.0}%, crash {:.0}%{}{}",
+                    "{} x {}, {busy} busy; abandon {:.0}%, dead-letter {:.0}%, defer {:.0}%, crash {:.0}%{}{}",
                     c.spec.instances,
                     c.spec.mode,
                     c.spec.abandon * 100.0,
