@@ -80,11 +80,11 @@ async function traffic() {
   await page.goto(url);
   await page.waitForSelector('.lane');
   await page.fill('#producer-rate', '1000');
-  await page.click('#producer-start');
+  await page.click('#producer-submit');
   await page.fill('#consumer-instances', '10');
   await page.selectOption('#consumer-kind', 'exponential');
   await page.fill('#consumer-time', '8ms');
-  await page.click('#consumer-start');
+  await page.click('#consumer-submit');
   await page.selectOption('#speed', '60');
   await page.evaluate(() => { window.__sbpTickWork = []; });
   await page.click('#play');

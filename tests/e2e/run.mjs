@@ -154,8 +154,8 @@ test('the send lab shows 8 s one by one and under 1 s overlapped', async (ctx) =
 test('a producer and consumers run, show in metrics, and stop', async (ctx) => {
   const page = await fresh(ctx);
   await page.fill('#producer-rate', '20');
-  await page.click('#producer-start');
-  await page.click('#consumer-start');
+  await page.click('#producer-submit');
+  await page.click('#consumer-submit');
   await page.locator('#actors', { hasText: 'producer web' }).waitFor();
   await page.click('#step-1m');
   await page.locator('#metrics', { hasText: 'completed' }).waitFor();

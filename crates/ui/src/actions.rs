@@ -164,7 +164,7 @@ fn send_form(props: &FormProps) -> Html {
             {field("Subject ", "send-subject", &subject, "", "", "text")}
             {field("Properties ", "send-props", &props_ref, "", "key=value, key=value", "text")}
             {field("Body ", "send-body", &body, "hello", "", "text")}
-            <label>{"How many "}<input ref={count.clone()} id="send-count" type="number" min="1" max="10000" value="1" /></label>
+            {field("How many ", "send-count", &count, "1", "", "number")}
             if let Some(msg) = &*field_error {
                 <p class="field-error" role="alert" id="send-error">{msg.clone()}</p>
             }
@@ -272,7 +272,7 @@ fn receive_form(props: &FormProps) -> Html {
             <label>{"From "}<Choice node={from.clone()} id="receive-from" options={same(sources)} /></label>
             {field("Receiver ", "receive-receiver", &receiver, "worker", "", "text")}
             <label>{"Mode "}<Choice node={mode.clone()} id="receive-mode" options={pairs(&[("PeekLock", "PeekLock"), ("ReceiveAndDelete", "ReceiveAndDelete")])} /></label>
-            <label>{"Count "}<input ref={count.clone()} id="receive-count" type="number" min="1" max="10000" value="1" /></label>
+            {field("Count ", "receive-count", &count, "1", "", "number")}
             {field("Auto-renew lock for ", "receive-renew", &renew, "", "empty: off; e.g. 2m", "text")}
             <div class="row">
                 <button class="primary" id="receive-button" onclick={run("receive")}>{"Receive"}</button>

@@ -14,9 +14,6 @@ pub fn select(r: &NodeRef) -> String {
         .map(|i| i.value())
         .unwrap_or_default()
 }
-pub fn checked(r: &NodeRef) -> bool {
-    r.cast::<HtmlInputElement>().is_some_and(|i| i.checked())
-}
 pub fn opt(s: String) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
@@ -29,19 +26,6 @@ pub fn dur(field: &str, r: &NodeRef) -> Result<Option<Dur>, String> {
     sbp_engine::time::parse_duration(&s)
         .map(|d| Some(Dur(d)))
         .map_err(|e| format!("{field}: {e}"))
-}
-/// A number from `min` to `max`, or None when empty.
-pub fn real(field: &str, r: &NodeRef, min: f64, max: f64) -> Result<Option<f64>, String> {
-    let s = text(r);
-    if s.is_empty() {
-        return Ok(None);
-    }
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && (min..=max).contains(&v) => Ok(Some(v)),
-        _ => Err(format!(
-            "{field}: \"{s}\" is not a number from {min} to {max}"
-        )),
-    }
 }
 /// A whole number from `min` to `max`, or None when empty.
 pub fn number(field: &str, r: &NodeRef, min: u64, max: u64) -> Result<Option<u64>, String> {
@@ -66,8 +50,33 @@ pub fn field(
     placeholder: &'static str,
     kind: &'static str,
 ) -> Html {
+    html! { <Input {label} {id} node={node.clone()} {value} {placeholder} {kind} /> }
+}
+
+#[derive(Properties, PartialEq)]
+pub struct InputProps {
+    pub label: &'static str,
+    pub id: &'static str,
+    pub node: NodeRef,
+    pub value: &'static str,
+    pub placeholder: &'static str,
+    pub kind: &'static str,
+}
+
+/// An uncontrolled input whose initial value is set once, when it is mounted: a `value`
+/// attribute would be written again on every render and wipe what the user typed.
+#[function_component(Input)]
+pub fn input(props: &InputProps) -> Html {
+    {
+        let (node, value) = (props.node.clone(), props.value);
+        use_effect_with((), move |_| {
+            if let Some(input) = node.cast::<HtmlInputElement>() {
+                input.set_value(value);
+            }
+        });
+    }
     html! {
-        <label>{label}<input ref={node.clone()} {id} type={kind} value={value} placeholder={placeholder} /></label>
+        <label>{props.label}<input ref={props.node.clone()} id={props.id} type={props.kind} placeholder={props.placeholder} /></label>
     }
 }
 
@@ -111,4 +120,140 @@ pub fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
         .iter()
         .map(|(v, l)| (v.to_string(), l.to_string()))
         .collect()
+}
+
+/// What a [`DataForm`] field is.
+#[derive(Clone, PartialEq)]
+pub enum Kind {
+    Text,
+    Check,
+    Choice(Vec<(String, String)>),
+}
+
+/// One field of a [`DataForm`]: label, element id, initial value, placeholder, kind.
+#[derive(Clone, PartialEq)]
+pub struct Field {
+    pub label: &'static str,
+    pub id: &'static str,
+    pub value: &'static str,
+    pub placeholder: &'static str,
+    pub kind: Kind,
+}
+
+pub fn text_field(
+    label: &'static str,
+    id: &'static str,
+    value: &'static str,
+    placeholder: &'static str,
+) -> Field {
+    Field {
+        label,
+        id,
+        value,
+        placeholder,
+        kind: Kind::Text,
+    }
+}
+
+#[derive(Properties)]
+pub struct DataFormProps {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub submit: &'static str,
+    pub fields: Vec<Field>,
+    /// Turns the field values (in order; a checkbox is "true" or "") into an action, or an error
+    /// that names the field.
+    pub parse: fn(&[String]) -> Result<crate::state::Action, String>,
+    pub dispatch: yew::functional::UseReducerDispatcher<crate::state::AppState>,
+}
+
+impl PartialEq for DataFormProps {
+    fn eq(&self, other: &Self) -> bool {
+        // `parse` is fixed per form; the fields and the dispatcher decide.
+        self.id == other.id && self.fields == other.fields && self.dispatch == other.dispatch
+    }
+}
+
+/// A form described by data: the fields are rendered in order and their values handed to
+/// `parse` as strings. One component for every such form keeps the wasm small.
+#[function_component(DataForm)]
+pub fn data_form(props: &DataFormProps) -> Html {
+    let count = props.fields.len();
+    let refs = use_state(|| (0..count).map(|_| NodeRef::default()).collect::<Vec<_>>());
+    let error = use_state(|| None::<String>);
+    let onsubmit = {
+        let (refs, error, parse, dispatch) = (
+            refs.clone(),
+            error.clone(),
+            props.parse,
+            props.dispatch.clone(),
+        );
+        let kinds: Vec<bool> = props.fields.iter().map(|f| f.kind == Kind::Check).collect();
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            let values: Vec<String> = refs
+                .iter()
+                .zip(&kinds)
+                .map(|(r, check)| match (check, r.cast::<HtmlInputElement>()) {
+                    (true, Some(i)) => {
+                        if i.checked() {
+                            "true".into()
+                        } else {
+                            String::new()
+                        }
+                    }
+                    (false, Some(i)) => i.value().trim().to_string(),
+                    (_, None) => select(r),
+                })
+                .collect();
+            match parse(&values) {
+                Ok(action) => {
+                    error.set(None);
+                    dispatch.dispatch(action);
+                }
+                Err(m) => error.set(Some(m)),
+            }
+        })
+    };
+    html! {
+        <form class="card-form" id={props.id} {onsubmit} aria-label={props.title}>
+            <h2>{props.title}</h2>
+            { for props.fields.iter().zip(refs.iter()).map(|(f, r)| match &f.kind {
+                Kind::Text => field(f.label, f.id, r, f.value, f.placeholder, "text"),
+                Kind::Check => html! { <label class="check"><input ref={r.clone()} id={f.id} type="checkbox" />{f.label}</label> },
+                Kind::Choice(options) => html! { <label>{f.label}<Choice node={r.clone()} id={f.id} options={options.clone()} /></label> },
+            }) }
+            if let Some(m) = &*error { <p class="field-error" role="alert">{m.clone()}</p> }
+            <button type="submit" id={format!("{}-submit", props.id)}>{props.submit}</button>
+        </form>
+    }
+}
+
+/// Parsing of typed text, naming the field in the error.
+pub mod parse {
+    use sbp_scenario::Dur;
+
+    pub fn dur(field: &str, s: &str) -> Result<Option<Dur>, String> {
+        if s.is_empty() {
+            return Ok(None);
+        }
+        sbp_engine::time::parse_duration(s)
+            .map(|d| Some(Dur(d)))
+            .map_err(|e| format!("{field}: {e}"))
+    }
+    pub fn real(field: &str, s: &str, min: f64, max: f64) -> Result<Option<f64>, String> {
+        if s.is_empty() {
+            return Ok(None);
+        }
+        // serde_json's number parser is in the wasm anyway; core's f64 parser would add its tables.
+        match serde_json::from_str::<f64>(s) {
+            Ok(v) if v.is_finite() && (min..=max).contains(&v) => Ok(Some(v)),
+            _ => Err(format!(
+                "{field}: \"{s}\" is not a number from {min} to {max}"
+            )),
+        }
+    }
+    pub fn percent(field: &str, s: &str) -> Result<f64, String> {
+        Ok(real(field, s, 0.0, 100.0)?.unwrap_or(0.0) / 100.0)
+    }
 }

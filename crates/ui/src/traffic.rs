@@ -1,232 +1,183 @@
 //! Traffic: producers and consumer groups (started and stopped as scenario steps), and the list
-//! of what is running. The engine runs them; this only builds their settings.
+//! of what is running. The engine runs them; these forms only build their settings.
 use crate::actions::FormProps;
-use crate::form::*;
+use crate::form::parse::{dur, percent, real};
+use crate::form::{same, text_field, DataForm, Field, Kind};
 use crate::state::Action;
 use sbp_scenario::*;
 use yew::prelude::*;
 
-fn percent(field: &str, r: &NodeRef) -> Result<f64, String> {
-    Ok(real(field, r, 0.0, 100.0)?.unwrap_or(0.0) / 100.0)
+fn choice(label: &'static str, id: &'static str, options: Vec<(String, String)>) -> Field {
+    Field {
+        label,
+        id,
+        value: "",
+        placeholder: "",
+        kind: Kind::Choice(options),
+    }
+}
+
+fn both<A, B>(what: &str, a: Option<A>, b: Option<B>) -> Result<Option<(A, B)>, String> {
+    match (a, b) {
+        (Some(a), Some(b)) => Ok(Some((a, b))),
+        (None, None) => Ok(None),
+        _ => Err(format!("{what}: give both values, or neither")),
+    }
+}
+
+/// Fields: name, to, rate, TTL, prefix, burst every, burst size, spike at, spike for, spike
+/// factor, stop after.
+fn producer_step(v: &[String]) -> Result<Action, String> {
+    let burst = both(
+        "Burst",
+        dur("Burst every", &v[5])?,
+        real("Burst size", &v[6], 1.0, 100_000.0)?,
+    )?
+    .map(|(every, size)| BurstDef {
+        every,
+        size: size as u32,
+    });
+    let spike = match (
+        dur("Spike at", &v[7])?,
+        dur("Spike for", &v[8])?,
+        real("Spike factor", &v[9], 0.0, 1_000.0)?,
+    ) {
+        (Some(from), Some(duration), Some(factor)) => Some(SpikeDef {
+            from,
+            duration,
+            factor,
+        }),
+        (None, None, None) => None,
+        _ => return Err("Spike: give when, how long and the factor".into()),
+    };
+    let p = ProducerDef {
+        name: if v[0].is_empty() {
+            "producer".into()
+        } else {
+            v[0].clone()
+        },
+        to: v[1].clone(),
+        rate: real("Messages per second", &v[2], 0.0, 100_000.0)?.unwrap_or(0.0),
+        ttl: dur("TimeToLive", &v[3])?,
+        message_id_prefix: Some(v[4].clone()).filter(|p| !p.is_empty()),
+        burst,
+        spike,
+        max_messages: real("Stop after", &v[10], 1.0, 1e9)?.map(|n| n as u64),
+        ..Default::default()
+    };
+    Ok(Action::Do(Box::new(Step {
+        start_producer: Some(p),
+        ..Default::default()
+    })))
 }
 
 #[function_component(ProducerForm)]
 pub fn producer_form(props: &FormProps) -> Html {
-    let dispatch = props.dispatch.clone();
-    // Stable element refs across renders.
-    let refs = use_state(|| std::array::from_fn::<NodeRef, 11, _>(|_| NodeRef::default()));
-    let error = use_state(|| None::<String>);
-    let [name, to, rate, ttl, prefix, burst_every, burst_size, spike_from, spike_for, spike_factor, max] =
-        (*refs).clone();
-    let onsubmit = {
-        let (
-            name,
-            to,
-            rate,
-            ttl,
-            prefix,
-            burst_every,
-            burst_size,
-            spike_from,
-            spike_for,
-            spike_factor,
-            max,
-        ) = (
-            name.clone(),
-            to.clone(),
-            rate.clone(),
-            ttl.clone(),
-            prefix.clone(),
-            burst_every.clone(),
-            burst_size.clone(),
-            spike_from.clone(),
-            spike_for.clone(),
-            spike_factor.clone(),
-            max.clone(),
-        );
-        let error = error.clone();
-        Callback::from(move |e: SubmitEvent| {
-            e.prevent_default();
-            let build = || -> Result<ProducerDef, String> {
-                let burst = match (
-                    dur("Burst every", &burst_every)?,
-                    real("Burst size", &burst_size, 1.0, 100_000.0)?,
-                ) {
-                    (Some(every), Some(size)) => Some(BurstDef {
-                        every,
-                        size: size as u32,
-                    }),
-                    (None, None) => None,
-                    _ => return Err("Burst: give both an interval and a size".into()),
-                };
-                let spike = match (
-                    dur("Spike at", &spike_from)?,
-                    dur("Spike for", &spike_for)?,
-                    real("Spike factor", &spike_factor, 0.0, 1_000.0)?,
-                ) {
-                    (Some(from), Some(duration), Some(factor)) => Some(SpikeDef {
-                        from,
-                        duration,
-                        factor,
-                    }),
-                    (None, None, None) => None,
-                    _ => return Err("Spike: give when, how long and the factor".into()),
-                };
-                let name = text(&name);
-                Ok(ProducerDef {
-                    name: if name.is_empty() {
-                        "producer".into()
-                    } else {
-                        name
-                    },
-                    to: select(&to),
-                    rate: real("Rate", &rate, 0.0, 100_000.0)?.unwrap_or(0.0),
-                    burst,
-                    spike,
-                    ttl: dur("TTL", &ttl)?,
-                    message_id_prefix: Some(text(&prefix)).filter(|p| !p.is_empty()),
-                    max_messages: real("Stop after", &max, 1.0, 1e9)?.map(|n| n as u64),
-                    ..Default::default()
-                })
-            };
-            match build() {
-                Ok(p) => {
-                    error.set(None);
-                    dispatch.dispatch(Action::Do(Box::new(Step {
-                        start_producer: Some(p),
-                        ..Default::default()
-                    })));
-                }
-                Err(m) => error.set(Some(m)),
-            }
-        })
+    let fields = vec![
+        text_field("Name ", "producer-name", "web", ""),
+        choice("To ", "producer-to", same(props.targets.clone())),
+        text_field("Messages per second ", "producer-rate", "5", ""),
+        text_field("TimeToLive ", "producer-ttl", "", "empty: none; e.g. 30s"),
+        text_field("MessageId prefix ", "producer-prefix", "", "default: name-"),
+        text_field("Burst every ", "producer-burst-every", "", "e.g. 1m"),
+        text_field("Burst size ", "producer-burst-size", "", "e.g. 50"),
+        text_field("Spike at ", "producer-spike-from", "", "t, e.g. 1m"),
+        text_field("Spike for ", "producer-spike-for", "", "e.g. 1m"),
+        text_field("Spike factor ", "producer-spike-factor", "", "e.g. 10"),
+        text_field("Stop after (messages) ", "producer-max", "", "empty: never"),
+    ];
+    html! { <DataForm id="producer" title="Producer" submit="Start producer" {fields} parse={producer_step as fn(&[String]) -> Result<Action, String>} dispatch={props.dispatch.clone()} /> }
+}
+
+/// Fields: name, from, instances, mode, processing kind, time, time max, abandon %, dead-letter
+/// %, defer %, crash %, auto-renew, idempotent.
+fn consumer_step(v: &[String]) -> Result<Action, String> {
+    let a = dur("Processing time", &v[5])?.unwrap_or(Dur(1_000));
+    let processing = match v[4].as_str() {
+        "uniform" => ProcessingDef::Uniform {
+            min: a,
+            max: dur("Processing max", &v[6])?.unwrap_or(a),
+        },
+        "exponential" => ProcessingDef::Exponential { mean: a },
+        _ => ProcessingDef::Fixed(a),
     };
-    html! {
-        <form class="card-form" id="producer-form" {onsubmit} aria-label="Start a producer">
-            <h2>{"Producer"}</h2>
-            {field("Name ", "producer-name", &name, "web", "", "text")}
-            <label>{"To "}<Choice node={to} id="producer-to" options={same(props.targets.clone())} /></label>
-            {field("Messages per second ", "producer-rate", &rate, "5", "", "text")}
-            {field("TimeToLive ", "producer-ttl", &ttl, "", "empty: none; e.g. 30s", "text")}
-            {field("MessageId prefix ", "producer-prefix", &prefix, "", "default: name-", "text")}
-            <label>{"Burst every / size "}<span class="row"><input ref={burst_every} id="producer-burst-every" placeholder="e.g. 1m" /><input ref={burst_size} id="producer-burst-size" placeholder="e.g. 50" /></span></label>
-            <label>{"Spike at / for / factor "}<span class="row"><input ref={spike_from} id="producer-spike-from" placeholder="t, e.g. 1m" /><input ref={spike_for} id="producer-spike-for" placeholder="1m" /><input ref={spike_factor} id="producer-spike-factor" placeholder="x10" /></span></label>
-            {field("Stop after (messages) ", "producer-max", &max, "", "empty: never", "text")}
-            if let Some(m) = &*error { <p class="field-error" role="alert">{m.clone()}</p> }
-            <button type="submit" id="producer-start">{"Start producer"}</button>
-        </form>
-    }
+    let c = ConsumerDef {
+        name: if v[0].is_empty() {
+            "consumers".into()
+        } else {
+            v[0].clone()
+        },
+        from: v[1].clone(),
+        instances: real("How many", &v[2], 1.0, 1_000.0)?.map(|n| n as u32),
+        mode: if v[3] == "ReceiveAndDelete" {
+            ModeDef::ReceiveAndDelete
+        } else {
+            ModeDef::PeekLock
+        },
+        processing: Some(processing),
+        abandon: percent("Abandon %", &v[7])?,
+        dead_letter: percent("Dead-letter %", &v[8])?,
+        defer: percent("Defer %", &v[9])?,
+        crash: percent("Crash %", &v[10])?,
+        max_auto_lock_renewal: dur("Auto lock renewal", &v[11])?,
+        idempotent: v[12] == "true",
+        poll_interval: None,
+        restart_delay: None,
+    };
+    Ok(Action::Do(Box::new(Step {
+        start_consumers: Some(c),
+        ..Default::default()
+    })))
+}
+
+fn pair(a: &str, b: &str) -> (String, String) {
+    (a.to_string(), b.to_string())
 }
 
 #[function_component(ConsumerForm)]
 pub fn consumer_form(props: &FormProps) -> Html {
-    let dispatch = props.dispatch.clone();
-    let refs = use_state(|| std::array::from_fn::<NodeRef, 13, _>(|_| NodeRef::default()));
-    let error = use_state(|| None::<String>);
-    let [name, from, instances, kind, time_a, time_b, abandon, dead, defer, crash, renew, idem, mode] =
-        (*refs).clone();
-    let onsubmit = {
-        let (
-            name,
-            from,
-            instances,
-            kind,
-            time_a,
-            time_b,
-            abandon,
-            dead,
-            defer,
-            crash,
-            renew,
-            idem,
-            mode,
-        ) = (
-            name.clone(),
-            from.clone(),
-            instances.clone(),
-            kind.clone(),
-            time_a.clone(),
-            time_b.clone(),
-            abandon.clone(),
-            dead.clone(),
-            defer.clone(),
-            crash.clone(),
-            renew.clone(),
-            idem.clone(),
-            mode.clone(),
-        );
-        let error = error.clone();
-        Callback::from(move |e: SubmitEvent| {
-            e.prevent_default();
-            let build = || -> Result<ConsumerDef, String> {
-                let a = dur("Processing time", &time_a)?.unwrap_or(Dur(1_000));
-                let processing = match select(&kind).as_str() {
-                    "uniform" => ProcessingDef::Uniform {
-                        min: a,
-                        max: dur("Processing max", &time_b)?.unwrap_or(a),
-                    },
-                    "exponential" => ProcessingDef::Exponential { mean: a },
-                    _ => ProcessingDef::Fixed(a),
-                };
-                let name = text(&name);
-                Ok(ConsumerDef {
-                    name: if name.is_empty() {
-                        "consumers".into()
-                    } else {
-                        name
-                    },
-                    from: select(&from),
-                    instances: real("Instances", &instances, 1.0, 1_000.0)?.map(|n| n as u32),
-                    mode: if select(&mode) == "ReceiveAndDelete" {
-                        ModeDef::ReceiveAndDelete
-                    } else {
-                        ModeDef::PeekLock
-                    },
-                    processing: Some(processing),
-                    abandon: percent("Abandon %", &abandon)?,
-                    dead_letter: percent("Dead-letter %", &dead)?,
-                    defer: percent("Defer %", &defer)?,
-                    crash: percent("Crash %", &crash)?,
-                    max_auto_lock_renewal: dur("Auto-renew", &renew)?,
-                    idempotent: checked(&idem),
-                    poll_interval: None,
-                    restart_delay: None,
-                })
-            };
-            match build() {
-                Ok(c) => {
-                    error.set(None);
-                    dispatch.dispatch(Action::Do(Box::new(Step {
-                        start_consumers: Some(c),
-                        ..Default::default()
-                    })));
-                }
-                Err(m) => error.set(Some(m)),
-            }
-        })
-    };
-    let sources: Vec<(String, String)> = same(props.sources.clone());
-    html! {
-        <form class="card-form" id="consumer-form" {onsubmit} aria-label="Start consumers">
-            <h2>{"Consumers"}</h2>
-            {field("Name ", "consumer-name", &name, "workers", "", "text")}
-            <label>{"From "}<Choice node={from} id="consumer-from" options={sources} /></label>
-            {field("How many ", "consumer-instances", &instances, "2", "", "text")}
-            <label>{"Mode "}<Choice node={mode} id="consumer-mode" options={vec![("PeekLock".to_string(), "PeekLock".to_string()), ("ReceiveAndDelete".to_string(), "ReceiveAndDelete".to_string())]} /></label>
-            <label>{"Processing time "}<Choice node={kind} id="consumer-kind" options={vec![("fixed".to_string(), "fixed".to_string()), ("uniform".to_string(), "uniform min..max".to_string()), ("exponential".to_string(), "exponential (mean)".to_string())]} /></label>
-            <span class="row"><input ref={time_a} id="consumer-time" value="1s" aria-label="Processing time (or min, or mean)" /><input ref={time_b} id="consumer-time-max" placeholder="max" aria-label="Processing time max" /></span>
-            <label>{"Abandon % / dead-letter % / defer % / crash % "}<span class="row">
-                <input ref={abandon} id="consumer-abandon" placeholder="0" aria-label="Abandon percent" />
-                <input ref={dead} id="consumer-dead" placeholder="0" aria-label="Dead-letter percent" />
-                <input ref={defer} id="consumer-defer" placeholder="0" aria-label="Defer percent" />
-                <input ref={crash} id="consumer-crash" placeholder="0" aria-label="Crash percent" />
-            </span></label>
-            {field("Auto lock renewal for ", "consumer-renew", &renew, "", "empty: off; e.g. 5m", "text")}
-            <label class="check"><input ref={idem} id="consumer-idempotent" type="checkbox" />{" Idempotent by MessageId (RCV-12)"}</label>
-            if let Some(m) = &*error { <p class="field-error" role="alert">{m.clone()}</p> }
-            <button type="submit" id="consumer-start">{"Start consumers"}</button>
-        </form>
-    }
+    let fields = vec![
+        text_field("Name ", "consumer-name", "workers", ""),
+        choice("From ", "consumer-from", same(props.sources.clone())),
+        text_field("How many ", "consumer-instances", "2", ""),
+        choice(
+            "Mode ",
+            "consumer-mode",
+            vec![
+                pair("PeekLock", "PeekLock"),
+                pair("ReceiveAndDelete", "ReceiveAndDelete"),
+            ],
+        ),
+        choice(
+            "Processing time ",
+            "consumer-kind",
+            vec![
+                pair("fixed", "fixed"),
+                pair("uniform", "uniform min..max"),
+                pair("exponential", "exponential (mean)"),
+            ],
+        ),
+        text_field("Time (or min, or mean) ", "consumer-time", "1s", ""),
+        text_field("Max (uniform) ", "consumer-time-max", "", "e.g. 3s"),
+        text_field("Abandon % ", "consumer-abandon", "", "0"),
+        text_field("Dead-letter % ", "consumer-dead", "", "0"),
+        text_field("Defer % ", "consumer-defer", "", "0"),
+        text_field("Crash % ", "consumer-crash", "", "0"),
+        text_field(
+            "Auto lock renewal for ",
+            "consumer-renew",
+            "",
+            "empty: off; e.g. 5m",
+        ),
+        Field {
+            label: " Idempotent by MessageId (RCV-12)",
+            id: "consumer-idempotent",
+            value: "",
+            placeholder: "",
+            kind: Kind::Check,
+        },
+    ];
+    html! { <DataForm id="consumer" title="Consumers" submit="Start consumers" {fields} parse={consumer_step as fn(&[String]) -> Result<Action, String>} dispatch={props.dispatch.clone()} /> }
 }
 
 /// What is running, with a stop button each.
