@@ -166,6 +166,19 @@ test('a producer and consumers run, show in metrics, and stop', async (ctx) => {
   await page.locator('#actors', { hasText: 'stopped' }).waitFor();
 });
 
+test('a fault on a schedule: a service update in 10 s loses the lock then', async (ctx) => {
+  const page = await fresh(ctx);
+  await send(page, { ttl: '1h', id: 'scheduled-fault' });
+  await page.click('#receive-button');
+  await page.locator('.card[data-state="locked"]').waitFor();
+  await page.fill('#fault-in', '10s');
+  await page.click('#fault-service');
+  await page.locator('#notice', { hasText: 'scheduled for t=10s' }).waitFor();
+  if (await page.locator('.card[data-state="locked"]').count() !== 1) throw new Error('the lock was lost at once');
+  await page.click('#step-1m');
+  await page.locator('#event-log', { hasText: 'lock lost through a service update' }).waitFor();
+});
+
 let passed = 0, failed = 0;
 for (const { name, fn } of tests) {
   const ctx = await browser.newContext();

@@ -745,17 +745,19 @@ impl Namespace {
     }
 
     fn check_forward_targets(&self, settings: &EntitySettings) -> Result<()> {
-        for target in [
-            &settings.forward_to,
-            &settings.forward_dead_lettered_messages_to,
-        ]
-        .into_iter()
-        .flatten()
-        {
+        let targets = [
+            ("ForwardTo", &settings.forward_to),
+            (
+                "ForwardDeadLetteredMessagesTo",
+                &settings.forward_dead_lettered_messages_to,
+            ),
+        ];
+        for (setting, target) in targets {
+            let Some(target) = target else { continue };
             self.resolve(target).map_err(|_| {
                 BrokerError::new(
                     ErrorKind::MessagingEntityNotFound,
-                    format!("ForwardTo: the target '{target}' does not exist"),
+                    format!("{setting}: the target '{target}' does not exist"),
                 )
             })?;
         }

@@ -290,12 +290,16 @@ fn receive_form(props: &FormProps) -> Html {
 #[function_component(FaultForm)]
 fn fault_form(props: &FormProps) -> Html {
     let store = props.dispatch.clone();
+    let sim = props.sim.clone();
     let receiver = use_node_ref();
     let entity = use_node_ref();
+    let delay = use_node_ref();
+    let error = use_state(|| None::<String>);
     let fault = |f: &'static str| {
         let store = store.clone();
         let receiver = receiver.clone();
         let entity = entity.clone();
+        let (delay, sim, error) = (delay.clone(), sim.clone(), error.clone());
         Callback::from(move |e: MouseEvent| {
             e.prevent_default();
             let step = match f {
@@ -321,7 +325,19 @@ fn fault_form(props: &FormProps) -> Html {
                     ..Default::default()
                 },
             };
-            store.dispatch(Action::Do(Box::new(step)));
+            // Faults on a schedule: "in 30s" records the step for that instant.
+            match dur("In", &delay) {
+                Ok(Some(d)) => {
+                    let at = sim.0.borrow().now().saturating_add(d.ms());
+                    error.set(None);
+                    store.dispatch(Action::DoAt(Box::new(step), at));
+                }
+                Ok(None) => {
+                    error.set(None);
+                    store.dispatch(Action::Do(Box::new(step)));
+                }
+                Err(m) => error.set(Some(m)),
+            }
         })
     };
     let paths = props
@@ -334,6 +350,8 @@ fn fault_form(props: &FormProps) -> Html {
         <form class="card-form" aria-label="Faults">
             <h2>{"Faults"}</h2>
             <p class="hint">{"Locks are volatile (RCV-10): these lose them."}</p>
+            {field("In (empty: now) ", "fault-in", &delay, "", "e.g. 30s", "text")}
+            if let Some(m) = &*error { <p class="field-error" role="alert">{m.clone()}</p> }
             <div class="row">
                 <button id="fault-service" onclick={fault("service")}>{"Service update"}</button>
                 <button id="fault-os" onclick={fault("os")}>{"OS update"}</button>
@@ -381,9 +399,11 @@ fn entity_form(props: &FormProps) -> Html {
         use_node_ref(),
     );
     let rule_subject = use_node_ref();
+    let fwd_dl = use_node_ref();
     let error = use_state(|| None::<(&'static str, String)>);
     let onsubmit = {
         let rule_subject = rule_subject.clone();
+        let fwd_dl = fwd_dl.clone();
         let (target, kind, name, ttl, lock, max, dlq, idle, fwd) = (
             target.clone(),
             kind.clone(),
@@ -412,6 +432,7 @@ fn entity_form(props: &FormProps) -> Html {
                     },
                     auto_delete_on_idle: dur("AutoDeleteOnIdle", &idle)?,
                     forward_to: opt(text(&fwd)),
+                    forward_dead_lettered_messages_to: opt(text(&fwd_dl)),
                     ..Default::default()
                 };
                 let target = select(&target);
@@ -494,6 +515,8 @@ fn entity_form(props: &FormProps) -> Html {
             <label>{"MaxDeliveryCount "}<input ref={max} id="entity-max" type="number" placeholder="default 10; min 1" />{err_for("MaxDeliveryCount")}</label>
             <label>{"AutoDeleteOnIdle "}<input ref={idle} id="entity-idle" placeholder="default never; min 5m" />{err_for("AutoDeleteOnIdle")}</label>
             <label>{"ForwardTo "}<input ref={fwd} id="entity-forward" placeholder="empty: none" />{err_for("ForwardTo")}</label>
+            {field("ForwardDeadLetteredMessagesTo ", "entity-forward-dl", &fwd_dl, "", "empty: none", "text")}
+            {err_for("ForwardDeadLetteredMessagesTo")}
             <label>{"DeadLetteringOnMessageExpiration "}<Choice node={dlq} id="entity-dlq" options={pairs(&[("", "default / unchanged"), ("on", "on"), ("off", "off")])} /></label>
             {err_for("")}
             <button type="submit" id="entity-create">{"Create or update"}</button>

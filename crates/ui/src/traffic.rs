@@ -26,7 +26,7 @@ fn both<A, B>(what: &str, a: Option<A>, b: Option<B>) -> Result<Option<(A, B)>, 
 }
 
 /// Fields: name, to, rate, TTL, prefix, burst every, burst size, spike at, spike for, spike
-/// factor, stop after.
+/// factor, stop after, schedule offset.
 fn producer_step(v: &[String]) -> Result<Action, String> {
     let burst = both(
         "Burst",
@@ -63,6 +63,7 @@ fn producer_step(v: &[String]) -> Result<Action, String> {
         burst,
         spike,
         max_messages: real("Stop after", &v[10], 1.0, 1e9)?.map(|n| n as u64),
+        schedule_offset: dur("Schedule each ahead by", &v[11])?,
         ..Default::default()
     };
     Ok(Action::Do(Box::new(Step {
@@ -85,6 +86,12 @@ pub fn producer_form(props: &FormProps) -> Html {
         text_field("Spike for ", "producer-spike-for", "", "e.g. 1m"),
         text_field("Spike factor ", "producer-spike-factor", "", "e.g. 10"),
         text_field("Stop after (messages) ", "producer-max", "", "empty: never"),
+        text_field(
+            "Schedule each ahead by ",
+            "producer-schedule",
+            "",
+            "empty: send now; e.g. 5m",
+        ),
     ];
     html! { <DataForm id="producer" title="Producer" submit="Start producer" {fields} parse={producer_step as fn(&[String]) -> Result<Action, String>} dispatch={props.dispatch.clone()} /> }
 }
