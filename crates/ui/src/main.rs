@@ -115,8 +115,8 @@ fn app() -> Html {
         {banner}
         <main class="layout">
             <section class="left" aria-label="Actions">
-                <actions::Actions store={store.clone()} />
                 <traffic::Actors store={store.clone()} version={store.slow_version} />
+                <actions::Actions store={store.clone()} />
             </section>
             <section class="center" aria-label="Namespace">
                 <lanes::Lanes store={store.clone()} />
