@@ -280,12 +280,18 @@ impl Simulation {
                     seqs.push(seq);
                 }
             }
+            // TTL-14: a very short TTL may expire messages before any receiver sees them.
+            let warning = send
+                .ttl
+                .and_then(|t| sbp_engine::describe::short_ttl_warning(t.ms()))
+                .map(|w| format!(". {w}"))
+                .unwrap_or_default();
             let verb = if send.scheduled_enqueue_time.is_some() {
                 "scheduled"
             } else {
                 "sent"
             };
-            return Ok(format!("{verb} {}", seq_list(&seqs)));
+            return Ok(format!("{verb} {}{warning}", seq_list(&seqs)));
         }
         let commands = step_commands(&self.ns, step)
             .map_err(|m| BrokerError::new(ErrorKind::InvalidOperation, m))?;

@@ -198,3 +198,28 @@ fn user_steps_are_recorded_and_later_steps_stay() {
         serde_json::to_string(replay.ns.log()).unwrap()
     );
 }
+
+#[test]
+fn r_ttl_14_a_very_short_ttl_send_warns() {
+    let mut sim =
+        Simulation::new(&Scenario::from_json(sbp_scenario::presets::PRESETS[0].1).unwrap())
+            .unwrap();
+    let short = Step {
+        send: Some(SendDef {
+            to: "orders".into(),
+            ttl: Some(Dur(500)),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    assert!(sim.push_step(short).unwrap().contains("TTL-14"));
+    let long = Step {
+        send: Some(SendDef {
+            to: "orders".into(),
+            ttl: Some(Dur(60_000)),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    assert!(!sim.push_step(long).unwrap().contains("TTL-14"));
+}

@@ -3,6 +3,7 @@
 use crate::form::*;
 use crate::state::Action;
 use crate::StoreProps;
+use sbp_engine::time::Instant;
 use sbp_engine::EntityKind;
 use sbp_scenario::link::decode_link;
 use sbp_scenario::presets::PRESETS;
@@ -77,290 +78,222 @@ pub fn actions(props: &StoreProps) -> Html {
     }
 }
 
+fn choice(label: &'static str, id: &'static str, options: Vec<(String, String)>) -> Field {
+    Field {
+        label,
+        id,
+        value: "",
+        placeholder: "",
+        kind: Kind::Choice(options),
+    }
+}
+
+/// Fields: to, MessageId, TTL, schedule in, Subject, properties, body, how many.
+fn send_step(v: &[String], _button: usize, now: Instant) -> Result<Action, String> {
+    if v[0].is_empty() {
+        return Err("To: create a queue or topic first".into());
+    }
+    let mut properties = std::collections::BTreeMap::new();
+    for pair in v[5].split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, val) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("Properties: write key=value, not \"{pair}\""))?;
+        properties.insert(k.trim().to_string(), val.trim().to_string());
+    }
+    let send = SendDef {
+        to: v[0].clone(),
+        message_id: opt(v[1].clone()),
+        ttl: parse::dur("TimeToLive", &v[2])?,
+        // "in 5m" from now: the step records the absolute instant.
+        scheduled_enqueue_time: parse::dur("Schedule in", &v[3])?
+            .map(|d| Dur(now.saturating_add(d.ms()))),
+        subject: opt(v[4].clone()),
+        properties,
+        body: v[6].clone(),
+        count: parse::real("How many", &v[7], 1.0, 10_000.0)?.map(|n| n as u32),
+        ..Default::default()
+    };
+    Ok(Action::Do(Box::new(Step {
+        send: Some(send),
+        ..Default::default()
+    })))
+}
+
 #[function_component(SendForm)]
 fn send_form(props: &FormProps) -> Html {
-    let store = props.dispatch.clone();
-    let sim = props.sim.clone();
-    let (to, id, ttl, sched, subject, props_ref, body, count) = (
-        use_node_ref(),
-        use_node_ref(),
-        use_node_ref(),
-        use_node_ref(),
-        use_node_ref(),
-        use_node_ref(),
-        use_node_ref(),
-        use_node_ref(),
-    );
-    let field_error = use_state(|| None::<String>);
-    let targets = props.targets.clone();
-    let onsubmit = {
-        let (to, id, ttl, sched, subject, props_ref, body, count) = (
-            to.clone(),
-            id.clone(),
-            ttl.clone(),
-            sched.clone(),
-            subject.clone(),
-            props_ref.clone(),
-            body.clone(),
-            count.clone(),
-        );
-        let field_error = field_error.clone();
-        let store = store.clone();
-        Callback::from(move |e: SubmitEvent| {
-            e.prevent_default();
-            let build = || -> Result<SendDef, String> {
-                let now = sim.0.borrow().now();
-                let mut properties = std::collections::BTreeMap::new();
-                for pair in text(&props_ref)
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|p| !p.is_empty())
-                {
-                    let (k, v) = pair
-                        .split_once('=')
-                        .ok_or_else(|| format!("Properties: write key=value, not \"{pair}\""))?;
-                    properties.insert(k.trim().to_string(), v.trim().to_string());
-                }
-                let to = select(&to);
-                if to.is_empty() {
-                    return Err("To: create a queue or topic first".into());
-                }
-                Ok(SendDef {
-                    to,
-                    message_id: opt(text(&id)),
-                    ttl: dur("TTL", &ttl)?,
-                    // "in 5m" from now: the step records the absolute instant.
-                    scheduled_enqueue_time: dur("Schedule in", &sched)?
-                        .map(|d| Dur(now.saturating_add(d.ms()))),
-                    subject: opt(text(&subject)),
-                    properties,
-                    body: text(&body),
-                    count: number("How many", &count, 1, 10_000)?.map(|n| n as u32),
-                    ..Default::default()
-                })
-            };
-            match build() {
-                Ok(send) => {
-                    let warning = send
-                        .ttl
-                        .and_then(|t| sbp_engine::describe::short_ttl_warning(t.ms()));
-                    field_error.set(warning);
-                    store.dispatch(Action::Do(Box::new(Step {
-                        send: Some(send),
-                        ..Default::default()
-                    })));
-                }
-                Err(msg) => field_error.set(Some(msg)),
-            }
-        })
-    };
+    let fields = vec![
+        choice("To ", "send-to", same(props.targets.clone())),
+        text_field("MessageId ", "send-id", "", "default: its SequenceNumber"),
+        text_field("TimeToLive ", "send-ttl", "10s", "e.g. 10s, 5m, MaxValue"),
+        text_field("Schedule in ", "send-schedule", "", "empty: now; e.g. 5m"),
+        text_field("Subject ", "send-subject", "", ""),
+        text_field("Properties ", "send-props", "", "key=value, key=value"),
+        text_field("Body ", "send-body", "hello", ""),
+        text_field("How many ", "send-count", "1", ""),
+    ];
     html! {
-        <form class="card-form" id="send-form" {onsubmit} aria-label="Send a message">
-            <h2>{"Send"}</h2>
-            <label>{"To "}<Choice node={to} id="send-to" options={same(targets)} /></label>
-            {field("MessageId ", "send-id", &id, "", "default: its SequenceNumber", "text")}
-            {field("TimeToLive ", "send-ttl", &ttl, "10s", "e.g. 10s, 5m, MaxValue", "text")}
-            {field("Schedule in ", "send-schedule", &sched, "", "empty: now; e.g. 5m", "text")}
-            {field("Subject ", "send-subject", &subject, "", "", "text")}
-            {field("Properties ", "send-props", &props_ref, "", "key=value, key=value", "text")}
-            {field("Body ", "send-body", &body, "hello", "", "text")}
-            {field("How many ", "send-count", &count, "1", "", "number")}
-            if let Some(msg) = &*field_error {
-                <p class="field-error" role="alert" id="send-error">{msg.clone()}</p>
-            }
-            <button type="submit" class="primary" id="send-button">{"Send"}</button>
-        </form>
+        <DataForm id="send-form" title="Send" {fields} buttons={vec![("send-button", "Send")]}
+            parse={send_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
     }
+}
+
+/// Fields: from, receiver, mode, count, auto-renew, deferred sequence numbers. Buttons: receive,
+/// peek, receive deferred.
+fn receive_step(v: &[String], button: usize, _now: Instant) -> Result<Action, String> {
+    let from = v[0].clone();
+    if from.is_empty() {
+        return Err("From: create a queue first".into());
+    }
+    let receiver = opt(v[1].clone()).unwrap_or_else(|| DEFAULT_RECEIVER.into());
+    let count = parse::real("Count", &v[3], 1.0, 10_000.0)?.map(|n| n as u32);
+    let step = match button {
+        1 => Step {
+            peek: Some(PeekDef {
+                from,
+                receiver,
+                from_seq: None,
+                count,
+            }),
+            ..Default::default()
+        },
+        2 => {
+            let seqs = v[5]
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| {
+                    s.parse::<u64>()
+                        .map_err(|_| format!("Deferred sequence numbers: \"{s}\" is not a number"))
+                })
+                .collect::<Result<Vec<u64>, String>>()?;
+            if seqs.is_empty() {
+                return Err("Deferred sequence numbers: give one or more, e.g. 3, 4".into());
+            }
+            Step {
+                receive_deferred: Some(ReceiveDeferredDef {
+                    from,
+                    seqs,
+                    receiver,
+                }),
+                ..Default::default()
+            }
+        }
+        _ => Step {
+            receive: Some(ReceiveDef {
+                from,
+                receiver,
+                mode: if v[2] == "ReceiveAndDelete" {
+                    ModeDef::ReceiveAndDelete
+                } else {
+                    ModeDef::PeekLock
+                },
+                count,
+                max_auto_lock_renewal: parse::dur("Auto-renew lock for", &v[4])?,
+                transfer_fails: false,
+            }),
+            ..Default::default()
+        },
+    };
+    Ok(Action::Do(Box::new(step)))
 }
 
 #[function_component(ReceiveForm)]
 fn receive_form(props: &FormProps) -> Html {
-    let store = props.dispatch.clone();
-    let (from, receiver, mode, count, renew, seqs) = (
-        use_node_ref(),
-        use_node_ref(),
-        use_node_ref(),
-        use_node_ref(),
-        use_node_ref(),
-        use_node_ref(),
-    );
-    let field_error = use_state(|| None::<String>);
-    let sources = props.sources.clone();
-    let run = |kind: &'static str| {
-        let (from, receiver, mode, count, renew, seqs) = (
-            from.clone(),
-            receiver.clone(),
-            mode.clone(),
-            count.clone(),
-            renew.clone(),
-            seqs.clone(),
-        );
-        let store = store.clone();
-        let field_error = field_error.clone();
-        Callback::from(move |e: MouseEvent| {
-            e.prevent_default();
-            let build = || -> Result<Step, String> {
-                let from = select(&from);
-                if from.is_empty() {
-                    return Err("From: create a queue first".into());
-                }
-                let receiver = opt(text(&receiver)).unwrap_or_else(|| DEFAULT_RECEIVER.into());
-                let count = number("Count", &count, 1, 10_000)?.map(|n| n as u32);
-                Ok(match kind {
-                    "peek" => Step {
-                        peek: Some(PeekDef {
-                            from,
-                            receiver,
-                            from_seq: None,
-                            count,
-                        }),
-                        ..Default::default()
-                    },
-                    "deferred" => {
-                        let list: Result<Vec<u64>, String> = text(&seqs)
-                            .split(',')
-                            .map(str::trim)
-                            .filter(|s| !s.is_empty())
-                            .map(|s| {
-                                s.parse::<u64>().map_err(|_| {
-                                    format!("Sequence numbers: \"{s}\" is not a number")
-                                })
-                            })
-                            .collect();
-                        let list = list?;
-                        if list.is_empty() {
-                            return Err("Sequence numbers: give one or more, e.g. 3, 4".into());
-                        }
-                        Step {
-                            receive_deferred: Some(ReceiveDeferredDef {
-                                from,
-                                seqs: list,
-                                receiver,
-                            }),
-                            ..Default::default()
-                        }
-                    }
-                    _ => Step {
-                        receive: Some(ReceiveDef {
-                            from,
-                            receiver,
-                            mode: if select(&mode) == "ReceiveAndDelete" {
-                                ModeDef::ReceiveAndDelete
-                            } else {
-                                ModeDef::PeekLock
-                            },
-                            count,
-                            max_auto_lock_renewal: dur("Auto-renew for", &renew)?,
-                            transfer_fails: false,
-                        }),
-                        ..Default::default()
-                    },
-                })
-            };
-            match build() {
-                Ok(step) => {
-                    field_error.set(None);
-                    store.dispatch(Action::Do(Box::new(step)));
-                }
-                Err(msg) => field_error.set(Some(msg)),
-            }
-        })
-    };
+    let fields = vec![
+        choice("From ", "receive-from", same(props.sources.clone())),
+        text_field("Receiver ", "receive-receiver", "worker", ""),
+        choice(
+            "Mode ",
+            "receive-mode",
+            pairs(&[
+                ("PeekLock", "PeekLock"),
+                ("ReceiveAndDelete", "ReceiveAndDelete"),
+            ]),
+        ),
+        text_field("Count ", "receive-count", "1", ""),
+        text_field(
+            "Auto-renew lock for ",
+            "receive-renew",
+            "",
+            "empty: off; e.g. 2m",
+        ),
+        text_field(
+            "Deferred sequence numbers ",
+            "deferred-seqs",
+            "",
+            "e.g. 3, 4",
+        ),
+    ];
+    let buttons = vec![
+        ("receive-button", "Receive"),
+        ("peek-button", "Peek"),
+        ("receive-deferred-button", "Receive deferred"),
+    ];
     html! {
-        <form class="card-form" id="receive-form" aria-label="Receive messages">
-            <h2>{"Receive"}</h2>
-            <label>{"From "}<Choice node={from.clone()} id="receive-from" options={same(sources)} /></label>
-            {field("Receiver ", "receive-receiver", &receiver, "worker", "", "text")}
-            <label>{"Mode "}<Choice node={mode.clone()} id="receive-mode" options={pairs(&[("PeekLock", "PeekLock"), ("ReceiveAndDelete", "ReceiveAndDelete")])} /></label>
-            {field("Count ", "receive-count", &count, "1", "", "number")}
-            {field("Auto-renew lock for ", "receive-renew", &renew, "", "empty: off; e.g. 2m", "text")}
-            <div class="row">
-                <button class="primary" id="receive-button" onclick={run("receive")}>{"Receive"}</button>
-                <button id="peek-button" onclick={run("peek")}>{"Peek"}</button>
-            </div>
-            {field("Deferred sequence numbers ", "deferred-seqs", &seqs, "", "e.g. 3, 4", "text")}
-            <button id="receive-deferred-button" onclick={run("deferred")}>{"Receive deferred"}</button>
-            if let Some(msg) = &*field_error {
-                <p class="field-error" role="alert">{msg.clone()}</p>
-            }
-        </form>
+        <DataForm id="receive-form" title="Receive" {fields} {buttons}
+            parse={receive_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
     }
+}
+
+/// Fields: in, entity, receiver. Buttons: service update, OS update, entity update, disconnect.
+fn fault_step(v: &[String], button: usize, now: Instant) -> Result<Action, String> {
+    let step = match button {
+        0 => Step {
+            fault: Some(FaultDef::ServiceUpdate),
+            ..Default::default()
+        },
+        1 => Step {
+            fault: Some(FaultDef::OsUpdate),
+            ..Default::default()
+        },
+        2 => Step {
+            update: Some(UpdateDef {
+                entity: v[1].clone(),
+                settings: SettingsDef::default(),
+            }),
+            ..Default::default()
+        },
+        _ => Step {
+            fault: Some(FaultDef::Disconnect(
+                opt(v[2].clone()).unwrap_or_else(|| "worker".into()),
+            )),
+            ..Default::default()
+        },
+    };
+    // Faults on a schedule: "in 30s" records the step for that instant.
+    Ok(match parse::dur("In", &v[0])? {
+        Some(d) => Action::DoAt(Box::new(step), now.saturating_add(d.ms())),
+        None => Action::Do(Box::new(step)),
+    })
 }
 
 #[function_component(FaultForm)]
 fn fault_form(props: &FormProps) -> Html {
-    let store = props.dispatch.clone();
-    let sim = props.sim.clone();
-    let receiver = use_node_ref();
-    let entity = use_node_ref();
-    let delay = use_node_ref();
-    let error = use_state(|| None::<String>);
-    let fault = |f: &'static str| {
-        let store = store.clone();
-        let receiver = receiver.clone();
-        let entity = entity.clone();
-        let (delay, sim, error) = (delay.clone(), sim.clone(), error.clone());
-        Callback::from(move |e: MouseEvent| {
-            e.prevent_default();
-            let step = match f {
-                "service" => Step {
-                    fault: Some(FaultDef::ServiceUpdate),
-                    ..Default::default()
-                },
-                "os" => Step {
-                    fault: Some(FaultDef::OsUpdate),
-                    ..Default::default()
-                },
-                "update" => Step {
-                    update: Some(UpdateDef {
-                        entity: select(&entity),
-                        settings: SettingsDef::default(),
-                    }),
-                    ..Default::default()
-                },
-                _ => Step {
-                    fault: Some(FaultDef::Disconnect(
-                        opt(text(&receiver)).unwrap_or_else(|| "worker".into()),
-                    )),
-                    ..Default::default()
-                },
-            };
-            // Faults on a schedule: "in 30s" records the step for that instant.
-            match dur("In", &delay) {
-                Ok(Some(d)) => {
-                    let at = sim.0.borrow().now().saturating_add(d.ms());
-                    error.set(None);
-                    store.dispatch(Action::DoAt(Box::new(step), at));
-                }
-                Ok(None) => {
-                    error.set(None);
-                    store.dispatch(Action::Do(Box::new(step)));
-                }
-                Err(m) => error.set(Some(m)),
-            }
-        })
-    };
-    let paths = props
+    let paths: Vec<String> = props
         .sources
         .iter()
         .filter(|p| !p.ends_with("$deadletterqueue"))
         .cloned()
-        .collect::<Vec<_>>();
+        .collect();
+    let fields = vec![
+        text_field("In (empty: now) ", "fault-in", "", "e.g. 30s"),
+        choice("Entity (for an update) ", "fault-entity", same(paths)),
+        text_field(
+            "Receiver (for a dropped connection) ",
+            "fault-receiver",
+            "worker",
+            "",
+        ),
+    ];
+    let buttons = vec![
+        ("fault-service", "Service update"),
+        ("fault-os", "OS update"),
+        ("fault-update", "Update entity (locks lost)"),
+        ("fault-disconnect", "Drop the receiver's connection"),
+    ];
     html! {
-        <form class="card-form" aria-label="Faults">
-            <h2>{"Faults"}</h2>
-            <p class="hint">{"Locks are volatile (RCV-10): these lose them."}</p>
-            {field("In (empty: now) ", "fault-in", &delay, "", "e.g. 30s", "text")}
-            if let Some(m) = &*error { <p class="field-error" role="alert">{m.clone()}</p> }
-            <div class="row">
-                <button id="fault-service" onclick={fault("service")}>{"Service update"}</button>
-                <button id="fault-os" onclick={fault("os")}>{"OS update"}</button>
-            </div>
-            <label>{"Entity "}<Choice node={entity.clone()} id="fault-entity" options={same(paths)} /></label>
-            <button id="fault-update" onclick={fault("update")}>{"Update entity (locks lost)"}</button>
-            {field("Receiver ", "fault-receiver", &receiver, "worker", "", "text")}
-            <button id="fault-disconnect" onclick={fault("disconnect")}>{"Drop its connection"}</button>
-        </form>
+        <DataForm id="fault-form" title="Faults" hint="Locks are volatile (RCV-10): these lose them." {fields} {buttons}
+            parse={fault_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
     }
 }
 
@@ -369,6 +302,7 @@ const SETTING_FIELDS: &[&str] = &[
     "LockDuration",
     "MaxDeliveryCount",
     "AutoDeleteOnIdle",
+    "ForwardDeadLetteredMessagesTo",
     "ForwardTo",
 ];
 

@@ -155,45 +155,56 @@ pub fn text_field(
     }
 }
 
+/// Turns a form's values (in field order; a checkbox is "true" or ""), the button pressed (0 for
+/// the first, which Enter also presses) and the current instant into an action, or an error that
+/// names the field.
+pub type Parse =
+    fn(&[String], usize, sbp_engine::time::Instant) -> Result<crate::state::Action, String>;
+
 #[derive(Properties)]
 pub struct DataFormProps {
     pub id: &'static str,
     pub title: &'static str,
-    pub submit: &'static str,
+    #[prop_or_default]
+    pub hint: &'static str,
     pub fields: Vec<Field>,
-    /// Turns the field values (in order; a checkbox is "true" or "") into an action, or an error
-    /// that names the field.
-    pub parse: fn(&[String]) -> Result<crate::state::Action, String>,
+    /// (element id, label) of each button; the first submits the form.
+    pub buttons: Vec<(&'static str, &'static str)>,
+    pub parse: Parse,
     pub dispatch: yew::functional::UseReducerDispatcher<crate::state::AppState>,
+    pub sim: crate::SimRef,
 }
 
 impl PartialEq for DataFormProps {
     fn eq(&self, other: &Self) -> bool {
-        // `parse` is fixed per form; the fields and the dispatcher decide.
-        self.id == other.id && self.fields == other.fields && self.dispatch == other.dispatch
+        // `parse` is fixed per form; the fields, the dispatcher and the simulation decide.
+        self.id == other.id
+            && self.fields == other.fields
+            && self.dispatch == other.dispatch
+            && self.sim == other.sim
     }
 }
 
 /// A form described by data: the fields are rendered in order and their values handed to
-/// `parse` as strings. One component for every such form keeps the wasm small.
+/// `parse` as strings. One component for every such form keeps the code (and the wasm) small.
 #[function_component(DataForm)]
 pub fn data_form(props: &DataFormProps) -> Html {
     let count = props.fields.len();
     let refs = use_state(|| (0..count).map(|_| NodeRef::default()).collect::<Vec<_>>());
     let error = use_state(|| None::<String>);
-    let onsubmit = {
-        let (refs, error, parse, dispatch) = (
+    let run = {
+        let (refs, error, parse, dispatch, sim) = (
             refs.clone(),
             error.clone(),
             props.parse,
             props.dispatch.clone(),
+            props.sim.clone(),
         );
-        let kinds: Vec<bool> = props.fields.iter().map(|f| f.kind == Kind::Check).collect();
-        Callback::from(move |e: SubmitEvent| {
-            e.prevent_default();
+        let checks: Vec<bool> = props.fields.iter().map(|f| f.kind == Kind::Check).collect();
+        std::rc::Rc::new(move |button: usize| {
             let values: Vec<String> = refs
                 .iter()
-                .zip(&kinds)
+                .zip(&checks)
                 .map(|(r, check)| match (check, r.cast::<HtmlInputElement>()) {
                     (true, Some(i)) => {
                         if i.checked() {
@@ -206,7 +217,8 @@ pub fn data_form(props: &DataFormProps) -> Html {
                     (_, None) => select(r),
                 })
                 .collect();
-            match parse(&values) {
+            let now = sim.0.borrow().now();
+            match parse(&values, button, now) {
                 Ok(action) => {
                     error.set(None);
                     dispatch.dispatch(action);
@@ -215,16 +227,37 @@ pub fn data_form(props: &DataFormProps) -> Html {
             }
         })
     };
+    let onsubmit = {
+        let run = run.clone();
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            run(0);
+        })
+    };
     html! {
         <form class="card-form" id={props.id} {onsubmit} aria-label={props.title}>
             <h2>{props.title}</h2>
+            if !props.hint.is_empty() { <p class="hint">{props.hint}</p> }
             { for props.fields.iter().zip(refs.iter()).map(|(f, r)| match &f.kind {
                 Kind::Text => field(f.label, f.id, r, f.value, f.placeholder, "text"),
                 Kind::Check => html! { <label class="check"><input ref={r.clone()} id={f.id} type="checkbox" />{f.label}</label> },
                 Kind::Choice(options) => html! { <label>{f.label}<Choice node={r.clone()} id={f.id} options={options.clone()} /></label> },
             }) }
             if let Some(m) = &*error { <p class="field-error" role="alert">{m.clone()}</p> }
-            <button type="submit" id={format!("{}-submit", props.id)}>{props.submit}</button>
+            <div class="row wrap">
+            { for props.buttons.iter().enumerate().map(|(i, (id, label))| {
+                if i == 0 {
+                    html! { <button type="submit" class="primary" id={*id}>{*label}</button> }
+                } else {
+                    let run = run.clone();
+                    let onclick = Callback::from(move |e: MouseEvent| {
+                        e.prevent_default();
+                        run(i);
+                    });
+                    html! { <button type="button" id={*id} {onclick}>{*label}</button> }
+                }
+            }) }
+            </div>
         </form>
     }
 }

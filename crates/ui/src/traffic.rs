@@ -2,7 +2,7 @@
 //! of what is running. The engine runs them; these forms only build their settings.
 use crate::actions::FormProps;
 use crate::form::parse::{dur, percent, real};
-use crate::form::{same, text_field, DataForm, Field, Kind};
+use crate::form::{same, text_field, DataForm, Field, Kind, Parse};
 use crate::state::Action;
 use sbp_scenario::*;
 use yew::prelude::*;
@@ -27,7 +27,11 @@ fn both<A, B>(what: &str, a: Option<A>, b: Option<B>) -> Result<Option<(A, B)>, 
 
 /// Fields: name, to, rate, TTL, prefix, burst every, burst size, spike at, spike for, spike
 /// factor, stop after, schedule offset.
-fn producer_step(v: &[String]) -> Result<Action, String> {
+fn producer_step(
+    v: &[String],
+    _button: usize,
+    _now: sbp_engine::time::Instant,
+) -> Result<Action, String> {
     let burst = both(
         "Burst",
         dur("Burst every", &v[5])?,
@@ -93,12 +97,19 @@ pub fn producer_form(props: &FormProps) -> Html {
             "empty: send now; e.g. 5m",
         ),
     ];
-    html! { <DataForm id="producer" title="Producer" submit="Start producer" {fields} parse={producer_step as fn(&[String]) -> Result<Action, String>} dispatch={props.dispatch.clone()} /> }
+    html! {
+        <DataForm id="producer-form" title="Producer" {fields} buttons={vec![("producer-submit", "Start producer")]}
+            parse={producer_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
+    }
 }
 
 /// Fields: name, from, instances, mode, processing kind, time, time max, abandon %, dead-letter
 /// %, defer %, crash %, auto-renew, idempotent.
-fn consumer_step(v: &[String]) -> Result<Action, String> {
+fn consumer_step(
+    v: &[String],
+    _button: usize,
+    _now: sbp_engine::time::Instant,
+) -> Result<Action, String> {
     let a = dur("Processing time", &v[5])?.unwrap_or(Dur(1_000));
     let processing = match v[4].as_str() {
         "uniform" => ProcessingDef::Uniform {
@@ -184,7 +195,10 @@ pub fn consumer_form(props: &FormProps) -> Html {
             kind: Kind::Check,
         },
     ];
-    html! { <DataForm id="consumer" title="Consumers" submit="Start consumers" {fields} parse={consumer_step as fn(&[String]) -> Result<Action, String>} dispatch={props.dispatch.clone()} /> }
+    html! {
+        <DataForm id="consumer-form" title="Consumers" {fields} buttons={vec![("consumer-submit", "Start consumers")]}
+            parse={consumer_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
+    }
 }
 
 /// What is running, with a stop button each.
