@@ -207,6 +207,17 @@ impl Entity {
     }
 }
 
+impl Counts {
+    pub fn add(&mut self, o: &Counts) {
+        self.active += o.active;
+        self.locked += o.locked;
+        self.scheduled += o.scheduled;
+        self.deferred += o.deferred;
+        self.dead_lettered += o.dead_lettered;
+        self.expired_uncollected += o.expired_uncollected;
+    }
+}
+
 /// Message counts of an entity. `active` is receivable (Active and unlocked, including expired
 /// messages not collected yet: TTL-07); `locked` are held by a receiver.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

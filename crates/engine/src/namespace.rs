@@ -1,7 +1,7 @@
 //! The namespace: entities, messages, locks, timers and the event log. Every broker rule lives in
 //! the function that applies it, with its SPEC id in a comment.
 use crate::command::{Command, Fault, ReceiveMode, ReceiveOptions, Reply, Settlement};
-use crate::entity::{Entity, EntityKind, SubscriptionRule};
+use crate::entity::{Counts, Entity, EntityKind, SubscriptionRule};
 use crate::error::{BrokerError, ErrorKind, Result};
 use crate::event::{Event, EventKind, LockLossCause};
 use crate::message::{
@@ -272,6 +272,15 @@ impl Namespace {
             .values()
             .filter_map(|&id| self.entities[id as usize].as_ref())
     }
+    /// The counts of every entity added up.
+    pub fn total_counts(&self) -> Counts {
+        let mut total = Counts::default();
+        for e in self.entities() {
+            total.add(&e.counts(self.now));
+        }
+        total
+    }
+
     pub fn entity(&self, path: &str) -> Option<&Entity> {
         self.paths
             .get(path)
@@ -420,22 +429,18 @@ impl Namespace {
             Timer::ConsumerWake {
                 group, instance, ..
             } => {
-                let c = self
-                    .consumers
-                    .get(group as usize)
-                    .map(|c| c.spec.name.as_str())
-                    .unwrap_or("?");
-                format!("consumer {c}-{} receives", instance + 1)
+                format!(
+                    "consumer {} receives",
+                    self.consumer_instance_name(group, instance)
+                )
             }
             Timer::ConsumerDone {
                 group, instance, ..
             } => {
-                let c = self
-                    .consumers
-                    .get(group as usize)
-                    .map(|c| c.spec.name.as_str())
-                    .unwrap_or("?");
-                format!("consumer {c}-{} finishes its work", instance + 1)
+                format!(
+                    "consumer {} finishes its work",
+                    self.consumer_instance_name(group, instance)
+                )
             }
         }
     }

@@ -9,6 +9,7 @@ mod inspector;
 mod lanes;
 mod log;
 mod metrics;
+mod plot;
 mod sendlab;
 mod state;
 mod traffic;

@@ -95,16 +95,7 @@ impl AppState {
     fn sample(&self) {
         let sim = self.sim.borrow();
         let now = sim.now();
-        let mut total = Counts::default();
-        for e in sim.ns.entities() {
-            let c = e.counts(now);
-            total.active += c.active;
-            total.locked += c.locked;
-            total.scheduled += c.scheduled;
-            total.deferred += c.deferred;
-            total.dead_lettered += c.dead_lettered;
-            total.expired_uncollected += c.expired_uncollected;
-        }
+        let total = sim.ns.total_counts();
         let mut samples = self.samples.borrow_mut();
         samples.retain(|(t, _)| *t < now);
         samples.push((now, total));

@@ -528,6 +528,13 @@ impl Namespace {
         }
     }
 
+    /// "workers-2": the receiver name of a consumer instance.
+    pub(crate) fn consumer_instance_name(&self, group: u32, instance: u32) -> String {
+        self.consumers
+            .get(group as usize)
+            .map_or_else(|| "?".into(), |c| Self::receiver_name_of(&c.spec, instance))
+    }
+
     fn receiver_name_of(spec: &ConsumerSpec, instance: u32) -> String {
         format!("{}-{}", spec.name, instance + 1)
     }

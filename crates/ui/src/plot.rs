@@ -1,0 +1,72 @@
+//! Line charts as inline SVG, shared by the counts chart and the metrics. Each line has its own
+//! dash pattern and a text legend with its last value, so colour is never the only cue.
+use sbp_engine::time::{format_instant, Instant};
+use yew::prelude::*;
+
+const W: f64 = 480.0;
+const H: f64 = 120.0;
+
+/// One line: name, colour, dash pattern, and a value per instant.
+pub struct Line {
+    pub name: &'static str,
+    pub colour: &'static str,
+    pub dash: &'static str,
+    pub values: Vec<f64>,
+}
+
+pub fn line(
+    name: &'static str,
+    colour: &'static str,
+    dash: &'static str,
+    values: Vec<f64>,
+) -> Line {
+    Line {
+        name,
+        colour,
+        dash,
+        values,
+    }
+}
+
+/// A chart of `lines` over the instants `at` (one value per instant in each line).
+pub fn plot(title: &str, unit: &str, at: &[Instant], lines: &[Line]) -> Html {
+    let (Some(&t0), Some(&t1)) = (at.first(), at.last()) else {
+        return html! {};
+    };
+    let t1 = t1.max(t0 + 1);
+    let max = lines
+        .iter()
+        .flat_map(|l| l.values.iter().copied())
+        .fold(0.0_f64, f64::max)
+        .max(1.0);
+    let x = |t: Instant| (t - t0) as f64 / (t1 - t0) as f64 * (W - 40.0) + 36.0;
+    let y = |v: f64| H - 16.0 - v / max * (H - 26.0);
+    let last = |l: &Line| l.values.last().copied().unwrap_or(0.0);
+    let summary: Vec<String> = lines
+        .iter()
+        .map(|l| format!("{} {:.0}{unit}", l.name, last(l)))
+        .collect();
+    let axis = H - 16.0;
+    html! {
+        <figure class="metric">
+            <figcaption>{title.to_string()}</figcaption>
+            <svg viewBox={format!("0 0 {W} {H}")} role="img"
+                aria-label={format!("{title} from {} to {}; last: {}", format_instant(t0), format_instant(t1), summary.join(", "))}>
+                <line x1="36" y1={axis.to_string()} x2={W.to_string()} y2={axis.to_string()} stroke="#999" />
+                <text x="2" y="12" font-size="10">{format!("{max:.0}{unit}")}</text>
+                <text x="2" y={axis.to_string()} font-size="10">{"0"}</text>
+                <text x="36" y={(H - 2.0).to_string()} font-size="10">{format_instant(t0)}</text>
+                <text x={(W - 4.0).to_string()} y={(H - 2.0).to_string()} font-size="10" text-anchor="end">{format_instant(t1)}</text>
+                { for lines.iter().map(|l| {
+                    let points: String = at.iter().zip(&l.values).map(|(t, v)| format!("{:.1},{:.1} ", x(*t), y(*v))).collect();
+                    html! { <polyline {points} fill="none" stroke={l.colour} stroke-width="1.6" stroke-dasharray={l.dash} /> }
+                }) }
+            </svg>
+            <ul class="legend">
+                { for lines.iter().map(|l| html! {
+                    <li><svg width="26" height="8" aria-hidden="true"><line x1="0" y1="4" x2="26" y2="4" stroke={l.colour} stroke-width="2" stroke-dasharray={l.dash} /></svg>{format!(" {}: {:.0}{unit}", l.name, last(l))}</li>
+                }) }
+            </ul>
+        </figure>
+    }
+}
