@@ -105,9 +105,20 @@ pub fn choice(props: &ChoiceProps) -> Html {
             chosen.set(e.target_unchecked_into::<HtmlSelectElement>().value())
         })
     };
+    // After the entities change (a preset loaded), a choice that no longer exists falls back to
+    // the first option.
+    let current = if props.options.iter().any(|(v, _)| *v == *chosen) {
+        (*chosen).clone()
+    } else {
+        props
+            .options
+            .first()
+            .map(|o| o.0.clone())
+            .unwrap_or_default()
+    };
     html! {
         <select ref={props.node.clone()} id={props.id.clone()} {onchange}>
-            { for props.options.iter().map(|(v, label)| html! { <option value={v.clone()} selected={*v == *chosen}>{label.clone()}</option> }) }
+            { for props.options.iter().map(|(v, label)| html! { <option value={v.clone()} selected={*v == current}>{label.clone()}</option> }) }
         </select>
     }
 }
