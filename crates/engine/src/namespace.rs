@@ -30,6 +30,8 @@ pub struct QueueRef {
     pub dlq: bool,
 }
 
+/// A receiver remembers at most about this many messages it no longer has a use for.
+const HANDLE_LIMIT: usize = 10_000;
 /// Auto-forwarding stops after this many hops (the service allows 4).
 const MAX_FORWARD_HOPS: u8 = 4;
 pub const TTL_EXPIRED_REASON: &str = "TTLExpiredException";
@@ -122,6 +124,9 @@ pub struct Receiver {
     pub attached: BTreeSet<QueueRef>,
     pub handles: BTreeMap<(QueueRef, u64), Handle>,
     pub peek_cursor: BTreeMap<QueueRef, u64>,
+    /// The next size at which forgotten handles are pruned (doubles, so pruning stays amortised).
+    #[serde(default)]
+    pub prune_at: usize,
 }
 
 /// Builds a namespace: tier, expiry mode, seed.
@@ -1480,11 +1485,9 @@ impl Namespace {
         if let Some(last) = views.last() {
             receiver_state.peek_cursor.insert(q, last.sequence_number);
         }
-        for v in &views {
-            receiver_state
-                .handles
-                .entry((q, v.sequence_number))
-                .or_insert(Handle::Peeked);
+        let seqs: Vec<u64> = views.iter().map(|v| v.sequence_number).collect();
+        for seq in seqs {
+            self.remember(r, (q, seq), Handle::Peeked, false);
         }
         for v in &views {
             self.emit(
@@ -1581,9 +1584,7 @@ impl Namespace {
                         continue;
                     }
                     let view = make(self, q, &m);
-                    self.receivers[r as usize]
-                        .handles
-                        .insert((q, seq), Handle::ReceivedAndDeleted);
+                    self.remember(r, (q, seq), Handle::ReceivedAndDeleted, true);
                     self.emit(
                         q,
                         seq,
@@ -1627,9 +1628,7 @@ impl Namespace {
             auto_renew_until,
         });
         let delivery_count = m.failed_deliveries.saturating_add(1);
-        self.receivers[r as usize]
-            .handles
-            .insert((q, seq), Handle::Locked(token));
+        self.remember(r, (q, seq), Handle::Locked(token), true);
         self.emit(
             q,
             seq,
@@ -1917,6 +1916,33 @@ impl Namespace {
         b.completed += 1;
         b.latency_sum = b.latency_sum.saturating_add(latency);
         b.latency_max = b.latency_max.max(latency);
+    }
+
+    /// Records what receiver `r` holds for a message (a peek does not replace a lock). Past
+    /// [`HANDLE_LIMIT`] handles, those of messages that are gone are forgotten, so a receiver used
+    /// for a long time stays bounded (an old message settled twice then gives InvalidOperation
+    /// rather than MessageLockLost).
+    fn remember(&mut self, r: u32, key: (QueueRef, u64), handle: Handle, replace: bool) {
+        let Some(receiver) = self.receivers.get_mut(r as usize) else {
+            return;
+        };
+        if replace {
+            receiver.handles.insert(key, handle);
+        } else {
+            receiver.handles.entry(key).or_insert(handle);
+        }
+        if receiver.handles.len() <= HANDLE_LIMIT.max(receiver.prune_at) {
+            return;
+        }
+        let entities = &self.entities;
+        let exists = |(q, seq): &(QueueRef, u64)| {
+            entities
+                .get(q.entity as usize)
+                .and_then(Option::as_ref)
+                .is_some_and(|e| e.store(q.dlq).messages.contains_key(seq))
+        };
+        receiver.handles.retain(|k, _| exists(k));
+        receiver.prune_at = 2 * receiver.handles.len();
     }
 
     /// A lock ends without settlement (abandon, lapse, loss). RCV-07 first: a delivery that

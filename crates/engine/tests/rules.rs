@@ -1381,3 +1381,39 @@ fn next_due_and_next_event_name_the_next_timer() {
     settle(&mut ns, "q", 1, Settlement::Complete).unwrap();
     assert_eq!(ns.next_due(), None, "stale timers are skipped");
 }
+
+#[test]
+fn a_receivers_handles_stay_bounded_but_recent_double_settles_still_fail_with_lock_lost() {
+    let mut ns = ns();
+    queue(&mut ns, "q", settings());
+    for round in 0..25u64 {
+        for _ in 0..1000 {
+            ns.send("q", msg("m", None)).unwrap();
+        }
+        for m in ns
+            .receive(
+                R,
+                "q",
+                ReceiveMode::PeekLock,
+                1000,
+                ReceiveOptions::default(),
+            )
+            .unwrap()
+        {
+            settle(&mut ns, "q", m.sequence_number, Settlement::Complete).unwrap();
+        }
+        let last = (round + 1) * 1000;
+        // RCV-08 for a message settled a moment ago.
+        assert_eq!(
+            settle(&mut ns, "q", last, Settlement::Complete)
+                .unwrap_err()
+                .kind,
+            ErrorKind::MessageLockLost
+        );
+    }
+    assert!(
+        ns.receivers()[0].handles.len() <= 20_000,
+        "{}",
+        ns.receivers()[0].handles.len()
+    );
+}
