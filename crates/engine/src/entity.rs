@@ -101,6 +101,25 @@ impl Store {
     pub fn len(&self) -> usize {
         self.messages.len()
     }
+
+    /// Counts by state; `expiring` says whether expiry applies (not in a DLQ).
+    pub fn counts(&self, now: Instant, expiring: bool) -> Counts {
+        let mut c = Counts::default();
+        for m in self.messages.values() {
+            match (m.state, m.lock.is_some()) {
+                (_, true) => c.locked += 1,
+                (MessageState::Active, false) => {
+                    c.active += 1;
+                    if expiring && m.is_expired_at(now) {
+                        c.expired_uncollected += 1;
+                    }
+                }
+                (MessageState::Deferred, false) => c.deferred += 1,
+                (MessageState::Scheduled, false) => c.scheduled += 1,
+            }
+        }
+        c
+    }
     pub fn is_empty(&self) -> bool {
         self.messages.is_empty()
     }
@@ -186,24 +205,15 @@ impl Entity {
     }
 
     pub fn counts(&self, now: Instant) -> Counts {
-        let mut c = Counts {
+        Counts {
             dead_lettered: self.dlq.len() as u64,
-            ..Counts::default()
-        };
-        for m in self.main.messages.values() {
-            match (m.state, m.lock.is_some()) {
-                (_, true) => c.locked += 1,
-                (MessageState::Active, false) => {
-                    c.active += 1;
-                    if m.is_expired_at(now) {
-                        c.expired_uncollected += 1;
-                    }
-                }
-                (MessageState::Deferred, false) => c.deferred += 1,
-                (MessageState::Scheduled, false) => c.scheduled += 1,
-            }
+            ..self.main.counts(now, true)
         }
-        c
+    }
+
+    /// The counts of the dead-letter sub-queue itself (nothing expires there: TTL-12).
+    pub fn dlq_counts(&self, now: Instant) -> Counts {
+        self.dlq.counts(now, false)
     }
 }
 

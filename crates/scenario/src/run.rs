@@ -321,12 +321,21 @@ impl Simulation {
         self.ns.advance_to(e.at.ms());
         let at = format_instant(e.at.ms());
         for (path, want) in &e.counts {
-            let Some(entity) = self.ns.entity(path) else {
+            // An entity, or its dead-letter sub-queue ("orders/$deadletterqueue").
+            let now = self.ns.now();
+            let have = self.ns.resolve(path).ok().and_then(|q| {
+                let entity = self.ns.entity(self.ns.entity_name(q.entity))?;
+                Some(if q.dlq {
+                    entity.dlq_counts(now)
+                } else {
+                    entity.counts(now)
+                })
+            });
+            let Some(have) = have else {
                 self.failures
                     .push(format!("expect at {at}: {path} does not exist"));
                 continue;
             };
-            let have = entity.counts(self.ns.now());
             let fields = [
                 ("active", want.active, have.active),
                 ("locked", want.locked, have.locked),
