@@ -78,16 +78,6 @@ pub fn actions(props: &StoreProps) -> Html {
     }
 }
 
-fn choice(label: &'static str, id: &'static str, options: Vec<(String, String)>) -> Field {
-    Field {
-        label,
-        id,
-        value: "",
-        placeholder: "",
-        kind: Kind::Choice(options),
-    }
-}
-
 /// Fields: to, MessageId, TTL, schedule in, Subject, properties, body, how many.
 fn send_step(v: &[String], _button: usize, now: Instant) -> Result<Action, String> {
     if v[0].is_empty() {
@@ -122,7 +112,7 @@ fn send_step(v: &[String], _button: usize, now: Instant) -> Result<Action, Strin
 #[function_component(SendForm)]
 fn send_form(props: &FormProps) -> Html {
     let fields = vec![
-        choice("To ", "send-to", same(props.targets.clone())),
+        choice_field("To ", "send-to", same(props.targets.clone())),
         text_field("MessageId ", "send-id", "", "default: its SequenceNumber"),
         text_field("TimeToLive ", "send-ttl", "10s", "e.g. 10s, 5m, MaxValue"),
         text_field("Schedule in ", "send-schedule", "", "empty: now; e.g. 5m"),
@@ -200,9 +190,9 @@ fn receive_step(v: &[String], button: usize, _now: Instant) -> Result<Action, St
 #[function_component(ReceiveForm)]
 fn receive_form(props: &FormProps) -> Html {
     let fields = vec![
-        choice("From ", "receive-from", same(props.sources.clone())),
+        choice_field("From ", "receive-from", same(props.sources.clone())),
         text_field("Receiver ", "receive-receiver", "worker", ""),
-        choice(
+        choice_field(
             "Mode ",
             "receive-mode",
             pairs(&[
@@ -277,7 +267,7 @@ fn fault_form(props: &FormProps) -> Html {
         .collect();
     let fields = vec![
         text_field("In (empty: now) ", "fault-in", "", "e.g. 30s"),
-        choice("Entity (for an update) ", "fault-entity", same(paths)),
+        choice_field("Entity (for an update) ", "fault-entity", same(paths)),
         text_field(
             "Receiver (for a dropped connection) ",
             "fault-receiver",
@@ -297,164 +287,127 @@ fn fault_form(props: &FormProps) -> Html {
     }
 }
 
-const SETTING_FIELDS: &[&str] = &[
-    "DefaultMessageTimeToLive",
-    "LockDuration",
-    "MaxDeliveryCount",
-    "AutoDeleteOnIdle",
-    "ForwardDeadLetteredMessagesTo",
-    "ForwardTo",
-];
-
-/// Which field an error message is about (the engine names the setting), or "" for the form.
-fn field_of(message: &str) -> &'static str {
-    SETTING_FIELDS
-        .iter()
-        .copied()
-        .find(|f| message.contains(f))
-        .unwrap_or("")
+/// Fields: target, kind, name, subject filter, DefaultMessageTimeToLive, LockDuration,
+/// MaxDeliveryCount, AutoDeleteOnIdle, ForwardTo, ForwardDeadLetteredMessagesTo, dead-lettering
+/// on expiration. The engine checks the limits; its error names the setting.
+fn entity_step(v: &[String], _button: usize, _now: Instant) -> Result<Action, String> {
+    let settings = SettingsDef {
+        default_message_time_to_live: parse::dur("DefaultMessageTimeToLive", &v[4])?,
+        lock_duration: parse::dur("LockDuration", &v[5])?,
+        max_delivery_count: parse::real("MaxDeliveryCount", &v[6], 0.0, 1e6)?.map(|n| n as u32),
+        auto_delete_on_idle: parse::dur("AutoDeleteOnIdle", &v[7])?,
+        forward_to: opt(v[8].clone()),
+        forward_dead_lettered_messages_to: opt(v[9].clone()),
+        dead_lettering_on_message_expiration: match v[10].as_str() {
+            "on" => Some(true),
+            "off" => Some(false),
+            _ => None,
+        },
+        ..Default::default()
+    };
+    if v[0] != "new" {
+        let update = UpdateDef {
+            entity: v[0].clone(),
+            settings,
+        };
+        return Ok(Action::Do(Box::new(Step {
+            update: Some(update),
+            ..Default::default()
+        })));
+    }
+    if v[2].is_empty() {
+        return Err("Name: give the entity a name".into());
+    }
+    let mut def = EntityDef {
+        settings,
+        ..Default::default()
+    };
+    match v[1].as_str() {
+        "topic" => def.topic = Some(v[2].clone()),
+        "subscription" => {
+            def.subscription = Some(v[2].clone());
+            def.rule = opt(v[3].clone()).map(|subject| RuleDef {
+                subject: Some(subject),
+                ..Default::default()
+            });
+        }
+        _ => def.queue = Some(v[2].clone()),
+    }
+    Ok(Action::Do(Box::new(Step {
+        create: Some(def),
+        ..Default::default()
+    })))
 }
 
 /// Create an entity, or edit an existing one's settings (an update loses its locks: RCV-10).
 /// Limits are checked by the engine; the error is shown next to the field it names.
 #[function_component(EntityForm)]
 fn entity_form(props: &FormProps) -> Html {
-    let store = props.dispatch.clone();
-    let sim = props.sim.clone();
-    let (target, kind, name, ttl, lock, max, dlq, idle, fwd) = (
-        use_node_ref(),
-        use_node_ref(),
-        use_node_ref(),
-        use_node_ref(),
-        use_node_ref(),
-        use_node_ref(),
-        use_node_ref(),
-        use_node_ref(),
-        use_node_ref(),
-    );
-    let rule_subject = use_node_ref();
-    let fwd_dl = use_node_ref();
-    let error = use_state(|| None::<(&'static str, String)>);
-    let onsubmit = {
-        let rule_subject = rule_subject.clone();
-        let fwd_dl = fwd_dl.clone();
-        let (target, kind, name, ttl, lock, max, dlq, idle, fwd) = (
-            target.clone(),
-            kind.clone(),
-            name.clone(),
-            ttl.clone(),
-            lock.clone(),
-            max.clone(),
-            dlq.clone(),
-            idle.clone(),
-            fwd.clone(),
-        );
-        let store = store.clone();
-        let error = error.clone();
-        Callback::from(move |e: SubmitEvent| {
-            e.prevent_default();
-            let build = || -> Result<Step, String> {
-                let settings = SettingsDef {
-                    default_message_time_to_live: dur("DefaultMessageTimeToLive", &ttl)?,
-                    lock_duration: dur("LockDuration", &lock)?,
-                    max_delivery_count: number("MaxDeliveryCount", &max, 0, 1_000_000)?
-                        .map(|n| n as u32),
-                    dead_lettering_on_message_expiration: match select(&dlq).as_str() {
-                        "on" => Some(true),
-                        "off" => Some(false),
-                        _ => None,
-                    },
-                    auto_delete_on_idle: dur("AutoDeleteOnIdle", &idle)?,
-                    forward_to: opt(text(&fwd)),
-                    forward_dead_lettered_messages_to: opt(text(&fwd_dl)),
-                    ..Default::default()
-                };
-                let target = select(&target);
-                if target != "new" {
-                    return Ok(Step {
-                        update: Some(UpdateDef {
-                            entity: target,
-                            settings,
-                        }),
-                        ..Default::default()
-                    });
-                }
-                let name = text(&name);
-                if name.is_empty() {
-                    return Err("Name: give the entity a name".into());
-                }
-                let mut def = EntityDef {
-                    settings,
-                    ..Default::default()
-                };
-                match select(&kind).as_str() {
-                    "topic" => def.topic = Some(name),
-                    "subscription" => {
-                        def.subscription = Some(name);
-                        def.rule = opt(text(&rule_subject)).map(|subject| RuleDef {
-                            subject: Some(subject),
-                            ..Default::default()
-                        });
-                    }
-                    _ => def.queue = Some(name),
-                }
-                Ok(Step {
-                    create: Some(def),
-                    ..Default::default()
-                })
-            };
-            match build() {
-                Ok(step) => {
-                    let before = sim.0.borrow().outcomes.len();
-                    store.dispatch(Action::Do(Box::new(step)));
-                    let sim = sim.0.borrow();
-                    match sim.outcomes.get(before).map(|o| &o.result) {
-                        Some(Err(e)) => error.set(Some((field_of(&e.message), e.message.clone()))),
-                        _ => error.set(None),
-                    }
-                }
-                Err(msg) => error.set(Some((field_of(&msg), msg))),
-            }
-        })
-    };
     let mut targets = vec![("new".to_string(), "a new entity".to_string())];
+    let subscriptions = props
+        .sources
+        .iter()
+        .filter(|p| !p.ends_with("$deadletterqueue") && p.contains("/subscriptions/"));
     targets.extend(
         props
             .targets
             .iter()
-            .chain(
-                props
-                    .sources
-                    .iter()
-                    .filter(|p| !p.ends_with("$deadletterqueue") && p.contains("/subscriptions/")),
-            )
+            .chain(subscriptions)
             .map(|p| (p.clone(), format!("edit {p}"))),
     );
-    let err_for = |field: &'static str| match &*error {
-        Some((f, msg)) if *f == field => {
-            html! { <span class="field-error" role="alert">{msg.clone()}</span> }
-        }
-        _ => html! {},
-    };
+    let fields = vec![
+        choice_field("Create or edit ", "entity-target", targets),
+        choice_field(
+            "Kind (new) ",
+            "entity-kind",
+            pairs(&[
+                ("queue", "Queue"),
+                ("topic", "Topic"),
+                ("subscription", "Subscription (topic/subscriptions/name)"),
+            ]),
+        ),
+        text_field("Name (new) ", "entity-name", "", "e.g. payments").keyed("Name:"),
+        text_field(
+            "Subject filter (new subscription) ",
+            "entity-rule-subject",
+            "",
+            "empty: takes every message",
+        ),
+        text_field(
+            "DefaultMessageTimeToLive ",
+            "entity-ttl",
+            "",
+            "default MaxValue (Basic 14d); min 1s",
+        )
+        .keyed("DefaultMessageTimeToLive"),
+        text_field("LockDuration ", "entity-lock", "", "default 30s; 5s..5m").keyed("LockDuration"),
+        text_field("MaxDeliveryCount ", "entity-max", "", "default 10; min 1")
+            .keyed("MaxDeliveryCount"),
+        text_field(
+            "AutoDeleteOnIdle ",
+            "entity-idle",
+            "",
+            "default never; min 5m",
+        )
+        .keyed("AutoDeleteOnIdle"),
+        text_field("ForwardTo ", "entity-forward", "", "empty: none").keyed("ForwardTo"),
+        text_field(
+            "ForwardDeadLetteredMessagesTo ",
+            "entity-forward-dl",
+            "",
+            "empty: none",
+        )
+        .keyed("ForwardDeadLetteredMessagesTo"),
+        choice_field(
+            "DeadLetteringOnMessageExpiration ",
+            "entity-dlq",
+            pairs(&[("", "default / unchanged"), ("on", "on"), ("off", "off")]),
+        ),
+    ];
     html! {
-        <form class="card-form" id="entity-form" {onsubmit} aria-label="Create or edit an entity">
-            <h2>{"Create or edit entity"}</h2>
-            <label>{"Create or edit "}<Choice node={target} id="entity-target" options={targets} /></label>
-            <label>{"Kind (new) "}<Choice node={kind} id="entity-kind" options={pairs(&[("queue", "Queue"), ("topic", "Topic"), ("subscription", "Subscription (topic/subscriptions/name)")])} /></label>
-            {field("Name (new) ", "entity-name", &name, "", "e.g. payments", "text")}
-            {field("Subject filter (new subscription) ", "entity-rule-subject", &rule_subject, "", "empty: takes every message", "text")}
-            <p class="hint">{"Empty fields keep the default (new) or the current value (edit)."}</p>
-            <label>{"DefaultMessageTimeToLive "}<input ref={ttl} id="entity-ttl" placeholder="default MaxValue (Basic 14d); min 1s" />{err_for("DefaultMessageTimeToLive")}</label>
-            <label>{"LockDuration "}<input ref={lock} id="entity-lock" placeholder="default 30s; 5s..5m" />{err_for("LockDuration")}</label>
-            <label>{"MaxDeliveryCount "}<input ref={max} id="entity-max" type="number" placeholder="default 10; min 1" />{err_for("MaxDeliveryCount")}</label>
-            <label>{"AutoDeleteOnIdle "}<input ref={idle} id="entity-idle" placeholder="default never; min 5m" />{err_for("AutoDeleteOnIdle")}</label>
-            <label>{"ForwardTo "}<input ref={fwd} id="entity-forward" placeholder="empty: none" />{err_for("ForwardTo")}</label>
-            {field("ForwardDeadLetteredMessagesTo ", "entity-forward-dl", &fwd_dl, "", "empty: none", "text")}
-            {err_for("ForwardDeadLetteredMessagesTo")}
-            <label>{"DeadLetteringOnMessageExpiration "}<Choice node={dlq} id="entity-dlq" options={pairs(&[("", "default / unchanged"), ("on", "on"), ("off", "off")])} /></label>
-            {err_for("")}
-            <button type="submit" id="entity-create">{"Create or update"}</button>
-        </form>
+        <DataForm id="entity-form" title="Create or edit entity" hint="Empty fields keep the default (new) or the current value (edit)."
+            {fields} buttons={vec![("entity-create", "Create or update")]}
+            parse={entity_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
     }
 }
 

@@ -149,6 +149,15 @@ pub struct Field {
     pub value: &'static str,
     pub placeholder: &'static str,
     pub kind: Kind,
+    /// An error that names this (e.g. "LockDuration") is shown next to the field.
+    pub key: &'static str,
+}
+
+impl Field {
+    pub fn keyed(mut self, key: &'static str) -> Self {
+        self.key = key;
+        self
+    }
 }
 
 pub fn text_field(
@@ -163,6 +172,33 @@ pub fn text_field(
         value,
         placeholder,
         kind: Kind::Text,
+        key: "",
+    }
+}
+
+pub fn choice_field(
+    label: &'static str,
+    id: &'static str,
+    options: Vec<(String, String)>,
+) -> Field {
+    Field {
+        label,
+        id,
+        value: "",
+        placeholder: "",
+        kind: Kind::Choice(options),
+        key: "",
+    }
+}
+
+pub fn check_field(label: &'static str, id: &'static str) -> Field {
+    Field {
+        label,
+        id,
+        value: "",
+        placeholder: "",
+        kind: Kind::Check,
+        key: "",
     }
 }
 
@@ -231,13 +267,27 @@ pub fn data_form(props: &DataFormProps) -> Html {
             let now = sim.0.borrow().now();
             match parse(&values, button, now) {
                 Ok(action) => {
-                    error.set(None);
+                    // The engine checks what the form cannot (limits, existence): its error, if
+                    // any, is shown here too.
+                    let before = sim.0.borrow().outcomes.len();
                     dispatch.dispatch(action);
+                    let sim = sim.0.borrow();
+                    match sim.outcomes.get(before).map(|o| &o.result) {
+                        Some(Err(e)) => error.set(Some(e.message.clone())),
+                        _ => error.set(None),
+                    }
                 }
                 Err(m) => error.set(Some(m)),
             }
         })
     };
+    // An error that names a field's key goes next to that field; any other below the fields.
+    let placed = error.as_ref().and_then(|m| {
+        props
+            .fields
+            .iter()
+            .position(|f| !f.key.is_empty() && m.contains(f.key))
+    });
     let onsubmit = {
         let run = run.clone();
         Callback::from(move |e: SubmitEvent| {
@@ -249,12 +299,18 @@ pub fn data_form(props: &DataFormProps) -> Html {
         <form class="card-form" id={props.id} {onsubmit} aria-label={props.title}>
             <h2>{props.title}</h2>
             if !props.hint.is_empty() { <p class="hint">{props.hint}</p> }
-            { for props.fields.iter().zip(refs.iter()).map(|(f, r)| match &f.kind {
-                Kind::Text => field(f.label, f.id, r, f.value, f.placeholder, "text"),
-                Kind::Check => html! { <label class="check"><input ref={r.clone()} id={f.id} type="checkbox" />{f.label}</label> },
-                Kind::Choice(options) => html! { <label>{f.label}<Choice node={r.clone()} id={f.id} options={options.clone()} /></label> },
+            { for props.fields.iter().zip(refs.iter()).enumerate().map(|(i, (f, r))| {
+                let input = match &f.kind {
+                    Kind::Text => field(f.label, f.id, r, f.value, f.placeholder, "text"),
+                    Kind::Check => html! { <label class="check"><input ref={r.clone()} id={f.id} type="checkbox" />{f.label}</label> },
+                    Kind::Choice(options) => html! { <label>{f.label}<Choice node={r.clone()} id={f.id} options={options.clone()} /></label> },
+                };
+                match &*error {
+                    Some(m) if placed == Some(i) => html! { <>{input}<p class="field-error" role="alert">{m.clone()}</p></> },
+                    _ => input,
+                }
             }) }
-            if let Some(m) = &*error { <p class="field-error" role="alert">{m.clone()}</p> }
+            if let (Some(m), None) = (&*error, placed) { <p class="field-error" role="alert">{m.clone()}</p> }
             <div class="row wrap">
             { for props.buttons.iter().enumerate().map(|(i, (id, label))| {
                 if i == 0 {

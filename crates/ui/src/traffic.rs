@@ -2,20 +2,10 @@
 //! of what is running. The engine runs them; these forms only build their settings.
 use crate::actions::FormProps;
 use crate::form::parse::{dur, percent, real};
-use crate::form::{same, text_field, DataForm, Field, Kind, Parse};
+use crate::form::{check_field, choice_field, same, text_field, DataForm, Parse};
 use crate::state::Action;
 use sbp_scenario::*;
 use yew::prelude::*;
-
-fn choice(label: &'static str, id: &'static str, options: Vec<(String, String)>) -> Field {
-    Field {
-        label,
-        id,
-        value: "",
-        placeholder: "",
-        kind: Kind::Choice(options),
-    }
-}
 
 fn both<A, B>(what: &str, a: Option<A>, b: Option<B>) -> Result<Option<(A, B)>, String> {
     match (a, b) {
@@ -80,7 +70,7 @@ fn producer_step(
 pub fn producer_form(props: &FormProps) -> Html {
     let fields = vec![
         text_field("Name ", "producer-name", "web", ""),
-        choice("To ", "producer-to", same(props.targets.clone())),
+        choice_field("To ", "producer-to", same(props.targets.clone())),
         text_field("Messages per second ", "producer-rate", "5", ""),
         text_field("TimeToLive ", "producer-ttl", "", "empty: none; e.g. 30s"),
         text_field("MessageId prefix ", "producer-prefix", "", "default: name-"),
@@ -156,9 +146,9 @@ fn pair(a: &str, b: &str) -> (String, String) {
 pub fn consumer_form(props: &FormProps) -> Html {
     let fields = vec![
         text_field("Name ", "consumer-name", "workers", ""),
-        choice("From ", "consumer-from", same(props.sources.clone())),
+        choice_field("From ", "consumer-from", same(props.sources.clone())),
         text_field("How many ", "consumer-instances", "2", ""),
-        choice(
+        choice_field(
             "Mode ",
             "consumer-mode",
             vec![
@@ -166,7 +156,7 @@ pub fn consumer_form(props: &FormProps) -> Html {
                 pair("ReceiveAndDelete", "ReceiveAndDelete"),
             ],
         ),
-        choice(
+        choice_field(
             "Processing time ",
             "consumer-kind",
             vec![
@@ -187,13 +177,7 @@ pub fn consumer_form(props: &FormProps) -> Html {
             "",
             "empty: off; e.g. 5m",
         ),
-        Field {
-            label: " Idempotent by MessageId (RCV-12)",
-            id: "consumer-idempotent",
-            value: "",
-            placeholder: "",
-            kind: Kind::Check,
-        },
+        check_field(" Idempotent by MessageId (RCV-12)", "consumer-idempotent"),
     ];
     html! {
         <DataForm id="consumer-form" title="Consumers" {fields} buttons={vec![("consumer-submit", "Start consumers")]}
