@@ -308,19 +308,26 @@ fn r_ttl_08_realistic_mode_sweeps_only_while_a_receiver_is_attached() {
     assert!(ns.log().iter().any(|e| e.rule == Some(Rule::Ttl08)));
 }
 
-#[test]
-fn r_ttl_09_locked_message_is_not_expired_complete_succeeds() {
+/// TTL-09's setting: a message with a 10 s TTL, locked at t=0 for `lock`, on a queue that
+/// dead-letters expired messages.
+fn locked_with_ttl_10s(lock: i64) -> Namespace {
     let mut ns = ns();
     queue(
         &mut ns,
         "q",
         EntitySettings {
-            lock_duration: MINUTE,
+            lock_duration: lock,
             ..dlq_on_expiry()
         },
     );
     ns.send("q", msg("a", Some(10 * SECOND))).unwrap();
     recv(&mut ns, "q", 1);
+    ns
+}
+
+#[test]
+fn r_ttl_09_locked_message_is_not_expired_complete_succeeds() {
+    let mut ns = locked_with_ttl_10s(MINUTE);
     ns.advance_to(30 * SECOND);
     assert_eq!(counts(&ns, "q").locked, 1);
     settle(&mut ns, "q", 1, Settlement::Complete).unwrap();
@@ -331,17 +338,7 @@ fn r_ttl_09_locked_message_is_not_expired_complete_succeeds() {
 
 #[test]
 fn r_ttl_09_abandon_after_expiry_dead_letters_at_once() {
-    let mut ns = ns();
-    queue(
-        &mut ns,
-        "q",
-        EntitySettings {
-            lock_duration: MINUTE,
-            ..dlq_on_expiry()
-        },
-    );
-    ns.send("q", msg("a", Some(10 * SECOND))).unwrap();
-    recv(&mut ns, "q", 1);
+    let mut ns = locked_with_ttl_10s(MINUTE);
     ns.advance_to(30 * SECOND);
     settle(&mut ns, "q", 1, Settlement::Abandon).unwrap();
     assert_eq!(counts(&ns, "q").dead_lettered, 1);
@@ -353,17 +350,7 @@ fn r_ttl_09_abandon_after_expiry_dead_letters_at_once() {
 
 #[test]
 fn r_ttl_09_lapse_after_expiry_expires_at_once() {
-    let mut ns = ns();
-    queue(
-        &mut ns,
-        "q",
-        EntitySettings {
-            lock_duration: 30 * SECOND,
-            ..dlq_on_expiry()
-        },
-    );
-    ns.send("q", msg("a", Some(10 * SECOND))).unwrap();
-    recv(&mut ns, "q", 1);
+    let mut ns = locked_with_ttl_10s(30 * SECOND);
     ns.advance_to(29 * SECOND);
     assert_eq!(counts(&ns, "q").dead_lettered, 0);
     ns.advance_to(30 * SECOND);
