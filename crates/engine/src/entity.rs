@@ -140,7 +140,8 @@ pub struct Entity {
     /// MSG-01: the next SequenceNumber (queues and topics).
     pub next_seq: u64,
     pub last_activity: Instant,
-    pub(crate) idle_armed: bool,
+    /// When the one live idle check is due (IDLE-01), if armed.
+    pub(crate) idle_at: Option<Instant>,
     pub(crate) sweep_armed: bool,
     pub(crate) attached_receivers: u32,
     pub created_at: Instant,
@@ -166,7 +167,7 @@ impl Entity {
             dlq: Store::default(),
             next_seq: 1,
             last_activity: now,
-            idle_armed: false,
+            idle_at: None,
             sweep_armed: false,
             attached_receivers: 0,
             created_at: now,

@@ -587,7 +587,7 @@ impl Namespace {
                 .ok()
                 .and_then(|e| e.main.messages.get(&seq))
                 .is_some_and(|m| m.state == MessageState::Scheduled),
-            Timer::IdleCheck { entity } => self.get(entity).is_ok_and(|e| e.idle_armed),
+            Timer::IdleCheck { entity } => self.get(entity).is_ok_and(|e| e.idle_at == Some(at)),
             Timer::Sweep { entity } => self.get(entity).is_ok_and(|e| e.sweep_armed),
             Timer::Produce { .. }
             | Timer::Burst { .. }
@@ -890,8 +890,15 @@ impl Namespace {
         }
         settings.validate(self.tier)?;
         self.check_forward_targets(&settings)?;
+        let limit = settings.auto_delete_on_idle;
         self.get_mut(q.entity)?.settings = settings;
         self.emit(q, 0, EventKind::EntityUpdated, Some(Rule::Rcv10));
+        // The update is activity (IDLE-02), and AutoDeleteOnIdle may have changed: re-arm.
+        if limit < MAX_VALUE {
+            self.arm_idle_check(q.entity, after(self.now, limit));
+        } else {
+            self.get_mut(q.entity)?.idle_at = None;
+        }
         self.touch(q.entity);
         for dlq in [false, true] {
             let queue = QueueRef {
@@ -948,10 +955,8 @@ impl Namespace {
         e.last_activity = now;
         let limit = e.settings.auto_delete_on_idle;
         let kind = e.kind;
-        let arm = limit < MAX_VALUE && !e.idle_armed;
-        e.idle_armed |= arm;
-        if arm {
-            self.push_timer(after(now, limit), Timer::IdleCheck { entity: id });
+        if limit < MAX_VALUE && e.idle_at.is_none() {
+            self.arm_idle_check(id, after(now, limit));
         }
         // IDLE-02: operations on a subscription keep its topic alive.
         if let EntityKind::Subscription { topic } = kind {
@@ -966,7 +971,7 @@ impl Namespace {
         let limit = e.settings.auto_delete_on_idle;
         // IDLE-03: an entity that auto-forwards counts as having a receiver.
         if limit >= MAX_VALUE || e.settings.forward_to.is_some() {
-            e.idle_armed = false;
+            e.idle_at = None;
             return;
         }
         let deadline = after(e.last_activity, limit);
@@ -982,10 +987,17 @@ impl Namespace {
             } else {
                 deadline
             };
-            self.push_timer(next, Timer::IdleCheck { entity: id });
+            self.arm_idle_check(id, next);
             return;
         }
         self.remove_entity(id, Some(Rule::Idle01));
+    }
+
+    /// One idle check per entity: a new one makes any earlier one stale.
+    fn arm_idle_check(&mut self, id: u32, at: Instant) {
+        let Ok(e) = self.get_mut(id) else { return };
+        e.idle_at = Some(at);
+        self.push_timer(at, Timer::IdleCheck { entity: id });
     }
 
     // ----- sending -------------------------------------------------------------------------

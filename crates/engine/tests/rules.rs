@@ -1404,3 +1404,43 @@ fn a_receivers_handles_stay_bounded_but_recent_double_settles_still_fail_with_lo
         ns.receivers()[0].handles.len()
     );
 }
+
+#[test]
+fn r_idle_01_a_shorter_auto_delete_on_idle_takes_effect_from_the_update() {
+    let mut ns = ns();
+    queue(
+        &mut ns,
+        "q",
+        EntitySettings {
+            auto_delete_on_idle: HOUR,
+            ..settings()
+        },
+    );
+    ns.advance_to(MINUTE);
+    ns.update_entity(
+        "q",
+        EntitySettings {
+            auto_delete_on_idle: 5 * MINUTE,
+            ..settings()
+        },
+    )
+    .unwrap();
+    ns.advance_to(6 * MINUTE - 1);
+    assert!(ns.entity("q").is_some());
+    ns.advance_to(6 * MINUTE);
+    assert!(
+        ns.entity("q").is_none(),
+        "deleted 5 minutes after the update, not after an hour"
+    );
+    queue(
+        &mut ns,
+        "r",
+        EntitySettings {
+            auto_delete_on_idle: 5 * MINUTE,
+            ..settings()
+        },
+    );
+    ns.update_entity("r", settings()).unwrap();
+    ns.advance_to(HOUR);
+    assert!(ns.entity("r").is_some(), "AutoDeleteOnIdle back to never");
+}
