@@ -200,11 +200,6 @@ impl Entity {
         self.main.bytes.saturating_add(self.dlq.bytes)
     }
 
-    /// Whether a receiver is attached to the main queue (TTL-08).
-    pub fn has_receiver(&self) -> bool {
-        self.attached_receivers > 0
-    }
-
     pub fn counts(&self, now: Instant) -> Counts {
         Counts {
             dead_lettered: self.dlq.len() as u64,

@@ -155,6 +155,20 @@ pub struct ActorView {
     pub summary: String,
 }
 
+/// Puts `item` at `index` (replacing what was there) or at the end; returns where it went.
+fn upsert<T>(list: &mut Vec<T>, index: Option<usize>, item: T) -> usize {
+    match index {
+        Some(i) => {
+            list[i] = item;
+            i
+        }
+        None => {
+            list.push(item);
+            list.len() - 1
+        }
+    }
+}
+
 fn check_share(name: &str, v: f64) -> Result<()> {
     if (0.0..=1.0).contains(&v) {
         Ok(())
@@ -215,24 +229,23 @@ impl Namespace {
             "producer {} starts: {} msg/s to {}",
             spec.name, spec.rate, spec.to
         );
-        let index = match self.producers.iter().position(|p| p.spec.name == spec.name) {
-            Some(i) => i,
-            None => {
-                self.producers.push(Producer {
-                    spec: spec.clone(),
-                    queue,
-                    active: false,
-                    generation: 0,
-                    sent: 0,
-                });
-                self.producers.len() - 1
-            }
-        };
-        let p = &mut self.producers[index];
-        p.spec = spec;
-        p.queue = queue;
-        p.active = true;
-        p.generation += 1;
+        // Starting a producer again under its name replaces its settings and keeps its count.
+        let existing = self.producers.iter().position(|p| p.spec.name == spec.name);
+        let (generation, sent) = existing.map_or((1, 0), |i| {
+            (self.producers[i].generation + 1, self.producers[i].sent)
+        });
+        let index = upsert(
+            &mut self.producers,
+            existing,
+            Producer {
+                spec,
+                queue,
+                active: true,
+                generation,
+                sent,
+            },
+        );
+        let p = &self.producers[index];
         let (generation, rate, burst) = (p.generation, p.spec.rate, p.spec.burst.clone());
         let producer = index as u32;
         self.actor_event(summary);
@@ -321,31 +334,31 @@ impl Namespace {
             "{} consumer(s) {} start on {}",
             spec.instances, spec.name, spec.from
         );
-        let index = match self.consumers.iter().position(|c| c.spec.name == spec.name) {
-            Some(i) => i,
-            None => {
-                self.consumers.push(ConsumerGroup {
-                    spec: spec.clone(),
-                    queue,
-                    receivers: Vec::new(),
-                    active: false,
-                    generation: 0,
-                    busy: Vec::new(),
-                    lost_after_work: BTreeSet::new(),
-                });
-                self.consumers.len() - 1
-            }
-        };
+        // Starting a group again under its name replaces its settings; it keeps what it knows
+        // of lost completions (RCV-12).
+        let existing = self.consumers.iter().position(|c| c.spec.name == spec.name);
         let receivers: Vec<u32> = (0..spec.instances)
             .map(|i| self.receiver_id(&Self::receiver_name_of(&spec, i)))
             .collect();
-        let c = &mut self.consumers[index];
-        c.queue = queue;
-        c.receivers = receivers;
-        c.busy = vec![None; spec.instances as usize];
-        c.spec = spec;
-        c.active = true;
-        c.generation += 1;
+        let (generation, lost_after_work) = match existing {
+            Some(i) => (
+                self.consumers[i].generation + 1,
+                std::mem::take(&mut self.consumers[i].lost_after_work),
+            ),
+            None => (1, BTreeSet::new()),
+        };
+        let busy = vec![None; spec.instances as usize];
+        let group = ConsumerGroup {
+            spec,
+            queue,
+            receivers,
+            active: true,
+            generation,
+            busy,
+            lost_after_work,
+        };
+        let index = upsert(&mut self.consumers, existing, group);
+        let c = &self.consumers[index];
         let (generation, instances) = (c.generation, c.spec.instances);
         self.actor_event(summary);
         for instance in 0..instances {
