@@ -1,6 +1,5 @@
 //! Form helpers shared by every form: reading inputs, parsing what a person typed (with a message
 //! that names the field), a labelled input, and a controlled `<select>`.
-use sbp_scenario::Dur;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
@@ -16,29 +15,6 @@ pub fn select(r: &NodeRef) -> String {
 }
 pub fn opt(s: String) -> Option<String> {
     (!s.is_empty()).then_some(s)
-}
-/// A duration ("10s", "5m", "MaxValue"), or None when empty.
-pub fn dur(field: &str, r: &NodeRef) -> Result<Option<Dur>, String> {
-    let s = text(r);
-    if s.is_empty() {
-        return Ok(None);
-    }
-    sbp_engine::time::parse_duration(&s)
-        .map(|d| Some(Dur(d)))
-        .map_err(|e| format!("{field}: {e}"))
-}
-/// A whole number from `min` to `max`, or None when empty.
-pub fn number(field: &str, r: &NodeRef, min: u64, max: u64) -> Result<Option<u64>, String> {
-    let s = text(r);
-    if s.is_empty() {
-        return Ok(None);
-    }
-    match s.parse::<u64>() {
-        Ok(n) if (min..=max).contains(&n) => Ok(Some(n)),
-        _ => Err(format!(
-            "{field}: \"{s}\" is not a whole number from {min} to {max}"
-        )),
-    }
 }
 
 /// A labelled input: one function instead of the same markup in every form (and less wasm).
@@ -350,6 +326,18 @@ pub mod parse {
             Ok(v) if v.is_finite() && (min..=max).contains(&v) => Ok(Some(v)),
             _ => Err(format!(
                 "{field}: \"{s}\" is not a number from {min} to {max}"
+            )),
+        }
+    }
+    /// A whole number from `min` to `max`, or None when empty.
+    pub fn whole(field: &str, s: &str, min: u64, max: u64) -> Result<Option<u64>, String> {
+        if s.is_empty() {
+            return Ok(None);
+        }
+        match s.parse::<u64>() {
+            Ok(n) if (min..=max).contains(&n) => Ok(Some(n)),
+            _ => Err(format!(
+                "{field}: \"{s}\" is not a whole number from {min} to {max}"
             )),
         }
     }

@@ -1,7 +1,7 @@
 //! The send lab (SEND-01..04): one batch sent four ways, with the round trip and store time as
 //! settings and rejections injected. The numbers come from the engine's `send_lab` model.
 use crate::form::field;
-use crate::form::{dur, number, Choice};
+use crate::form::{parse, text, Choice};
 use sbp_engine::send_lab::{run, Injected, SendLabResult, SendLabSpec, SendStrategy};
 use sbp_engine::time::format_duration;
 use yew::prelude::*;
@@ -85,9 +85,11 @@ pub fn send_lab() -> Html {
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let n = |field: &str, r: &NodeRef| {
-                number(field, r, 0, 10_000).map(|v| v.unwrap_or(0) as u32)
+                parse::whole(field, &text(r), 0, 10_000).map(|v| v.unwrap_or(0) as u32)
             };
-            let d = |field: &str, r: &NodeRef| dur(field, r).map(|v| v.map_or(0, |d| d.ms()));
+            let d = |field: &str, r: &NodeRef| {
+                parse::dur(field, &text(r)).map(|v| v.map_or(0, |d| d.ms()))
+            };
             let build = || -> Result<SendLabSpec, String> {
                 Ok(SendLabSpec {
                     count: n("Sends", &count)?.max(1),
