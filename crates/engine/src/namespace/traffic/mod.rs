@@ -1,16 +1,40 @@
 //! Traffic actors: producers and consumer groups that run on the namespace's own timers, with the
 //! namespace's seeded random numbers, so a scenario with traffic is as deterministic as one
 //! without. They act through the same operations a user does (send, receive, settle).
+mod run;
+
 use super::{Namespace, QueueRef, Timer};
 use crate::command::{ReceiveMode, ReceiveOptions, Settlement};
 use crate::error::{BrokerError, ErrorKind, Result};
 use crate::event::{Event, EventKind};
 use crate::message::NewMessage;
 use crate::time::{after, format_duration, Duration, Instant, SECOND};
-use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeSet;
+
+/// The timers the traffic actors own; a generation that no longer matches makes them stale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ActorTimer {
+    Produce {
+        producer: u32,
+        generation: u32,
+    },
+    Burst {
+        producer: u32,
+        generation: u32,
+    },
+    ConsumerWake {
+        group: u32,
+        instance: u32,
+        generation: u32,
+    },
+    ConsumerDone {
+        group: u32,
+        instance: u32,
+        generation: u32,
+    },
+}
 
 /// A burst: `size` extra messages every `every`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -252,19 +276,19 @@ impl Namespace {
         if rate > 0.0 {
             self.push_timer(
                 self.now,
-                Timer::Produce {
+                Timer::Actor(ActorTimer::Produce {
                     producer,
                     generation,
-                },
+                }),
             );
         }
         if burst.is_some() {
             self.push_timer(
                 self.now,
-                Timer::Burst {
+                Timer::Actor(ActorTimer::Burst {
                     producer,
                     generation,
-                },
+                }),
             );
         }
         Ok(())
@@ -364,11 +388,11 @@ impl Namespace {
         for instance in 0..instances {
             self.push_timer(
                 self.now,
-                Timer::ConsumerWake {
+                Timer::Actor(ActorTimer::ConsumerWake {
                     group: index as u32,
                     instance,
                     generation,
-                },
+                }),
             );
         }
         Ok(())
@@ -394,311 +418,88 @@ impl Namespace {
         Ok(())
     }
 
-    pub(crate) fn actor_timer_is_live(&self, timer: Timer) -> bool {
-        match timer {
-            Timer::Produce {
-                producer,
-                generation,
-            }
-            | Timer::Burst {
-                producer,
-                generation,
-            } => self
-                .producers
+    pub(crate) fn actor_timer_is_live(&self, timer: ActorTimer) -> bool {
+        let producer_live = |producer: u32, generation: u32| {
+            self.producers
                 .get(producer as usize)
-                .is_some_and(|p| p.active && p.generation == generation),
-            Timer::ConsumerWake {
-                group,
-                instance,
-                generation,
-            } => self.consumers.get(group as usize).is_some_and(|c| {
+                .is_some_and(|p| p.active && p.generation == generation)
+        };
+        let consumer_live = |group: u32, instance: u32, generation: u32, busy: bool| {
+            self.consumers.get(group as usize).is_some_and(|c| {
                 c.active
                     && c.generation == generation
-                    && c.busy.get(instance as usize).is_some_and(Option::is_none)
-            }),
-            Timer::ConsumerDone {
-                group,
-                instance,
-                generation,
-            } => self.consumers.get(group as usize).is_some_and(|c| {
-                c.active
-                    && c.generation == generation
-                    && c.busy.get(instance as usize).is_some_and(Option::is_some)
-            }),
-            _ => false,
-        }
-    }
-
-    fn producer_rate_at(spec: &ProducerSpec, at: Instant) -> f64 {
-        match &spec.spike {
-            Some(s) if at >= s.from && at < after(s.from, s.duration) => spec.rate * s.factor,
-            _ => spec.rate,
-        }
-    }
-
-    /// A producer's clock: one message, then the next at 1/rate (a spike changes the rate).
-    pub(crate) fn produce(&mut self, producer: u32, generation: u32, burst: bool) {
-        let now = self.now;
-        let Some(p) = self.producers.get(producer as usize) else {
-            return;
-        };
-        let spec = p.spec.clone();
-        let count = if burst {
-            spec.burst.as_ref().map_or(0, |b| b.size)
-        } else {
-            1
-        };
-        for _ in 0..count {
-            if !self.produce_one(producer as usize) {
-                return;
-            }
-        }
-        let next = if burst {
-            spec.burst.as_ref().map(|b| after(now, b.every))
-        } else {
-            // A spike that ends while the rate is 0 must still be noticed: check again then.
-            let rate = Self::producer_rate_at(&spec, now);
-            if rate > 0.0 {
-                Some(after(now, ((1000.0 / rate).round() as i64).max(1)))
-            } else {
-                spec.spike
-                    .as_ref()
-                    .map(|s| after(s.from, s.duration))
-                    .filter(|t| *t > now)
-            }
-        };
-        if let Some(at) = next {
-            let timer = if burst {
-                Timer::Burst {
-                    producer,
-                    generation,
-                }
-            } else {
-                Timer::Produce {
-                    producer,
-                    generation,
-                }
-            };
-            self.push_timer(at, timer);
-        }
-    }
-
-    /// Sends one message; false when the producer reached its maximum and stopped.
-    fn produce_one(&mut self, index: usize) -> bool {
-        let p = &mut self.producers[index];
-        if p.spec.max_messages.is_some_and(|m| p.sent >= m) {
-            p.active = false;
-            p.generation += 1;
-            let name = p.spec.name.clone();
-            self.actor_event(format!("producer {name} sent all its messages and stops"));
-            return false;
-        }
-        p.sent += 1;
-        let n = p.sent;
-        let spec = &p.spec;
-        let prefix = spec
-            .message_id_prefix
-            .clone()
-            .unwrap_or_else(|| format!("{}-", spec.name));
-        let message = NewMessage {
-            message_id: Some(format!("{prefix}{n}")),
-            time_to_live: spec.ttl,
-            body_size: spec.body_size,
-            ..Default::default()
-        };
-        let (queue, offset) = (p.queue, spec.schedule_offset);
-        let result = match offset {
-            Some(d) => self.schedule_to(queue, message, after(self.now, d)),
-            None => self.send_to(queue, message),
-        };
-        if let Err(e) = result {
-            self.metrics.at(self.now).rejected += 1;
-            let entity = queue.entity;
-            self.record(Event {
-                at: self.now,
-                entity,
-                dlq: false,
-                seq: 0,
-                kind: EventKind::Rejected {
-                    operation: Cow::Borrowed("producer send"),
-                    error: e.kind,
-                },
-                rule: Some(crate::rules::Rule::Send01),
-            });
-        }
-        true
-    }
-
-    fn processing_time(&mut self, p: &Processing) -> Duration {
-        match *p {
-            Processing::Fixed(d) => d,
-            Processing::Uniform { min, max } => self.rng.random_range(min..=max),
-            Processing::Exponential { mean } => {
-                // Inverse transform sampling: -mean x ln(1 - U), U uniform in [0, 1).
-                let u: f64 = self.rng.random();
-                (-(mean as f64) * (1.0 - u).ln()).round() as Duration
-            }
-        }
-    }
-
-    /// "workers-2": the receiver name of a consumer instance.
-    pub(crate) fn consumer_instance_name(&self, group: u32, instance: u32) -> String {
-        self.consumers
-            .get(group as usize)
-            .map_or_else(|| "?".into(), |c| Self::receiver_name_of(&c.spec, instance))
-    }
-
-    fn receiver_name_of(spec: &ConsumerSpec, instance: u32) -> String {
-        format!("{}-{}", spec.name, instance + 1)
-    }
-
-    /// An idle consumer receives one message and starts working on it, or polls again later.
-    pub(crate) fn consumer_wake(&mut self, group: u32, instance: u32, generation: u32) {
-        let now = self.now;
-        let c = &self.consumers[group as usize];
-        let (q, r, mode, poll) = (
-            c.queue,
-            c.receivers[instance as usize],
-            c.spec.mode,
-            c.spec.poll_interval,
-        );
-        let options = ReceiveOptions {
-            max_auto_lock_renewal: c.spec.max_auto_lock_renewal,
-            transfer_fails: false,
-        };
-        let got = self
-            .receive_into(r, q, mode, 1, &options, |_, _, m| {
-                (m.sequence_number, m.message_id.clone())
+                    && c.busy
+                        .get(instance as usize)
+                        .is_some_and(|b| b.is_some() == busy)
             })
-            .ok()
-            .and_then(|v| v.into_iter().next());
-        let Some((seq, message_id)) = got else {
-            self.push_timer(
-                after(now, poll),
-                Timer::ConsumerWake {
-                    group,
-                    instance,
-                    generation,
-                },
-            );
-            return;
         };
-        let c = &mut self.consumers[group as usize];
-        let idempotent = c.spec.idempotent;
-        if c.lost_after_work.remove(&message_id) {
-            // RCV-12: this message was processed before, but its Complete failed.
-            if idempotent && mode == ReceiveMode::PeekLock {
-                self.metrics.at(now).duplicates_skipped += 1;
-                self.settle_by_actor(r, q, seq, Settlement::Complete);
-                self.push_timer(
-                    now,
-                    Timer::ConsumerWake {
-                        group,
-                        instance,
-                        generation,
-                    },
-                );
-                return;
+        match timer {
+            ActorTimer::Produce {
+                producer,
+                generation,
             }
-            self.metrics.at(now).duplicates_processed += 1;
-        }
-        let c = &mut self.consumers[group as usize];
-        c.busy[instance as usize] = Some(Work { seq, message_id });
-        let processing = c.spec.processing.clone();
-        let work = self.processing_time(&processing);
-        self.push_timer(
-            after(now, work.max(0)),
-            Timer::ConsumerDone {
+            | ActorTimer::Burst {
+                producer,
+                generation,
+            } => producer_live(producer, generation),
+            ActorTimer::ConsumerWake {
                 group,
                 instance,
                 generation,
-            },
-        );
-    }
-
-    /// Settles as an actor; the actor keeps no handle afterwards (its message object is gone).
-    fn settle_by_actor(
-        &mut self,
-        r: u32,
-        q: QueueRef,
-        seq: u64,
-        settlement: Settlement,
-    ) -> Option<BrokerError> {
-        let result = self.settle_as(r, q, seq, settlement);
-        if let Some(receiver) = self.receivers.get_mut(r as usize) {
-            receiver.handles.remove(&(q, seq));
+            } => consumer_live(group, instance, generation, false),
+            ActorTimer::ConsumerDone {
+                group,
+                instance,
+                generation,
+            } => consumer_live(group, instance, generation, true),
         }
-        result.err()
     }
 
-    /// The work is done: crash, abandon, dead-letter, defer or complete, by the group's shares.
-    pub(crate) fn consumer_done(&mut self, group: u32, instance: u32, generation: u32) {
-        let now = self.now;
-        let c = &mut self.consumers[group as usize];
-        let Some(work) = c.busy[instance as usize].take() else {
-            return;
-        };
-        let (q, r, mode, restart) = (
-            c.queue,
-            c.receivers[instance as usize],
-            c.spec.mode,
-            c.spec.restart_delay,
-        );
-        let (crash, abandon, dead_letter, defer) = (
-            c.spec.crash,
-            c.spec.abandon,
-            c.spec.dead_letter,
-            c.spec.defer,
-        );
-        let roll: f64 = self.rng.random();
-        let mut next = now;
-        if roll < crash {
-            self.metrics.at(now).crashed += 1;
-            let receiver = self.receiver_name(r).to_string();
-            self.actor_event(format!(
-                "{receiver} crashed while processing #{}; its lock will lapse",
-                work.seq
-            ));
-            next = after(now, restart);
-        } else if mode == ReceiveMode::PeekLock {
-            let settlement = if roll < crash + abandon {
-                Settlement::Abandon
-            } else if roll < crash + abandon + dead_letter {
-                let receiver = self.receiver_name(r).to_string();
-                Settlement::DeadLetter {
-                    reason: Some("ProcessingFailed".into()),
-                    description: Some(format!("{receiver} gave up on it")),
-                }
-            } else if roll < crash + abandon + dead_letter + defer {
-                Settlement::Defer
-            } else {
-                Settlement::Complete
-            };
-            let completing = settlement == Settlement::Complete;
-            if let Some(e) = self.settle_by_actor(r, q, work.seq, settlement) {
-                if e.kind == ErrorKind::MessageLockLost {
-                    self.metrics.at(now).lock_lost += 1;
-                    if completing {
-                        // RCV-12: the work was done, but the message will come again.
-                        self.consumers[group as usize]
-                            .lost_after_work
-                            .insert(work.message_id);
-                    }
-                }
+    pub(crate) fn fire_actor(&mut self, timer: ActorTimer) {
+        match timer {
+            ActorTimer::Produce {
+                producer,
+                generation,
+            } => self.produce(producer, generation, false),
+            ActorTimer::Burst {
+                producer,
+                generation,
+            } => self.produce(producer, generation, true),
+            ActorTimer::ConsumerWake {
+                group,
+                instance,
+                generation,
+            } => self.consumer_wake(group, instance, generation),
+            ActorTimer::ConsumerDone {
+                group,
+                instance,
+                generation,
+            } => self.consumer_done(group, instance, generation),
+        }
+    }
+
+    pub(crate) fn describe_actor_timer(&self, timer: ActorTimer) -> String {
+        match timer {
+            ActorTimer::Produce { producer, .. } | ActorTimer::Burst { producer, .. } => {
+                let p = self
+                    .producers
+                    .get(producer as usize)
+                    .map(|p| p.spec.name.as_str())
+                    .unwrap_or("?");
+                format!("producer {p} sends")
             }
-        }
-        if next == now {
-            // Straight on to the next message (no timer round trip).
-            self.consumer_wake(group, instance, generation);
-        } else {
-            self.push_timer(
-                next,
-                Timer::ConsumerWake {
-                    group,
-                    instance,
-                    generation,
-                },
-            );
+            ActorTimer::ConsumerWake {
+                group, instance, ..
+            } => format!(
+                "consumer {} receives",
+                self.consumer_instance_name(group, instance)
+            ),
+            ActorTimer::ConsumerDone {
+                group, instance, ..
+            } => format!(
+                "consumer {} finishes its work",
+                self.consumer_instance_name(group, instance)
+            ),
         }
     }
 

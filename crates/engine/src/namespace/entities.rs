@@ -1,0 +1,273 @@
+use super::*;
+
+impl Namespace {
+    pub(super) fn check_name(&self, path: &str) -> Result<()> {
+        let valid = !path.is_empty()
+            && path.len() <= 260
+            && path
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+            && !path.starts_with('/')
+            && !path.ends_with('/')
+            && !path.contains("$");
+        if !valid {
+            return Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                format!("'{path}' is not a valid entity name: use letters, digits, '-', '_', '.'"),
+            ));
+        }
+        if self.entity(path).is_some() {
+            return Err(BrokerError::new(
+                ErrorKind::MessagingEntityAlreadyExists,
+                format!("the entity '{path}' already exists"),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(super) fn check_forward_targets(&self, settings: &EntitySettings) -> Result<()> {
+        let targets = [
+            ("ForwardTo", &settings.forward_to),
+            (
+                "ForwardDeadLetteredMessagesTo",
+                &settings.forward_dead_lettered_messages_to,
+            ),
+        ];
+        for (setting, target) in targets {
+            let Some(target) = target else { continue };
+            self.resolve(target).map_err(|_| {
+                BrokerError::new(
+                    ErrorKind::MessagingEntityNotFound,
+                    format!("{setting}: the target '{target}' does not exist"),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn add_entity(
+        &mut self,
+        path: &str,
+        kind: EntityKind,
+        settings: EntitySettings,
+        rule: SubscriptionRule,
+    ) -> u32 {
+        let id = u32::try_from(self.entity_names.len()).unwrap_or(u32::MAX);
+        self.entity_names.push(path.to_string());
+        self.entities
+            .push(Some(Entity::new(id, path, kind, settings, rule, self.now)));
+        self.paths.insert(path.to_string(), id);
+        self.emit(
+            QueueRef {
+                entity: id,
+                dlq: false,
+            },
+            0,
+            EventKind::EntityCreated,
+            None,
+        );
+        self.touch(id);
+        id
+    }
+
+    pub fn create_queue(&mut self, name: &str, settings: EntitySettings) -> Result<()> {
+        self.check_name(name)?;
+        if name.contains('/') {
+            return Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                format!("'{name}': a queue name has no '/'"),
+            ));
+        }
+        settings.validate(self.tier)?;
+        self.check_forward_targets(&settings)?;
+        self.add_entity(
+            name,
+            EntityKind::Queue,
+            settings,
+            SubscriptionRule::MatchAll,
+        );
+        Ok(())
+    }
+
+    pub fn create_topic(&mut self, name: &str, settings: EntitySettings) -> Result<()> {
+        // TIER-01: Basic has no topics.
+        if !self.tier.has_topics() {
+            return Err(BrokerError::new(
+                ErrorKind::NotSupported,
+                format!("'{name}': topics are not available on the Basic tier (TIER-01)"),
+            ));
+        }
+        self.check_name(name)?;
+        if name.contains('/') {
+            return Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                format!("'{name}': a topic name has no '/'"),
+            ));
+        }
+        settings.validate(self.tier)?;
+        self.add_entity(
+            name,
+            EntityKind::Topic,
+            settings,
+            SubscriptionRule::MatchAll,
+        );
+        Ok(())
+    }
+
+    pub fn create_subscription(
+        &mut self,
+        topic: &str,
+        name: &str,
+        settings: EntitySettings,
+        rule: SubscriptionRule,
+    ) -> Result<()> {
+        let q = self.resolve(topic)?;
+        let topic_entity = self.get(q.entity)?;
+        if topic_entity.kind != EntityKind::Topic {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                format!("'{topic}' is not a topic"),
+            ));
+        }
+        let path = format!("{topic}/subscriptions/{name}");
+        if name.contains('/') {
+            return Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                format!("'{name}': a subscription name has no '/'"),
+            ));
+        }
+        self.check_name(&path)?;
+        settings.validate(self.tier)?;
+        self.check_forward_targets(&settings)?;
+        let id = self.add_entity(
+            &path,
+            EntityKind::Subscription { topic: q.entity },
+            settings,
+            rule,
+        );
+        self.get_mut(q.entity)?.subscriptions.push(id);
+        self.touch(q.entity);
+        Ok(())
+    }
+
+    /// Changes an entity's settings. RCV-10: every lock on it is lost.
+    pub fn update_entity(&mut self, path: &str, settings: EntitySettings) -> Result<()> {
+        let q = self.resolve(path)?;
+        if q.dlq {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                "a dead-letter queue has no settings of its own; update its entity",
+            ));
+        }
+        settings.validate(self.tier)?;
+        self.check_forward_targets(&settings)?;
+        let limit = settings.auto_delete_on_idle;
+        self.get_mut(q.entity)?.settings = settings;
+        self.emit(q, 0, EventKind::EntityUpdated, Some(Rule::Rcv10));
+        // The update is activity (IDLE-02), and AutoDeleteOnIdle may have changed: re-arm.
+        if limit < MAX_VALUE {
+            self.arm_idle_check(q.entity, after(self.now, limit));
+        } else {
+            self.get_mut(q.entity)?.idle_at = None;
+        }
+        self.touch(q.entity);
+        for dlq in [false, true] {
+            let queue = QueueRef {
+                entity: q.entity,
+                dlq,
+            };
+            for seq in self.get(q.entity)?.store(dlq).locked_seqs() {
+                self.lose_lock(queue, seq, LockLossCause::EntityUpdated);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn delete_entity(&mut self, path: &str) -> Result<()> {
+        let q = self.resolve(path)?;
+        if q.dlq {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                "a dead-letter queue cannot be deleted",
+            ));
+        }
+        self.remove_entity(q.entity, None);
+        Ok(())
+    }
+
+    pub(super) fn remove_entity(&mut self, id: u32, rule: Option<Rule>) {
+        let Some(entity) = self.entities.get_mut(id as usize).and_then(Option::take) else {
+            return;
+        };
+        self.paths.remove(&entity.path);
+        if let EntityKind::Subscription { topic } = entity.kind {
+            if let Ok(t) = self.get_mut(topic) {
+                t.subscriptions.retain(|&s| s != id);
+            }
+        }
+        self.emit(
+            QueueRef {
+                entity: id,
+                dlq: false,
+            },
+            0,
+            EventKind::EntityDeleted,
+            rule,
+        );
+        for sub in entity.subscriptions {
+            self.remove_entity(sub, rule);
+        }
+    }
+
+    /// Records activity for IDLE-01/02 and arms the idle timer when it is not armed.
+    pub(super) fn touch(&mut self, id: u32) {
+        let now = self.now;
+        let Ok(e) = self.get_mut(id) else { return };
+        e.last_activity = now;
+        let limit = e.settings.auto_delete_on_idle;
+        let kind = e.kind;
+        if limit < MAX_VALUE && e.idle_at.is_none() {
+            self.arm_idle_check(id, after(now, limit));
+        }
+        // IDLE-02: operations on a subscription keep its topic alive.
+        if let EntityKind::Subscription { topic } = kind {
+            self.touch(topic);
+        }
+    }
+
+    /// IDLE-01/02/03: deletes the entity if it has been idle for AutoDeleteOnIdle.
+    pub(super) fn idle_check(&mut self, id: u32) {
+        let now = self.now;
+        let Ok(e) = self.get_mut(id) else { return };
+        let limit = e.settings.auto_delete_on_idle;
+        // IDLE-03: an entity that auto-forwards counts as having a receiver.
+        if limit >= MAX_VALUE || e.settings.forward_to.is_some() {
+            e.idle_at = None;
+            return;
+        }
+        let deadline = after(e.last_activity, limit);
+        // IDLE-02: scheduled messages waiting keep the entity from being idle.
+        let has_scheduled = e
+            .main
+            .messages
+            .values()
+            .any(|m| m.state == MessageState::Scheduled);
+        if deadline > now || has_scheduled {
+            let next = if has_scheduled {
+                after(now, limit)
+            } else {
+                deadline
+            };
+            self.arm_idle_check(id, next);
+            return;
+        }
+        self.remove_entity(id, Some(Rule::Idle01));
+    }
+
+    /// One idle check per entity: a new one makes any earlier one stale.
+    pub(super) fn arm_idle_check(&mut self, id: u32, at: Instant) {
+        let Ok(e) = self.get_mut(id) else { return };
+        e.idle_at = Some(at);
+        self.push_timer(at, Timer::IdleCheck { entity: id });
+    }
+}

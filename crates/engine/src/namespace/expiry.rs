@@ -1,0 +1,102 @@
+use super::*;
+
+impl Namespace {
+    // ----- expiry and dead-lettering ---------------------------------------------------------
+
+    /// Removes an expired message from the main queue: to the DLQ with TTLExpiredException when
+    /// DeadLetteringOnMessageExpiration is set, else dropped (TTL-11).
+    pub(super) fn expire(&mut self, entity: u32, seq: u64, because: Rule) {
+        let Ok(e) = self.get_mut(entity) else { return };
+        let flag = e.settings.dead_lettering_on_message_expiration;
+        let Some(m) = e.main.remove(seq) else { return };
+        let q = QueueRef { entity, dlq: false };
+        self.metrics.at(self.now).expired += 1;
+        // The log names the rule that made expiry happen now (sweep, scan, release); a plain
+        // timer is TTL-11's own case.
+        let rule = if because == Rule::Ttl06 {
+            Rule::Ttl11
+        } else {
+            because
+        };
+        if flag {
+            self.dead_letter(
+                q,
+                m,
+                Cow::Borrowed(TTL_EXPIRED_REASON),
+                Cow::Borrowed(TTL_EXPIRED_DESCRIPTION),
+                rule,
+            );
+        } else {
+            self.emit(q, seq, EventKind::ExpiredDropped, Some(rule));
+        }
+    }
+
+    /// Moves a message (already taken out of its store) to the entity's DLQ, or to
+    /// ForwardDeadLetteredMessagesTo. DLQ-03: reason and description are application properties too.
+    pub(super) fn dead_letter(
+        &mut self,
+        from: QueueRef,
+        mut m: Message,
+        reason: Cow<'static, str>,
+        description: Cow<'static, str>,
+        rule: Rule,
+    ) {
+        let entity = from.entity;
+        let Ok(e) = self.get(entity) else { return };
+        let forward = e.settings.forward_dead_lettered_messages_to.clone();
+        self.metrics.at(self.now).dead_lettered += 1;
+        m.lock = None;
+        m.state = MessageState::Active;
+        m.extra_mut().dead_letter = Some(DeadLetter {
+            reason: reason.clone(),
+            description: description.clone(),
+            source: None,
+        });
+        let seq = m.sequence_number;
+        self.emit(
+            from,
+            seq,
+            EventKind::DeadLettered {
+                reason,
+                description,
+            },
+            Some(rule),
+        );
+        let dlq = QueueRef { entity, dlq: true };
+        if let Some(target) = forward {
+            // DeadLetterSource: the entity the message was dead-lettered in.
+            if let Some(dl) = m.extra_mut().dead_letter.as_mut() {
+                dl.source = Some(self.entity_name(entity).to_string());
+            }
+            if self.forward(dlq, m.clone(), &target, 0) {
+                return;
+            }
+        }
+        if let Ok(e) = self.get_mut(entity) {
+            e.dlq.insert(m);
+        }
+    }
+
+    /// TTL-08: a sweep while a receiver is attached collects every expired message.
+    pub(super) fn sweep(&mut self, entity: u32) {
+        let now = self.now;
+        let Ok(e) = self.get_mut(entity) else { return };
+        let attached = e.attached_receivers > 0;
+        if !attached {
+            e.sweep_armed = false;
+            return;
+        }
+        let expired: Vec<u64> = e
+            .main
+            .available
+            .iter()
+            .copied()
+            .filter(|s| e.main.messages.get(s).is_some_and(|m| m.is_expired_at(now)))
+            .collect();
+        for seq in expired {
+            self.expire(entity, seq, Rule::Ttl08);
+        }
+        let every = self.sweep_interval;
+        self.push_timer(after(now, every), Timer::Sweep { entity });
+    }
+}

@@ -1,0 +1,100 @@
+use super::*;
+
+impl Namespace {
+    /// Faults: RCV-10 (service/OS update: every lock lost), RCV-08 (a receiver's connection drops),
+    /// SEND-04 (server busy for a while).
+    pub fn fault(&mut self, fault: Fault) -> Result<()> {
+        match fault {
+            Fault::ServiceUpdate | Fault::OsUpdate => {
+                let cause = if fault == Fault::ServiceUpdate {
+                    LockLossCause::ServiceUpdate
+                } else {
+                    LockLossCause::OsUpdate
+                };
+                self.record(Event {
+                    at: self.now,
+                    entity: u32::MAX,
+                    dlq: false,
+                    seq: 0,
+                    kind: EventKind::Fault {
+                        what: Cow::Borrowed(cause.text()),
+                    },
+                    rule: Some(Rule::Rcv10),
+                });
+                let locked: Vec<(QueueRef, u64)> = self
+                    .entities
+                    .iter()
+                    .flatten()
+                    .flat_map(|e| {
+                        [false, true].into_iter().flat_map(move |dlq| {
+                            e.store(dlq)
+                                .locked_seqs()
+                                .into_iter()
+                                .map(move |s| (QueueRef { entity: e.id, dlq }, s))
+                        })
+                    })
+                    .collect();
+                for (q, seq) in locked {
+                    self.lose_lock(q, seq, cause);
+                }
+            }
+            Fault::Disconnect { receiver } => {
+                let Some(&r) = self.receiver_ids.get(&receiver) else {
+                    return Err(BrokerError::new(
+                        ErrorKind::InvalidOperation,
+                        format!("there is no receiver named '{receiver}'"),
+                    ));
+                };
+                self.record(Event {
+                    at: self.now,
+                    entity: u32::MAX,
+                    dlq: false,
+                    seq: 0,
+                    kind: EventKind::Fault {
+                        what: Cow::Owned(format!("{receiver}'s connection drops")),
+                    },
+                    rule: Some(Rule::Rcv08),
+                });
+                let held: Vec<(QueueRef, u64)> = self.receivers[r as usize]
+                    .handles
+                    .iter()
+                    .filter_map(|(&(q, seq), h)| match h {
+                        Handle::Locked(token) => self
+                            .lock_of(q, seq)
+                            .filter(|l| l.token == *token)
+                            .map(|_| (q, seq)),
+                        _ => None,
+                    })
+                    .collect();
+                for (q, seq) in held {
+                    self.lose_lock(q, seq, LockLossCause::ReceiverDisconnected);
+                }
+                let attached: Vec<QueueRef> = self.receivers[r as usize]
+                    .attached
+                    .iter()
+                    .copied()
+                    .collect();
+                for q in attached {
+                    self.detach(r, q);
+                }
+            }
+            Fault::ServerBusy { duration } => {
+                self.server_busy_until = after(self.now, duration);
+                self.record(Event {
+                    at: self.now,
+                    entity: u32::MAX,
+                    dlq: false,
+                    seq: 0,
+                    kind: EventKind::Fault {
+                        what: Cow::Owned(format!(
+                            "the server is busy for {}",
+                            format_duration(duration)
+                        )),
+                    },
+                    rule: Some(Rule::Send04),
+                });
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,451 @@
+//! The namespace: entities, messages, locks, timers and the event log. Every broker rule lives in
+//! the function that applies it, with its SPEC id in a comment.
+use crate::command::{Command, Fault, ReceiveMode, ReceiveOptions, Reply, Settlement};
+use crate::entity::{Counts, Entity, EntityKind, SubscriptionRule};
+use crate::error::{BrokerError, ErrorKind, Result};
+use crate::event::{Event, EventKind, LockLossCause};
+use crate::message::{
+    format_lock_token, DeadLetter, Lock, Message, MessageState, MessageView, NewMessage,
+    Perspective,
+};
+use crate::metrics::Metrics;
+use crate::rules::Rule;
+use crate::settings::{EntitySettings, ExpiryMode, Tier, DEFAULT_SWEEP_INTERVAL};
+use crate::time::{after, format_duration, Duration, Instant, MAX_VALUE, NEVER};
+use rand_core::{RngCore, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+
+mod entities;
+mod expiry;
+mod faults;
+mod receive;
+mod send;
+mod settle;
+mod timers;
+mod traffic;
+pub use timers::{Timer, TimerEntry};
+pub use traffic::ActorTimer;
+pub use traffic::{ActorView, Burst, ConsumerSpec, Processing, ProducerSpec, Spike};
+use traffic::{ConsumerGroup, Producer};
+
+/// A main queue or its dead-letter sub-queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct QueueRef {
+    pub entity: u32,
+    pub dlq: bool,
+}
+
+/// A receiver remembers at most about this many messages it no longer has a use for.
+const HANDLE_LIMIT: usize = 10_000;
+/// Auto-forwarding stops after this many hops (the service allows 4).
+const MAX_FORWARD_HOPS: u8 = 4;
+pub const TTL_EXPIRED_REASON: &str = "TTLExpiredException";
+pub const TTL_EXPIRED_DESCRIPTION: &str = "The message expired and was dead lettered.";
+pub const MAX_DELIVERY_REASON: &str = "MaxDeliveryCountExceeded";
+
+/// What a receiver holds for a message: what the client object would carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Handle {
+    Peeked,
+    Locked(u128),
+    ReceivedAndDeleted,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Receiver {
+    pub name: String,
+    pub attached: BTreeSet<QueueRef>,
+    pub handles: BTreeMap<(QueueRef, u64), Handle>,
+    pub peek_cursor: BTreeMap<QueueRef, u64>,
+    /// The next size at which forgotten handles are pruned (doubles, so pruning stays amortised).
+    #[serde(default)]
+    pub prune_at: usize,
+}
+
+/// Builds a namespace: tier, expiry mode, seed.
+#[derive(Clone, Debug)]
+pub struct NamespaceBuilder {
+    tier: Tier,
+    expiry_mode: ExpiryMode,
+    sweep_interval: Duration,
+    seed: u64,
+    log_limit: Option<usize>,
+}
+
+impl NamespaceBuilder {
+    /// Keep at most about this many events (the oldest are dropped; long traffic runs in the
+    /// browser). None: keep all.
+    pub fn log_limit(mut self, limit: Option<usize>) -> Self {
+        self.log_limit = limit.map(|l| l.max(100));
+        self
+    }
+    pub fn tier(mut self, tier: Tier) -> Self {
+        self.tier = tier;
+        self
+    }
+    pub fn expiry_mode(mut self, mode: ExpiryMode) -> Self {
+        self.expiry_mode = mode;
+        self
+    }
+    pub fn sweep_interval(mut self, every: Duration) -> Self {
+        self.sweep_interval = every.max(1);
+        self
+    }
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+    pub fn build(self) -> Namespace {
+        Namespace {
+            tier: self.tier,
+            expiry_mode: self.expiry_mode,
+            sweep_interval: self.sweep_interval,
+            now: 0,
+            entities: Vec::new(),
+            entity_names: Vec::new(),
+            paths: BTreeMap::new(),
+            receivers: Vec::new(),
+            receiver_ids: BTreeMap::new(),
+            timers: BinaryHeap::new(),
+            timer_order: 0,
+            log: Vec::new(),
+            rng: Pcg64Mcg::seed_from_u64(self.seed),
+            server_busy_until: 0,
+            producers: Vec::new(),
+            consumers: Vec::new(),
+            metrics: Metrics::default(),
+            log_limit: self.log_limit,
+            log_dropped: 0,
+        }
+    }
+}
+
+/// A simulated Service Bus namespace. Sans-IO: time is passed in, nothing is read from a clock.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Namespace {
+    tier: Tier,
+    expiry_mode: ExpiryMode,
+    sweep_interval: Duration,
+    now: Instant,
+    entities: Vec<Option<Entity>>,
+    entity_names: Vec<String>,
+    paths: BTreeMap<String, u32>,
+    receivers: Vec<Receiver>,
+    receiver_ids: BTreeMap<String, u32>,
+    timers: BinaryHeap<Reverse<TimerEntry>>,
+    timer_order: u64,
+    log: Vec<Event>,
+    rng: Pcg64Mcg,
+    server_busy_until: Instant,
+    producers: Vec<Producer>,
+    consumers: Vec<ConsumerGroup>,
+    metrics: Metrics,
+    log_limit: Option<usize>,
+    log_dropped: u64,
+}
+
+impl Namespace {
+    pub fn builder() -> NamespaceBuilder {
+        NamespaceBuilder {
+            tier: Tier::Standard,
+            expiry_mode: ExpiryMode::Exact,
+            sweep_interval: DEFAULT_SWEEP_INTERVAL,
+            seed: 0,
+            log_limit: None,
+        }
+    }
+
+    // ----- reading -------------------------------------------------------------------------
+
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+    pub fn tier(&self) -> Tier {
+        self.tier
+    }
+    pub fn expiry_mode(&self) -> ExpiryMode {
+        self.expiry_mode
+    }
+    pub fn log(&self) -> &[Event] {
+        &self.log
+    }
+    /// How many of the oldest events were dropped to keep the log within its limit.
+    pub fn log_dropped(&self) -> u64 {
+        self.log_dropped
+    }
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Appends to the log, dropping the oldest half when it reaches twice its limit.
+    pub(super) fn record(&mut self, event: Event) {
+        self.log.push(event);
+        if let Some(limit) = self.log_limit {
+            if self.log.len() >= 2 * limit {
+                let drop = self.log.len() - limit;
+                self.log.drain(..drop);
+                self.log_dropped += drop as u64;
+            }
+        }
+    }
+    /// The path an event's entity index names (kept after the entity is deleted).
+    pub fn entity_name(&self, id: u32) -> &str {
+        self.entity_names
+            .get(id as usize)
+            .map(String::as_str)
+            .unwrap_or("?")
+    }
+    pub fn receiver_name(&self, id: u32) -> &str {
+        self.receivers
+            .get(id as usize)
+            .map(|r| r.name.as_str())
+            .unwrap_or("?")
+    }
+    pub fn receivers(&self) -> &[Receiver] {
+        &self.receivers
+    }
+    /// Live entities in path order.
+    pub fn entities(&self) -> impl Iterator<Item = &Entity> {
+        self.paths
+            .values()
+            .filter_map(|&id| self.entities[id as usize].as_ref())
+    }
+    /// The counts of every entity added up.
+    pub fn total_counts(&self) -> Counts {
+        let mut total = Counts::default();
+        for e in self.entities() {
+            total.add(&e.counts(self.now));
+        }
+        total
+    }
+
+    pub fn entity(&self, path: &str) -> Option<&Entity> {
+        self.paths
+            .get(path)
+            .and_then(|&id| self.entities[id as usize].as_ref())
+    }
+
+    /// A message as `perspective` shows it; `path` may name a dead-letter queue.
+    pub fn message(&self, path: &str, seq: u64, perspective: Perspective) -> Option<MessageView> {
+        let q = self.resolve(path).ok()?;
+        let e = self.get(q.entity).ok()?;
+        let m = e.store(q.dlq).messages.get(&seq)?;
+        Some(self.view_of(q, m, perspective))
+    }
+
+    pub(crate) fn view_of(
+        &self,
+        q: QueueRef,
+        m: &Message,
+        perspective: Perspective,
+    ) -> MessageView {
+        let holder = m
+            .lock
+            .as_ref()
+            .map(|l| self.receiver_name(l.holder).to_string());
+        MessageView::new(
+            m,
+            &queue_path(self.entity_name(q.entity), q.dlq),
+            holder,
+            perspective,
+            self.now,
+        )
+    }
+
+    /// Parses `queue`, `queue/$deadletterqueue`, `topic/subscriptions/sub[/$deadletterqueue]`.
+    /// DLQ-01: topics have no dead-letter queue. IDLE-04: unknown or deleted entities fail.
+    pub fn resolve(&self, path: &str) -> Result<QueueRef> {
+        let trimmed = path.trim().trim_matches('/');
+        let (base, dlq) = match trimmed.rsplit_once('/') {
+            Some((base, last)) if last.eq_ignore_ascii_case("$deadletterqueue") => (base, true),
+            _ => (trimmed, false),
+        };
+        let not_found = || {
+            BrokerError::new(
+                ErrorKind::MessagingEntityNotFound,
+                format!("the entity '{path}' does not exist (IDLE-04)"),
+            )
+        };
+        let id = *self.paths.get(base).ok_or_else(not_found)?;
+        let entity = self.entities[id as usize].as_ref().ok_or_else(not_found)?;
+        if dlq && entity.kind == EntityKind::Topic {
+            return Err(BrokerError::new(
+                ErrorKind::MessagingEntityNotFound,
+                format!(
+                    "'{path}': topics have no dead-letter queue; their subscriptions do (DLQ-01)"
+                ),
+            ));
+        }
+        Ok(QueueRef { entity: id, dlq })
+    }
+
+    /// The lock on message `seq` in `q`, if it is locked.
+    pub(super) fn lock_of(&self, q: QueueRef, seq: u64) -> Option<&Lock> {
+        self.get(q.entity)
+            .ok()?
+            .store(q.dlq)
+            .messages
+            .get(&seq)?
+            .lock
+            .as_ref()
+    }
+
+    pub(super) fn get(&self, id: u32) -> Result<&Entity> {
+        self.entities
+            .get(id as usize)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| self.gone(id))
+    }
+    pub(super) fn get_mut(&mut self, id: u32) -> Result<&mut Entity> {
+        if self.entities.get(id as usize).is_some_and(Option::is_some) {
+            Ok(self.entities[id as usize].as_mut().expect("checked above"))
+        } else {
+            Err(self.gone(id))
+        }
+    }
+    fn gone(&self, id: u32) -> BrokerError {
+        BrokerError::new(
+            ErrorKind::MessagingEntityNotFound,
+            format!(
+                "the entity '{}' does not exist (IDLE-04)",
+                self.entity_name(id)
+            ),
+        )
+    }
+
+    // ----- commands ------------------------------------------------------------------------
+
+    /// Advances the clock to `now` (firing what is due), then applies `command`. A failed command
+    /// changes nothing but the log, which records the rejection.
+    pub fn apply(&mut self, now: Instant, command: Command) -> Result<Reply> {
+        self.advance_to(now);
+        let operation = command.name();
+        let target = command.target().map(str::to_string);
+        let result = self.dispatch(command);
+        if let Err(err) = &result {
+            let entity = target.as_deref().and_then(|p| self.resolve(p).ok());
+            let (entity, dlq) = entity.map_or((u32::MAX, false), |q| (q.entity, q.dlq));
+            self.record(Event {
+                at: self.now,
+                entity,
+                dlq,
+                seq: 0,
+                kind: EventKind::Rejected {
+                    operation: Cow::Borrowed(operation),
+                    error: err.kind,
+                },
+                rule: None,
+            });
+        }
+        result
+    }
+
+    fn dispatch(&mut self, command: Command) -> Result<Reply> {
+        match command {
+            Command::CreateQueue { name, settings } => {
+                self.create_queue(&name, settings).map(|_| Reply::Done)
+            }
+            Command::CreateTopic { name, settings } => {
+                self.create_topic(&name, settings).map(|_| Reply::Done)
+            }
+            Command::CreateSubscription {
+                topic,
+                name,
+                settings,
+                rule,
+            } => self
+                .create_subscription(&topic, &name, settings, rule)
+                .map(|_| Reply::Done),
+            Command::UpdateEntity { path, settings } => {
+                self.update_entity(&path, settings).map(|_| Reply::Done)
+            }
+            Command::DeleteEntity { path } => self.delete_entity(&path).map(|_| Reply::Done),
+            Command::Send { to, message } => self.send(&to, message).map(|seq| Reply::Sent { seq }),
+            Command::Schedule { to, message, at } => self
+                .schedule(&to, message, at)
+                .map(|seq| Reply::Sent { seq }),
+            Command::CancelScheduled { to, seq } => {
+                self.cancel_scheduled(&to, seq).map(|_| Reply::Done)
+            }
+            Command::Peek {
+                receiver,
+                from,
+                from_seq,
+                count,
+            } => self
+                .peek(&receiver, &from, from_seq, count)
+                .map(Reply::Messages),
+            Command::Receive {
+                receiver,
+                from,
+                mode,
+                count,
+                options,
+            } => self
+                .receive(&receiver, &from, mode, count, options)
+                .map(Reply::Messages),
+            Command::ReceiveDeferred {
+                receiver,
+                from,
+                seqs,
+            } => self
+                .receive_deferred(&receiver, &from, &seqs)
+                .map(Reply::Messages),
+            Command::Settle {
+                receiver,
+                from,
+                seq,
+                settlement,
+            } => self
+                .settle(&receiver, &from, seq, settlement)
+                .map(|_| Reply::Done),
+            Command::CloseReceiver { receiver, from } => {
+                self.close_receiver(&receiver, &from).map(|_| Reply::Done)
+            }
+            Command::Fault(fault) => self.fault(fault).map(|_| Reply::Done),
+            Command::StartProducer(spec) => self.start_producer(spec).map(|_| Reply::Done),
+            Command::StopProducer { name } => self.stop_producer(&name).map(|_| Reply::Done),
+            Command::StartConsumers(spec) => self.start_consumers(spec).map(|_| Reply::Done),
+            Command::StopConsumers { name } => self.stop_consumers(&name).map(|_| Reply::Done),
+        }
+    }
+
+    /// A broker-side rejection with a tracking id (SEND-01).
+    pub(super) fn rejection(&mut self, kind: ErrorKind, message: String) -> BrokerError {
+        let mut err = BrokerError::new(kind, message);
+        err.tracking_id = Some(format_lock_token(self.next_guid()));
+        err
+    }
+
+    pub(super) fn next_guid(&mut self) -> u128 {
+        let hi = u128::from(self.rng.next_u64());
+        let lo = u128::from(self.rng.next_u64());
+        // Shape it as a version-4 GUID.
+        let g = (hi << 64) | lo;
+        (g & !(0xF000u128 << 64) & !(0xC000u128 << 48)) | (0x4000u128 << 64) | (0x8000u128 << 48)
+    }
+
+    pub(super) fn emit(&mut self, q: QueueRef, seq: u64, kind: EventKind, rule: Option<Rule>) {
+        self.record(Event {
+            at: self.now,
+            entity: q.entity,
+            dlq: q.dlq,
+            seq,
+            kind,
+            rule,
+        });
+    }
+}
+
+/// "queue" or "queue/$deadletterqueue".
+pub fn queue_path(entity: &str, dlq: bool) -> String {
+    if dlq {
+        format!("{entity}/$deadletterqueue")
+    } else {
+        entity.to_string()
+    }
+}

@@ -1,0 +1,345 @@
+use super::timers::auto_renew_at;
+use super::*;
+
+impl Namespace {
+    pub(super) fn receiver_id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.receiver_ids.get(name) {
+            return id;
+        }
+        let id = u32::try_from(self.receivers.len()).unwrap_or(u32::MAX);
+        self.receivers.push(Receiver {
+            name: name.to_string(),
+            ..Receiver::default()
+        });
+        self.receiver_ids.insert(name.to_string(), id);
+        id
+    }
+
+    /// A receiver link opens on the queue; in realistic mode the sweep starts (TTL-08).
+    pub(super) fn attach(&mut self, receiver: u32, q: QueueRef) {
+        if !self.receivers[receiver as usize].attached.insert(q) {
+            return;
+        }
+        self.emit(q, 0, EventKind::ReceiverAttached { receiver }, None);
+        let realistic = self.expiry_mode == ExpiryMode::Realistic;
+        let now = self.now;
+        let every = self.sweep_interval;
+        let Ok(e) = self.get_mut(q.entity) else {
+            return;
+        };
+        if !q.dlq {
+            e.attached_receivers += 1;
+            if realistic && !e.sweep_armed {
+                e.sweep_armed = true;
+                self.push_timer(after(now, every), Timer::Sweep { entity: q.entity });
+            }
+        }
+    }
+
+    pub(super) fn detach(&mut self, receiver: u32, q: QueueRef) {
+        if !self.receivers[receiver as usize].attached.remove(&q) {
+            return;
+        }
+        self.emit(q, 0, EventKind::ReceiverDetached { receiver }, None);
+        if let (false, Ok(e)) = (q.dlq, self.get_mut(q.entity)) {
+            e.attached_receivers = e.attached_receivers.saturating_sub(1);
+        }
+    }
+
+    /// RCV-11: browse without locking, in SequenceNumber order, from `from_seq` or after the last
+    /// peeked message. Shows active, deferred, scheduled and locked messages.
+    pub fn peek(
+        &mut self,
+        receiver: &str,
+        from: &str,
+        from_seq: Option<u64>,
+        count: u32,
+    ) -> Result<Vec<MessageView>> {
+        let q = self.resolve(from)?;
+        let r = self.receiver_id(receiver);
+        self.touch(q.entity); // IDLE-02: peeks count as activity
+        let start = from_seq.unwrap_or_else(|| {
+            self.receivers[r as usize]
+                .peek_cursor
+                .get(&q)
+                .copied()
+                .unwrap_or(0)
+                + 1
+        });
+        let e = self.get(q.entity)?;
+        let views: Vec<MessageView> = e
+            .store(q.dlq)
+            .messages
+            .range(start..)
+            .take(count as usize)
+            .map(|(_, m)| self.view_of(q, m, Perspective::Peek))
+            .collect();
+        let receiver_state = &mut self.receivers[r as usize];
+        if let Some(last) = views.last() {
+            receiver_state.peek_cursor.insert(q, last.sequence_number);
+        }
+        let seqs: Vec<u64> = views.iter().map(|v| v.sequence_number).collect();
+        for seq in seqs {
+            self.remember(r, (q, seq), Handle::Peeked, false);
+        }
+        for v in &views {
+            self.emit(
+                q,
+                v.sequence_number,
+                EventKind::Peeked {
+                    receiver: r,
+                    delivery_count: v.delivery_count,
+                },
+                Some(Rule::Rcv11),
+            );
+        }
+        Ok(views)
+    }
+
+    /// Receives up to `count` messages that are available now (RCV-01, RCV-02, TTL-06).
+    pub fn receive(
+        &mut self,
+        receiver: &str,
+        from: &str,
+        mode: ReceiveMode,
+        count: u32,
+        options: ReceiveOptions,
+    ) -> Result<Vec<MessageView>> {
+        let q = self.resolve(from)?;
+        if matches!(self.get(q.entity)?.kind, EntityKind::Topic) {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                format!("'{from}' is a topic: receive from one of its subscriptions"),
+            ));
+        }
+        let r = self.receiver_id(receiver);
+        self.receive_into(r, q, mode, count, &options, |ns, q, m| {
+            ns.view_of(q, m, Perspective::Receive)
+        })
+    }
+
+    /// Receives for receiver `r`, turning each message into what `make` builds (a view for a
+    /// client, less for a traffic actor).
+    pub(crate) fn receive_into<T>(
+        &mut self,
+        r: u32,
+        q: QueueRef,
+        mode: ReceiveMode,
+        count: u32,
+        options: &ReceiveOptions,
+        make: impl Fn(&Namespace, QueueRef, &Message) -> T,
+    ) -> Result<Vec<T>> {
+        self.get(q.entity)?;
+        self.touch(q.entity);
+        self.attach(r, q);
+        let mut out = Vec::new();
+        while out.len() < count as usize {
+            let now = self.now;
+            let e = self.get_mut(q.entity)?;
+            let Some(&seq) = e.store(q.dlq).available.first() else {
+                break;
+            };
+            let expired = e
+                .store(q.dlq)
+                .messages
+                .get(&seq)
+                .is_some_and(|m| m.is_expired_at(now));
+            // TTL-06/07: never returned once expired; a receive collects what it scans past.
+            // TTL-12: nothing expires in a DLQ.
+            if expired && !q.dlq {
+                let rule = if self.expiry_mode == ExpiryMode::Realistic {
+                    Rule::Ttl07
+                } else {
+                    Rule::Ttl06
+                };
+                self.expire(q.entity, seq, rule);
+                continue;
+            }
+            match mode {
+                ReceiveMode::PeekLock => {
+                    let Some(view) = self.lock(q, seq, r, options, false, &make) else {
+                        break;
+                    };
+                    out.push(view);
+                }
+                ReceiveMode::ReceiveAndDelete => {
+                    // RCV-01: settled as it is sent; a failed transfer loses it.
+                    let Some(m) = self.get_mut(q.entity)?.store_mut(q.dlq).remove(seq) else {
+                        break;
+                    };
+                    if options.transfer_fails {
+                        self.emit(
+                            q,
+                            seq,
+                            EventKind::LostInTransfer { receiver: r },
+                            Some(Rule::Rcv01),
+                        );
+                        continue;
+                    }
+                    let view = make(self, q, &m);
+                    self.remember(r, (q, seq), Handle::ReceivedAndDeleted, true);
+                    self.emit(
+                        q,
+                        seq,
+                        EventKind::ReceivedAndDeleted { receiver: r },
+                        Some(Rule::Rcv01),
+                    );
+                    self.count_completed(m.enqueued_time);
+                    out.push(view);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// RCV-02: lock exclusively, LockedUntil = now + LockDuration, a new LockToken.
+    pub(super) fn lock<T>(
+        &mut self,
+        q: QueueRef,
+        seq: u64,
+        r: u32,
+        options: &ReceiveOptions,
+        by_seq: bool,
+        make: &impl Fn(&Namespace, QueueRef, &Message) -> T,
+    ) -> Option<T> {
+        let token = self.next_guid();
+        let now = self.now;
+        let e = self.get_mut(q.entity).ok()?;
+        let lock_duration = e.settings.lock_duration;
+        let locked_until = after(now, lock_duration);
+        let auto_renew_until = options
+            .max_auto_lock_renewal
+            .filter(|d| *d > 0)
+            .map(|d| after(now, d));
+        let store = e.store_mut(q.dlq);
+        store.available.remove(&seq);
+        let m = store.messages.get_mut(&seq)?;
+        m.lock = Some(Lock {
+            token,
+            holder: r,
+            locked_until,
+            auto_renew_until,
+        });
+        let delivery_count = m.failed_deliveries.saturating_add(1);
+        self.remember(r, (q, seq), Handle::Locked(token), true);
+        self.emit(
+            q,
+            seq,
+            EventKind::Locked {
+                receiver: r,
+                delivery_count,
+                locked_until,
+                by_sequence_number: by_seq,
+            },
+            Some(if by_seq { Rule::Rcv09 } else { Rule::Rcv02 }),
+        );
+        self.schedule_lapse(q, seq, token, locked_until);
+        if auto_renew_until.is_some() {
+            self.push_timer(
+                auto_renew_at(now, locked_until),
+                Timer::AutoRenew {
+                    queue: q,
+                    seq,
+                    token,
+                },
+            );
+        }
+        let m = self.get(q.entity).ok()?.store(q.dlq).messages.get(&seq)?;
+        Some(make(self, q, m))
+    }
+
+    /// RCV-04: auto lock renewal, until the maximum renewal duration.
+    pub(super) fn auto_renew(&mut self, q: QueueRef, seq: u64, token: u128) {
+        let now = self.now;
+        let Ok(e) = self.get_mut(q.entity) else {
+            return;
+        };
+        let Some(lock) = e
+            .store_mut(q.dlq)
+            .messages
+            .get_mut(&seq)
+            .and_then(|m| m.lock.as_mut())
+        else {
+            return;
+        };
+        let Some(until) = lock.auto_renew_until else {
+            return;
+        };
+        if now >= until || lock.locked_until <= now {
+            return;
+        }
+        let Some(locked_until) = self.renew_lock(q, seq, token, true) else {
+            return;
+        };
+        let next = auto_renew_at(now, locked_until);
+        if next < until {
+            self.push_timer(
+                next,
+                Timer::AutoRenew {
+                    queue: q,
+                    seq,
+                    token,
+                },
+            );
+        }
+    }
+
+    /// RCV-09: receive deferred messages by SequenceNumber. Any unknown number fails the whole call.
+    /// TTL-13: an expired deferred message is dead-lettered (if set) and the call fails.
+    pub fn receive_deferred(
+        &mut self,
+        receiver: &str,
+        from: &str,
+        seqs: &[u64],
+    ) -> Result<Vec<MessageView>> {
+        let q = self.resolve(from)?;
+        let r = self.receiver_id(receiver);
+        self.touch(q.entity);
+        let now = self.now;
+        let e = self.get(q.entity)?;
+        let store = e.store(q.dlq);
+        let mut expired = Vec::new();
+        for &seq in seqs {
+            match store.messages.get(&seq) {
+                Some(m) if m.state == MessageState::Deferred && m.lock.is_none() => {
+                    if m.is_expired_at(now) && !q.dlq {
+                        expired.push(seq);
+                    }
+                }
+                _ => {
+                    return Err(BrokerError::new(
+                        ErrorKind::MessageNotFound,
+                        format!("no deferred message #{seq} in '{from}' (RCV-09)"),
+                    ))
+                }
+            }
+        }
+        if !expired.is_empty() {
+            for &seq in &expired {
+                self.expire(q.entity, seq, Rule::Ttl13);
+            }
+            return Err(BrokerError::new(
+                ErrorKind::MessageNotFound,
+                format!(
+                    "deferred message #{} in '{from}' had expired (TTL-13)",
+                    expired[0]
+                ),
+            ));
+        }
+        self.attach(r, q);
+        let options = ReceiveOptions::default();
+        Ok(seqs
+            .iter()
+            .filter_map(|&seq| {
+                self.lock(
+                    q,
+                    seq,
+                    r,
+                    &options,
+                    true,
+                    &|ns: &Namespace, q, m: &Message| ns.view_of(q, m, Perspective::Receive),
+                )
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,312 @@
+use super::*;
+
+impl Namespace {
+    /// SEND-01/04: the checks a broker makes before it accepts a message.
+    pub(super) fn check_send(&mut self, q: QueueRef, message: &NewMessage) -> Result<()> {
+        if q.dlq {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                "messages cannot be sent to a dead-letter queue",
+            ));
+        }
+        let size = message.body_size.unwrap_or(message.body.len() as u64);
+        let max = self.tier.max_message_size();
+        if size > max {
+            return Err(self.rejection(
+                ErrorKind::MessageSizeExceeded,
+                format!(
+                    "the message is {size} bytes; the {} tier allows {max} (SEND-04)",
+                    self.tier
+                ),
+            ));
+        }
+        if self.now < self.server_busy_until {
+            return Err(self.rejection(
+                ErrorKind::ServerBusy,
+                format!(
+                    "the server is busy until {}; retry after a back-off (SEND-04)",
+                    crate::time::format_instant(self.server_busy_until)
+                ),
+            ));
+        }
+        let e = self.get(q.entity)?;
+        if matches!(e.kind, EntityKind::Subscription { .. }) {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                "messages are sent to the topic, not to a subscription",
+            ));
+        }
+        let stored = e.stored_bytes();
+        let limit = e.settings.max_size_bytes;
+        if stored.saturating_add(size) > limit {
+            return Err(self.rejection(
+                ErrorKind::QuotaExceeded,
+                format!("the entity is full: {stored} of {limit} bytes used (SEND-04)"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sends a message and returns its SequenceNumber (for a topic, the topic's).
+    pub fn send(&mut self, to: &str, message: NewMessage) -> Result<u64> {
+        let q = self.resolve(to)?;
+        self.send_to(q, message)
+    }
+
+    pub(crate) fn send_to(&mut self, q: QueueRef, message: NewMessage) -> Result<u64> {
+        self.check_send(q, &message)?;
+        self.touch(q.entity);
+        let default_ttl = self.get(q.entity)?.settings.default_message_time_to_live;
+        let capped = message.time_to_live.is_some_and(|t| t > default_ttl);
+        let seq = self.get_mut(q.entity)?.take_seq();
+        let m = self.new_stored(q.entity, seq, message, None)?;
+        // TTL-01: ExpiresAt = EnqueuedTime + TTL; TTL-02: a longer TTL is capped by the default.
+        let rule = if capped { Rule::Ttl02 } else { Rule::Ttl01 };
+        self.emit(
+            q,
+            seq,
+            EventKind::Sent {
+                expires_at: m.expires_at,
+                ttl_capped: capped,
+            },
+            Some(rule),
+        );
+        self.metrics.at(self.now).sent += 1;
+        self.arrive(q.entity, m, 0);
+        Ok(seq)
+    }
+
+    /// SCH-01: schedules a message; it is enqueued at `at`. Returns its SequenceNumber.
+    pub fn schedule(&mut self, to: &str, message: NewMessage, at: Instant) -> Result<u64> {
+        let q = self.resolve(to)?;
+        self.schedule_to(q, message, at)
+    }
+
+    pub(crate) fn schedule_to(
+        &mut self,
+        q: QueueRef,
+        message: NewMessage,
+        at: Instant,
+    ) -> Result<u64> {
+        self.check_send(q, &message)?;
+        self.touch(q.entity);
+        let at = at.max(self.now);
+        let seq = self.get_mut(q.entity)?.take_seq();
+        let mut m = self.new_stored(q.entity, seq, message, Some(at))?;
+        m.state = MessageState::Scheduled;
+        m.scheduled_enqueue_time = Some(at);
+        // TTL-05: expiry counts from the scheduled enqueue time.
+        m.enqueue_at(at);
+        self.get_mut(q.entity)?.main.insert(m);
+        self.emit(
+            q,
+            seq,
+            EventKind::Scheduled {
+                scheduled_enqueue_time: at,
+            },
+            Some(Rule::Sch01),
+        );
+        self.metrics.at(self.now).sent += 1;
+        self.push_timer(
+            at,
+            Timer::Activate {
+                entity: q.entity,
+                seq,
+            },
+        );
+        Ok(seq)
+    }
+
+    /// SCH-01: cancelling removes a scheduled message.
+    pub fn cancel_scheduled(&mut self, to: &str, seq: u64) -> Result<()> {
+        let q = self.resolve(to)?;
+        let e = self.get(q.entity)?;
+        if !e
+            .main
+            .messages
+            .get(&seq)
+            .is_some_and(|m| m.state == MessageState::Scheduled)
+        {
+            return Err(BrokerError::new(
+                ErrorKind::MessageNotFound,
+                format!("no scheduled message #{seq} in '{to}'"),
+            ));
+        }
+        self.touch(q.entity);
+        self.get_mut(q.entity)?.main.remove(seq);
+        self.emit(q, seq, EventKind::ScheduleCancelled, Some(Rule::Sch01));
+        Ok(())
+    }
+
+    /// Builds the stored message: TTL-01/02/03 (the entity default caps and fills in the TTL).
+    pub(super) fn new_stored(
+        &mut self,
+        entity: u32,
+        seq: u64,
+        new: NewMessage,
+        scheduled: Option<Instant>,
+    ) -> Result<Message> {
+        let default_ttl = self.get(entity)?.settings.default_message_time_to_live;
+        let own_ttl = new
+            .time_to_live
+            .map(|t| t.clamp(0, MAX_VALUE).min(default_ttl));
+        let effective_ttl = own_ttl.unwrap_or(default_ttl);
+        let enqueued = scheduled.unwrap_or(self.now);
+        let extra = if new.subject.is_some()
+            || new.correlation_id.is_some()
+            || !new.application_properties.is_empty()
+        {
+            Some(Box::new(crate::message::Extra {
+                subject: new.subject,
+                correlation_id: new.correlation_id,
+                application_properties: new.application_properties,
+                dead_letter: None,
+            }))
+        } else {
+            None
+        };
+        Ok(Message {
+            sequence_number: seq,
+            message_id: new.message_id.unwrap_or_else(|| seq.to_string()),
+            enqueued_time: enqueued,
+            own_ttl,
+            effective_ttl,
+            expires_at: after(enqueued, effective_ttl),
+            scheduled_enqueue_time: None,
+            state: MessageState::Active,
+            lock: None,
+            failed_deliveries: 0,
+            body_size: new.body_size.unwrap_or(new.body.len() as u64),
+            body: new.body,
+            extra,
+        })
+    }
+
+    /// A message arrives at a queue or topic at `self.now`: forwarded (FWD), fanned out to the
+    /// subscriptions (TOP-01), or stored.
+    pub(super) fn arrive(&mut self, entity: u32, mut m: Message, hops: u8) {
+        let q = QueueRef { entity, dlq: false };
+        let Ok(e) = self.get(entity) else { return };
+        let kind = e.kind;
+        let forward_to = e.settings.forward_to.clone();
+        m.enqueue_at(self.now);
+        match kind {
+            EntityKind::Topic => self.fan_out(entity, m, hops),
+            EntityKind::Queue | EntityKind::Subscription { .. } => {
+                if let Some(target) = forward_to.filter(|_| hops < MAX_FORWARD_HOPS) {
+                    if self.forward(q, m.clone(), &target, hops) {
+                        return;
+                    }
+                }
+                self.store_active(entity, m);
+            }
+        }
+    }
+
+    /// TOP-01 and TTL-04: a copy for every subscription whose rule matches, with the smallest TTL.
+    pub(super) fn fan_out(&mut self, topic: u32, m: Message, hops: u8) {
+        let Ok(t) = self.get(topic) else { return };
+        let topic_default = t.settings.default_message_time_to_live;
+        let subs: Vec<u32> = t.subscriptions.clone();
+        for sub in subs {
+            let Ok(s) = self.get(sub) else { continue };
+            if !s.rule.matches(&m) {
+                continue;
+            }
+            let sub_default = s.settings.default_message_time_to_live;
+            let mut copy = m.clone();
+            // TTL-04: min(message TTL, topic default, subscription default).
+            copy.own_ttl = m.own_ttl.map(|t| t.min(sub_default));
+            copy.effective_ttl = copy.own_ttl.unwrap_or(topic_default.min(sub_default));
+            self.emit(
+                QueueRef {
+                    entity: sub,
+                    dlq: false,
+                },
+                copy.sequence_number,
+                EventKind::Sent {
+                    expires_at: after(self.now, copy.effective_ttl),
+                    ttl_capped: false,
+                },
+                Some(Rule::Top01),
+            );
+            self.arrive(sub, copy, hops);
+        }
+    }
+
+    /// FWD: moves a message to `target`, which gives it its own SequenceNumber. False if the
+    /// target is gone (the message then stays where it is).
+    pub(super) fn forward(
+        &mut self,
+        from: QueueRef,
+        mut m: Message,
+        target: &str,
+        hops: u8,
+    ) -> bool {
+        let Ok(to) = self.resolve(target) else {
+            return false;
+        };
+        if to.dlq {
+            return false;
+        }
+        let Ok(t) = self.get_mut(to.entity) else {
+            return false;
+        };
+        let new_seq = t.take_seq();
+        let default_ttl = t.settings.default_message_time_to_live;
+        self.emit(
+            from,
+            m.sequence_number,
+            EventKind::Forwarded {
+                to: to.entity,
+                new_sequence_number: new_seq,
+            },
+            Some(Rule::Fwd),
+        );
+        m.sequence_number = new_seq;
+        m.lock = None;
+        m.state = MessageState::Active;
+        // A dead-letter forwarded out of a DLQ starts afresh under the target's default TTL (its
+        // own TTL has already run out); an ordinary forward keeps its TTL, from the new enqueue.
+        m.own_ttl = if from.dlq {
+            None
+        } else {
+            m.own_ttl.map(|t| t.min(default_ttl))
+        };
+        m.effective_ttl = m.own_ttl.unwrap_or(default_ttl);
+        self.touch(to.entity);
+        self.arrive(to.entity, m, hops + 1);
+        true
+    }
+
+    /// Stores an Active message in a queue or subscription and arms its expiry (exact mode).
+    pub(super) fn store_active(&mut self, entity: u32, m: Message) {
+        let expires_at = m.expires_at;
+        let seq = m.sequence_number;
+        let exact = self.expiry_mode == ExpiryMode::Exact;
+        let Ok(e) = self.get_mut(entity) else { return };
+        e.main.insert(m);
+        if exact {
+            self.push_timer(expires_at, Timer::Expire { entity, seq });
+        }
+    }
+
+    /// SCH-01: the scheduled time has come: enqueue it (EnqueuedTime = now).
+    pub(super) fn activate(&mut self, entity: u32, seq: u64) {
+        let Ok(e) = self.get_mut(entity) else { return };
+        let Some(mut m) = e.main.remove(seq) else {
+            return;
+        };
+        m.state = MessageState::Active;
+        m.enqueue_at(self.now);
+        self.emit(
+            QueueRef { entity, dlq: false },
+            seq,
+            EventKind::Activated {
+                expires_at: m.expires_at,
+            },
+            Some(Rule::Sch01),
+        );
+        self.arrive(entity, m, 0);
+    }
+}

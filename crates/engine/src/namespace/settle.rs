@@ -1,0 +1,270 @@
+use super::*;
+
+impl Namespace {
+    /// Complete, abandon, dead-letter, defer or renew the lock of a message the receiver holds.
+    pub fn settle(
+        &mut self,
+        receiver: &str,
+        from: &str,
+        seq: u64,
+        settlement: Settlement,
+    ) -> Result<()> {
+        let q = self.resolve(from)?;
+        let r = self.receiver_id(receiver);
+        self.settle_as(r, q, seq, settlement)
+    }
+
+    /// Settlement by receiver `r` of message `seq` in `q`, with the checks the SDK and broker make.
+    pub(crate) fn settle_as(
+        &mut self,
+        r: u32,
+        q: QueueRef,
+        seq: u64,
+        settlement: Settlement,
+    ) -> Result<()> {
+        let receiver = self.receiver_name(r).to_string();
+        let from = queue_path(self.entity_name(q.entity), q.dlq);
+        let handle = self.receivers[r as usize].handles.get(&(q, seq)).copied();
+        let verb = settlement.name();
+        let token = match handle {
+            None => {
+                return Err(BrokerError::new(
+                    ErrorKind::InvalidOperation,
+                    format!("{receiver} has not received message #{seq} from '{from}'; only a received message can be settled"),
+                ))
+            }
+            // RCV-11: a peeked message has no lock.
+            Some(Handle::Peeked) => {
+                return Err(BrokerError::new(
+                    ErrorKind::InvalidOperation,
+                    format!("#{seq} was only peeked; {verb} needs a message received in PeekLock mode (RCV-11)"),
+                ))
+            }
+            // RCV-01: received-and-deleted messages are already settled.
+            Some(Handle::ReceivedAndDeleted) => {
+                return Err(BrokerError::new(
+                    ErrorKind::InvalidOperation,
+                    format!("#{seq} was received in ReceiveAndDelete mode; it is already settled and cannot be {verb}d (RCV-01)"),
+                ))
+            }
+            Some(Handle::Locked(token)) => token,
+        };
+        let now = self.now;
+        self.get(q.entity)?;
+        let holds = self
+            .lock_of(q, seq)
+            .is_some_and(|l| l.token == token && l.locked_until > now);
+        if !holds {
+            // RCV-08: lapsed, lost, or already settled.
+            return Err(self.rejection(
+                ErrorKind::MessageLockLost,
+                format!("the lock on #{seq} held by {receiver} was lost: it lapsed, was lost, or the message was already settled (RCV-08)"),
+            ));
+        }
+        if matches!(settlement, Settlement::DeadLetter { .. }) && q.dlq {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                format!("#{seq} is already in a dead-letter queue and cannot be dead-lettered again (DLQ-02)"),
+            ));
+        }
+        self.touch(q.entity);
+        match settlement {
+            Settlement::Complete => {
+                let e = self.get_mut(q.entity)?;
+                let Some(m) = e.store_mut(q.dlq).remove(seq) else {
+                    return Ok(());
+                };
+                let expired = m.is_expired_at(now) && !q.dlq;
+                self.count_completed(m.enqueued_time);
+                // TTL-09: completing a nominally expired locked message succeeds.
+                self.emit(
+                    q,
+                    seq,
+                    EventKind::Completed {
+                        receiver: r,
+                        nominally_expired: expired,
+                    },
+                    Some(if expired { Rule::Ttl09 } else { Rule::Rcv05 }),
+                );
+            }
+            Settlement::Abandon => {
+                self.metrics.at(now).abandoned += 1;
+                self.emit(
+                    q,
+                    seq,
+                    EventKind::Abandoned { receiver: r },
+                    Some(Rule::Rcv05),
+                );
+                self.release(q, seq, Rule::Rcv05);
+            }
+            Settlement::DeadLetter {
+                reason,
+                description,
+            } => {
+                let e = self.get_mut(q.entity)?;
+                let Some(m) = e.store_mut(q.dlq).remove(seq) else {
+                    return Ok(());
+                };
+                let reason = reason.unwrap_or_default();
+                let description = description.unwrap_or_default();
+                self.dead_letter(
+                    q,
+                    m,
+                    Cow::Owned(reason),
+                    Cow::Owned(description),
+                    Rule::Rcv05,
+                );
+            }
+            Settlement::Defer => {
+                // RCV-09: stays, invisible to normal receive; the delivery counts.
+                let e = self.get_mut(q.entity)?;
+                let store = e.store_mut(q.dlq);
+                if let Some(m) = store.messages.get_mut(&seq) {
+                    m.lock = None;
+                    m.state = MessageState::Deferred;
+                    m.failed_deliveries = m.failed_deliveries.saturating_add(1);
+                }
+                self.emit(
+                    q,
+                    seq,
+                    EventKind::Deferred { receiver: r },
+                    Some(Rule::Rcv09),
+                );
+            }
+            Settlement::RenewLock => {
+                // RCV-04: LockedUntil = now + LockDuration; DeliveryCount unchanged. The playground
+                // lets the holder renew a nominally expired message's lock (TTL-09: expiry does
+                // not touch a locked message).
+                self.renew_lock(q, seq, token, false);
+            }
+        }
+        Ok(())
+    }
+
+    /// RCV-04: LockedUntil = now + LockDuration; DeliveryCount unchanged. Returns the new LockedUntil.
+    pub(super) fn renew_lock(
+        &mut self,
+        q: QueueRef,
+        seq: u64,
+        token: u128,
+        auto: bool,
+    ) -> Option<Instant> {
+        let now = self.now;
+        let e = self.get_mut(q.entity).ok()?;
+        let lock_duration = e.settings.lock_duration;
+        let lock = e.store_mut(q.dlq).messages.get_mut(&seq)?.lock.as_mut()?;
+        lock.locked_until = after(now, lock_duration);
+        let locked_until = lock.locked_until;
+        self.emit(
+            q,
+            seq,
+            EventKind::LockRenewed { locked_until, auto },
+            Some(Rule::Rcv04),
+        );
+        self.schedule_lapse(q, seq, token, locked_until);
+        Some(locked_until)
+    }
+
+    /// A message consumed (completed, or received and deleted): throughput and end-to-end latency.
+    pub(super) fn count_completed(&mut self, enqueued_time: Instant) {
+        let now = self.now;
+        let latency = (now - enqueued_time).max(0);
+        let b = self.metrics.at(now);
+        b.completed += 1;
+        b.latency_sum = b.latency_sum.saturating_add(latency);
+        b.latency_max = b.latency_max.max(latency);
+    }
+
+    /// Records what receiver `r` holds for a message (a peek does not replace a lock). Past
+    /// [`HANDLE_LIMIT`] handles, those of messages that are gone are forgotten, so a receiver used
+    /// for a long time stays bounded (an old message settled twice then gives InvalidOperation
+    /// rather than MessageLockLost).
+    pub(super) fn remember(&mut self, r: u32, key: (QueueRef, u64), handle: Handle, replace: bool) {
+        let Some(receiver) = self.receivers.get_mut(r as usize) else {
+            return;
+        };
+        if replace {
+            receiver.handles.insert(key, handle);
+        } else {
+            receiver.handles.entry(key).or_insert(handle);
+        }
+        if receiver.handles.len() <= HANDLE_LIMIT.max(receiver.prune_at) {
+            return;
+        }
+        let entities = &self.entities;
+        let exists = |(q, seq): &(QueueRef, u64)| {
+            entities
+                .get(q.entity as usize)
+                .and_then(Option::as_ref)
+                .is_some_and(|e| e.store(q.dlq).messages.contains_key(seq))
+        };
+        receiver.handles.retain(|k, _| exists(k));
+        receiver.prune_at = 2 * receiver.handles.len();
+    }
+
+    /// A lock ends without settlement (abandon, lapse, loss). RCV-07 first: a delivery that
+    /// reaches MaxDeliveryCount dead-letters the message, even when it has also expired (the
+    /// playground's answer to SPEC's open question). Then TTL-09: an expired message expires at
+    /// once. Otherwise RCV-06: back at its place in the retrieval order.
+    pub(super) fn release(&mut self, q: QueueRef, seq: u64, cause: Rule) {
+        let now = self.now;
+        let Ok(e) = self.get_mut(q.entity) else {
+            return;
+        };
+        let max = e.settings.max_delivery_count;
+        let store = e.store_mut(q.dlq);
+        let Some(m) = store.messages.get_mut(&seq) else {
+            return;
+        };
+        m.lock = None;
+        m.failed_deliveries = m.failed_deliveries.saturating_add(1);
+        let failed = m.failed_deliveries;
+        let expired = m.is_expired_at(now);
+        let deferred = m.state == MessageState::Deferred;
+        if !q.dlq && failed >= max {
+            let Some(m) = store.remove(seq) else { return };
+            self.dead_letter(
+                q,
+                m,
+                Cow::Borrowed(MAX_DELIVERY_REASON),
+                Cow::Owned(format!(
+                    "Message could not be consumed after {max} delivery attempts."
+                )),
+                Rule::Rcv07,
+            );
+            return;
+        }
+        if !q.dlq && expired && !deferred {
+            self.expire(q.entity, seq, Rule::Ttl09);
+            return;
+        }
+        if !deferred {
+            store.available.insert(seq);
+        }
+        self.emit(
+            q,
+            seq,
+            EventKind::Requeued {
+                failed_deliveries: failed,
+            },
+            Some(cause),
+        );
+    }
+
+    /// RCV-08/RCV-10: a lock is lost before it lapsed; the message becomes receivable.
+    pub(super) fn lose_lock(&mut self, q: QueueRef, seq: u64, cause: LockLossCause) {
+        let rule = match cause {
+            LockLossCause::ReceiverDisconnected => Rule::Rcv08,
+            _ => Rule::Rcv10,
+        };
+        self.emit(q, seq, EventKind::LockLost { cause }, Some(rule));
+        self.release(q, seq, rule);
+    }
+
+    pub fn close_receiver(&mut self, receiver: &str, from: &str) -> Result<()> {
+        let q = self.resolve(from)?;
+        let r = self.receiver_id(receiver);
+        self.detach(r, q);
+        Ok(())
+    }
+}

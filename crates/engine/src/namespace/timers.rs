@@ -1,0 +1,273 @@
+use super::*;
+
+/// What a timer does when it fires. A timer that no longer applies is skipped when popped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Timer {
+    Expire {
+        entity: u32,
+        seq: u64,
+    },
+    /// The earliest LockedUntil of a (sub-)queue: its locks lapse in order (see `Store::lapses`).
+    LapseCheck {
+        queue: QueueRef,
+    },
+    AutoRenew {
+        queue: QueueRef,
+        seq: u64,
+        token: u128,
+    },
+    Activate {
+        entity: u32,
+        seq: u64,
+    },
+    IdleCheck {
+        entity: u32,
+    },
+    Sweep {
+        entity: u32,
+    },
+    /// A producer or consumer group: see `traffic`.
+    Actor(ActorTimer),
+}
+
+/// A timer in the queue, ordered by (instant, insertion order) only: the order is unique, so the
+/// timer itself is never compared (and comparing two integers keeps the heap fast).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct TimerEntry {
+    pub at: Instant,
+    pub order: u64,
+    pub timer: Timer,
+}
+
+impl PartialEq for TimerEntry {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.order) == (other.at, other.order)
+    }
+}
+impl Eq for TimerEntry {}
+impl PartialOrd for TimerEntry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for TimerEntry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.at.cmp(&other.at).then(self.order.cmp(&other.order))
+    }
+}
+
+impl Namespace {
+    // ----- the clock -----------------------------------------------------------------------
+
+    /// When the next timer is due (stale timers are dropped first), or None.
+    pub fn next_due(&mut self) -> Option<Instant> {
+        self.prune_stale();
+        self.timers.peek().map(|Reverse(e)| e.at)
+    }
+
+    /// The next live timer and a sentence saying what it will do ("lock of #12 lapses").
+    pub fn next_event(&mut self) -> Option<(Instant, String)> {
+        self.prune_stale();
+        let Reverse(TimerEntry { at, timer, .. }) = *self.timers.peek()?;
+        Some((at, self.describe_timer(timer)))
+    }
+
+    pub(super) fn describe_timer(&self, timer: Timer) -> String {
+        let name = |id: u32| self.entity_name(id).to_string();
+        match timer {
+            Timer::Expire { entity, seq } => format!("#{seq} in {} expires", name(entity)),
+            Timer::LapseCheck { queue } => {
+                let seq = self
+                    .get(queue.entity)
+                    .ok()
+                    .and_then(|e| e.store(queue.dlq).lapses.front())
+                    .map_or(0, |l| l.1);
+                format!(
+                    "lock of #{seq} in {} lapses",
+                    queue_path(&name(queue.entity), queue.dlq)
+                )
+            }
+            Timer::AutoRenew { queue, seq, .. } => {
+                format!(
+                    "lock of #{seq} in {} is auto-renewed",
+                    queue_path(&name(queue.entity), queue.dlq)
+                )
+            }
+            Timer::Activate { entity, seq } => {
+                format!("scheduled #{seq} in {} is enqueued", name(entity))
+            }
+            Timer::IdleCheck { entity } => {
+                format!("{} may be deleted for being idle", name(entity))
+            }
+            Timer::Sweep { entity } => format!("expired messages in {} are swept", name(entity)),
+            Timer::Actor(a) => self.describe_actor_timer(a),
+        }
+    }
+
+    pub(super) fn prune_stale(&mut self) {
+        while let Some(&Reverse(TimerEntry { at, timer, .. })) = self.timers.peek() {
+            if let Timer::LapseCheck { queue } = timer {
+                // A lapse check whose first locks were settled moves to the next live one.
+                if self.clean_lapses(queue) == Some(at) {
+                    return;
+                }
+                self.timers.pop();
+                if let Some(next) = self
+                    .get(queue.entity)
+                    .ok()
+                    .and_then(|e| e.store(queue.dlq).lapse_armed)
+                {
+                    self.push_timer(next, Timer::LapseCheck { queue });
+                }
+                continue;
+            }
+            if self.timer_is_live(at, timer) {
+                return;
+            }
+            self.timers.pop();
+        }
+    }
+
+    /// Drops settled or renewed locks from the front of `queue`'s lapse order and returns when
+    /// the first live one lapses (also recorded as the armed instant), if any.
+    pub(super) fn clean_lapses(&mut self, queue: QueueRef) -> Option<Instant> {
+        let live = |m: Option<&Message>, token: u128, at: Instant| {
+            m.and_then(|m| m.lock.as_ref())
+                .is_some_and(|l| l.token == token && l.locked_until == at)
+        };
+        let e = self.get_mut(queue.entity).ok()?;
+        let store = e.store_mut(queue.dlq);
+        while let Some(&(at, seq, token)) = store.lapses.front() {
+            if live(store.messages.get(&seq), token, at) {
+                store.lapse_armed = Some(at);
+                return Some(at);
+            }
+            store.lapses.pop_front();
+        }
+        store.lapse_armed = None;
+        None
+    }
+
+    /// RCV-02/RCV-04: a lock will lapse at `at`. LockedUntil is now + LockDuration, which never
+    /// goes back within a queue (an entity update loses every lock), so each sub-queue keeps its
+    /// lapses in order and the timer queue holds one entry per sub-queue, not one per lock.
+    pub(super) fn schedule_lapse(&mut self, q: QueueRef, seq: u64, token: u128, at: Instant) {
+        let Ok(e) = self.get_mut(q.entity) else {
+            return;
+        };
+        let store = e.store_mut(q.dlq);
+        match store.lapses.back() {
+            Some(&(last, _, _)) if last > at => {
+                // Out of order (cannot happen with one LockDuration, but stay correct).
+                let i = store.lapses.partition_point(|l| l.0 <= at);
+                store.lapses.insert(i, (at, seq, token));
+            }
+            _ => store.lapses.push_back((at, seq, token)),
+        }
+        if store.lapse_armed.is_none_or(|armed| at < armed) {
+            store.lapse_armed = Some(at);
+            self.push_timer(at, Timer::LapseCheck { queue: q });
+        }
+    }
+
+    /// RCV-06/RCV-07: every lock of `queue` due by now lapses, in order.
+    pub(super) fn lapse_due(&mut self, queue: QueueRef) {
+        let now = self.now;
+        while let Some(at) = self.clean_lapses(queue) {
+            if at > now {
+                self.push_timer(at, Timer::LapseCheck { queue });
+                return;
+            }
+            let Some((_, seq, _)) = self
+                .get_mut(queue.entity)
+                .ok()
+                .and_then(|e| e.store_mut(queue.dlq).lapses.pop_front())
+            else {
+                return;
+            };
+            // RCV-06/RCV-07: the lock lapsed without settlement.
+            self.emit(queue, seq, EventKind::LockLapsed, Some(Rule::Rcv06));
+            self.release(queue, seq, Rule::Rcv06);
+        }
+    }
+
+    /// Fires every timer due up to and including `until`, in (instant, insertion) order, then
+    /// sets the clock to `until`. Time never goes back.
+    pub fn advance_to(&mut self, until: Instant) {
+        while let Some(&Reverse(TimerEntry { at, timer, .. })) = self.timers.peek() {
+            if at > until {
+                break;
+            }
+            self.timers.pop();
+            if at > self.now {
+                self.now = at;
+            }
+            self.fire(at, timer);
+        }
+        if until > self.now {
+            self.now = until;
+        }
+    }
+
+    pub(super) fn push_timer(&mut self, at: Instant, timer: Timer) {
+        if at == NEVER {
+            return; // MSG-03: "never" needs no timer.
+        }
+        self.timer_order += 1;
+        self.timers.push(Reverse(TimerEntry {
+            at,
+            order: self.timer_order,
+            timer,
+        }));
+    }
+
+    pub(super) fn timer_is_live(&self, at: Instant, timer: Timer) -> bool {
+        match timer {
+            Timer::Expire { entity, seq } => self
+                .get(entity)
+                .ok()
+                .and_then(|e| e.main.messages.get(&seq))
+                .is_some_and(|m| {
+                    m.state == MessageState::Active && m.lock.is_none() && m.expires_at <= at
+                }),
+            Timer::AutoRenew { queue, seq, token } => {
+                self.lock_of(queue, seq).is_some_and(|l| l.token == token)
+            }
+            Timer::LapseCheck { queue } => self
+                .get(queue.entity)
+                .is_ok_and(|e| e.store(queue.dlq).lapse_armed == Some(at)),
+            Timer::Activate { entity, seq } => self
+                .get(entity)
+                .ok()
+                .and_then(|e| e.main.messages.get(&seq))
+                .is_some_and(|m| m.state == MessageState::Scheduled),
+            Timer::IdleCheck { entity } => self.get(entity).is_ok_and(|e| e.idle_at == Some(at)),
+            Timer::Sweep { entity } => self.get(entity).is_ok_and(|e| e.sweep_armed),
+            Timer::Actor(a) => self.actor_timer_is_live(a),
+        }
+    }
+
+    pub(super) fn fire(&mut self, at: Instant, timer: Timer) {
+        if !self.timer_is_live(at, timer) {
+            return;
+        }
+        match timer {
+            Timer::Expire { entity, seq } => {
+                // TTL-06/TTL-07 exact mode: expire at the instant.
+                self.expire(entity, seq, Rule::Ttl06);
+            }
+            Timer::LapseCheck { queue } => self.lapse_due(queue),
+            Timer::AutoRenew { queue, seq, token } => self.auto_renew(queue, seq, token),
+            Timer::Activate { entity, seq } => self.activate(entity, seq),
+            Timer::IdleCheck { entity } => self.idle_check(entity),
+            Timer::Sweep { entity } => self.sweep(entity),
+            Timer::Actor(a) => self.fire_actor(a),
+        }
+    }
+}
+
+/// The auto-renewer renews a little before the lock lapses: 10 s before, or halfway for short locks.
+pub(super) fn auto_renew_at(now: Instant, locked_until: Instant) -> Instant {
+    let margin = ((locked_until - now) / 2).min(10_000);
+    locked_until - margin
+}
