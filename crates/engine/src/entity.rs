@@ -72,14 +72,24 @@ pub struct Store {
 }
 
 impl Store {
+    /// Stores a message. A message never replaces another: SequenceNumbers are unique per
+    /// entity (MSG-01), so a clash is a bug, and the stored message is kept.
     pub(crate) fn insert(&mut self, m: Message) {
         let seq = m.sequence_number;
-        self.bytes = self.bytes.saturating_add(m.body_size);
-        if m.state == MessageState::Active && m.lock.is_none() {
-            self.available.insert(seq);
+        let available = m.state == MessageState::Active && m.lock.is_none();
+        let size = m.body_size;
+        match self.messages.entry(seq) {
+            std::collections::btree_map::Entry::Occupied(_) => {
+                debug_assert!(false, "SequenceNumber {seq} stored twice");
+                return;
+            }
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(m);
+            }
         }
-        if let Some(old) = self.messages.insert(seq, m) {
-            self.bytes = self.bytes.saturating_sub(old.body_size);
+        self.bytes = self.bytes.saturating_add(size);
+        if available {
+            self.available.insert(seq);
         }
     }
 

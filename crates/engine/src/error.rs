@@ -88,7 +88,7 @@ impl BrokerError {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         BrokerError {
             kind,
-            message: message.into(),
+            message: clip(message.into(), MAX_MESSAGE),
             tracking_id: None,
             is_transient: kind.is_transient(),
         }
@@ -96,3 +96,19 @@ impl BrokerError {
 }
 
 pub type Result<T> = std::result::Result<T, BrokerError>;
+
+/// The longest error message: one that quotes a huge value shows its start only.
+pub const MAX_MESSAGE: usize = 600;
+
+/// `text` cut to at most `max` bytes (on a character boundary), with "…" where it was cut.
+pub fn clip(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}

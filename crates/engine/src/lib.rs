@@ -20,6 +20,7 @@ pub mod describe;
 pub mod entity;
 pub mod error;
 pub mod event;
+pub mod limits;
 pub mod message;
 pub mod metrics;
 pub mod namespace;

@@ -83,6 +83,9 @@ pub struct Message {
     pub body: String,
     pub body_size: u64,
     pub extra: Option<Box<Extra>>,
+    /// FWD-02: how many times auto-forwarding has moved this message.
+    #[serde(default)]
+    pub transfer_hops: u8,
 }
 
 impl Message {

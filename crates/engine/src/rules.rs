@@ -70,5 +70,7 @@ rules! {
     Sch01 = "SCH-01": "A scheduled message is Scheduled until its time; at activation it is enqueued and becomes Active.",
     Top01 = "TOP-01": "A message sent to a topic is copied into every subscription whose rule matches.",
     Tier01 = "TIER-01": "Basic has no topics and TTL at most 14 days.",
-    Fwd = "FWD": "Auto-forwarding (ForwardTo, ForwardDeadLetteredMessagesTo) moves messages to another entity [docs].",
+    Fwd01 = "FWD-01": "ForwardTo names an existing queue or topic (not a subscription, a DLQ or itself); a forwarding source cannot be received from; a forwarded message starts afresh.",
+    Fwd02 = "FWD-02": "A chain of forwards stops at 4 hops; a fifth is dead-lettered as MaxTransferHopCountExceeded.",
+    Fwd03 = "FWD-03": "With ForwardDeadLetteredMessagesTo, a dead-lettered message goes to that target instead of the DLQ.",
 }

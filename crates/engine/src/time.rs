@@ -49,20 +49,20 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .min(MAX_VALUE))
 }
 
-/// A short human form: "1h 30m", "500ms", "MaxValue".
+/// A short human form: "1h 30m", "500ms", "MaxValue", "-5s". Never overflows (i64::MIN too).
 pub fn format_duration(d: Duration) -> String {
     if d >= MAX_VALUE {
         return "MaxValue".into();
     }
-    if d <= 0 {
-        return if d == 0 {
-            "0s".into()
-        } else {
-            format!("-{}", format_duration(-d))
-        };
+    let sign = if d < 0 { "-" } else { "" };
+    let ms = d.unsigned_abs();
+    if ms == 0 {
+        return "0s".into();
     }
-    let ms = u64::try_from(d).unwrap_or(0);
-    humantime::format_duration(std::time::Duration::from_millis(ms)).to_string()
+    format!(
+        "{sign}{}",
+        humantime::format_duration(std::time::Duration::from_millis(ms))
+    )
 }
 
 /// "t=1m 30s" for an instant relative to the scenario start, or "never".

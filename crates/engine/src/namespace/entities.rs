@@ -1,3 +1,4 @@
+use super::topology::Change;
 use super::*;
 
 impl Namespace {
@@ -16,31 +17,20 @@ impl Namespace {
                 format!("'{path}' is not a valid entity name: use letters, digits, '-', '_', '.'"),
             ));
         }
+        if self.paths.len() >= crate::limits::MAX_ENTITIES {
+            return Err(BrokerError::new(
+                ErrorKind::QuotaExceeded,
+                format!(
+                    "a namespace holds at most {} entities (playground limit)",
+                    crate::limits::MAX_ENTITIES
+                ),
+            ));
+        }
         if self.entity(path).is_some() {
             return Err(BrokerError::new(
                 ErrorKind::MessagingEntityAlreadyExists,
                 format!("the entity '{path}' already exists"),
             ));
-        }
-        Ok(())
-    }
-
-    pub(super) fn check_forward_targets(&self, settings: &EntitySettings) -> Result<()> {
-        let targets = [
-            ("ForwardTo", &settings.forward_to),
-            (
-                "ForwardDeadLetteredMessagesTo",
-                &settings.forward_dead_lettered_messages_to,
-            ),
-        ];
-        for (setting, target) in targets {
-            let Some(target) = target else { continue };
-            self.resolve(target).map_err(|_| {
-                BrokerError::new(
-                    ErrorKind::MessagingEntityNotFound,
-                    format!("{setting}: the target '{target}' does not exist"),
-                )
-            })?;
         }
         Ok(())
     }
@@ -79,7 +69,7 @@ impl Namespace {
             ));
         }
         settings.validate(self.tier)?;
-        self.check_forward_targets(&settings)?;
+        self.check_forwarding(name, &settings, Change::NewQueue)?;
         self.add_entity(
             name,
             EntityKind::Queue,
@@ -105,6 +95,7 @@ impl Namespace {
             ));
         }
         settings.validate(self.tier)?;
+        self.check_forwarding(name, &settings, Change::NewTopic)?;
         self.add_entity(
             name,
             EntityKind::Topic,
@@ -138,7 +129,11 @@ impl Namespace {
         }
         self.check_name(&path)?;
         settings.validate(self.tier)?;
-        self.check_forward_targets(&settings)?;
+        self.check_forwarding(
+            &path,
+            &settings,
+            Change::NewSubscription { topic: q.entity },
+        )?;
         let id = self.add_entity(
             &path,
             EntityKind::Subscription { topic: q.entity },
@@ -160,7 +155,8 @@ impl Namespace {
             ));
         }
         settings.validate(self.tier)?;
-        self.check_forward_targets(&settings)?;
+        let path = self.entity_name(q.entity).to_string();
+        self.check_forwarding(&path, &settings, Change::Update(q.entity))?;
         let limit = settings.auto_delete_on_idle;
         self.get_mut(q.entity)?.settings = settings;
         self.emit(q, 0, EventKind::EntityUpdated, Some(Rule::Rcv10));

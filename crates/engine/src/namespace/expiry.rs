@@ -63,13 +63,16 @@ impl Namespace {
             Some(rule),
         );
         let dlq = QueueRef { entity, dlq: true };
-        if let Some(target) = forward {
+        // FWD-03: to ForwardDeadLetteredMessagesTo instead of the DLQ. FWD-02 (the playground's
+        // choice): that counts as a hop too, so a loop through DLQs ends at the hop limit.
+        if let Some(target) = forward.filter(|_| m.transfer_hops < MAX_FORWARD_HOPS) {
             // DeadLetterSource: the entity the message was dead-lettered in.
             if let Some(dl) = m.extra_mut().dead_letter.as_mut() {
                 dl.source = Some(self.entity_name(entity).to_string());
             }
-            if self.forward(dlq, m.clone(), &target, 0) {
-                return;
+            match self.forward(dlq, m, &target, Rule::Fwd03) {
+                Ok(()) => return,
+                Err(back) => m = back,
             }
         }
         if let Ok(e) = self.get_mut(entity) {

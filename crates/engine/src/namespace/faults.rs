@@ -78,6 +78,15 @@ impl Namespace {
                     self.detach(r, q);
                 }
             }
+            Fault::ServerBusy { duration } if duration < 0 => {
+                return Err(BrokerError::new(
+                    ErrorKind::ArgumentOutOfRange,
+                    format!(
+                        "a server-busy fault lasts 0 or more, not {}",
+                        format_duration(duration)
+                    ),
+                ));
+            }
             Fault::ServerBusy { duration } => {
                 self.server_busy_until = after(self.now, duration);
                 self.record(Event {

@@ -26,6 +26,7 @@ mod receive;
 mod send;
 mod settle;
 mod timers;
+mod topology;
 mod traffic;
 pub use timers::{Timer, TimerEntry};
 pub use traffic::ActorTimer;
@@ -46,6 +47,7 @@ const MAX_FORWARD_HOPS: u8 = 4;
 pub const TTL_EXPIRED_REASON: &str = "TTLExpiredException";
 pub const TTL_EXPIRED_DESCRIPTION: &str = "The message expired and was dead lettered.";
 pub const MAX_DELIVERY_REASON: &str = "MaxDeliveryCountExceeded";
+pub const MAX_HOPS_REASON: &str = "MaxTransferHopCountExceeded";
 
 /// What a receiver holds for a message: what the client object would carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,6 +76,7 @@ pub struct NamespaceBuilder {
     sweep_interval: Duration,
     seed: u64,
     log_limit: Option<usize>,
+    max_messages: Option<u64>,
 }
 
 impl NamespaceBuilder {
@@ -92,7 +95,13 @@ impl NamespaceBuilder {
         self
     }
     pub fn sweep_interval(mut self, every: Duration) -> Self {
-        self.sweep_interval = every.max(1);
+        self.sweep_interval = every.max(crate::limits::MIN_SWEEP_INTERVAL);
+        self
+    }
+    /// Store at most this many messages at once (sends beyond fail with QuotaExceeded), so a
+    /// run stays within memory. None: no limit.
+    pub fn max_messages(mut self, limit: Option<u64>) -> Self {
+        self.max_messages = limit;
         self
     }
     pub fn seed(mut self, seed: u64) -> Self {
@@ -113,7 +122,12 @@ impl NamespaceBuilder {
             timers: BinaryHeap::new(),
             timer_order: 0,
             log: Vec::new(),
-            rng: Pcg64Mcg::seed_from_u64(self.seed),
+            // Separate streams, so that a rejection (which draws a tracking id) never shifts the
+            // lock tokens or the traffic actors' choices.
+            tokens: Pcg64Mcg::seed_from_u64(self.seed),
+            tracking: Pcg64Mcg::seed_from_u64(self.seed ^ 0x7472_6163_6b69_6e67),
+            traffic: Pcg64Mcg::seed_from_u64(self.seed ^ 0x7472_6166_6669_6321),
+            max_messages: self.max_messages,
             server_busy_until: 0,
             producers: Vec::new(),
             consumers: Vec::new(),
@@ -139,7 +153,14 @@ pub struct Namespace {
     timers: BinaryHeap<Reverse<TimerEntry>>,
     timer_order: u64,
     log: Vec<Event>,
-    rng: Pcg64Mcg,
+    /// Lock tokens (RCV-02).
+    tokens: Pcg64Mcg,
+    /// Tracking ids of rejections (SEND-01).
+    tracking: Pcg64Mcg,
+    /// The traffic actors' processing times and choices.
+    traffic: Pcg64Mcg,
+    /// The most messages the namespace stores at once (None: no limit).
+    max_messages: Option<u64>,
     server_busy_until: Instant,
     producers: Vec<Producer>,
     consumers: Vec<ConsumerGroup>,
@@ -156,6 +177,7 @@ impl Namespace {
             sweep_interval: DEFAULT_SWEEP_INTERVAL,
             seed: 0,
             log_limit: None,
+            max_messages: None,
         }
     }
 
@@ -325,8 +347,9 @@ impl Namespace {
         self.advance_to(now);
         let operation = command.name();
         let target = command.target().map(str::to_string);
-        let result = self.dispatch(command);
-        if let Err(err) = &result {
+        let mut result = self.dispatch(command);
+        if let Err(err) = &mut result {
+            self.track(err);
             let entity = target.as_deref().and_then(|p| self.resolve(p).ok());
             let (entity, dlq) = entity.map_or((u32::MAX, false), |q| (q.entity, q.dlq));
             self.record(Event {
@@ -414,19 +437,32 @@ impl Namespace {
         }
     }
 
-    /// A broker-side rejection with a tracking id (SEND-01).
+    /// A broker-side rejection with a tracking id (SEND-01), from the tracking stream.
     pub(super) fn rejection(&mut self, kind: ErrorKind, message: String) -> BrokerError {
         let mut err = BrokerError::new(kind, message);
-        err.tracking_id = Some(format_lock_token(self.next_guid()));
+        self.track(&mut err);
         err
     }
 
-    pub(super) fn next_guid(&mut self) -> u128 {
-        let hi = u128::from(self.rng.next_u64());
-        let lo = u128::from(self.rng.next_u64());
-        // Shape it as a version-4 GUID.
-        let g = (hi << 64) | lo;
-        (g & !(0xF000u128 << 64) & !(0xC000u128 << 48)) | (0x4000u128 << 64) | (0x8000u128 << 48)
+    /// Gives a broker-side error its tracking id; client errors never reach the broker.
+    fn track(&mut self, err: &mut BrokerError) {
+        if err.tracking_id.is_none() && !err.kind.is_client_error() {
+            err.tracking_id = Some(format_lock_token(next_guid(&mut self.tracking)));
+        }
+    }
+
+    /// A new LockToken (RCV-02), from the token stream.
+    pub(super) fn next_lock_token(&mut self) -> u128 {
+        next_guid(&mut self.tokens)
+    }
+
+    /// How many messages the namespace stores now (every store, DLQs included).
+    pub fn stored_messages(&self) -> u64 {
+        self.entities
+            .iter()
+            .flatten()
+            .map(|e| (e.main.len() + e.dlq.len()) as u64)
+            .sum()
     }
 
     pub(super) fn emit(&mut self, q: QueueRef, seq: u64, kind: EventKind, rule: Option<Rule>) {
@@ -439,6 +475,14 @@ impl Namespace {
             rule,
         });
     }
+}
+
+/// A version-4 GUID from `rng` (lock tokens, tracking ids).
+fn next_guid(rng: &mut Pcg64Mcg) -> u128 {
+    let hi = u128::from(rng.next_u64());
+    let lo = u128::from(rng.next_u64());
+    let g = (hi << 64) | lo;
+    (g & !(0xF000u128 << 64) & !(0xC000u128 << 48)) | (0x4000u128 << 64) | (0x8000u128 << 48)
 }
 
 /// "queue" or "queue/$deadletterqueue".

@@ -55,7 +55,14 @@ impl Namespace {
         from_seq: Option<u64>,
         count: u32,
     ) -> Result<Vec<MessageView>> {
+        check_count("peek", count)?;
         let q = self.resolve(from)?;
+        if self.get(q.entity)?.kind == EntityKind::Topic {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                format!("'{from}' is a topic: peek one of its subscriptions (RCV-11)"),
+            ));
+        }
         let r = self.receiver_id(receiver);
         self.touch(q.entity); // IDLE-02: peeks count as activity
         let start = from_seq.unwrap_or_else(|| {
@@ -105,17 +112,54 @@ impl Namespace {
         count: u32,
         options: ReceiveOptions,
     ) -> Result<Vec<MessageView>> {
+        check_count("receive", count)?;
+        if options
+            .max_auto_lock_renewal
+            .is_some_and(|d| !(0..=crate::limits::MAX_AUTO_RENEWAL).contains(&d))
+        {
+            return Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                format!(
+                    "max_auto_lock_renewal: 0 to {} (playground limit)",
+                    format_duration(crate::limits::MAX_AUTO_RENEWAL)
+                ),
+            ));
+        }
         let q = self.resolve(from)?;
-        if matches!(self.get(q.entity)?.kind, EntityKind::Topic) {
+        self.check_receivable(q, from)?;
+        let r = self.receiver_id(receiver);
+        self.receive_into(r, q, mode, count, &options, |ns, q, m| {
+            ns.view_of(q, m, Perspective::Receive)
+        })
+    }
+
+    /// Where a receiver may take messages from: not a topic (receive from its subscriptions),
+    /// and not an entity that forwards what arrives there (FWD-01).
+    pub(crate) fn check_receivable(&self, q: QueueRef, from: &str) -> Result<()> {
+        let e = self.get(q.entity)?;
+        if e.kind == EntityKind::Topic {
             return Err(BrokerError::new(
                 ErrorKind::InvalidOperation,
                 format!("'{from}' is a topic: receive from one of its subscriptions"),
             ));
         }
-        let r = self.receiver_id(receiver);
-        self.receive_into(r, q, mode, count, &options, |ns, q, m| {
-            ns.view_of(q, m, Perspective::Receive)
-        })
+        let (setting, target) = if q.dlq {
+            (
+                "ForwardDeadLetteredMessagesTo",
+                &e.settings.forward_dead_lettered_messages_to,
+            )
+        } else {
+            ("ForwardTo", &e.settings.forward_to)
+        };
+        if let Some(target) = target {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "'{from}' forwards to '{target}' ({setting}): receive from the target (FWD-01)"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Receives for receiver `r`, turning each message into what `make` builds (a view for a
@@ -202,7 +246,7 @@ impl Namespace {
         by_seq: bool,
         make: &impl Fn(&Namespace, QueueRef, &Message) -> T,
     ) -> Option<T> {
-        let token = self.next_guid();
+        let token = self.next_lock_token();
         let now = self.now;
         let e = self.get_mut(q.entity).ok()?;
         let lock_duration = e.settings.lock_duration;
@@ -292,9 +336,24 @@ impl Namespace {
         from: &str,
         seqs: &[u64],
     ) -> Result<Vec<MessageView>> {
+        if seqs.is_empty() || seqs.len() > crate::limits::MAX_DEFERRED_SEQS {
+            return Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                format!(
+                    "receive deferred takes 1 to {} sequence numbers (playground limit)",
+                    crate::limits::MAX_DEFERRED_SEQS
+                ),
+            ));
+        }
         let q = self.resolve(from)?;
-        let r = self.receiver_id(receiver);
-        self.touch(q.entity);
+        self.check_receivable(q, from)?;
+        let mut seen = BTreeSet::new();
+        if let Some(twice) = seqs.iter().find(|s| !seen.insert(**s)) {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                format!("#{twice} is named twice; each sequence number can be received once per call (RCV-09)"),
+            ));
+        }
         let now = self.now;
         let e = self.get(q.entity)?;
         let store = e.store(q.dlq);
@@ -314,6 +373,7 @@ impl Namespace {
                 }
             }
         }
+        self.touch(q.entity);
         if !expired.is_empty() {
             for &seq in &expired {
                 self.expire(q.entity, seq, Rule::Ttl13);
@@ -326,6 +386,7 @@ impl Namespace {
                 ),
             ));
         }
+        let r = self.receiver_id(receiver);
         self.attach(r, q);
         let options = ReceiveOptions::default();
         Ok(seqs
@@ -341,5 +402,18 @@ impl Namespace {
                 )
             })
             .collect())
+    }
+}
+
+/// A receive or peek asks for 1 to [`crate::limits::MAX_RECEIVE_COUNT`] messages.
+fn check_count(call: &str, count: u32) -> Result<()> {
+    let max = crate::limits::MAX_RECEIVE_COUNT;
+    if (1..=max).contains(&count) {
+        Ok(())
+    } else {
+        Err(BrokerError::new(
+            ErrorKind::ArgumentOutOfRange,
+            format!("{call}: count is 1 to {max} (playground limit), not {count}"),
+        ))
     }
 }

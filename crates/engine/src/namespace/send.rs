@@ -36,6 +36,15 @@ impl Namespace {
                 "messages are sent to the topic, not to a subscription",
             ));
         }
+        if let Some(limit) = self.max_messages {
+            if self.stored_messages() >= limit {
+                return Err(self.rejection(
+                    ErrorKind::QuotaExceeded,
+                    format!("the playground holds at most {limit} messages in a namespace; receive or purge some first"),
+                ));
+            }
+        }
+        let e = self.get(q.entity)?;
         let stored = e.stored_bytes();
         let limit = e.settings.max_size_bytes;
         if stored.saturating_add(size) > limit {
@@ -72,7 +81,7 @@ impl Namespace {
             Some(rule),
         );
         self.metrics.at(self.now).sent += 1;
-        self.arrive(q.entity, m, 0);
+        self.arrive(q.entity, m);
         Ok(seq)
     }
 
@@ -120,6 +129,12 @@ impl Namespace {
     /// SCH-01: cancelling removes a scheduled message.
     pub fn cancel_scheduled(&mut self, to: &str, seq: u64) -> Result<()> {
         let q = self.resolve(to)?;
+        if q.dlq {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                format!("'{to}' is a dead-letter queue; scheduled messages live in the entity itself (SCH-01)"),
+            ));
+        }
         let e = self.get(q.entity)?;
         if !e
             .main
@@ -179,32 +194,45 @@ impl Namespace {
             body_size: new.body_size.unwrap_or(new.body.len() as u64),
             body: new.body,
             extra,
+            transfer_hops: 0,
         })
     }
 
-    /// A message arrives at a queue or topic at `self.now`: forwarded (FWD), fanned out to the
-    /// subscriptions (TOP-01), or stored.
-    pub(super) fn arrive(&mut self, entity: u32, mut m: Message, hops: u8) {
+    /// A message arrives at a queue or topic at `self.now`: fanned out to the subscriptions
+    /// (TOP-01), forwarded (FWD-01/02), or stored.
+    pub(super) fn arrive(&mut self, entity: u32, mut m: Message) {
         let q = QueueRef { entity, dlq: false };
         let Ok(e) = self.get(entity) else { return };
         let kind = e.kind;
         let forward_to = e.settings.forward_to.clone();
         m.enqueue_at(self.now);
-        match kind {
-            EntityKind::Topic => self.fan_out(entity, m, hops),
-            EntityKind::Queue | EntityKind::Subscription { .. } => {
-                if let Some(target) = forward_to.filter(|_| hops < MAX_FORWARD_HOPS) {
-                    if self.forward(q, m.clone(), &target, hops) {
-                        return;
-                    }
-                }
-                self.store_active(entity, m);
+        if kind == EntityKind::Topic {
+            return self.fan_out(entity, m);
+        }
+        if let Some(target) = forward_to {
+            if m.transfer_hops >= MAX_FORWARD_HOPS {
+                // FWD-02: a fifth hop is refused; the message is dead-lettered where it is.
+                let description = format!(
+                    "The message was forwarded {MAX_FORWARD_HOPS} times; it would take a fifth hop to '{target}'."
+                );
+                return self.dead_letter(
+                    q,
+                    m,
+                    Cow::Borrowed(MAX_HOPS_REASON),
+                    Cow::Owned(description),
+                    Rule::Fwd02,
+                );
+            }
+            match self.forward(q, m, &target, Rule::Fwd01) {
+                Ok(()) => return,
+                Err(back) => m = back,
             }
         }
+        self.store_active(entity, m);
     }
 
     /// TOP-01 and TTL-04: a copy for every subscription whose rule matches, with the smallest TTL.
-    pub(super) fn fan_out(&mut self, topic: u32, m: Message, hops: u8) {
+    fn fan_out(&mut self, topic: u32, m: Message) {
         let Ok(t) = self.get(topic) else { return };
         let topic_default = t.settings.default_message_time_to_live;
         let subs: Vec<u32> = t.subscriptions.clone();
@@ -230,28 +258,29 @@ impl Namespace {
                 },
                 Some(Rule::Top01),
             );
-            self.arrive(sub, copy, hops);
+            self.arrive(sub, copy);
         }
     }
 
-    /// FWD: moves a message to `target`, which gives it its own SequenceNumber. False if the
-    /// target is gone (the message then stays where it is).
+    /// FWD-01/03: moves a message to the queue or topic `target`, which gives it its own
+    /// SequenceNumber; it starts afresh there (DeliveryCount 0, no lock) and counts a hop. The
+    /// message comes back if the target is gone or is no queue or topic.
     pub(super) fn forward(
         &mut self,
         from: QueueRef,
         mut m: Message,
         target: &str,
-        hops: u8,
-    ) -> bool {
-        let Ok(to) = self.resolve(target) else {
-            return false;
+        rule: Rule,
+    ) -> std::result::Result<(), Message> {
+        let Some(to) = self.resolve(target).ok().filter(|to| !to.dlq) else {
+            return Err(m);
         };
-        if to.dlq {
-            return false;
-        }
         let Ok(t) = self.get_mut(to.entity) else {
-            return false;
+            return Err(m);
         };
+        if matches!(t.kind, EntityKind::Subscription { .. }) {
+            return Err(m);
+        }
         let new_seq = t.take_seq();
         let default_ttl = t.settings.default_message_time_to_live;
         self.emit(
@@ -261,11 +290,13 @@ impl Namespace {
                 to: to.entity,
                 new_sequence_number: new_seq,
             },
-            Some(Rule::Fwd),
+            Some(rule),
         );
         m.sequence_number = new_seq;
         m.lock = None;
         m.state = MessageState::Active;
+        m.failed_deliveries = 0;
+        m.transfer_hops = m.transfer_hops.saturating_add(1);
         // A dead-letter forwarded out of a DLQ starts afresh under the target's default TTL (its
         // own TTL has already run out); an ordinary forward keeps its TTL, from the new enqueue.
         m.own_ttl = if from.dlq {
@@ -275,8 +306,8 @@ impl Namespace {
         };
         m.effective_ttl = m.own_ttl.unwrap_or(default_ttl);
         self.touch(to.entity);
-        self.arrive(to.entity, m, hops + 1);
-        true
+        self.arrive(to.entity, m);
+        Ok(())
     }
 
     /// Stores an Active message in a queue or subscription and arms its expiry (exact mode).
@@ -307,6 +338,8 @@ impl Namespace {
             },
             Some(Rule::Sch01),
         );
-        self.arrive(entity, m, 0);
+        // IDLE-02: the entity was not idle while the message waited; idle time counts from now.
+        self.touch(entity);
+        self.arrive(entity, m);
     }
 }

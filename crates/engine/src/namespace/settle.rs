@@ -10,7 +10,14 @@ impl Namespace {
         settlement: Settlement,
     ) -> Result<()> {
         let q = self.resolve(from)?;
-        let r = self.receiver_id(receiver);
+        // A receiver never seen holds nothing; asking registers nothing (a failed call changes
+        // nothing).
+        let Some(&r) = self.receiver_ids.get(receiver) else {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                format!("{receiver} has not received message #{seq} from '{from}'; only a received message can be settled"),
+            ));
+        };
         self.settle_as(r, q, seq, settlement)
     }
 
@@ -44,7 +51,7 @@ impl Namespace {
             Some(Handle::ReceivedAndDeleted) => {
                 return Err(BrokerError::new(
                     ErrorKind::InvalidOperation,
-                    format!("#{seq} was received in ReceiveAndDelete mode; it is already settled and cannot be {verb}d (RCV-01)"),
+                    format!("#{seq} was received in ReceiveAndDelete mode; it is already settled, so {verb} is refused (RCV-01)"),
                 ))
             }
             Some(Handle::Locked(token)) => token,
@@ -130,6 +137,8 @@ impl Namespace {
                     EventKind::Deferred { receiver: r },
                     Some(Rule::Rcv09),
                 );
+                // RCV-07: a deferral counts as a failed delivery, against the same limit.
+                self.dead_letter_if_exhausted(q, seq);
             }
             Settlement::RenewLock => {
                 // RCV-04: LockedUntil = now + LockDuration; DeliveryCount unchanged. The playground
@@ -208,38 +217,39 @@ impl Namespace {
     /// once. Otherwise RCV-06: back at its place in the retrieval order.
     pub(super) fn release(&mut self, q: QueueRef, seq: u64, cause: Rule) {
         let now = self.now;
+        let exact = self.expiry_mode == ExpiryMode::Exact;
         let Ok(e) = self.get_mut(q.entity) else {
             return;
         };
-        let max = e.settings.max_delivery_count;
-        let store = e.store_mut(q.dlq);
-        let Some(m) = store.messages.get_mut(&seq) else {
+        let Some(m) = e.store_mut(q.dlq).messages.get_mut(&seq) else {
             return;
         };
         m.lock = None;
         m.failed_deliveries = m.failed_deliveries.saturating_add(1);
-        let failed = m.failed_deliveries;
-        let expired = m.is_expired_at(now);
+        let (failed, expires_at) = (m.failed_deliveries, m.expires_at);
         let deferred = m.state == MessageState::Deferred;
-        if !q.dlq && failed >= max {
-            let Some(m) = store.remove(seq) else { return };
-            self.dead_letter(
-                q,
-                m,
-                Cow::Borrowed(MAX_DELIVERY_REASON),
-                Cow::Owned(format!(
-                    "Message could not be consumed after {max} delivery attempts."
-                )),
-                Rule::Rcv07,
-            );
+        if self.dead_letter_if_exhausted(q, seq) {
             return;
         }
-        if !q.dlq && expired && !deferred {
+        if !q.dlq && expires_at <= now && !deferred {
             self.expire(q.entity, seq, Rule::Ttl09);
             return;
         }
         if !deferred {
-            store.available.insert(seq);
+            if let Ok(e) = self.get_mut(q.entity) {
+                e.store_mut(q.dlq).available.insert(seq);
+            }
+            // TTL-06 exact mode: receivable again, so its expiry is armed again (the timer
+            // armed at enqueue may have been dropped while the message was locked).
+            if exact && !q.dlq {
+                self.push_timer(
+                    expires_at,
+                    Timer::Expire {
+                        entity: q.entity,
+                        seq,
+                    },
+                );
+            }
         }
         self.emit(
             q,
@@ -249,6 +259,40 @@ impl Namespace {
             },
             Some(cause),
         );
+    }
+
+    /// RCV-07: a message in a main queue whose failed deliveries reached MaxDeliveryCount moves
+    /// to the DLQ with MaxDeliveryCountExceeded. Says whether it did. Every failed delivery
+    /// (abandon, lapse, lost lock, deferral) is checked here.
+    pub(super) fn dead_letter_if_exhausted(&mut self, q: QueueRef, seq: u64) -> bool {
+        if q.dlq {
+            return false;
+        }
+        let Ok(e) = self.get_mut(q.entity) else {
+            return false;
+        };
+        let max = e.settings.max_delivery_count;
+        if !e
+            .main
+            .messages
+            .get(&seq)
+            .is_some_and(|m| m.failed_deliveries >= max)
+        {
+            return false;
+        }
+        let Some(m) = e.main.remove(seq) else {
+            return false;
+        };
+        self.dead_letter(
+            q,
+            m,
+            Cow::Borrowed(MAX_DELIVERY_REASON),
+            Cow::Owned(format!(
+                "Message could not be consumed after {max} delivery attempts."
+            )),
+            Rule::Rcv07,
+        );
+        true
     }
 
     /// RCV-08/RCV-10: a lock is lost before it lapsed; the message becomes receivable.
@@ -263,8 +307,9 @@ impl Namespace {
 
     pub fn close_receiver(&mut self, receiver: &str, from: &str) -> Result<()> {
         let q = self.resolve(from)?;
-        let r = self.receiver_id(receiver);
-        self.detach(r, q);
+        if let Some(&r) = self.receiver_ids.get(receiver) {
+            self.detach(r, q);
+        }
         Ok(())
     }
 }

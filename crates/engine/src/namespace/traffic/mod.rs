@@ -7,6 +7,7 @@ use super::{Namespace, QueueRef, Timer};
 use crate::command::{ReceiveMode, ReceiveOptions, Settlement};
 use crate::error::{BrokerError, ErrorKind, Result};
 use crate::event::{Event, EventKind};
+use crate::limits::*;
 use crate::message::NewMessage;
 use crate::time::{after, format_duration, Duration, Instant, SECOND};
 use serde::{Deserialize, Serialize};
@@ -147,6 +148,9 @@ pub(crate) struct Producer {
     pub active: bool,
     pub generation: u32,
     pub sent: u64,
+    /// The exact instant (in fractional milliseconds) of the next message at the rate.
+    #[serde(default)]
+    pub next_send: f64,
 }
 
 /// What one consumer is working on.
@@ -179,6 +183,99 @@ pub struct ActorView {
     pub summary: String,
 }
 
+fn out_of_range(message: String) -> BrokerError {
+    BrokerError::new(ErrorKind::ArgumentOutOfRange, message)
+}
+
+impl ProducerSpec {
+    /// The producer's limits (the playground's, in `limits`); the error names the field.
+    pub fn validate(&self) -> Result<()> {
+        let rate_ok = |r: f64| r.is_finite() && (0.0..=MAX_RATE).contains(&r);
+        if !rate_ok(self.rate) {
+            return Err(out_of_range(format!(
+                "rate: {} is not between 0 and {MAX_RATE} messages a second (playground limit)",
+                self.rate
+            )));
+        }
+        if self.rate == 0.0 && self.burst.is_none() {
+            return Err(out_of_range(
+                "rate: a producer needs a rate above 0 or a burst".into(),
+            ));
+        }
+        if let Some(b) = &self.burst {
+            if b.every < MIN_BURST_EVERY || b.size == 0 || b.size > MAX_BURST {
+                return Err(out_of_range(format!(
+                    "burst: every {} or more, and a size of 1 to {MAX_BURST} (playground limit)",
+                    format_duration(MIN_BURST_EVERY)
+                )));
+            }
+        }
+        if let Some(s) = &self.spike {
+            if !(s.factor >= 0.0 && rate_ok(self.rate * s.factor)) || s.duration < 0 {
+                return Err(out_of_range(format!(
+                    "spike: the rate times the factor must stay within {MAX_RATE} messages a second, and the duration 0 or more (playground limit)"
+                )));
+            }
+        }
+        if self.ttl.is_some_and(|t| t < 0) || self.schedule_offset.is_some_and(|t| t < 0) {
+            return Err(out_of_range("ttl and schedule_offset are 0 or more".into()));
+        }
+        Ok(())
+    }
+}
+
+impl ConsumerSpec {
+    /// The consumer group's limits; the error names the field.
+    pub fn validate(&self) -> Result<()> {
+        if self.instances == 0 || self.instances > MAX_INSTANCES {
+            return Err(out_of_range(format!(
+                "instances: 1 to {MAX_INSTANCES} (playground limit), not {}",
+                self.instances
+            )));
+        }
+        for (name, v) in [
+            ("abandon", self.abandon),
+            ("dead_letter", self.dead_letter),
+            ("defer", self.defer),
+            ("crash", self.crash),
+        ] {
+            check_share(name, v)?;
+        }
+        if self.abandon + self.dead_letter + self.defer + self.crash > 1.0 + 1e-9 {
+            return Err(out_of_range(
+                "abandon + dead_letter + defer + crash must be at most 1".into(),
+            ));
+        }
+        let bad_time = match self.processing {
+            Processing::Fixed(d) => d < 0,
+            Processing::Uniform { min, max } => min < 0 || max < min,
+            Processing::Exponential { mean } => mean <= 0,
+        };
+        if bad_time {
+            return Err(out_of_range(
+                "processing: times are 0 or more (uniform: min <= max; exponential: mean above 0)"
+                    .into(),
+            ));
+        }
+        if self.poll_interval < MIN_POLL_INTERVAL || self.restart_delay < 0 {
+            return Err(out_of_range(format!(
+                "poll_interval: at least {} (playground limit); restart_delay: 0 or more",
+                format_duration(MIN_POLL_INTERVAL)
+            )));
+        }
+        if self
+            .max_auto_lock_renewal
+            .is_some_and(|d| !(0..=MAX_AUTO_RENEWAL).contains(&d))
+        {
+            return Err(out_of_range(format!(
+                "max_auto_lock_renewal: 0 to {} (playground limit)",
+                format_duration(MAX_AUTO_RENEWAL)
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Puts `item` at `index` (replacing what was there) or at the end; returns where it went.
 fn upsert<T>(list: &mut Vec<T>, index: Option<usize>, item: T) -> usize {
     match index {
@@ -190,6 +287,18 @@ fn upsert<T>(list: &mut Vec<T>, index: Option<usize>, item: T) -> usize {
             list.push(item);
             list.len() - 1
         }
+    }
+}
+
+impl Namespace {
+    /// A new producer or consumer group needs room (playground limit).
+    fn check_actor_room(&self, new: bool) -> Result<()> {
+        if new && self.producers.len() + self.consumers.len() >= MAX_ACTORS {
+            return Err(out_of_range(format!(
+                "a namespace runs at most {MAX_ACTORS} producers and consumer groups (playground limit)"
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -221,34 +330,9 @@ impl Namespace {
     /// Starts (or restarts with new settings) a producer.
     pub fn start_producer(&mut self, spec: ProducerSpec) -> Result<()> {
         let queue = self.resolve(&spec.to)?;
-        if !(0.0..=100_000.0).contains(&spec.rate) || !spec.rate.is_finite() {
-            return Err(BrokerError::new(
-                ErrorKind::ArgumentOutOfRange,
-                "rate must be between 0 and 100000 messages a second",
-            ));
-        }
-        if spec.rate == 0.0 && spec.burst.is_none() {
-            return Err(BrokerError::new(
-                ErrorKind::ArgumentOutOfRange,
-                "a producer needs a rate above 0 or a burst",
-            ));
-        }
-        if let Some(b) = &spec.burst {
-            if b.every < 1 || b.size == 0 || b.size > 100_000 {
-                return Err(BrokerError::new(
-                    ErrorKind::ArgumentOutOfRange,
-                    "a burst needs an interval and a size of 1 to 100000",
-                ));
-            }
-        }
-        if let Some(s) = &spec.spike {
-            if !(s.factor >= 0.0 && s.factor <= 1_000.0) {
-                return Err(BrokerError::new(
-                    ErrorKind::ArgumentOutOfRange,
-                    "a spike's factor must be between 0 and 1000",
-                ));
-            }
-        }
+        spec.validate()?;
+        let new = !self.producers.iter().any(|p| p.spec.name == spec.name);
+        self.check_actor_room(new)?;
         let summary = format!(
             "producer {} starts: {} msg/s to {}",
             spec.name, spec.rate, spec.to
@@ -267,6 +351,7 @@ impl Namespace {
                 active: true,
                 generation,
                 sent,
+                next_send: self.now as f64,
             },
         );
         let p = &self.producers[index];
@@ -323,37 +408,9 @@ impl Namespace {
                 ),
             ));
         }
-        if spec.instances == 0 || spec.instances > 1_000 {
-            return Err(BrokerError::new(
-                ErrorKind::ArgumentOutOfRange,
-                "instances must be 1 to 1000",
-            ));
-        }
-        for (name, v) in [
-            ("abandon", spec.abandon),
-            ("dead_letter", spec.dead_letter),
-            ("defer", spec.defer),
-            ("crash", spec.crash),
-        ] {
-            check_share(name, v)?;
-        }
-        if spec.abandon + spec.dead_letter + spec.defer + spec.crash > 1.0 + 1e-9 {
-            return Err(BrokerError::new(
-                ErrorKind::ArgumentOutOfRange,
-                "abandon + dead_letter + defer + crash must be at most 1",
-            ));
-        }
-        let bad_time = match spec.processing {
-            Processing::Fixed(d) => d < 0,
-            Processing::Uniform { min, max } => min < 0 || max < min,
-            Processing::Exponential { mean } => mean <= 0,
-        };
-        if bad_time || spec.poll_interval < 1 || spec.restart_delay < 0 {
-            return Err(BrokerError::new(
-                ErrorKind::ArgumentOutOfRange,
-                "processing times and intervals must be positive (uniform: min <= max)",
-            ));
-        }
+        spec.validate()?;
+        let new = !self.consumers.iter().any(|c| c.spec.name == spec.name);
+        self.check_actor_room(new)?;
         let summary = format!(
             "{} consumer(s) {} start on {}",
             spec.instances, spec.name, spec.from

@@ -13,47 +13,58 @@ impl Namespace {
     /// A producer's clock: one message, then the next at 1/rate (a spike changes the rate).
     pub(crate) fn produce(&mut self, producer: u32, generation: u32, burst: bool) {
         let now = self.now;
-        let Some(p) = self.producers.get(producer as usize) else {
+        let index = producer as usize;
+        let Some(p) = self.producers.get(index) else {
             return;
         };
         let spec = p.spec.clone();
-        let count = if burst {
-            spec.burst.as_ref().map_or(0, |b| b.size)
-        } else {
-            1
-        };
-        for _ in 0..count {
-            if !self.produce_one(producer as usize) {
-                return;
-            }
-        }
         let next = if burst {
+            for _ in 0..spec.burst.as_ref().map_or(0, |b| b.size) {
+                if !self.produce_one(index) {
+                    return;
+                }
+            }
             spec.burst.as_ref().map(|b| after(now, b.every))
         } else {
-            // A spike that ends while the rate is 0 must still be noticed: check again then.
-            let rate = Self::producer_rate_at(&spec, now);
-            if rate > 0.0 {
-                Some(after(now, ((1000.0 / rate).round() as i64).max(1)))
-            } else {
-                spec.spike
-                    .as_ref()
-                    .map(|s| after(s.from, s.duration))
-                    .filter(|t| *t > now)
+            // Every message whose exact instant (a fraction of a millisecond at 700/s) has come;
+            // the next one is 1/rate later, at the rate in force then (a spike changes it).
+            let mut due = self.producers[index].next_send;
+            let mut next = None;
+            while due <= now as f64 {
+                if !self.produce_one(index) {
+                    return;
+                }
+                let rate = Self::producer_rate_at(&spec, due.floor() as Instant);
+                if rate > 0.0 {
+                    due += 1000.0 / rate;
+                } else {
+                    // A spike that stops sending: go on when it ends.
+                    let end = spec.spike.as_ref().map(|s| after(s.from, s.duration));
+                    match end.filter(|t| *t as f64 > due) {
+                        Some(t) => due = t as f64,
+                        None => break,
+                    }
+                }
             }
+            if due > now as f64 {
+                self.producers[index].next_send = due;
+                next = Some(due.ceil() as Instant);
+            }
+            next
         };
         if let Some(at) = next {
             let timer = if burst {
-                Timer::Actor(ActorTimer::Burst {
+                ActorTimer::Burst {
                     producer,
                     generation,
-                })
+                }
             } else {
-                Timer::Actor(ActorTimer::Produce {
+                ActorTimer::Produce {
                     producer,
                     generation,
-                })
+                }
             };
-            self.push_timer(at, timer);
+            self.push_timer(at, Timer::Actor(timer));
         }
     }
 
@@ -106,10 +117,10 @@ impl Namespace {
     pub(super) fn processing_time(&mut self, p: &Processing) -> Duration {
         match *p {
             Processing::Fixed(d) => d,
-            Processing::Uniform { min, max } => self.rng.random_range(min..=max),
+            Processing::Uniform { min, max } => self.traffic.random_range(min..=max),
             Processing::Exponential { mean } => {
                 // Inverse transform sampling: -mean x ln(1 - U), U uniform in [0, 1).
-                let u: f64 = self.rng.random();
+                let u: f64 = self.traffic.random();
                 (-(mean as f64) * (1.0 - u).ln()).round() as Duration
             }
         }
@@ -224,7 +235,7 @@ impl Namespace {
             c.spec.dead_letter,
             c.spec.defer,
         );
-        let roll: f64 = self.rng.random();
+        let roll: f64 = self.traffic.random();
         let mut next = now;
         if roll < crash {
             self.metrics.at(now).crashed += 1;

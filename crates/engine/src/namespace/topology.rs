@@ -1,0 +1,174 @@
+//! FWD-01: which forward targets are valid, and the playground's bound on how many copies one
+//! message can become through fan-out (TOP-01) and forwarding chains (FWD-02).
+use super::*;
+
+use crate::limits::MAX_COPIES_PER_MESSAGE;
+
+/// The entity a settings change is for, before it exists or as it is.
+#[derive(Clone, Copy)]
+pub(super) enum Change {
+    NewQueue,
+    NewTopic,
+    NewSubscription { topic: u32 },
+    Update(u32),
+}
+
+/// The id standing for an entity not created yet.
+const NEW: u32 = u32::MAX;
+
+/// Who forwards to whom and which subscriptions each topic has, with a change applied.
+#[derive(Default)]
+struct Topology {
+    forward: BTreeMap<u32, u32>,
+    dlq_forward: BTreeMap<u32, u32>,
+    subscriptions: BTreeMap<u32, Vec<u32>>,
+}
+
+impl Topology {
+    /// How many copies a message arriving at `id` after `hops` forwards ends as (at most).
+    fn copies(&self, id: u32, hops: u8, memo: &mut BTreeMap<(u32, u8), u64>) -> u64 {
+        if let Some(&known) = memo.get(&(id, hops)) {
+            return known;
+        }
+        let n = if let Some(subs) = self.subscriptions.get(&id) {
+            subs.iter().fold(0u64, |sum, &s| {
+                sum.saturating_add(self.copies(s, hops, memo))
+            })
+        } else {
+            match self.forward.get(&id) {
+                Some(&target) if hops < MAX_FORWARD_HOPS => self.copies(target, hops + 1, memo),
+                _ => 1,
+            }
+        };
+        memo.insert((id, hops), n);
+        n
+    }
+
+    /// The worst case over every entity and every dead-letter forward.
+    fn worst(&self, ids: impl Iterator<Item = u32>) -> u64 {
+        let mut memo = BTreeMap::new();
+        let mut worst = 0;
+        for id in ids {
+            worst = worst.max(self.copies(id, 0, &mut memo));
+        }
+        for &target in self.dlq_forward.values() {
+            worst = worst.max(self.copies(target, 1, &mut memo));
+        }
+        worst
+    }
+}
+
+impl Namespace {
+    /// FWD-01: ForwardTo and ForwardDeadLetteredMessagesTo name an existing queue or topic of
+    /// this namespace, not a subscription, a dead-letter queue or the entity itself, and not on
+    /// Basic. And no message may become more than [`MAX_COPIES_PER_MESSAGE`] copies.
+    pub(super) fn check_forwarding(
+        &self,
+        path: &str,
+        settings: &EntitySettings,
+        change: Change,
+    ) -> Result<()> {
+        let targets = [
+            ("ForwardTo", &settings.forward_to),
+            (
+                "ForwardDeadLetteredMessagesTo",
+                &settings.forward_dead_lettered_messages_to,
+            ),
+        ];
+        let is_topic = match change {
+            Change::Update(id) => self.get(id)?.kind == EntityKind::Topic,
+            Change::NewTopic => true,
+            Change::NewQueue | Change::NewSubscription { .. } => false,
+        };
+        if is_topic && targets.iter().any(|(_, t)| t.is_some()) {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                format!("'{path}' is a topic: set ForwardTo on its subscriptions (FWD-01)"),
+            ));
+        }
+        let mut resolved = [None, None];
+        for (i, (setting, target)) in targets.into_iter().enumerate() {
+            let Some(target) = target else { continue };
+            let invalid = |why: String| {
+                Err(BrokerError::new(
+                    ErrorKind::InvalidOperation,
+                    format!("{setting} '{target}': {why} (FWD-01)"),
+                ))
+            };
+            if !self.tier.has_topics() {
+                return Err(BrokerError::new(
+                    ErrorKind::NotSupported,
+                    format!(
+                        "{setting}: auto-forwarding is not available on the Basic tier (FWD-01)"
+                    ),
+                ));
+            }
+            if target.trim().trim_matches('/').eq_ignore_ascii_case(path) {
+                return invalid("an entity cannot forward to itself".into());
+            }
+            let q = self.resolve(target).map_err(|_| {
+                BrokerError::new(
+                    ErrorKind::MessagingEntityNotFound,
+                    format!("{setting}: the target '{target}' does not exist (FWD-01)"),
+                )
+            })?;
+            if q.dlq {
+                return invalid("a dead-letter queue cannot be a forwarding target".into());
+            }
+            if matches!(self.get(q.entity)?.kind, EntityKind::Subscription { .. }) {
+                return invalid("forward to a queue or a topic, not to a subscription".into());
+            }
+            resolved[i] = Some(q.entity);
+        }
+        let copies = self.worst_copies(change, resolved);
+        if copies > MAX_COPIES_PER_MESSAGE {
+            return Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                format!(
+                    "with these settings one message could become {copies} copies through subscriptions and forwards; the playground allows at most {MAX_COPIES_PER_MESSAGE}"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The most copies one message can become, with `change` given the forward targets `to`.
+    fn worst_copies(&self, change: Change, to: [Option<u32>; 2]) -> u64 {
+        let mut t = Topology::default();
+        for e in self.entities.iter().flatten() {
+            let target = |f: &Option<String>| {
+                f.as_deref()
+                    .and_then(|p| self.resolve(p).ok())
+                    .filter(|q| !q.dlq)
+                    .map(|q| q.entity)
+            };
+            if let Some(id) = target(&e.settings.forward_to) {
+                t.forward.insert(e.id, id);
+            }
+            if let Some(id) = target(&e.settings.forward_dead_lettered_messages_to) {
+                t.dlq_forward.insert(e.id, id);
+            }
+            if e.kind == EntityKind::Topic {
+                t.subscriptions.insert(e.id, e.subscriptions.clone());
+            }
+        }
+        let id = match change {
+            Change::NewQueue | Change::NewTopic => NEW,
+            Change::NewSubscription { topic } => {
+                t.subscriptions.entry(topic).or_default().push(NEW);
+                NEW
+            }
+            Change::Update(id) => id,
+        };
+        t.forward.remove(&id);
+        t.dlq_forward.remove(&id);
+        if let Some(f) = to[0] {
+            t.forward.insert(id, f);
+        }
+        if let Some(f) = to[1] {
+            t.dlq_forward.insert(id, f);
+        }
+        let ids = self.entities.iter().flatten().map(|e| e.id).chain([NEW]);
+        t.worst(ids)
+    }
+}
