@@ -344,6 +344,16 @@ impl Namespace {
     /// Advances the clock to `now` (firing what is due), then applies `command`. A failed command
     /// changes nothing but the log, which records the rejection.
     pub fn apply(&mut self, now: Instant, command: Command) -> Result<Reply> {
+        if now > crate::limits::LATEST_INSTANT {
+            return Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                format!(
+                    "{} is past the playground's last instant, {} (playground limit)",
+                    crate::time::format_instant(now),
+                    crate::time::format_instant(crate::limits::LATEST_INSTANT)
+                ),
+            ));
+        }
         self.advance_to(now);
         let operation = command.name();
         let target = command.target().map(str::to_string);
@@ -454,6 +464,19 @@ impl Namespace {
     /// A new LockToken (RCV-02), from the token stream.
     pub(super) fn next_lock_token(&mut self) -> u128 {
         next_guid(&mut self.tokens)
+    }
+
+    /// Whether `other` is in the same state, the log and the tracking-id stream aside: what a
+    /// failed command may change (it logs a rejection, and a broker-side one draws a tracking id).
+    pub fn same_state_except_log(&self, other: &Namespace) -> bool {
+        let strip = |ns: &Namespace| {
+            let mut copy = ns.clone();
+            copy.log.clear();
+            copy.log_dropped = 0;
+            copy.tracking = Pcg64Mcg::seed_from_u64(0);
+            format!("{copy:?}")
+        };
+        strip(self) == strip(other)
     }
 
     /// How many messages the namespace stores now (every store, DLQs included).

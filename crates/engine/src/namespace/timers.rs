@@ -1,4 +1,5 @@
 use super::*;
+use crate::limits::LATEST_INSTANT;
 
 /// What a timer does when it fires. A timer that no longer applies is skipped when popped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -194,10 +195,23 @@ impl Namespace {
     /// Fires every timer due up to and including `until`, in (instant, insertion) order, then
     /// sets the clock to `until`. Time never goes back.
     pub fn advance_to(&mut self, until: Instant) {
+        self.advance_by(until, usize::MAX);
+    }
+
+    /// As [`Namespace::advance_to`], but hands back after firing `budget` timers: the clock then
+    /// stands at the last one fired, and the caller goes on in its next frame. Says whether it
+    /// reached `until`. The playground's clock ends at [`LATEST_INSTANT`]: later instants stop there.
+    pub fn advance_by(&mut self, until: Instant, budget: usize) -> bool {
+        let until = until.min(LATEST_INSTANT);
+        let mut fired = 0;
         while let Some(&Reverse(TimerEntry { at, timer, .. })) = self.timers.peek() {
             if at > until {
                 break;
             }
+            if fired == budget {
+                return false;
+            }
+            fired += 1;
             self.timers.pop();
             if at > self.now {
                 self.now = at;
@@ -207,6 +221,7 @@ impl Namespace {
         if until > self.now {
             self.now = until;
         }
+        true
     }
 
     pub(super) fn push_timer(&mut self, at: Instant, timer: Timer) {

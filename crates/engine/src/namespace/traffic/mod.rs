@@ -399,15 +399,7 @@ impl Namespace {
     /// Starts (or restarts with new settings) a group of consumers.
     pub fn start_consumers(&mut self, spec: ConsumerSpec) -> Result<()> {
         let queue = self.resolve(&spec.from)?;
-        if self.get(queue.entity)?.kind == crate::entity::EntityKind::Topic {
-            return Err(BrokerError::new(
-                ErrorKind::InvalidOperation,
-                format!(
-                    "'{}' is a topic: consume from one of its subscriptions",
-                    spec.from
-                ),
-            ));
-        }
+        self.check_receivable(queue, &spec.from)?;
         spec.validate()?;
         let new = !self.consumers.iter().any(|c| c.spec.name == spec.name);
         self.check_actor_room(new)?;

@@ -1,0 +1,373 @@
+//! Regression tests for the bugs found by the random-sequence probe, the fuzz and the review
+//! (issue "Exact under every input"), each named after what it checks.
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+use sbp_engine::time::{format_duration, HOUR, MINUTE, SECOND};
+use sbp_engine::*;
+
+const R: &str = "r1";
+
+fn settings() -> EntitySettings {
+    EntitySettings::defaults(Tier::Standard)
+}
+fn ns_with(name: &str, s: EntitySettings) -> Namespace {
+    let mut ns = Namespace::builder().seed(3).build();
+    ns.create_queue(name, s).unwrap();
+    ns
+}
+fn msg(ttl: Option<i64>) -> NewMessage {
+    NewMessage {
+        time_to_live: ttl,
+        ..Default::default()
+    }
+}
+fn receive(ns: &mut Namespace, from: &str) -> Vec<MessageView> {
+    ns.receive(R, from, ReceiveMode::PeekLock, 1, ReceiveOptions::default())
+        .unwrap()
+}
+
+/// Bug 1: asking for the next due timer dropped the expiry timer of a locked message, so after
+/// an abandon the message never expired in exact mode.
+#[test]
+fn observing_the_next_due_timer_never_changes_when_a_message_expires() {
+    let run = |observe: bool| {
+        let mut ns = ns_with(
+            "q",
+            EntitySettings {
+                dead_lettering_on_message_expiration: true,
+                ..settings()
+            },
+        );
+        ns.send("q", msg(Some(10 * SECOND))).unwrap();
+        ns.advance_to(SECOND);
+        receive(&mut ns, "q");
+        if observe {
+            ns.next_due();
+            ns.next_event();
+        }
+        ns.advance_to(5 * SECOND);
+        ns.settle(R, "q", 1, Settlement::Abandon).unwrap();
+        ns.advance_to(20 * SECOND);
+        ns
+    };
+    let (watched, unwatched) = (run(true), run(false));
+    let dlq = |ns: &Namespace| ns.entity("q").unwrap().dlq.len();
+    assert_eq!(dlq(&watched), 1, "expired at t=10s into the DLQ (TTL-11)");
+    assert_eq!(dlq(&unwatched), 1);
+    assert_eq!(watched.log(), unwatched.log());
+}
+
+/// Bug 2: formatting a duration of i64::MIN negated it and overflowed (a stack overflow).
+#[test]
+fn formatting_any_duration_never_overflows() {
+    assert!(format_duration(i64::MIN).starts_with("-292271023years"));
+    assert_eq!(format_duration(-1500), "-1s 500ms");
+    assert_eq!(format_duration(0), "0s");
+    let mut ns = ns_with("q", settings());
+    let err = ns
+        .apply(0, Command::Fault(Fault::ServerBusy { duration: i64::MIN }))
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::ArgumentOutOfRange);
+}
+
+/// Bug 3: a dead-letter forwarded by ForwardDeadLetteredMessagesTo kept its failed deliveries.
+#[test]
+fn a_forwarded_dead_letter_starts_afresh_with_delivery_count_zero() {
+    let mut ns = Namespace::builder().seed(3).build();
+    ns.create_queue("retry", settings()).unwrap();
+    ns.create_queue(
+        "orders",
+        EntitySettings {
+            max_delivery_count: 3,
+            forward_dead_lettered_messages_to: Some("retry".into()),
+            ..settings()
+        },
+    )
+    .unwrap();
+    ns.send("orders", msg(None)).unwrap();
+    for _ in 0..3 {
+        receive(&mut ns, "orders");
+        ns.settle(R, "orders", 1, Settlement::Abandon).unwrap();
+    }
+    let m = ns.message("retry", 1, Perspective::Peek).unwrap();
+    assert_eq!(m.delivery_count, 0);
+    receive(&mut ns, "retry");
+    ns.settle(R, "retry", 1, Settlement::Abandon).unwrap();
+    assert_eq!(
+        ns.entity("retry").unwrap().dlq.len(),
+        0,
+        "one abandon is not ten"
+    );
+    assert_eq!(ns.entity("retry").unwrap().counts(ns.now()).active, 1);
+}
+
+/// Bug 4: receive, defer, receive deferred, defer... let DeliveryCount pass MaxDeliveryCount.
+#[test]
+fn deferring_counts_against_max_delivery_count() {
+    let mut ns = ns_with(
+        "q",
+        EntitySettings {
+            max_delivery_count: 2,
+            ..settings()
+        },
+    );
+    ns.send("q", msg(None)).unwrap();
+    receive(&mut ns, "q");
+    ns.settle(R, "q", 1, Settlement::Defer).unwrap();
+    ns.receive_deferred(R, "q", &[1]).unwrap();
+    ns.settle(R, "q", 1, Settlement::Defer).unwrap();
+    let e = ns.entity("q").unwrap();
+    assert!(
+        e.main.is_empty(),
+        "the second failed delivery reached the limit"
+    );
+    let d = ns
+        .message("q/$deadletterqueue", 1, Perspective::Peek)
+        .unwrap();
+    assert_eq!(
+        d.dead_letter_reason.as_deref(),
+        Some("MaxDeliveryCountExceeded")
+    );
+}
+
+/// Bug 5: a subscription, the entity itself or a DLQ path was accepted as a forward target.
+#[test]
+fn forward_targets_must_be_another_queue_or_topic() {
+    let mut ns = Namespace::builder().seed(3).build();
+    ns.create_queue("q", settings()).unwrap();
+    ns.create_topic("t", settings()).unwrap();
+    ns.create_subscription("t", "s", settings(), SubscriptionRule::MatchAll)
+        .unwrap();
+    let forward = |to: &str| EntitySettings {
+        forward_to: Some(to.into()),
+        ..settings()
+    };
+    for bad in ["t/subscriptions/s", "q/$deadletterqueue", "Q2", "missing"] {
+        let err = ns.create_queue("q2", forward(bad)).unwrap_err();
+        assert!(
+            matches!(
+                err.kind,
+                ErrorKind::InvalidOperation | ErrorKind::MessagingEntityNotFound
+            ),
+            "{bad}: {err}"
+        );
+    }
+    assert!(ns.entity("q2").is_none(), "nothing was created");
+    assert!(ns.update_entity("q", forward("q")).is_err(), "not itself");
+    let before = ns.entity("t/subscriptions/s").unwrap().settings.clone();
+    assert!(ns
+        .update_entity("t/subscriptions/s", forward("t/subscriptions/s"))
+        .is_err());
+    assert_eq!(ns.entity("t/subscriptions/s").unwrap().settings, before);
+}
+
+/// Bug 5: forwarding loops stop at the hop limit, also through a DLQ.
+#[test]
+fn a_forwarding_loop_through_a_dlq_ends_at_the_hop_limit() {
+    let mut ns = Namespace::builder().seed(3).build();
+    ns.create_queue("a", settings()).unwrap();
+    ns.create_queue(
+        "b",
+        EntitySettings {
+            forward_to: Some("a".into()),
+            ..settings()
+        },
+    )
+    .unwrap();
+    // a forwards to b, b back to a: a loop.
+    ns.update_entity(
+        "a",
+        EntitySettings {
+            forward_to: Some("b".into()),
+            ..settings()
+        },
+    )
+    .unwrap();
+    ns.send("a", msg(None)).unwrap();
+    let stored = |p: &str| {
+        let e = ns.entity(p).unwrap();
+        (e.main.len(), e.dlq.len())
+    };
+    // a#1 -> b#1 -> a#2 -> b#2 -> a#3: four hops; the fifth is refused in a's DLQ.
+    assert_eq!(stored("a"), (0, 1));
+    assert_eq!(stored("b"), (0, 0));
+    let m = ns
+        .message("a/$deadletterqueue", 3, Perspective::Peek)
+        .unwrap();
+    assert_eq!(
+        m.dead_letter_reason.as_deref(),
+        Some("MaxTransferHopCountExceeded")
+    );
+}
+
+/// Bug 6: cancelling on a DLQ path cancelled the main queue's message.
+#[test]
+fn cancel_scheduled_on_a_dead_letter_path_is_a_client_error() {
+    let mut ns = ns_with("orders", settings());
+    let seq = ns.schedule("orders", msg(None), HOUR).unwrap();
+    let err = ns
+        .cancel_scheduled("orders/$deadletterqueue", seq)
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidOperation);
+    assert_eq!(ns.entity("orders").unwrap().counts(0).scheduled, 1);
+}
+
+/// Bug 6: the same sequence number twice locked the message twice.
+#[test]
+fn receive_deferred_with_a_number_twice_is_a_client_error() {
+    let mut ns = ns_with("q", settings());
+    ns.send("q", msg(None)).unwrap();
+    receive(&mut ns, "q");
+    ns.settle(R, "q", 1, Settlement::Defer).unwrap();
+    let before = ns.log().len();
+    let err = ns.receive_deferred(R, "q", &[1, 1]).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidOperation);
+    assert_eq!(ns.log().len(), before, "nothing happened");
+    assert_eq!(ns.receive_deferred(R, "q", &[1]).unwrap().len(), 1);
+}
+
+/// Bug 7: a queue whose only content was a scheduled message was deleted at the very instant
+/// the message was enqueued.
+#[test]
+fn auto_delete_on_idle_counts_from_when_a_scheduled_message_is_enqueued() {
+    let mut ns = ns_with(
+        "temp",
+        EntitySettings {
+            auto_delete_on_idle: 5 * MINUTE,
+            ..settings()
+        },
+    );
+    ns.schedule("temp", msg(None), 10 * MINUTE).unwrap();
+    ns.advance_to(10 * MINUTE);
+    assert!(
+        ns.entity("temp").is_some(),
+        "not idle while the message waited"
+    );
+    assert_eq!(ns.entity("temp").unwrap().counts(ns.now()).active, 1);
+    ns.advance_to(15 * MINUTE - 1);
+    assert!(ns.entity("temp").is_some());
+    ns.advance_to(15 * MINUTE);
+    assert!(
+        ns.entity("temp").is_none(),
+        "idle for 5 minutes after the enqueue (IDLE-01)"
+    );
+}
+
+/// Bug 8: rates were rounded to whole milliseconds (700/s sent 1000/s; nothing above 1000/s).
+#[test]
+fn a_producer_rate_is_kept_exactly() {
+    // Messages at t = k x 1000/rate ms, k = 0, 1, ...: those up to t=9999ms.
+    for (rate, expected) in [(700.0, 7_000), (400.0, 4_000), (2_500.0, 24_998), (0.5, 5)] {
+        let mut ns = ns_with("q", settings());
+        ns.start_producer(ProducerSpec::new("p", "q", rate))
+            .unwrap();
+        ns.advance_to(10 * SECOND - 1);
+        assert_eq!(ns.metrics().total().sent, expected, "{rate}/s for 10 s");
+    }
+}
+
+/// A failed settle registered its receiver; a failed receive_deferred touched the entity.
+#[test]
+fn a_failed_command_changes_nothing_but_the_log() {
+    let mut ns = ns_with(
+        "q",
+        EntitySettings {
+            auto_delete_on_idle: 5 * MINUTE,
+            ..settings()
+        },
+    );
+    ns.send("q", msg(None)).unwrap();
+    ns.advance_to(MINUTE);
+    let before = ns.clone();
+    let log = ns.log().len();
+    let failing = [
+        Command::Settle {
+            receiver: "nobody".into(),
+            from: "q".into(),
+            seq: 1,
+            settlement: Settlement::Complete,
+        },
+        Command::ReceiveDeferred {
+            receiver: "nobody".into(),
+            from: "q".into(),
+            seqs: vec![1],
+        },
+        Command::CancelScheduled {
+            to: "q".into(),
+            seq: 1,
+        },
+        Command::Receive {
+            receiver: "nobody".into(),
+            from: "q".into(),
+            mode: ReceiveMode::PeekLock,
+            count: 0,
+            options: ReceiveOptions::default(),
+        },
+    ];
+    for c in failing {
+        let err = ns.apply(MINUTE, c).unwrap_err();
+        assert!(
+            err.tracking_id.is_some() || err.kind.is_client_error(),
+            "{err}"
+        );
+    }
+    assert!(ns.same_state_except_log(&before));
+    assert_eq!(ns.log().len(), log + 4, "four Rejected events");
+}
+
+/// A message quoting a huge value shows its start only.
+#[test]
+fn an_error_never_repeats_a_huge_value_in_full() {
+    let mut ns = Namespace::builder().build();
+    let name = "x".repeat(1_000_000);
+    let err = ns
+        .create_queue(&format!("{name}$"), settings())
+        .unwrap_err();
+    assert!(err.message.len() < 1_000, "{} bytes", err.message.len());
+}
+
+/// A receive at the last instant time can name ends (it looped).
+#[test]
+fn a_receive_at_the_end_of_time_ends() {
+    let mut ns = ns_with("q", settings());
+    ns.send("q", msg(Some(SECOND))).unwrap();
+    ns.send("q", msg(None)).unwrap();
+    ns.start_consumers(ConsumerSpec {
+        max_auto_lock_renewal: Some(HOUR),
+        poll_interval: MINUTE,
+        ..ConsumerSpec::new("c", "q")
+    })
+    .unwrap();
+    ns.advance_to(10 * SECOND);
+    let err = ns
+        .apply(i64::MAX, Command::Fault(Fault::ServiceUpdate))
+        .unwrap_err();
+    assert!(err.message.contains("playground limit"), "{err}");
+    let got = ns
+        .apply(
+            sbp_engine::limits::LATEST_INSTANT,
+            Command::Receive {
+                receiver: R.into(),
+                from: "q".into(),
+                mode: ReceiveMode::PeekLock,
+                count: 10,
+                options: ReceiveOptions {
+                    max_auto_lock_renewal: Some(HOUR),
+                    transfer_fails: false,
+                },
+            },
+        )
+        .unwrap();
+    let Reply::Messages(got) = got else {
+        panic!("a receive replies with messages")
+    };
+    assert!(got.len() <= 1);
+    ns.next_due();
+    ns.advance_to(i64::MAX);
+    assert_eq!(
+        ns.now(),
+        sbp_engine::limits::LATEST_INSTANT,
+        "the clock ends there"
+    );
+}

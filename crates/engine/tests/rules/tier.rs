@@ -1,0 +1,23 @@
+use super::*;
+
+#[test]
+fn r_tier_01_basic_has_no_topics_and_ttl_at_most_14_days() {
+    let mut basic = Namespace::builder().tier(Tier::Basic).build();
+    assert_eq!(
+        basic
+            .create_topic("t", EntitySettings::defaults(Tier::Basic))
+            .unwrap_err()
+            .kind,
+        ErrorKind::NotSupported
+    );
+    basic
+        .create_queue("q", EntitySettings::defaults(Tier::Basic))
+        .unwrap();
+    basic.send("q", msg("a", Some(MAX_VALUE))).unwrap();
+    assert_eq!(
+        basic.message("q", 1, Perspective::Peek).unwrap().expires_at,
+        14 * DAY
+    );
+    let mut standard = ns();
+    standard.create_topic("t", settings()).unwrap();
+}
