@@ -1,5 +1,6 @@
 //! The scenario file format, version 1. JSON; every field but `version` is optional.
 use crate::dur::Dur;
+use crate::step::Step;
 use sbp_engine::{EntitySettings, ExpiryMode, Tier};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -293,59 +294,6 @@ pub enum FaultDef {
     Disconnect(String),
     /// SEND-04: sends fail with ServerBusy for this long.
     ServerBusy(Dur),
-}
-
-/// One action at an instant: `{"at": "10s", "receive": {"from": "orders"}}`. Exactly one action.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Step {
-    pub at: Dur,
-    /// A sentence shown while the step plays (narration).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-    /// The step must fail with this error (e.g. "MessageLockLost"); without it, failing is a failure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expect_error: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub send: Option<SendDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cancel_scheduled: Option<CancelDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peek: Option<PeekDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub receive: Option<ReceiveDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub receive_deferred: Option<ReceiveDeferredDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub complete: Option<SettleDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub abandon: Option<SettleDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dead_letter: Option<SettleDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub defer: Option<SettleDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub renew_lock: Option<SettleDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub create: Option<EntityDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub update: Option<UpdateDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delete: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub close_receiver: Option<ReceiverDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fault: Option<FaultDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_producer: Option<ProducerDef>,
-    /// The producer's name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop_producer: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_consumers: Option<ConsumerDef>,
-    /// The consumer group's name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop_consumers: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

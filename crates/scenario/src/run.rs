@@ -2,6 +2,7 @@
 //! checked at their instants. The UI and the CLI both drive this.
 use crate::dur::Dur;
 use crate::model::*;
+use crate::step::{entity_command, Action, Step};
 use crate::utc;
 use crate::ScenarioError;
 use sbp_engine::time::{format_instant, Instant};
@@ -9,11 +10,7 @@ use sbp_engine::time::{format_instant, Instant};
 use sbp_engine::time::{MAX_VALUE, NEVER};
 #[cfg(feature = "checks")]
 use sbp_engine::Perspective;
-use sbp_engine::{
-    BrokerError, Burst, Command, ConsumerSpec, EntitySettings, ErrorKind, Fault, Namespace,
-    NewMessage, Processing, ProducerSpec, ReceiveMode, ReceiveOptions, Reply, Settlement, Spike,
-    SubscriptionRule,
-};
+use sbp_engine::{BrokerError, ErrorKind, Namespace, Reply};
 use serde::Serialize;
 
 /// What one timeline step did.
@@ -78,7 +75,7 @@ impl Simulation {
             ns.apply(0, command).map_err(|e| {
                 ScenarioError::Invalid(format!(
                     "entities[{i}] ({}): {}",
-                    entity_label(def),
+                    crate::step::entity_label(def),
                     e.message
                 ))
             })?;
@@ -165,20 +162,7 @@ impl Simulation {
 
     /// The instant of the last step or expectation.
     pub fn end(&self) -> Instant {
-        let last_step = self
-            .scenario
-            .timeline
-            .last()
-            .map(|s| s.at.ms())
-            .unwrap_or(0);
-        let last_expect = self
-            .scenario
-            .expect
-            .iter()
-            .map(|e| e.at.ms())
-            .max()
-            .unwrap_or(0);
-        last_step.max(last_expect)
+        self.scenario.end()
     }
 
     /// Runs to the end of the timeline and expectations; says whether every check passed.
@@ -260,41 +244,13 @@ impl Simulation {
     }
 
     fn execute(&mut self, step: &Step, at: Instant) -> Result<String, BrokerError> {
-        if let Some(send) = &step.send {
-            let count = send.count.unwrap_or(1).max(1);
-            let mut seqs = Vec::new();
-            for i in 0..count {
-                let message = new_message(send, i, count);
-                let command = match send.scheduled_enqueue_time {
-                    Some(when) => Command::Schedule {
-                        to: send.to.clone(),
-                        message,
-                        at: when.ms(),
-                    },
-                    None => Command::Send {
-                        to: send.to.clone(),
-                        message,
-                    },
-                };
-                if let Reply::Sent { seq } = self.ns.apply(at, command)? {
-                    seqs.push(seq);
-                }
-            }
-            // TTL-14: a very short TTL may expire messages before any receiver sees them.
-            let warning = send
-                .ttl
-                .and_then(|t| sbp_engine::describe::short_ttl_warning(t.ms()))
-                .map(|w| format!(". {w}"))
-                .unwrap_or_default();
-            let verb = if send.scheduled_enqueue_time.is_some() {
-                "scheduled"
-            } else {
-                "sent"
-            };
-            return Ok(format!("{verb} {}{warning}", seq_list(&seqs)));
-        }
-        let commands = step_commands(&self.ns, step)
+        let Some(action) = &step.action else {
+            return Ok(String::new());
+        };
+        let commands = action
+            .commands(&self.ns)
             .map_err(|m| BrokerError::new(ErrorKind::InvalidOperation, m))?;
+        let mut sent = Vec::new();
         let mut summary = Vec::new();
         for command in commands {
             match self.ns.apply(at, command)? {
@@ -307,9 +263,23 @@ impl Simulation {
                         format!("got {}", seq_list(&seqs))
                     });
                 }
-                Reply::Sent { seq } => summary.push(format!("#{seq}")),
+                Reply::Sent { seq } => sent.push(seq),
                 Reply::Done => summary.push("ok".into()),
             }
+        }
+        if let Action::Send(send) = action {
+            // TTL-14: a very short TTL may expire messages before any receiver sees them.
+            let warning = send
+                .ttl
+                .and_then(|t| sbp_engine::describe::short_ttl_warning(t.ms()))
+                .map(|w| format!(". {w}"))
+                .unwrap_or_default();
+            let verb = if send.scheduled_enqueue_time.is_some() {
+                "scheduled"
+            } else {
+                "sent"
+            };
+            return Ok(format!("{verb} {}{warning}", seq_list(&sent)));
         }
         Ok(summary.join("; "))
     }
@@ -487,381 +457,5 @@ fn seq_list(seqs: &[u64]) -> String {
             .map(|s| format!("#{s}"))
             .collect::<Vec<_>>()
             .join(", "),
-    }
-}
-
-fn new_message(send: &SendDef, i: u32, count: u32) -> NewMessage {
-    let message_id = send.message_id.as_ref().map(|id| {
-        if count > 1 {
-            format!("{id}-{}", i + 1)
-        } else {
-            id.clone()
-        }
-    });
-    NewMessage {
-        message_id,
-        time_to_live: send.ttl.map(Dur::ms),
-        subject: send.subject.clone(),
-        correlation_id: send.correlation_id.clone(),
-        application_properties: send.properties.clone(),
-        body: send.body.clone(),
-        body_size: send.body_size,
-    }
-}
-
-fn entity_label(def: &EntityDef) -> String {
-    def.queue
-        .clone()
-        .or_else(|| def.topic.clone())
-        .or_else(|| def.subscription.clone())
-        .unwrap_or_default()
-}
-
-/// The command that creates an entity definition.
-pub fn entity_command(ns: &Namespace, def: &EntityDef) -> Result<Command, String> {
-    let base = EntitySettings::defaults(ns.tier());
-    let settings = def.settings.apply_to(&base);
-    match (&def.queue, &def.topic, &def.subscription) {
-        (Some(name), None, None) => Ok(Command::CreateQueue {
-            name: name.clone(),
-            settings,
-        }),
-        (None, Some(name), None) => Ok(Command::CreateTopic {
-            name: name.clone(),
-            settings,
-        }),
-        (None, None, Some(path)) => {
-            let Some((topic, name)) = path.split_once("/subscriptions/") else {
-                return Err(format!(
-                    "subscription \"{path}\" must be written \"<topic>/subscriptions/<name>\""
-                ));
-            };
-            let rule = match &def.rule {
-                None => SubscriptionRule::MatchAll,
-                Some(r) => SubscriptionRule::Correlation {
-                    subject: r.subject.clone(),
-                    correlation_id: r.correlation_id.clone(),
-                    message_id: r.message_id.clone(),
-                    application_properties: r.properties.clone(),
-                },
-            };
-            Ok(Command::CreateSubscription {
-                topic: topic.to_string(),
-                name: name.to_string(),
-                settings,
-                rule,
-            })
-        }
-        _ => Err("give exactly one of \"queue\", \"topic\" or \"subscription\"".into()),
-    }
-}
-
-fn settle_command(def: &SettleDef, settlement: Settlement) -> Command {
-    Command::Settle {
-        receiver: def.receiver.clone(),
-        from: def.from.clone(),
-        seq: def.seq,
-        settlement,
-    }
-}
-
-/// The engine commands of a step (all but `send`, which may be many).
-fn step_commands(ns: &Namespace, step: &Step) -> Result<Vec<Command>, String> {
-    let mut out = Vec::new();
-    if let Some(c) = &step.cancel_scheduled {
-        out.push(Command::CancelScheduled {
-            to: c.to.clone(),
-            seq: c.seq,
-        });
-    }
-    if let Some(p) = &step.peek {
-        out.push(Command::Peek {
-            receiver: p.receiver.clone(),
-            from: p.from.clone(),
-            from_seq: p.from_seq,
-            count: p.count.unwrap_or(1),
-        });
-    }
-    if let Some(r) = &step.receive {
-        out.push(Command::Receive {
-            receiver: r.receiver.clone(),
-            from: r.from.clone(),
-            mode: match r.mode {
-                ModeDef::PeekLock => ReceiveMode::PeekLock,
-                ModeDef::ReceiveAndDelete => ReceiveMode::ReceiveAndDelete,
-            },
-            count: r.count.unwrap_or(1),
-            options: ReceiveOptions {
-                max_auto_lock_renewal: r.max_auto_lock_renewal.map(Dur::ms),
-                transfer_fails: r.transfer_fails,
-            },
-        });
-    }
-    if let Some(r) = &step.receive_deferred {
-        out.push(Command::ReceiveDeferred {
-            receiver: r.receiver.clone(),
-            from: r.from.clone(),
-            seqs: r.seqs.clone(),
-        });
-    }
-    if let Some(s) = &step.complete {
-        out.push(settle_command(s, Settlement::Complete));
-    }
-    if let Some(s) = &step.abandon {
-        out.push(settle_command(s, Settlement::Abandon));
-    }
-    if let Some(s) = &step.dead_letter {
-        out.push(settle_command(
-            s,
-            Settlement::DeadLetter {
-                reason: s.reason.clone(),
-                description: s.description.clone(),
-            },
-        ));
-    }
-    if let Some(s) = &step.defer {
-        out.push(settle_command(s, Settlement::Defer));
-    }
-    if let Some(s) = &step.renew_lock {
-        out.push(settle_command(s, Settlement::RenewLock));
-    }
-    if let Some(def) = &step.create {
-        out.push(entity_command(ns, def)?);
-    }
-    if let Some(u) = &step.update {
-        let current = ns
-            .entity(&u.entity)
-            .map(|e| e.settings.clone())
-            .ok_or_else(|| format!("the entity '{}' does not exist", u.entity))?;
-        out.push(Command::UpdateEntity {
-            path: u.entity.clone(),
-            settings: u.settings.apply_to(&current),
-        });
-    }
-    if let Some(path) = &step.delete {
-        out.push(Command::DeleteEntity { path: path.clone() });
-    }
-    if let Some(r) = &step.close_receiver {
-        match &r.from {
-            Some(from) => out.push(Command::CloseReceiver {
-                receiver: r.receiver.clone(),
-                from: from.clone(),
-            }),
-            None => out.push(Command::Fault(Fault::Disconnect {
-                receiver: r.receiver.clone(),
-            })),
-        }
-    }
-    if let Some(p) = &step.start_producer {
-        out.push(Command::StartProducer(producer_spec(p)));
-    }
-    if let Some(name) = &step.stop_producer {
-        out.push(Command::StopProducer { name: name.clone() });
-    }
-    if let Some(c) = &step.start_consumers {
-        out.push(Command::StartConsumers(consumer_spec(c)));
-    }
-    if let Some(name) = &step.stop_consumers {
-        out.push(Command::StopConsumers { name: name.clone() });
-    }
-    if let Some(f) = &step.fault {
-        out.push(Command::Fault(match f {
-            FaultDef::ServiceUpdate => Fault::ServiceUpdate,
-            FaultDef::OsUpdate => Fault::OsUpdate,
-            FaultDef::Disconnect(r) => Fault::Disconnect {
-                receiver: r.clone(),
-            },
-            FaultDef::ServerBusy(d) => Fault::ServerBusy { duration: d.ms() },
-        }));
-    }
-    Ok(out)
-}
-
-fn producer_spec(p: &ProducerDef) -> ProducerSpec {
-    ProducerSpec {
-        name: p.name.clone(),
-        to: p.to.clone(),
-        rate: p.rate,
-        burst: p.burst.as_ref().map(|b| Burst {
-            every: b.every.ms(),
-            size: b.size,
-        }),
-        spike: p.spike.as_ref().map(|s| Spike {
-            from: s.from.ms(),
-            duration: s.duration.ms(),
-            factor: s.factor,
-        }),
-        ttl: p.ttl.map(Dur::ms),
-        message_id_prefix: p.message_id_prefix.clone(),
-        schedule_offset: p.schedule_offset.map(Dur::ms),
-        body_size: p.body_size,
-        max_messages: p.max_messages,
-    }
-}
-
-fn consumer_spec(c: &ConsumerDef) -> ConsumerSpec {
-    let defaults = ConsumerSpec::new(&c.name, &c.from);
-    ConsumerSpec {
-        instances: c.instances.unwrap_or(1),
-        mode: match c.mode {
-            ModeDef::PeekLock => ReceiveMode::PeekLock,
-            ModeDef::ReceiveAndDelete => ReceiveMode::ReceiveAndDelete,
-        },
-        processing: match &c.processing {
-            None => defaults.processing.clone(),
-            Some(ProcessingDef::Fixed(d)) => Processing::Fixed(d.ms()),
-            Some(ProcessingDef::Uniform { min, max }) => Processing::Uniform {
-                min: min.ms(),
-                max: max.ms(),
-            },
-            Some(ProcessingDef::Exponential { mean }) => {
-                Processing::Exponential { mean: mean.ms() }
-            }
-        },
-        abandon: c.abandon,
-        dead_letter: c.dead_letter,
-        defer: c.defer,
-        crash: c.crash,
-        max_auto_lock_renewal: c.max_auto_lock_renewal.map(Dur::ms),
-        idempotent: c.idempotent,
-        poll_interval: c.poll_interval.map_or(defaults.poll_interval, Dur::ms),
-        restart_delay: c.restart_delay.map_or(defaults.restart_delay, Dur::ms),
-        ..defaults
-    }
-}
-
-impl Step {
-    /// The names of the actions a step holds (exactly one in a valid step).
-    pub fn actions(&self) -> Vec<&'static str> {
-        let mut v = Vec::new();
-        macro_rules! has {
-            ($($f:ident),*) => { $( if self.$f.is_some() { v.push(stringify!($f)); } )* };
-        }
-        has!(
-            send,
-            cancel_scheduled,
-            peek,
-            receive,
-            receive_deferred,
-            complete,
-            abandon,
-            dead_letter,
-            defer,
-            renew_lock,
-            create,
-            update,
-            delete,
-            close_receiver,
-            fault,
-            start_producer,
-            stop_producer,
-            start_consumers,
-            stop_consumers
-        );
-        v
-    }
-
-    /// "receive 3 from orders as r1" and the like.
-    pub fn action_text(&self) -> String {
-        let settle =
-            |verb: &str, s: &SettleDef| format!("{verb} #{} in {} ({})", s.seq, s.from, s.receiver);
-        if let Some(s) = &self.send {
-            let n = s.count.unwrap_or(1);
-            let what = if n > 1 {
-                format!("{n} messages")
-            } else {
-                "a message".into()
-            };
-            let ttl = s
-                .ttl
-                .map(|t| format!(" with TTL {}", sbp_engine::time::format_duration(t.ms())))
-                .unwrap_or_default();
-            return match s.scheduled_enqueue_time {
-                Some(at) => format!(
-                    "schedule {what} to {} for {}{ttl}",
-                    s.to,
-                    format_instant(at.ms())
-                ),
-                None => format!("send {what} to {}{ttl}", s.to),
-            };
-        }
-        if let Some(r) = &self.receive {
-            let mode = match r.mode {
-                ModeDef::PeekLock => "",
-                ModeDef::ReceiveAndDelete => " (ReceiveAndDelete)",
-            };
-            return format!(
-                "receive {} from {} as {}{mode}",
-                r.count.unwrap_or(1),
-                r.from,
-                r.receiver
-            );
-        }
-        if let Some(p) = &self.peek {
-            return format!("peek {} in {}", p.count.unwrap_or(1), p.from);
-        }
-        if let Some(r) = &self.receive_deferred {
-            let seqs: Vec<String> = r.seqs.iter().map(|s| format!("#{s}")).collect();
-            return format!("receive deferred {} from {}", seqs.join(", "), r.from);
-        }
-        if let Some(s) = &self.complete {
-            return settle("complete", s);
-        }
-        if let Some(s) = &self.abandon {
-            return settle("abandon", s);
-        }
-        if let Some(s) = &self.dead_letter {
-            return settle("dead-letter", s);
-        }
-        if let Some(s) = &self.defer {
-            return settle("defer", s);
-        }
-        if let Some(s) = &self.renew_lock {
-            return settle("renew lock of", s);
-        }
-        if let Some(c) = &self.cancel_scheduled {
-            return format!("cancel scheduled #{} in {}", c.seq, c.to);
-        }
-        if let Some(d) = &self.create {
-            return format!("create {}", entity_label(d));
-        }
-        if let Some(u) = &self.update {
-            return format!("update {}", u.entity);
-        }
-        if let Some(d) = &self.delete {
-            return format!("delete {d}");
-        }
-        if let Some(r) = &self.close_receiver {
-            return format!("close receiver {}", r.receiver);
-        }
-        if let Some(p) = &self.start_producer {
-            return format!("start producer {} ({} msg/s to {})", p.name, p.rate, p.to);
-        }
-        if let Some(p) = &self.stop_producer {
-            return format!("stop producer {p}");
-        }
-        if let Some(c) = &self.start_consumers {
-            return format!(
-                "start {} consumer(s) {} on {}",
-                c.instances.unwrap_or(1),
-                c.name,
-                c.from
-            );
-        }
-        if let Some(c) = &self.stop_consumers {
-            return format!("stop consumers {c}");
-        }
-        if let Some(f) = &self.fault {
-            return match f {
-                FaultDef::ServiceUpdate => "fault: service update".into(),
-                FaultDef::OsUpdate => "fault: OS update".into(),
-                FaultDef::Disconnect(r) => format!("fault: {r}'s connection drops"),
-                FaultDef::ServerBusy(d) => format!(
-                    "fault: server busy for {}",
-                    sbp_engine::time::format_duration(d.ms())
-                ),
-            };
-        }
-        "narration".into()
     }
 }

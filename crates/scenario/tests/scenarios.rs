@@ -159,7 +159,7 @@ proptest! {
         let scenario = Scenario {
             seed,
             entities: vec![EntityDef { queue: Some("q".into()), ..Default::default() }],
-            timeline: vec![Step { at: Dur(0), send: Some(SendDef { to: "q".into(), ttl: Some(Dur(ttl)), count: Some(count), ..Default::default() }), ..Default::default() }],
+            timeline: vec![Step::new(Action::Send(SendDef { to: "q".into(), ttl: Some(Dur(ttl)), count: Some(count), ..Default::default() }))],
             ..Default::default()
         };
         let link = Link { scenario, at: None, speed: None };
@@ -173,19 +173,13 @@ fn user_steps_are_recorded_and_later_steps_stay() {
         Simulation::new(&Scenario::from_json(sbp_scenario::presets::PRESETS[0].1).unwrap())
             .unwrap();
     sim.advance_to(5_000);
-    let fault = Step {
-        fault: Some(FaultDef::ServiceUpdate),
-        ..Default::default()
-    };
+    let fault = Step::new(Action::Fault(FaultDef::ServiceUpdate));
     assert!(sim.schedule_step(fault, 60_000).unwrap().contains("t=1m"));
-    let send = Step {
-        send: Some(SendDef {
-            to: "orders".into(),
-            message_id: Some("late".into()),
-            ..Default::default()
-        }),
+    let send = Step::new(Action::Send(SendDef {
+        to: "orders".into(),
+        message_id: Some("late".into()),
         ..Default::default()
-    };
+    }));
     sim.push_step(send).unwrap();
     let ats: Vec<i64> = sim.scenario.timeline.iter().map(|s| s.at.ms()).collect();
     assert_eq!(ats, vec![0, 5_000, 60_000]);
@@ -204,22 +198,16 @@ fn r_ttl_14_a_very_short_ttl_send_warns() {
     let mut sim =
         Simulation::new(&Scenario::from_json(sbp_scenario::presets::PRESETS[0].1).unwrap())
             .unwrap();
-    let short = Step {
-        send: Some(SendDef {
-            to: "orders".into(),
-            ttl: Some(Dur(500)),
-            ..Default::default()
-        }),
+    let short = Step::new(Action::Send(SendDef {
+        to: "orders".into(),
+        ttl: Some(Dur(500)),
         ..Default::default()
-    };
+    }));
     assert!(sim.push_step(short).unwrap().contains("TTL-14"));
-    let long = Step {
-        send: Some(SendDef {
-            to: "orders".into(),
-            ttl: Some(Dur(60_000)),
-            ..Default::default()
-        }),
+    let long = Step::new(Action::Send(SendDef {
+        to: "orders".into(),
+        ttl: Some(Dur(60_000)),
         ..Default::default()
-    };
+    }));
     assert!(!sim.push_step(long).unwrap().contains("TTL-14"));
 }

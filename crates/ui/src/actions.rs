@@ -7,6 +7,7 @@ use sbp_engine::time::Instant;
 use sbp_engine::EntityKind;
 use sbp_scenario::link::decode_link;
 use sbp_scenario::presets::PRESETS;
+use sbp_scenario::Action as StepAction;
 use sbp_scenario::*;
 use yew::prelude::*;
 
@@ -103,10 +104,7 @@ fn send_step(v: &[String], _button: usize, now: Instant) -> Result<Action, Strin
         count: parse::real("How many", &v[7], 1.0, 10_000.0)?.map(|n| n as u32),
         ..Default::default()
     };
-    Ok(Action::Do(Box::new(Step {
-        send: Some(send),
-        ..Default::default()
-    })))
+    Ok(Action::Do(Box::new(Step::new(StepAction::Send(send)))))
 }
 
 #[function_component(SendForm)]
@@ -137,15 +135,12 @@ fn receive_step(v: &[String], button: usize, _now: Instant) -> Result<Action, St
     let receiver = opt(v[1].clone()).unwrap_or_else(|| DEFAULT_RECEIVER.into());
     let count = parse::real("Count", &v[3], 1.0, 10_000.0)?.map(|n| n as u32);
     let step = match button {
-        1 => Step {
-            peek: Some(PeekDef {
-                from,
-                receiver,
-                from_seq: None,
-                count,
-            }),
-            ..Default::default()
-        },
+        1 => Step::new(StepAction::Peek(PeekDef {
+            from,
+            receiver,
+            from_seq: None,
+            count,
+        })),
         2 => {
             let seqs = v[5]
                 .split(',')
@@ -159,30 +154,24 @@ fn receive_step(v: &[String], button: usize, _now: Instant) -> Result<Action, St
             if seqs.is_empty() {
                 return Err("Deferred sequence numbers: give one or more, e.g. 3, 4".into());
             }
-            Step {
-                receive_deferred: Some(ReceiveDeferredDef {
-                    from,
-                    seqs,
-                    receiver,
-                }),
-                ..Default::default()
-            }
-        }
-        _ => Step {
-            receive: Some(ReceiveDef {
+            Step::new(StepAction::ReceiveDeferred(ReceiveDeferredDef {
                 from,
+                seqs,
                 receiver,
-                mode: if v[2] == "ReceiveAndDelete" {
-                    ModeDef::ReceiveAndDelete
-                } else {
-                    ModeDef::PeekLock
-                },
-                count,
-                max_auto_lock_renewal: parse::dur("Auto-renew lock for", &v[4])?,
-                transfer_fails: false,
-            }),
-            ..Default::default()
-        },
+            }))
+        }
+        _ => Step::new(StepAction::Receive(ReceiveDef {
+            from,
+            receiver,
+            mode: if v[2] == "ReceiveAndDelete" {
+                ModeDef::ReceiveAndDelete
+            } else {
+                ModeDef::PeekLock
+            },
+            count,
+            max_auto_lock_renewal: parse::dur("Auto-renew lock for", &v[4])?,
+            transfer_fails: false,
+        })),
     };
     Ok(Action::Do(Box::new(step)))
 }
@@ -228,27 +217,15 @@ fn receive_form(props: &FormProps) -> Html {
 /// Fields: in, entity, receiver. Buttons: service update, OS update, entity update, disconnect.
 fn fault_step(v: &[String], button: usize, now: Instant) -> Result<Action, String> {
     let step = match button {
-        0 => Step {
-            fault: Some(FaultDef::ServiceUpdate),
-            ..Default::default()
-        },
-        1 => Step {
-            fault: Some(FaultDef::OsUpdate),
-            ..Default::default()
-        },
-        2 => Step {
-            update: Some(UpdateDef {
-                entity: v[1].clone(),
-                settings: SettingsDef::default(),
-            }),
-            ..Default::default()
-        },
-        _ => Step {
-            fault: Some(FaultDef::Disconnect(
-                opt(v[2].clone()).unwrap_or_else(|| "worker".into()),
-            )),
-            ..Default::default()
-        },
+        0 => Step::new(StepAction::Fault(FaultDef::ServiceUpdate)),
+        1 => Step::new(StepAction::Fault(FaultDef::OsUpdate)),
+        2 => Step::new(StepAction::Update(UpdateDef {
+            entity: v[1].clone(),
+            settings: SettingsDef::default(),
+        })),
+        _ => Step::new(StepAction::Fault(FaultDef::Disconnect(
+            opt(v[2].clone()).unwrap_or_else(|| "worker".into()),
+        ))),
     };
     // Faults on a schedule: "in 30s" records the step for that instant.
     Ok(match parse::dur("In", &v[0])? {
@@ -310,10 +287,7 @@ fn entity_step(v: &[String], _button: usize, _now: Instant) -> Result<Action, St
             entity: v[0].clone(),
             settings,
         };
-        return Ok(Action::Do(Box::new(Step {
-            update: Some(update),
-            ..Default::default()
-        })));
+        return Ok(Action::Do(Box::new(Step::new(StepAction::Update(update)))));
     }
     if v[2].is_empty() {
         return Err("Name: give the entity a name".into());
@@ -333,10 +307,7 @@ fn entity_step(v: &[String], _button: usize, _now: Instant) -> Result<Action, St
         }
         _ => def.queue = Some(v[2].clone()),
     }
-    Ok(Action::Do(Box::new(Step {
-        create: Some(def),
-        ..Default::default()
-    })))
+    Ok(Action::Do(Box::new(Step::new(StepAction::Create(def)))))
 }
 
 /// Create an entity, or edit an existing one's settings (an update loses its locks: RCV-10).

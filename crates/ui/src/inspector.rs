@@ -143,10 +143,9 @@ pub fn dead_letter_form(props: &DeadLetterProps) -> Html {
                 description: value(&description),
                 ..def.clone()
             };
-            store.dispatch(crate::state::Action::Do(Box::new(sbp_scenario::Step {
-                dead_letter: Some(settle),
-                ..Default::default()
-            })));
+            store.dispatch(crate::state::Action::Do(Box::new(sbp_scenario::Step::new(
+                sbp_scenario::Action::DeadLetter(settle),
+            ))));
         })
     };
     html! {

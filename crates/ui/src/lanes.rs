@@ -5,7 +5,7 @@ use crate::StoreProps;
 use sbp_engine::message::Message;
 use sbp_engine::time::{format_duration, Instant, MAX_VALUE, NEVER};
 use sbp_engine::{Entity, EntityKind, Event, EventKind, MessageState};
-use sbp_scenario::{SettleDef, Step};
+use sbp_scenario::{Action as StepAction, SettleDef, Step};
 use yew::prelude::*;
 
 /// Cards shown per lane; the rest are summarised by count.
@@ -113,14 +113,14 @@ fn cards(props: &CardsProps) -> Html {
         props.path.clone()
     };
     let fast = props.store.playing && props.store.speed >= FAST_SPEED;
-    let window = if fast { FAST_WINDOW } else { WINDOW };
-    let shown: Vec<&Message> = store.messages.values().take(window).collect();
-    let more = store.messages.len().saturating_sub(window);
+    let shown_count = if fast { FAST_WINDOW } else { WINDOW };
+    let shown: Vec<&Message> = store.messages.values().take(shown_count).collect();
+    let more = store.messages.len().saturating_sub(shown_count);
     let reduced = crate::browser::reduced_motion();
     // Moves of the last moment (about 1.5 s of wall time at the current speed): a requeued card
     // flashes; a message that left (completed, received and deleted, dropped) fades out as a ghost.
     // Under streaming traffic the moves are too many to show one by one.
-    let window = if fast {
+    let recent_span = if fast {
         0
     } else {
         (1_500.0 * f64::from(props.store.speed)) as i64
@@ -132,7 +132,7 @@ fn cards(props: &CardsProps) -> Html {
         .iter()
         .rev()
         .take(if fast { 0 } else { 500 })
-        .take_while(|ev| ev.at >= now - window)
+        .take_while(|ev| ev.at >= now - recent_span)
         .filter(|ev| queue.is_some_and(|q| q.entity == ev.entity && q.dlq == ev.dlq) && ev.seq > 0)
         .collect();
     let requeued = |seq: u64| {
@@ -163,7 +163,7 @@ fn cards(props: &CardsProps) -> Html {
                 <li key={format!("gone-{seq}")} class="card ghost" aria-hidden="true"><span class="seq">{format!("#{seq}")}</span>{format!(" {what}")}</li>
             }) }
             if more > 0 {
-                <li class="more">{format!("+ {more} more messages (showing the first {window} by SequenceNumber)")}</li>
+                <li class="more">{format!("+ {more} more messages (showing the first {shown_count} by SequenceNumber)")}</li>
             }
         </ol>
     }
@@ -229,21 +229,18 @@ fn card(
                 reason: None,
                 description: None,
             };
-            let mut step = Step::default();
-            match verb {
-                "complete" => step.complete = Some(def),
-                "abandon" => step.abandon = Some(def),
-                "defer" => step.defer = Some(def),
-                "renew" => step.renew_lock = Some(def),
-                _ => {
-                    step.dead_letter = Some(SettleDef {
-                        reason: Some("ManualDeadLetter".into()),
-                        description: Some("Dead-lettered from the playground".into()),
-                        ..def
-                    })
-                }
-            }
-            store.dispatch(Action::Do(Box::new(step)));
+            let action = match verb {
+                "complete" => StepAction::Complete(def),
+                "abandon" => StepAction::Abandon(def),
+                "defer" => StepAction::Defer(def),
+                "renew" => StepAction::RenewLock(def),
+                _ => StepAction::DeadLetter(SettleDef {
+                    reason: Some("ManualDeadLetter".into()),
+                    description: Some("Dead-lettered from the playground".into()),
+                    ..def
+                }),
+            };
+            store.dispatch(Action::Do(Box::new(Step::new(action))));
         })
     };
     let mut node = html! {

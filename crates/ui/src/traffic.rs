@@ -4,6 +4,7 @@ use crate::actions::FormProps;
 use crate::form::parse::{dur, percent, real};
 use crate::form::{check_field, choice_field, same, text_field, DataForm, Parse};
 use crate::state::Action;
+use sbp_scenario::Action as StepAction;
 use sbp_scenario::*;
 use yew::prelude::*;
 
@@ -60,10 +61,9 @@ fn producer_step(
         schedule_offset: dur("Schedule each ahead by", &v[11])?,
         ..Default::default()
     };
-    Ok(Action::Do(Box::new(Step {
-        start_producer: Some(p),
-        ..Default::default()
-    })))
+    Ok(Action::Do(Box::new(Step::new(StepAction::StartProducer(
+        p,
+    )))))
 }
 
 #[function_component(ProducerForm)]
@@ -132,10 +132,9 @@ fn consumer_step(
         poll_interval: None,
         restart_delay: None,
     };
-    Ok(Action::Do(Box::new(Step {
-        start_consumers: Some(c),
-        ..Default::default()
-    })))
+    Ok(Action::Do(Box::new(Step::new(StepAction::StartConsumers(
+        c,
+    )))))
 }
 
 fn pair(a: &str, b: &str) -> (String, String) {
@@ -203,9 +202,9 @@ pub fn actors(props: &crate::SlowProps) -> Html {
                     let (kind, name) = (a.kind, a.name.clone());
                     Callback::from(move |_: MouseEvent| {
                         let step = if kind == "producer" {
-                            Step { stop_producer: Some(name.clone()), ..Default::default() }
+                            Step::new(StepAction::StopProducer(name.clone()))
                         } else {
-                            Step { stop_consumers: Some(name.clone()), ..Default::default() }
+                            Step::new(StepAction::StopConsumers(name.clone()))
                         };
                         store.dispatch(Action::Do(Box::new(step)));
                     })

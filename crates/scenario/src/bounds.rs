@@ -1,0 +1,128 @@
+//! Every run bounded: what a scenario may ask for, and an estimate of the work it takes to
+//! reach an instant (messages sent, consumer polls, sweeps), checked before anything runs.
+use crate::model::Scenario;
+use crate::step::{check_instant, consumer_spec, producer_spec, Action};
+use sbp_engine::limits::{MAX_ENTITIES, MAX_RUN_WORK, MAX_STORED_MESSAGES, MIN_SWEEP_INTERVAL};
+use sbp_engine::settings::DEFAULT_SWEEP_INTERVAL;
+use sbp_engine::time::{after, format_duration, format_instant, Instant};
+use sbp_engine::ExpiryMode;
+
+impl Scenario {
+    /// The instant of the last step or expectation.
+    pub fn end(&self) -> Instant {
+        let last_step = self.timeline.last().map_or(0, |s| s.at.ms());
+        let last_expect = self.expect.iter().map(|e| e.at.ms()).max().unwrap_or(0);
+        last_step.max(last_expect)
+    }
+
+    /// The playground's limits (see `sbp_engine::limits`): instants, sizes, rates and the work
+    /// needed to reach the end. The error names the field and the limit.
+    pub(crate) fn check_bounds(&self) -> Result<(), String> {
+        if self.entities.len() > MAX_ENTITIES {
+            return Err(format!(
+                "{} entities; a namespace holds at most {MAX_ENTITIES} (playground limit)",
+                self.entities.len()
+            ));
+        }
+        if let Some(every) = self.namespace.sweep_interval {
+            if every.ms() < MIN_SWEEP_INTERVAL {
+                return Err(format!(
+                    "namespace.sweep_interval is at least {} (playground limit)",
+                    format_duration(MIN_SWEEP_INTERVAL)
+                ));
+            }
+        }
+        for (i, step) in self.timeline.iter().enumerate() {
+            let at = step.at.ms();
+            check_instant("at", at).map_err(|m| format!("timeline[{i}]: {m}"))?;
+            if let Some(action) = &step.action {
+                action
+                    .validate()
+                    .map_err(|m| format!("timeline[{i}] ({}): {m}", action.key()))?;
+            }
+        }
+        for (i, e) in self.expect.iter().enumerate() {
+            check_instant("at", e.at.ms()).map_err(|m| format!("expect[{i}]: {m}"))?;
+        }
+        let end = self.end();
+        let work = self.work_until(end);
+        if work > MAX_RUN_WORK {
+            return Err(format!(
+                "reaching its end at {} takes about {work} operations (messages sent, consumer polls, sweeps); the playground runs at most {MAX_RUN_WORK} (playground limit): lower the rates, shorten the run or use fewer consumers",
+                format_instant(end)
+            ));
+        }
+        Ok(())
+    }
+
+    /// About how many operations reaching `until` takes: every message sent (by steps and
+    /// producers, spikes and bursts included), every poll an idle consumer makes, every message
+    /// a realistic-mode sweep scans. An upper bound in the usual cases; what limits use.
+    pub fn work_until(&self, until: Instant) -> u64 {
+        let steps: Vec<(Instant, &Action)> = self
+            .timeline
+            .iter()
+            .filter(|s| s.at.ms() <= until)
+            .filter_map(|s| s.action.as_ref().map(|a| (s.at.ms(), a)))
+            .collect();
+        // An actor runs from its start until it is stopped or started again under its name.
+        let runs_until = |i: usize, name: &str, stop_is: fn(&Action, &str) -> bool| {
+            steps[i + 1..]
+                .iter()
+                .find(|(_, a)| stop_is(a, name))
+                .map_or(until, |(t, _)| *t)
+        };
+        let mut messages: u64 = 0;
+        let mut polls: u64 = 0;
+        for (i, &(at, action)) in steps.iter().enumerate() {
+            match action {
+                Action::Send(s) => {
+                    messages = messages.saturating_add(u64::from(s.count.unwrap_or(1)))
+                }
+                Action::StartProducer(p) => {
+                    let end = runs_until(i, &p.name, |a, n| match a {
+                        Action::StopProducer(s) => s == n,
+                        Action::StartProducer(q) => q.name == n,
+                        _ => false,
+                    });
+                    let spec = producer_spec(p);
+                    let secs = (end - at).max(0) as f64 / 1000.0;
+                    let mut n = spec.rate.max(0.0) * secs + 1.0;
+                    if let Some(s) = &spec.spike {
+                        let overlap = (end.min(after(s.from, s.duration)) - at.max(s.from)).max(0);
+                        n += spec.rate * (s.factor - 1.0).max(0.0) * overlap as f64 / 1000.0;
+                    }
+                    if let Some(b) = &spec.burst {
+                        n += f64::from(b.size) * ((end - at).max(0) / b.every.max(1) + 1) as f64;
+                    }
+                    let n = if n.is_finite() { n as u64 } else { u64::MAX };
+                    messages = messages.saturating_add(spec.max_messages.map_or(n, |m| n.min(m)));
+                }
+                Action::StartConsumers(c) => {
+                    let end = runs_until(i, &c.name, |a, n| match a {
+                        Action::StopConsumers(s) => s == n,
+                        Action::StartConsumers(q) => q.name == n,
+                        _ => false,
+                    });
+                    let spec = consumer_spec(c);
+                    let wakes = ((end - at).max(0) / spec.poll_interval.max(1)) as u64 + 1;
+                    polls = polls.saturating_add(wakes.saturating_mul(u64::from(spec.instances)));
+                }
+                _ => {}
+            }
+        }
+        let mut sweeps: u64 = 0;
+        if self.namespace.expiry == ExpiryMode::Realistic {
+            let every = self
+                .namespace
+                .sweep_interval
+                .map_or(DEFAULT_SWEEP_INTERVAL, |d| d.ms())
+                .max(MIN_SWEEP_INTERVAL);
+            let entities = self.entities.len() as u64 + steps.len() as u64;
+            let scanned = messages.min(MAX_STORED_MESSAGES);
+            sweeps = (until.max(0) / every) as u64;
+            sweeps = sweeps.saturating_mul(entities).saturating_mul(scanned);
+        }
+        messages.saturating_add(polls).saturating_add(sweeps)
+    }
+}

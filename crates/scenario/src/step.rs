@@ -1,0 +1,659 @@
+//! A timeline step: an instant, an optional note and expected error, and at most one
+//! [`Action`]. The action is an enum with one exhaustive place each for its JSON key
+//! ([`Action::key`]), its words ([`Action::text`]), its limits ([`Action::validate`]) and its
+//! engine commands ([`Action::commands`]). On the wire a step stays the flat object of format
+//! version 1 (`{"at": "10s", "receive": {"from": "orders"}}`): [`StepWire`] is that shape.
+use crate::dur::Dur;
+use crate::model::*;
+use sbp_engine::limits::{LATEST_INSTANT, MAX_SEND_COUNT};
+use sbp_engine::time::{format_duration, format_instant, Instant};
+use sbp_engine::{
+    Burst, Command, ConsumerSpec, EntitySettings, Fault, Namespace, NewMessage, Processing,
+    ProducerSpec, ReceiveMode, ReceiveOptions, Settlement, Spike, SubscriptionRule,
+};
+use serde::{Deserialize, Serialize};
+
+/// One step of a timeline. Without an action it is narration only (and must have a note).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "StepWire", into = "StepWire")]
+pub struct Step {
+    pub at: Dur,
+    /// A sentence shown while the step plays (narration).
+    pub note: Option<String>,
+    /// The step must fail with this error (e.g. "MessageLockLost"); without it, failing is a failure.
+    pub expect_error: Option<String>,
+    pub action: Option<Action>,
+}
+
+/// What a step does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    Send(SendDef),
+    CancelScheduled(CancelDef),
+    Peek(PeekDef),
+    Receive(ReceiveDef),
+    ReceiveDeferred(ReceiveDeferredDef),
+    Complete(SettleDef),
+    Abandon(SettleDef),
+    DeadLetter(SettleDef),
+    Defer(SettleDef),
+    RenewLock(SettleDef),
+    Create(EntityDef),
+    Update(UpdateDef),
+    /// The entity's path.
+    Delete(String),
+    CloseReceiver(ReceiverDef),
+    Fault(FaultDef),
+    StartProducer(ProducerDef),
+    /// The producer's name.
+    StopProducer(String),
+    StartConsumers(ConsumerDef),
+    /// The consumer group's name.
+    StopConsumers(String),
+}
+
+impl Step {
+    /// A step doing `action` (its instant is set when it is recorded or scheduled).
+    pub fn new(action: Action) -> Step {
+        Step {
+            action: Some(action),
+            ..Step::default()
+        }
+    }
+
+    /// "receive 3 from orders as r1", or "narration".
+    pub fn action_text(&self) -> String {
+        self.action
+            .as_ref()
+            .map_or_else(|| "narration".into(), Action::text)
+    }
+}
+
+impl Action {
+    /// The action's key in a step's JSON.
+    pub fn key(&self) -> &'static str {
+        match self {
+            Action::Send(_) => "send",
+            Action::CancelScheduled(_) => "cancel_scheduled",
+            Action::Peek(_) => "peek",
+            Action::Receive(_) => "receive",
+            Action::ReceiveDeferred(_) => "receive_deferred",
+            Action::Complete(_) => "complete",
+            Action::Abandon(_) => "abandon",
+            Action::DeadLetter(_) => "dead_letter",
+            Action::Defer(_) => "defer",
+            Action::RenewLock(_) => "renew_lock",
+            Action::Create(_) => "create",
+            Action::Update(_) => "update",
+            Action::Delete(_) => "delete",
+            Action::CloseReceiver(_) => "close_receiver",
+            Action::Fault(_) => "fault",
+            Action::StartProducer(_) => "start_producer",
+            Action::StopProducer(_) => "stop_producer",
+            Action::StartConsumers(_) => "start_consumers",
+            Action::StopConsumers(_) => "stop_consumers",
+        }
+    }
+
+    /// The entity path the action is about, if any.
+    pub fn entity(&self) -> Option<&str> {
+        match self {
+            Action::Send(s) => Some(&s.to),
+            Action::CancelScheduled(c) => Some(&c.to),
+            Action::Peek(p) => Some(&p.from),
+            Action::Receive(r) => Some(&r.from),
+            Action::ReceiveDeferred(r) => Some(&r.from),
+            Action::Complete(s)
+            | Action::Abandon(s)
+            | Action::DeadLetter(s)
+            | Action::Defer(s)
+            | Action::RenewLock(s) => Some(&s.from),
+            Action::Create(d) => d
+                .queue
+                .as_deref()
+                .or(d.topic.as_deref())
+                .or(d.subscription.as_deref()),
+            Action::Update(u) => Some(&u.entity),
+            Action::Delete(p) => Some(p),
+            Action::CloseReceiver(r) => r.from.as_deref(),
+            Action::StartProducer(p) => Some(&p.to),
+            Action::StartConsumers(c) => Some(&c.from),
+            Action::Fault(_) | Action::StopProducer(_) | Action::StopConsumers(_) => None,
+        }
+    }
+
+    /// The action in words: "receive 3 from orders as r1".
+    pub fn text(&self) -> String {
+        let settle =
+            |verb: &str, s: &SettleDef| format!("{verb} #{} in {} ({})", s.seq, s.from, s.receiver);
+        match self {
+            Action::Send(s) => {
+                let n = s.count.unwrap_or(1);
+                let what = if n > 1 {
+                    format!("{n} messages")
+                } else {
+                    "a message".into()
+                };
+                let ttl = s
+                    .ttl
+                    .map(|t| format!(" with TTL {}", format_duration(t.ms())))
+                    .unwrap_or_default();
+                match s.scheduled_enqueue_time {
+                    Some(at) => format!(
+                        "schedule {what} to {} for {}{ttl}",
+                        s.to,
+                        format_instant(at.ms())
+                    ),
+                    None => format!("send {what} to {}{ttl}", s.to),
+                }
+            }
+            Action::Receive(r) => {
+                let mode = match r.mode {
+                    ModeDef::PeekLock => "",
+                    ModeDef::ReceiveAndDelete => " (ReceiveAndDelete)",
+                };
+                format!(
+                    "receive {} from {} as {}{mode}",
+                    r.count.unwrap_or(1),
+                    r.from,
+                    r.receiver
+                )
+            }
+            Action::Peek(p) => format!("peek {} in {}", p.count.unwrap_or(1), p.from),
+            Action::ReceiveDeferred(r) => {
+                let seqs: Vec<String> = r.seqs.iter().map(|s| format!("#{s}")).collect();
+                format!("receive deferred {} from {}", seqs.join(", "), r.from)
+            }
+            Action::Complete(s) => settle("complete", s),
+            Action::Abandon(s) => settle("abandon", s),
+            Action::DeadLetter(s) => settle("dead-letter", s),
+            Action::Defer(s) => settle("defer", s),
+            Action::RenewLock(s) => settle("renew lock of", s),
+            Action::CancelScheduled(c) => format!("cancel scheduled #{} in {}", c.seq, c.to),
+            Action::Create(d) => format!("create {}", entity_label(d)),
+            Action::Update(u) => format!("update {}", u.entity),
+            Action::Delete(d) => format!("delete {d}"),
+            Action::CloseReceiver(r) => format!("close receiver {}", r.receiver),
+            Action::StartProducer(p) => {
+                format!("start producer {} ({} msg/s to {})", p.name, p.rate, p.to)
+            }
+            Action::StopProducer(p) => format!("stop producer {p}"),
+            Action::StartConsumers(c) => format!(
+                "start {} consumer(s) {} on {}",
+                c.instances.unwrap_or(1),
+                c.name,
+                c.from
+            ),
+            Action::StopConsumers(c) => format!("stop consumers {c}"),
+            Action::Fault(f) => match f {
+                FaultDef::ServiceUpdate => "fault: service update".into(),
+                FaultDef::OsUpdate => "fault: OS update".into(),
+                FaultDef::Disconnect(r) => format!("fault: {r}'s connection drops"),
+                FaultDef::ServerBusy(d) => {
+                    format!("fault: server busy for {}", format_duration(d.ms()))
+                }
+            },
+        }
+    }
+
+    /// The playground's limits on what the action asks for (the broker's own rules are checked
+    /// when it runs). The error names the field and the limit.
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            Action::Send(s) => {
+                if s.count.unwrap_or(1) > MAX_SEND_COUNT {
+                    return Err(format!(
+                        "send count is at most {MAX_SEND_COUNT} (playground limit)"
+                    ));
+                }
+                if let Some(at) = s.scheduled_enqueue_time {
+                    check_instant("scheduled_enqueue_time", at.ms())?;
+                }
+                check_text("body", &s.body, MAX_BODY)?;
+                for (name, value) in [
+                    ("message_id", &s.message_id),
+                    ("subject", &s.subject),
+                    ("correlation_id", &s.correlation_id),
+                ] {
+                    check_text(name, value.as_deref().unwrap_or(""), MAX_FIELD)?;
+                }
+                check_properties(&s.properties)
+            }
+            Action::StartProducer(p) => {
+                producer_spec(p).validate().map_err(|e| e.message)?;
+                if let Some(s) = &p.spike {
+                    check_instant("spike.from", s.from.ms())?;
+                }
+                check_text(
+                    "message_id_prefix",
+                    p.message_id_prefix.as_deref().unwrap_or(""),
+                    MAX_FIELD,
+                )
+            }
+            Action::StartConsumers(c) => consumer_spec(c).validate().map_err(|e| e.message),
+            Action::Create(d) => d
+                .rule
+                .as_ref()
+                .map_or(Ok(()), |r| check_properties(&r.properties)),
+            Action::DeadLetter(s) => {
+                check_text("reason", s.reason.as_deref().unwrap_or(""), MAX_FIELD)?;
+                check_text(
+                    "description",
+                    s.description.as_deref().unwrap_or(""),
+                    MAX_BODY,
+                )
+            }
+            Action::CancelScheduled(_)
+            | Action::Peek(_)
+            | Action::Receive(_)
+            | Action::ReceiveDeferred(_)
+            | Action::Complete(_)
+            | Action::Abandon(_)
+            | Action::Defer(_)
+            | Action::RenewLock(_)
+            | Action::Update(_)
+            | Action::Delete(_)
+            | Action::CloseReceiver(_)
+            | Action::Fault(_)
+            | Action::StopProducer(_)
+            | Action::StopConsumers(_) => Ok(()),
+        }
+    }
+
+    /// The engine commands the action gives (a send of `count` messages gives `count`).
+    pub fn commands(&self, ns: &Namespace) -> Result<Vec<Command>, String> {
+        let one = |c: Command| Ok(vec![c]);
+        let settle = |def: &SettleDef, settlement: Settlement| {
+            one(Command::Settle {
+                receiver: def.receiver.clone(),
+                from: def.from.clone(),
+                seq: def.seq,
+                settlement,
+            })
+        };
+        match self {
+            Action::Send(send) => {
+                let count = send.count.unwrap_or(1).max(1);
+                Ok((0..count)
+                    .map(|i| {
+                        let message = new_message(send, i, count);
+                        match send.scheduled_enqueue_time {
+                            Some(when) => Command::Schedule {
+                                to: send.to.clone(),
+                                message,
+                                at: when.ms(),
+                            },
+                            None => Command::Send {
+                                to: send.to.clone(),
+                                message,
+                            },
+                        }
+                    })
+                    .collect())
+            }
+            Action::CancelScheduled(c) => one(Command::CancelScheduled {
+                to: c.to.clone(),
+                seq: c.seq,
+            }),
+            Action::Peek(p) => one(Command::Peek {
+                receiver: p.receiver.clone(),
+                from: p.from.clone(),
+                from_seq: p.from_seq,
+                count: p.count.unwrap_or(1),
+            }),
+            Action::Receive(r) => one(Command::Receive {
+                receiver: r.receiver.clone(),
+                from: r.from.clone(),
+                mode: r.mode.into(),
+                count: r.count.unwrap_or(1),
+                options: ReceiveOptions {
+                    max_auto_lock_renewal: r.max_auto_lock_renewal.map(Dur::ms),
+                    transfer_fails: r.transfer_fails,
+                },
+            }),
+            Action::ReceiveDeferred(r) => one(Command::ReceiveDeferred {
+                receiver: r.receiver.clone(),
+                from: r.from.clone(),
+                seqs: r.seqs.clone(),
+            }),
+            Action::Complete(s) => settle(s, Settlement::Complete),
+            Action::Abandon(s) => settle(s, Settlement::Abandon),
+            Action::DeadLetter(s) => settle(
+                s,
+                Settlement::DeadLetter {
+                    reason: s.reason.clone(),
+                    description: s.description.clone(),
+                },
+            ),
+            Action::Defer(s) => settle(s, Settlement::Defer),
+            Action::RenewLock(s) => settle(s, Settlement::RenewLock),
+            Action::Create(def) => one(entity_command(ns, def)?),
+            Action::Update(u) => {
+                let current = ns
+                    .entity(&u.entity)
+                    .map(|e| e.settings.clone())
+                    .ok_or_else(|| format!("the entity '{}' does not exist", u.entity))?;
+                one(Command::UpdateEntity {
+                    path: u.entity.clone(),
+                    settings: u.settings.apply_to(&current),
+                })
+            }
+            Action::Delete(path) => one(Command::DeleteEntity { path: path.clone() }),
+            Action::CloseReceiver(r) => one(match &r.from {
+                Some(from) => Command::CloseReceiver {
+                    receiver: r.receiver.clone(),
+                    from: from.clone(),
+                },
+                None => Command::Fault(Fault::Disconnect {
+                    receiver: r.receiver.clone(),
+                }),
+            }),
+            Action::StartProducer(p) => one(Command::StartProducer(producer_spec(p))),
+            Action::StopProducer(name) => one(Command::StopProducer { name: name.clone() }),
+            Action::StartConsumers(c) => one(Command::StartConsumers(consumer_spec(c))),
+            Action::StopConsumers(name) => one(Command::StopConsumers { name: name.clone() }),
+            Action::Fault(f) => one(Command::Fault(match f {
+                FaultDef::ServiceUpdate => Fault::ServiceUpdate,
+                FaultDef::OsUpdate => Fault::OsUpdate,
+                FaultDef::Disconnect(r) => Fault::Disconnect {
+                    receiver: r.clone(),
+                },
+                FaultDef::ServerBusy(d) => Fault::ServerBusy { duration: d.ms() },
+            })),
+        }
+    }
+}
+
+/// The longest body a scenario carries (use `body_size` to simulate larger messages).
+pub const MAX_BODY: usize = 4 * 1024;
+/// The longest name, id or property value.
+pub const MAX_FIELD: usize = 1024;
+/// The most application properties on a message or a filter.
+pub const MAX_PROPERTIES: usize = 64;
+
+fn check_text(name: &str, text: &str, max: usize) -> Result<(), String> {
+    if text.len() > max {
+        return Err(format!(
+            "{name} is {} bytes; the playground takes at most {max}",
+            text.len()
+        ));
+    }
+    Ok(())
+}
+
+fn check_properties(p: &std::collections::BTreeMap<String, String>) -> Result<(), String> {
+    if p.len() > MAX_PROPERTIES {
+        return Err(format!(
+            "{} properties; the playground takes at most {MAX_PROPERTIES}",
+            p.len()
+        ));
+    }
+    for (k, v) in p {
+        check_text("a property name", k, MAX_FIELD)?;
+        check_text("a property value", v, MAX_FIELD)?;
+    }
+    Ok(())
+}
+
+/// An instant a file names: from t=0 to the playground's last instant.
+pub(crate) fn check_instant(name: &str, at: Instant) -> Result<(), String> {
+    if !(0..=LATEST_INSTANT).contains(&at) {
+        return Err(format!(
+            "{name} {} is outside t=0..{} (playground limit)",
+            format_instant(at),
+            format_duration(LATEST_INSTANT)
+        ));
+    }
+    Ok(())
+}
+
+impl From<ModeDef> for ReceiveMode {
+    fn from(m: ModeDef) -> ReceiveMode {
+        match m {
+            ModeDef::PeekLock => ReceiveMode::PeekLock,
+            ModeDef::ReceiveAndDelete => ReceiveMode::ReceiveAndDelete,
+        }
+    }
+}
+
+fn new_message(send: &SendDef, i: u32, count: u32) -> NewMessage {
+    let message_id = send.message_id.as_ref().map(|id| {
+        if count > 1 {
+            format!("{id}-{}", i + 1)
+        } else {
+            id.clone()
+        }
+    });
+    NewMessage {
+        message_id,
+        time_to_live: send.ttl.map(Dur::ms),
+        subject: send.subject.clone(),
+        correlation_id: send.correlation_id.clone(),
+        application_properties: send.properties.clone(),
+        body: send.body.clone(),
+        body_size: send.body_size,
+    }
+}
+
+pub(crate) fn entity_label(def: &EntityDef) -> String {
+    def.queue
+        .clone()
+        .or_else(|| def.topic.clone())
+        .or_else(|| def.subscription.clone())
+        .unwrap_or_default()
+}
+
+/// The command that creates an entity definition.
+pub fn entity_command(ns: &Namespace, def: &EntityDef) -> Result<Command, String> {
+    let base = EntitySettings::defaults(ns.tier());
+    let settings = def.settings.apply_to(&base);
+    match (&def.queue, &def.topic, &def.subscription) {
+        (Some(name), None, None) => Ok(Command::CreateQueue {
+            name: name.clone(),
+            settings,
+        }),
+        (None, Some(name), None) => Ok(Command::CreateTopic {
+            name: name.clone(),
+            settings,
+        }),
+        (None, None, Some(path)) => {
+            let Some((topic, name)) = path.split_once("/subscriptions/") else {
+                return Err(format!(
+                    "subscription \"{path}\" must be written \"<topic>/subscriptions/<name>\""
+                ));
+            };
+            let rule = match &def.rule {
+                None => SubscriptionRule::MatchAll,
+                Some(r) => SubscriptionRule::Correlation {
+                    subject: r.subject.clone(),
+                    correlation_id: r.correlation_id.clone(),
+                    message_id: r.message_id.clone(),
+                    application_properties: r.properties.clone(),
+                },
+            };
+            Ok(Command::CreateSubscription {
+                topic: topic.to_string(),
+                name: name.to_string(),
+                settings,
+                rule,
+            })
+        }
+        _ => Err("give exactly one of \"queue\", \"topic\" or \"subscription\"".into()),
+    }
+}
+
+pub(crate) fn producer_spec(p: &ProducerDef) -> ProducerSpec {
+    ProducerSpec {
+        name: p.name.clone(),
+        to: p.to.clone(),
+        rate: p.rate,
+        burst: p.burst.as_ref().map(|b| Burst {
+            every: b.every.ms(),
+            size: b.size,
+        }),
+        spike: p.spike.as_ref().map(|s| Spike {
+            from: s.from.ms(),
+            duration: s.duration.ms(),
+            factor: s.factor,
+        }),
+        ttl: p.ttl.map(Dur::ms),
+        message_id_prefix: p.message_id_prefix.clone(),
+        schedule_offset: p.schedule_offset.map(Dur::ms),
+        body_size: p.body_size,
+        max_messages: p.max_messages,
+    }
+}
+
+pub(crate) fn consumer_spec(c: &ConsumerDef) -> ConsumerSpec {
+    let defaults = ConsumerSpec::new(&c.name, &c.from);
+    ConsumerSpec {
+        instances: c.instances.unwrap_or(1),
+        mode: c.mode.into(),
+        processing: match &c.processing {
+            None => defaults.processing.clone(),
+            Some(ProcessingDef::Fixed(d)) => Processing::Fixed(d.ms()),
+            Some(ProcessingDef::Uniform { min, max }) => Processing::Uniform {
+                min: min.ms(),
+                max: max.ms(),
+            },
+            Some(ProcessingDef::Exponential { mean }) => {
+                Processing::Exponential { mean: mean.ms() }
+            }
+        },
+        abandon: c.abandon,
+        dead_letter: c.dead_letter,
+        defer: c.defer,
+        crash: c.crash,
+        max_auto_lock_renewal: c.max_auto_lock_renewal.map(Dur::ms),
+        idempotent: c.idempotent,
+        poll_interval: c.poll_interval.map_or(defaults.poll_interval, Dur::ms),
+        restart_delay: c.restart_delay.map_or(defaults.restart_delay, Dur::ms),
+        ..defaults
+    }
+}
+
+/// A step as format version 1 writes it: one optional field per action.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepWire {
+    pub at: Dur,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send: Option<SendDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancel_scheduled: Option<CancelDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peek: Option<PeekDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive: Option<ReceiveDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive_deferred: Option<ReceiveDeferredDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete: Option<SettleDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abandon: Option<SettleDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dead_letter: Option<SettleDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defer: Option<SettleDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renew_lock: Option<SettleDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create: Option<EntityDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update: Option<UpdateDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub close_receiver: Option<ReceiverDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<FaultDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_producer: Option<ProducerDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_producer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_consumers: Option<ConsumerDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_consumers: Option<String>,
+}
+
+impl TryFrom<StepWire> for Step {
+    type Error = String;
+
+    /// Exactly one action, or none with a note (narration).
+    fn try_from(w: StepWire) -> Result<Step, String> {
+        let mut actions: Vec<Action> = Vec::new();
+        let mut take = |a: Option<Action>| actions.extend(a);
+        take(w.send.map(Action::Send));
+        take(w.cancel_scheduled.map(Action::CancelScheduled));
+        take(w.peek.map(Action::Peek));
+        take(w.receive.map(Action::Receive));
+        take(w.receive_deferred.map(Action::ReceiveDeferred));
+        take(w.complete.map(Action::Complete));
+        take(w.abandon.map(Action::Abandon));
+        take(w.dead_letter.map(Action::DeadLetter));
+        take(w.defer.map(Action::Defer));
+        take(w.renew_lock.map(Action::RenewLock));
+        take(w.create.map(Action::Create));
+        take(w.update.map(Action::Update));
+        take(w.delete.map(Action::Delete));
+        take(w.close_receiver.map(Action::CloseReceiver));
+        take(w.fault.map(Action::Fault));
+        take(w.start_producer.map(Action::StartProducer));
+        take(w.stop_producer.map(Action::StopProducer));
+        take(w.start_consumers.map(Action::StartConsumers));
+        take(w.stop_consumers.map(Action::StopConsumers));
+        if actions.len() > 1 || (actions.is_empty() && w.note.is_none()) {
+            let names: Vec<&str> = actions.iter().map(Action::key).collect();
+            return Err(format!(
+                "the step at {} holds exactly one action (send, receive, complete, ...), or only a note; it has {}",
+                format_duration(w.at.ms()),
+                if names.is_empty() { "none".to_string() } else { names.join(", ") }
+            ));
+        }
+        Ok(Step {
+            at: w.at,
+            note: w.note,
+            expect_error: w.expect_error,
+            action: actions.pop(),
+        })
+    }
+}
+
+impl From<Step> for StepWire {
+    fn from(s: Step) -> StepWire {
+        let mut w = StepWire {
+            at: s.at,
+            note: s.note,
+            expect_error: s.expect_error,
+            ..StepWire::default()
+        };
+        match s.action {
+            None => {}
+            Some(Action::Send(a)) => w.send = Some(a),
+            Some(Action::CancelScheduled(a)) => w.cancel_scheduled = Some(a),
+            Some(Action::Peek(a)) => w.peek = Some(a),
+            Some(Action::Receive(a)) => w.receive = Some(a),
+            Some(Action::ReceiveDeferred(a)) => w.receive_deferred = Some(a),
+            Some(Action::Complete(a)) => w.complete = Some(a),
+            Some(Action::Abandon(a)) => w.abandon = Some(a),
+            Some(Action::DeadLetter(a)) => w.dead_letter = Some(a),
+            Some(Action::Defer(a)) => w.defer = Some(a),
+            Some(Action::RenewLock(a)) => w.renew_lock = Some(a),
+            Some(Action::Create(a)) => w.create = Some(a),
+            Some(Action::Update(a)) => w.update = Some(a),
+            Some(Action::Delete(a)) => w.delete = Some(a),
+            Some(Action::CloseReceiver(a)) => w.close_receiver = Some(a),
+            Some(Action::Fault(a)) => w.fault = Some(a),
+            Some(Action::StartProducer(a)) => w.start_producer = Some(a),
+            Some(Action::StopProducer(a)) => w.stop_producer = Some(a),
+            Some(Action::StartConsumers(a)) => w.start_consumers = Some(a),
+            Some(Action::StopConsumers(a)) => w.stop_consumers = Some(a),
+        }
+        w
+    }
+}
