@@ -4,6 +4,8 @@
 use crate::{Scenario, ScenarioError};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+use sbp_engine::limits::{LATEST_INSTANT, MAX_OPEN_WORK};
+use sbp_engine::time::{format_instant, Instant};
 
 /// The longest fragment accepted.
 pub const MAX_FRAGMENT: usize = 256 * 1024;
@@ -73,6 +75,34 @@ pub fn decode_scenario(payload: &str) -> Result<Scenario, ScenarioError> {
     })
 }
 
+/// Whether a link may open `scenario` at `at`: within the playground's last instant, and
+/// replaying to it takes no more than [`MAX_OPEN_WORK`] (about a second in a browser).
+pub fn openable_at(scenario: &Scenario, at: Instant) -> Result<(), String> {
+    if !(0..=LATEST_INSTANT).contains(&at) {
+        return Err(format!(
+            "its instant t={at} is outside 0..{LATEST_INSTANT} ms (playground limit)"
+        ));
+    }
+    let work = scenario.work_until(at);
+    if work > MAX_OPEN_WORK {
+        return Err(format!(
+            "opening it at {} means replaying about {work} operations; a link opens within {MAX_OPEN_WORK} (playground limit)",
+            format_instant(at)
+        ));
+    }
+    Ok(())
+}
+
+/// A link to `scenario` at `at` if it can open there (see [`openable_at`]), else at its start.
+pub fn link_at(scenario: Scenario, at: Instant, speed: Option<u32>) -> Link {
+    let at = openable_at(&scenario, at).ok().map(|_| at);
+    Link {
+        scenario,
+        at,
+        speed,
+    }
+}
+
 /// `s=...&t=...&x=...`
 pub fn encode_link(link: &Link) -> String {
     let mut out = format!("s={}", encode_scenario(&link.scenario));
@@ -117,6 +147,9 @@ pub fn decode_link(text: &str) -> Result<Link, ScenarioError> {
             "embed" => {}
             other => return bad(format!("it has an unknown part \"{other}\"")),
         }
+    }
+    if let (Some(s), Some(t)) = (&scenario, at) {
+        openable_at(s, t).map_err(ScenarioError::Link)?;
     }
     match scenario {
         Some(scenario) => Ok(Link {

@@ -67,7 +67,9 @@ impl Simulation {
         if let Some(every) = scenario.namespace.sweep_interval {
             builder = builder.sweep_interval(every.ms());
         }
-        builder = builder.log_limit(scenario.namespace.log_limit.or(default_log_limit));
+        builder = builder
+            .log_limit(scenario.namespace.log_limit.or(default_log_limit))
+            .max_messages(Some(sbp_engine::limits::MAX_STORED_MESSAGES));
         let mut ns = builder.build();
         for (i, def) in scenario.entities.iter().enumerate() {
             let command = entity_command(&ns, def)
@@ -136,6 +138,14 @@ impl Simulation {
 
     /// Runs every step, timer and expectation due up to and including `until`, in time order.
     pub fn advance_to(&mut self, until: Instant) {
+        let mut unbounded = usize::MAX;
+        self.advance_within(until, &mut unbounded);
+    }
+
+    /// As [`Simulation::advance_to`], handing back once the engine has fired `budget` timers
+    /// (a step or an expectation is bounded by the limits, and always finishes). Says whether
+    /// it reached `until`; if not, the clock stands where the work stopped.
+    pub fn advance_within(&mut self, until: Instant, budget: &mut usize) -> bool {
         loop {
             let step_at = self
                 .scenario
@@ -149,15 +159,23 @@ impl Simulation {
                 .get(self.next_expect)
                 .map(|e| e.at.ms())
                 .filter(|&t| t <= until);
-            match (step_at, expect_at) {
+            // Timers due by a step's instant fire before it (as `apply` does).
+            let next = match (step_at, expect_at) {
                 (None, None) => break,
+                (Some(s), Some(e)) => s.min(e),
+                (s, e) => s.or(e).unwrap_or(until),
+            };
+            if !self.ns.advance_by(next, budget) {
+                return false;
+            }
+            match (step_at, expect_at) {
                 // Steps at an instant run before the expectations at that instant.
                 (Some(s), Some(e)) if s <= e => self.run_step(),
                 (Some(_), None) => self.run_step(),
-                (_, Some(_)) => self.check_expectation(),
+                _ => self.check_expectation(),
             }
         }
-        self.ns.advance_to(until);
+        self.ns.advance_by(until, budget)
     }
 
     /// The instant of the last step or expectation.
@@ -175,6 +193,7 @@ impl Simulation {
     /// Adds a step at the current instant and runs it: how the UI records what a user does, so
     /// that a share link replays it. Steps still to come stay in the timeline, after it.
     pub fn push_step(&mut self, mut step: Step) -> Result<String, BrokerError> {
+        check_recorded(&step)?;
         step.at = Dur(self.now());
         self.scenario.timeline.insert(self.next_step, step);
         self.run_step();
@@ -190,6 +209,9 @@ impl Simulation {
         if at <= self.now() {
             return self.push_step(step);
         }
+        check_recorded(&step)?;
+        crate::step::check_instant("the instant", at)
+            .map_err(|m| BrokerError::new(ErrorKind::ArgumentOutOfRange, m))?;
         step.at = Dur(at);
         let position = self.scenario.timeline[self.next_step..]
             .iter()
@@ -445,6 +467,17 @@ fn property_matches(
         return Err(format!("expected {expected}, got {actual}"));
     }
     Ok(())
+}
+
+/// A step a user adds keeps the limits a file keeps (one behaviour everywhere); a step that
+/// does not is refused and not recorded.
+fn check_recorded(step: &Step) -> Result<(), BrokerError> {
+    match &step.action {
+        Some(a) => a
+            .validate()
+            .map_err(|m| BrokerError::new(ErrorKind::ArgumentOutOfRange, m)),
+        None => Ok(()),
+    }
 }
 
 fn seq_list(seqs: &[u64]) -> String {

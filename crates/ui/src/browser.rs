@@ -1,6 +1,6 @@
 //! Glue to the browser: the URL (share links, embed mode), local storage, the clipboard, time.
 use crate::state::{Action, AppState};
-use sbp_scenario::link::{decode_link, encode_link, Link};
+use sbp_scenario::link::{decode_link, encode_link, link_at};
 use sbp_scenario::{Scenario, Simulation};
 
 const STORAGE_KEY: &str = "sbp.scenario.link.v1";
@@ -51,7 +51,9 @@ pub fn initial_state() -> AppState {
     let (stored, stored_at) = load_stored();
     let mut state = AppState::new(stored.unwrap_or_else(starter), embed);
     if let Some(at) = stored_at {
-        state.sim.borrow_mut().advance_to(at);
+        if let Some(stopped) = crate::state::replay(&mut state.sim.borrow_mut(), at) {
+            state.notice = Some(stopped);
+        }
     }
     let fragment = hash.trim_start_matches('#');
     if !fragment.is_empty() {
@@ -99,22 +101,15 @@ fn load_stored() -> (Option<Simulation>, Option<i64>) {
 
 pub fn save(sim: &Simulation) {
     if let Some(s) = storage() {
-        let fragment = encode_link(&Link {
-            scenario: sim.scenario.clone(),
-            at: Some(sim.now()),
-            speed: None,
-        });
+        // A link that always opens again: at this instant if replaying to it fits the budget.
+        let fragment = encode_link(&link_at(sim.scenario.clone(), sim.now(), None));
         let _ = s.set_item(STORAGE_KEY, &fragment);
     }
 }
 
 /// A link that opens exactly this scenario, instant and speed.
 pub fn share_url(sim: &Simulation, speed: u32) -> String {
-    let fragment = encode_link(&Link {
-        scenario: sim.scenario.clone(),
-        at: Some(sim.now()),
-        speed: Some(speed),
-    });
+    let fragment = encode_link(&link_at(sim.scenario.clone(), sim.now(), Some(speed)));
     let base = web_sys::window()
         .and_then(|w| w.location().href().ok())
         .map(|h| h.split('#').next().unwrap_or_default().to_string())
@@ -144,8 +139,8 @@ thread_local! {
 }
 
 /// Marks the start of a clock tick's work (engine + render), for the browser benchmark.
-pub fn tick_started() {
-    TICK_STARTED.with(|t| t.set(Some(now_ms())));
+pub fn tick_started(now: f64) {
+    TICK_STARTED.with(|t| t.set(Some(now)));
 }
 
 /// After the render a tick caused: appends its duration (ms) to `window.__sbpTickWork`, which

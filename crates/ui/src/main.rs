@@ -63,7 +63,11 @@ fn app() -> Html {
                 let now = browser::now_ms();
                 let elapsed = (now - last.get()).clamp(0.0, 1000.0);
                 last.set(now);
-                store.dispatch(Action::Tick(elapsed));
+                browser::tick_started(now);
+                store.dispatch(Action::Tick {
+                    elapsed_ms: elapsed,
+                    wall_ms: now,
+                });
             });
             move || drop(interval)
         });

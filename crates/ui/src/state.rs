@@ -48,8 +48,9 @@ impl PartialEq for AppState {
 }
 
 pub enum Action {
-    /// Wall-clock time passed (ms); in play mode virtual time moves by ms x speed.
-    Tick(f64),
+    /// Wall-clock time passed (`elapsed_ms`) up to the wall-clock instant `wall_ms`; in play
+    /// mode virtual time moves by elapsed x speed. The reducer reads no clock of its own.
+    Tick { elapsed_ms: f64, wall_ms: f64 },
     Play,
     Pause,
     StepBy(Instant),
@@ -117,39 +118,47 @@ impl Reducible for AppState {
 
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
         let mut s = self.next();
-        let wall = crate::browser::now_ms();
-        if !matches!(action, Action::Tick(_)) || wall - s.last_slow_ms >= SLOW_MS {
-            s.slow_version += 1;
-            s.last_slow_ms = wall;
+        // The slow views follow a running clock every SLOW_MS of wall time; anything else the
+        // user does shows at once.
+        match action {
+            Action::Tick { wall_ms, .. } if wall_ms - s.last_slow_ms < SLOW_MS => {}
+            Action::Tick { wall_ms, .. } => {
+                s.slow_version += 1;
+                s.last_slow_ms = wall_ms;
+            }
+            _ => s.slow_version += 1,
         }
         match action {
-            Action::Tick(wall_ms) => {
+            Action::Tick { elapsed_ms, .. } => {
                 if !s.playing {
                     return self;
                 }
-                crate::browser::tick_started();
                 let mut sim = s.sim.borrow_mut();
-                let step = (wall_ms * f64::from(s.speed)).round() as Instant;
+                let step = (elapsed_ms * f64::from(s.speed)).round() as Instant;
                 let target = sim.now().saturating_add(step.max(1));
-                sim.advance_to(target);
+                // A frame's work is bounded: under heavy traffic the clock runs behind.
+                let mut budget = TICK_WORK;
+                let on_time = sim.advance_within(target, &mut budget);
+                if !on_time && s.notice.is_none() {
+                    s.notice = Some(BEHIND.into());
+                }
             }
             Action::Play => s.playing = true,
             Action::Pause => s.playing = false,
             Action::StepBy(d) => {
                 let mut sim = s.sim.borrow_mut();
                 let target = sim.now().saturating_add(d);
-                sim.advance_to(target);
+                s.notice = replay(&mut sim, target);
             }
             Action::JumpNext => {
                 let mut sim = s.sim.borrow_mut();
                 match sim.next_event() {
                     Some((at, what)) => {
                         let target = at.max(sim.now());
-                        sim.advance_to(target);
-                        s.notice = Some(format!(
+                        s.notice = replay(&mut sim, target).or(Some(format!(
                             "Jumped to {}: {what}",
                             sbp_engine::time::format_instant(at)
-                        ));
+                        )));
                     }
                     None => {
                         s.notice = Some(
@@ -221,6 +230,24 @@ impl Reducible for AppState {
     }
 }
 
+/// Timers one clock tick may fire (a 50 ms frame's share of work).
+const TICK_WORK: usize = sbp_engine::limits::TICK_WORK;
+/// Timers a rewind, step or jump may fire before it stops and says so.
+const REPLAY_WORK: usize = 4 * sbp_engine::limits::MAX_OPEN_WORK as usize;
+const BEHIND: &str = "The clock runs behind real time: this much traffic takes longer to simulate than the speed asks for.";
+
+/// Runs `sim` to `at` within [`REPLAY_WORK`]; says where it stopped if it could not get there.
+pub fn replay(sim: &mut Simulation, at: Instant) -> Option<String> {
+    let mut budget = REPLAY_WORK;
+    (!sim.advance_within(at, &mut budget)).then(|| {
+        format!(
+            "Stopped at {}: going on to {} would take too long in one go; press play or step on.",
+            sbp_engine::time::format_instant(sim.now()),
+            sbp_engine::time::format_instant(at)
+        )
+    })
+}
+
 impl AppState {
     /// Builds a fresh simulation of `scenario` and runs it to `at`. On a bad scenario the
     /// current one stays and the error is shown.
@@ -228,9 +255,9 @@ impl AppState {
         match Simulation::with_default_log_limit(scenario, crate::state::LOG_LIMIT) {
             Ok(mut sim) => {
                 // Replaying the user's own recorded steps must not count their errors as news.
-                sim.advance_to(at);
+                let stopped = replay(&mut sim, at);
                 self.sim = Rc::new(RefCell::new(sim));
-                self.notice = (!notice.is_empty()).then_some(notice);
+                self.notice = stopped.or((!notice.is_empty()).then_some(notice));
                 self.error = None;
                 self.sample();
             }

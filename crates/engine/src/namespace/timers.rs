@@ -195,23 +195,24 @@ impl Namespace {
     /// Fires every timer due up to and including `until`, in (instant, insertion) order, then
     /// sets the clock to `until`. Time never goes back.
     pub fn advance_to(&mut self, until: Instant) {
-        self.advance_by(until, usize::MAX);
+        let mut unbounded = usize::MAX;
+        self.advance_by(until, &mut unbounded);
     }
 
-    /// As [`Namespace::advance_to`], but hands back after firing `budget` timers: the clock then
-    /// stands at the last one fired, and the caller goes on in its next frame. Says whether it
-    /// reached `until`. The playground's clock ends at [`LATEST_INSTANT`]: later instants stop there.
-    pub fn advance_by(&mut self, until: Instant, budget: usize) -> bool {
+    /// As [`Namespace::advance_to`], but hands back once it has fired `budget` timers (taking
+    /// them off the budget): the clock then stands at the last one fired, and the caller goes on
+    /// later (a browser in its next frame). Says whether it reached `until`. The playground's
+    /// clock ends at [`LATEST_INSTANT`]: later instants stop there.
+    pub fn advance_by(&mut self, until: Instant, budget: &mut usize) -> bool {
         let until = until.min(LATEST_INSTANT);
-        let mut fired = 0;
         while let Some(&Reverse(TimerEntry { at, timer, .. })) = self.timers.peek() {
             if at > until {
                 break;
             }
-            if fired == budget {
+            if *budget == 0 {
                 return false;
             }
-            fired += 1;
+            *budget -= 1;
             self.timers.pop();
             if at > self.now {
                 self.now = at;
