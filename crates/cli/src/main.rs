@@ -4,6 +4,7 @@ use sbp_engine::time::{format_duration, format_instant, parse_duration};
 use sbp_scenario::link::{decode_link, encode_link, Link};
 use sbp_scenario::presets::PRESETS;
 use sbp_scenario::{Scenario, Simulation};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -78,15 +79,67 @@ enum Cmd {
     },
 }
 
+/// The largest scenario file read (as large as a link may unpack to).
+const MAX_FILE: u64 = sbp_scenario::link::MAX_JSON as u64;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(code) => code,
-        Err(message) => {
-            eprintln!("error: {message}");
+        // `sbp run x.json | head`: the reader has gone; stop quietly.
+        Err(Failure::Closed) => ExitCode::SUCCESS,
+        Err(Failure::Message(message)) => {
+            let message = sbp_engine::error::clip(message, sbp_engine::error::MAX_MESSAGE);
+            let _ = writeln!(std::io::stderr(), "error: {message}");
             ExitCode::from(2)
         }
     }
+}
+
+/// Why a command stopped.
+enum Failure {
+    /// Standard output was closed (a broken pipe).
+    Closed,
+    Message(String),
+}
+
+impl From<&str> for Failure {
+    fn from(m: &str) -> Failure {
+        Failure::Message(m.into())
+    }
+}
+
+impl From<String> for Failure {
+    fn from(m: String) -> Failure {
+        Failure::Message(m)
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Failure {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            Failure::Closed
+        } else {
+            Failure::Message(format!("cannot write the output: {e}"))
+        }
+    }
+}
+
+/// Reads a scenario file of at most [`MAX_FILE`] bytes (a device that never ends, such as
+/// /dev/zero, is refused once it passes that).
+fn read_limited(file: &str) -> Result<String, String> {
+    let f = std::fs::File::open(Path::new(file)).map_err(|e| format!("cannot read {file}: {e}"))?;
+    let mut bytes = Vec::new();
+    f.take(MAX_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {file}: {e}"))?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(format!(
+            "{file} is larger than {} MB; a scenario file is at most that",
+            MAX_FILE / (1024 * 1024)
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("{file} is not UTF-8 text"))
 }
 
 fn load(file: &str) -> Result<Scenario, String> {
@@ -98,12 +151,12 @@ fn load(file: &str) -> Result<Scenario, String> {
             )),
         };
     }
-    let text =
-        std::fs::read_to_string(Path::new(file)).map_err(|e| format!("cannot read {file}: {e}"))?;
+    let text = read_limited(file)?;
     Scenario::from_json(&text).map_err(|e| format!("{file}: {e}"))
 }
 
-fn run(command: Cmd) -> Result<ExitCode, String> {
+fn run(command: Cmd) -> Result<ExitCode, Failure> {
+    let mut out = std::io::stdout().lock();
     match command {
         Cmd::Run { file, json, until } => {
             let scenario = load(&file)?;
@@ -113,10 +166,10 @@ fn run(command: Cmd) -> Result<ExitCode, String> {
                 None => sim.end(),
             };
             sim.advance_to(end);
-            print_log(&sim, json);
+            print_log(&mut out, &sim, json)?;
             if !json {
                 for f in &sim.failures {
-                    println!("FAILED {f}");
+                    writeln!(out, "FAILED {f}")?;
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -134,27 +187,28 @@ fn run(command: Cmd) -> Result<ExitCode, String> {
                 match outcome {
                     Err(message) => {
                         failed += 1;
-                        println!("FAIL {name}\n  {message}");
+                        writeln!(out, "FAIL {name}\n  {message}")?;
                     }
                     Ok(mut sim) => {
                         if sim.run_to_end() {
                             passed += 1;
-                            println!(
+                            writeln!(
+                                out,
                                 "ok   {name} ({} events, {} checks)",
                                 sim.ns.log().len(),
                                 sim.scenario.expect.len()
-                            );
+                            )?;
                         } else {
                             failed += 1;
-                            println!("FAIL {name}");
+                            writeln!(out, "FAIL {name}")?;
                             for f in &sim.failures {
-                                println!("  {f}");
+                                writeln!(out, "  {f}")?;
                             }
                         }
                     }
                 }
             }
-            println!("{passed} passed, {failed} failed");
+            writeln!(out, "{passed} passed, {failed} failed")?;
             Ok(if failed == 0 {
                 ExitCode::SUCCESS
             } else {
@@ -168,21 +222,22 @@ fn run(command: Cmd) -> Result<ExitCode, String> {
                 .transpose()
                 .map_err(|e| format!("--at: {e}"))?;
             if let Some(x) = speed.filter(|x| !(1..=100_000).contains(x)) {
-                return Err(format!("--speed {x} is not between 1 and 100000"));
+                return Err(format!("--speed {x} is not between 1 and 100000").into());
             }
-            println!(
+            writeln!(
+                out,
                 "{}",
                 encode_link(&Link {
                     scenario,
                     at,
                     speed
                 })
-            );
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Decode { link } => {
             let link = decode_link(&link).map_err(|e| e.to_string())?;
-            println!("{}", link.scenario.to_json_pretty());
+            writeln!(out, "{}", link.scenario.to_json_pretty())?;
             if let Some(at) = link.at {
                 eprintln!("opens at {}", format_instant(at));
             }
@@ -211,11 +266,12 @@ fn run(command: Cmd) -> Result<ExitCode, String> {
                 quota_exceeded_every,
                 ..Injected::default()
             };
-            println!(
+            writeln!(
+                out,
                 "{count} sends, round trip {}, store {}",
                 format_duration(rtt),
                 format_duration(store)
-            );
+            )?;
             for strategy in [
                 SendStrategy::AwaitEach,
                 SendStrategy::StartAllThenAwait,
@@ -233,13 +289,14 @@ fn run(command: Cmd) -> Result<ExitCode, String> {
                 });
                 if json {
                     for t in &r.traces {
-                        println!(
+                        writeln!(
+                            out,
                             "{}",
                             serde_json::json!({ "strategy": format!("{strategy:?}"), "trace": t })
-                        );
+                        )?;
                     }
                 }
-                println!(
+                writeln!(out,
                     "{:<22} caller waits {:>9}  all settled at {:>9}  max in flight {:>5}  failures seen {:>3}, unseen {:>3}",
                     format!("{strategy:?}"),
                     format_duration(r.caller_done),
@@ -247,7 +304,7 @@ fn run(command: Cmd) -> Result<ExitCode, String> {
                     r.max_in_flight,
                     r.observed_failures,
                     r.unobserved_failures
-                );
+                )?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -263,9 +320,9 @@ fn run(command: Cmd) -> Result<ExitCode, String> {
                         let path = dir.join(format!("{name}.json"));
                         std::fs::write(&path, json)
                             .map_err(|e| format!("{}: {e}", path.display()))?;
-                        println!("wrote {}", path.display());
+                        writeln!(out, "wrote {}", path.display())?;
                     }
-                    None => println!("{name:32} {title}"),
+                    None => writeln!(out, "{name:32} {title}")?,
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -273,13 +330,14 @@ fn run(command: Cmd) -> Result<ExitCode, String> {
     }
 }
 
-fn print_log(sim: &Simulation, json: bool) {
+fn print_log(out: &mut impl Write, sim: &Simulation, json: bool) -> std::io::Result<()> {
     let ns = &sim.ns;
     if !json {
-        println!(
+        writeln!(
+            out,
             "{:<10} {:<24} {:<34} {:>5}  {:<18} {:<8} WHAT",
             "TIME", "UTC", "ENTITY", "SEQ", "EVENT", "RULE"
-        );
+        )?;
     }
     for e in ns.log() {
         let path = ns.event_path(e);
@@ -296,14 +354,15 @@ fn print_log(sim: &Simulation, json: bool) {
                 "text": text,
                 "detail": e.kind,
             });
-            println!("{line}");
+            writeln!(out, "{line}")?;
         } else {
             let seq = if e.seq > 0 {
                 format!("#{}", e.seq)
             } else {
                 String::new()
             };
-            println!(
+            writeln!(
+                out,
                 "{:<10} {:<24} {:<34} {:>5}  {:<18} {:<8} {}",
                 format_instant(e.at).trim_start_matches("t="),
                 sim.utc(e.at),
@@ -312,7 +371,8 @@ fn print_log(sim: &Simulation, json: bool) {
                 e.kind.name(),
                 rule,
                 text
-            );
+            )?;
         }
     }
+    Ok(())
 }

@@ -123,3 +123,56 @@ fn send_lab_reproduces_the_seed() {
         "{out}"
     );
 }
+
+#[test]
+fn a_closed_pipe_ends_the_run_quietly() {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sbp"))
+        .args(["run", "preset:story-traffic-spike"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    // Read one line, then hang up (as `| head -1` does).
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 64];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_endless_file_is_refused_at_the_size_limit() {
+    let (code, _, err) = sbp(&["run", "/dev/zero"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("larger than 4 MB"), "{err}");
+}
+
+#[test]
+fn an_error_shows_the_start_of_a_huge_value_only() {
+    let name = "x".repeat(1_000_000);
+    let path = temp_file(
+        "huge.json",
+        &format!(r#"{{"version":1,"entities":[{{"queue":"{name}$"}}]}}"#),
+    );
+    let (code, _, err) = sbp(&["run", path.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.len() < 2_000, "{} bytes", err.len());
+    assert!(err.contains("not a valid entity name"), "{err}");
+}
+
+#[test]
+fn a_min_i64_duration_in_an_expectation_is_reported_not_a_crash() {
+    let path = temp_file(
+        "min.json",
+        r#"{"version":1,"entities":[{"queue":"q"}],"timeline":[{"at":"0s","send":{"to":"q"}}],
+            "expect":[{"at":"1s","messages":[{"entity":"q","seq":1,"properties":{"TimeToLive":-9223372036854775808}}]}]}"#,
+    );
+    let (code, out, err) = sbp(&["check", path.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("TimeToLive: expected -"), "{out}");
+}

@@ -112,3 +112,8 @@ pub fn clip(mut text: String, max: usize) -> String {
     }
     text
 }
+
+/// A value quoted in a message: its first 80 characters or so.
+pub fn quote(text: &str) -> String {
+    clip(text.to_string(), 80)
+}

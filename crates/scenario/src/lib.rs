@@ -34,6 +34,27 @@ pub enum ScenarioError {
     Link(String),
 }
 
+impl ScenarioError {
+    /// The same error with its text cut to a readable length: a message quoting a huge value
+    /// shows the value's start only.
+    pub fn clipped(self) -> ScenarioError {
+        let clip = |m: String| sbp_engine::error::clip(m, sbp_engine::error::MAX_MESSAGE);
+        match self {
+            ScenarioError::Parse {
+                line,
+                column,
+                message,
+            } => ScenarioError::Parse {
+                line,
+                column,
+                message: clip(message),
+            },
+            ScenarioError::Invalid(m) => ScenarioError::Invalid(clip(m)),
+            ScenarioError::Link(m) => ScenarioError::Link(clip(m)),
+        }
+    }
+}
+
 impl Scenario {
     /// Checks what serde cannot: the version, one action per step, time order, the start time.
     pub fn validate(&self) -> Result<(), ScenarioError> {

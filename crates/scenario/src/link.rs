@@ -117,6 +117,10 @@ pub fn encode_link(link: &Link) -> String {
 
 /// Accepts a whole URL, a `#fragment`, or the fragment's text.
 pub fn decode_link(text: &str) -> Result<Link, ScenarioError> {
+    decode(text).map_err(ScenarioError::clipped)
+}
+
+fn decode(text: &str) -> Result<Link, ScenarioError> {
     let bad = |m: String| Err(ScenarioError::Link(m));
     if text.len() > MAX_FRAGMENT + 2048 {
         return bad("it is longer than this playground accepts (256 KB)".into());

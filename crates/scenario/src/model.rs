@@ -451,13 +451,15 @@ pub struct RangeDef {
 impl Scenario {
     /// Parses and validates a scenario; the error says where and what, in words.
     pub fn from_json(text: &str) -> Result<Scenario, crate::ScenarioError> {
-        let scenario: Scenario =
-            serde_json::from_str(text).map_err(|e| crate::ScenarioError::Parse {
+        let scenario: Scenario = serde_json::from_str(text).map_err(|e| {
+            crate::ScenarioError::Parse {
                 line: e.line(),
                 column: e.column(),
                 message: e.to_string(),
-            })?;
-        scenario.validate()?;
+            }
+            .clipped()
+        })?;
+        scenario.validate().map_err(crate::ScenarioError::clipped)?;
         Ok(scenario)
     }
 

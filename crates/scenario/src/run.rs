@@ -77,7 +77,7 @@ impl Simulation {
             ns.apply(0, command).map_err(|e| {
                 ScenarioError::Invalid(format!(
                     "entities[{i}] ({}): {}",
-                    crate::step::entity_label(def),
+                    sbp_engine::error::quote(&crate::step::entity_label(def)),
                     e.message
                 ))
             })?;

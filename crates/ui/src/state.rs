@@ -50,7 +50,10 @@ impl PartialEq for AppState {
 pub enum Action {
     /// Wall-clock time passed (`elapsed_ms`) up to the wall-clock instant `wall_ms`; in play
     /// mode virtual time moves by elapsed x speed. The reducer reads no clock of its own.
-    Tick { elapsed_ms: f64, wall_ms: f64 },
+    Tick {
+        elapsed_ms: f64,
+        wall_ms: f64,
+    },
     Play,
     Pause,
     StepBy(Instant),

@@ -14,7 +14,10 @@ impl Namespace {
         if !valid {
             return Err(BrokerError::new(
                 ErrorKind::ArgumentOutOfRange,
-                format!("'{path}' is not a valid entity name: use letters, digits, '-', '_', '.'"),
+                format!(
+                    "'{}' is not a valid entity name: use letters, digits, '-', '_', '.' (at most 260)",
+                    crate::error::quote(path)
+                ),
             ));
         }
         if self.paths.len() >= crate::limits::MAX_ENTITIES {

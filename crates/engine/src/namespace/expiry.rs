@@ -71,8 +71,8 @@ impl Namespace {
                 dl.source = Some(self.entity_name(entity).to_string());
             }
             match self.forward(dlq, m, &target, Rule::Fwd03) {
-                Ok(()) => return,
-                Err(back) => m = back,
+                None => return,
+                Some(back) => m = back,
             }
         }
         if let Ok(e) = self.get_mut(entity) {

@@ -224,8 +224,8 @@ impl Namespace {
                 );
             }
             match self.forward(q, m, &target, Rule::Fwd01) {
-                Ok(()) => return,
-                Err(back) => m = back,
+                None => return,
+                Some(back) => m = back,
             }
         }
         self.store_active(entity, m);
@@ -264,22 +264,22 @@ impl Namespace {
 
     /// FWD-01/03: moves a message to the queue or topic `target`, which gives it its own
     /// SequenceNumber; it starts afresh there (DeliveryCount 0, no lock) and counts a hop. The
-    /// message comes back if the target is gone or is no queue or topic.
+    /// message comes back (Some) if the target is gone or is no queue or topic.
     pub(super) fn forward(
         &mut self,
         from: QueueRef,
         mut m: Message,
         target: &str,
         rule: Rule,
-    ) -> std::result::Result<(), Message> {
+    ) -> Option<Message> {
         let Some(to) = self.resolve(target).ok().filter(|to| !to.dlq) else {
-            return Err(m);
+            return Some(m);
         };
         let Ok(t) = self.get_mut(to.entity) else {
-            return Err(m);
+            return Some(m);
         };
         if matches!(t.kind, EntityKind::Subscription { .. }) {
-            return Err(m);
+            return Some(m);
         }
         let new_seq = t.take_seq();
         let default_ttl = t.settings.default_message_time_to_live;
@@ -307,7 +307,7 @@ impl Namespace {
         m.effective_ttl = m.own_ttl.unwrap_or(default_ttl);
         self.touch(to.entity);
         self.arrive(to.entity, m);
-        Ok(())
+        None
     }
 
     /// Stores an Active message in a queue or subscription and arms its expiry (exact mode).

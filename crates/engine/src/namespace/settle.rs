@@ -272,11 +272,10 @@ impl Namespace {
             return false;
         };
         let max = e.settings.max_delivery_count;
-        if !e
-            .main
+        if e.main
             .messages
             .get(&seq)
-            .is_some_and(|m| m.failed_deliveries >= max)
+            .is_none_or(|m| m.failed_deliveries < max)
         {
             return false;
         }
