@@ -1,4 +1,6 @@
 //! `sbp`: run Service Bus Playground scenario files headless.
+mod fuzz;
+
 use clap::{Parser, Subcommand};
 use sbp_engine::time::{format_duration, format_instant, parse_duration};
 use sbp_scenario::link::{decode_link, encode_link, Link};
@@ -72,12 +74,25 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Open and run mutated and random links and scenario files; report panics, and each
+    /// input's time and peak memory against the budget (1 s, 256 MB). Exits 1 on any panic or
+    /// input over budget.
+    Fuzz {
+        #[arg(long, default_value_t = 100_000)]
+        inputs: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// List the presets, or write them as files into a folder.
     Presets {
         #[arg(long)]
         write: Option<PathBuf>,
     },
 }
+
+/// Counts allocations, so `sbp fuzz` can measure each input's peak memory.
+#[global_allocator]
+static ALLOCATOR: fuzz::Counting = fuzz::Counting;
 
 /// The largest scenario file read (as large as a link may unpack to).
 const MAX_FILE: u64 = sbp_scenario::link::MAX_JSON as u64;
@@ -307,6 +322,32 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
                 )?;
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Fuzz { inputs, seed } => {
+            let show = |r: &fuzz::Report| {
+                format!(
+                    "{} inputs in {:.1} s: {} opened, {} refused, {} panics, {} over budget; slowest {:.1} ms, largest peak {:.1} MB",
+                    r.inputs,
+                    r.total_s,
+                    r.opened,
+                    r.refused,
+                    r.panics,
+                    r.over_budget,
+                    r.slowest_ms,
+                    r.peak_bytes as f64 / (1024.0 * 1024.0)
+                )
+            };
+            let report = fuzz::run(inputs, seed, |r| eprintln!("{}", show(r)));
+            writeln!(out, "{}", show(&report))?;
+            writeln!(out, "slowest: {}", report.slowest)?;
+            writeln!(out, "largest: {}", report.largest)?;
+            let passed = u64::from(report.panics == 0 && report.over_budget == 0);
+            writeln!(out, "fuzz: {passed} passed, {} failed", 1 - passed)?;
+            Ok(if passed == 1 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
         Cmd::Presets { write } => {
             for (name, json) in PRESETS {

@@ -371,3 +371,29 @@ fn a_receive_at_the_end_of_time_ends() {
         "the clock ends there"
     );
 }
+
+/// Found by the property run: MaxDeliveryCount lowered below a stored message's failed
+/// deliveries; the next receive handed it out with DeliveryCount past the limit.
+#[test]
+fn a_lowered_max_delivery_count_dead_letters_on_the_next_delivery() {
+    let mut ns = ns_with("q", settings());
+    ns.send("q", msg(None)).unwrap();
+    receive(&mut ns, "q");
+    ns.settle(R, "q", 1, Settlement::Abandon).unwrap();
+    ns.update_entity(
+        "q",
+        EntitySettings {
+            max_delivery_count: 1,
+            ..settings()
+        },
+    )
+    .unwrap();
+    assert!(receive(&mut ns, "q").is_empty(), "not handed out");
+    let d = ns
+        .message("q/$deadletterqueue", 1, Perspective::Peek)
+        .unwrap();
+    assert_eq!(
+        d.dead_letter_reason.as_deref(),
+        Some("MaxDeliveryCountExceeded")
+    );
+}

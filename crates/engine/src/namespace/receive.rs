@@ -199,6 +199,11 @@ impl Namespace {
                 self.expire(q.entity, seq, rule);
                 continue;
             }
+            // RCV-07: a message whose failed deliveries already reach MaxDeliveryCount (it was
+            // lowered since) is dead-lettered when next delivered, never handed out.
+            if self.dead_letter_if_exhausted(q, seq) {
+                continue;
+            }
             match mode {
                 ReceiveMode::PeekLock => {
                     let Some(view) = self.lock(q, seq, r, options, false, &make) else {
@@ -392,6 +397,10 @@ impl Namespace {
         Ok(seqs
             .iter()
             .filter_map(|&seq| {
+                // RCV-07, as above: an exhausted message goes to the DLQ, not to the caller.
+                if self.dead_letter_if_exhausted(q, seq) {
+                    return None;
+                }
                 self.lock(
                     q,
                     seq,

@@ -1,0 +1,348 @@
+//! `sbp fuzz`: share links and scenario files, mutated from the presets and random, opened and
+//! run as the browser and the CLI would. Counts panics, and measures each input's time and peak
+//! memory against the budget (a link opens or is refused within 1 s and 256 MB).
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use sbp_engine::limits::{LATEST_INSTANT, MAX_RATE};
+use sbp_scenario::link::{decode_link, encode_link, Link};
+use sbp_scenario::presets::PRESETS;
+use sbp_scenario::{Scenario, Simulation};
+use serde_json::{json, Value};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// Counts the bytes allocated now and the most since the last reset.
+pub struct Counting;
+
+static NOW: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded to the system allocator with the caller's layout.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let now = NOW.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) };
+        NOW.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+}
+
+/// The budget every input must keep.
+const MAX_MS: f64 = 1_000.0;
+const MAX_BYTES: usize = 256 * 1024 * 1024;
+
+#[derive(Default)]
+pub struct Report {
+    pub inputs: u64,
+    pub opened: u64,
+    pub refused: u64,
+    pub panics: u64,
+    pub over_budget: u64,
+    pub slowest_ms: f64,
+    pub slowest: String,
+    pub peak_bytes: usize,
+    pub largest: String,
+    pub total_s: f64,
+}
+
+/// Runs `inputs` inputs from `seed`. Panicking inputs are written to `sbp-fuzz-panic-<n>.txt`.
+pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Report)) -> Report {
+    let presets: Vec<Value> = PRESETS
+        .iter()
+        .filter_map(|(_, j)| serde_json::from_str(j).ok())
+        .collect();
+    let mut rng = Pcg64Mcg::seed_from_u64(seed);
+    let mut report = Report::default();
+    let started = Instant::now();
+    // Quiet panics: they are counted and saved, not printed one by one.
+    std::panic::set_hook(Box::new(|_| {}));
+    for i in 0..inputs {
+        let input = make_input(&mut rng, &presets);
+        let base = NOW.load(Ordering::Relaxed);
+        PEAK.store(base, Ordering::Relaxed);
+        let t = Instant::now();
+        let outcome = std::panic::catch_unwind(|| open_and_run(&input));
+        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        let bytes = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+        report.inputs += 1;
+        match outcome {
+            Ok(true) => report.opened += 1,
+            Ok(false) => report.refused += 1,
+            Err(_) => {
+                report.panics += 1;
+                let _ = std::fs::write(format!("sbp-fuzz-panic-{i}.txt"), &input.text);
+            }
+        }
+        if ms > report.slowest_ms {
+            report.slowest_ms = ms;
+            report.slowest = input.describe();
+        }
+        if bytes > report.peak_bytes {
+            report.peak_bytes = bytes;
+            report.largest = input.describe();
+        }
+        if ms > MAX_MS || bytes > MAX_BYTES {
+            report.over_budget += 1;
+            let _ = std::fs::write(format!("sbp-fuzz-over-budget-{i}.txt"), &input.text);
+        }
+        if (i + 1) % 100_000 == 0 {
+            report.total_s = started.elapsed().as_secs_f64();
+            progress(&report);
+        }
+    }
+    let _ = std::panic::take_hook();
+    report.total_s = started.elapsed().as_secs_f64();
+    report
+}
+
+/// An input: a link (as the browser gets it) or a scenario file (as the CLI reads it).
+struct Input {
+    link: bool,
+    text: String,
+}
+
+impl Input {
+    fn describe(&self) -> String {
+        let kind = if self.link { "link" } else { "file" };
+        let start: String = self.text.chars().take(120).collect();
+        format!("{kind} of {} bytes: {start}", self.text.len())
+    }
+}
+
+/// Opens the input as the browser (a link, replayed to its instant) or the CLI (a file, run to
+/// its end) does. Says whether it was accepted.
+fn open_and_run(input: &Input) -> bool {
+    if input.link {
+        let Ok(link) = decode_link(&input.text) else {
+            return false;
+        };
+        let Ok(mut sim) = Simulation::with_default_log_limit(&link.scenario, 100_000) else {
+            return false;
+        };
+        sim.advance_to(link.at.unwrap_or(0));
+        sim.next_due();
+        true
+    } else {
+        // As the CLI reads a file: at most MAX_JSON bytes.
+        if input.text.len() > sbp_scenario::link::MAX_JSON {
+            return false;
+        }
+        let Ok(scenario) = Scenario::from_json(&input.text) else {
+            return false;
+        };
+        let Ok(mut sim) = Simulation::new(&scenario) else {
+            return false;
+        };
+        sim.run_to_end();
+        true
+    }
+}
+
+fn make_input(rng: &mut Pcg64Mcg, presets: &[Value]) -> Input {
+    let link = rng.random_bool(0.5);
+    let kind = rng.random_range(0..10);
+    let text = match kind {
+        // Random text, and random text after a link's prefix.
+        0 => random_text(rng),
+        1 => format!(
+            "s=1{}{}",
+            ["z", "j", "x"][rng.random_range(0..3)],
+            random_text(rng)
+        ),
+        // A preset mutated as JSON, as a file or a link.
+        _ => {
+            let mut v = presets[rng.random_range(0..presets.len())].clone();
+            for _ in 0..rng.random_range(1..5) {
+                mutate(rng, &mut v);
+            }
+            let text = serde_json::to_string(&v).unwrap_or_default();
+            if !link {
+                return Input { link, text };
+            }
+            match Scenario::from_json(&text) {
+                Ok(scenario) => {
+                    let at = match rng.random_range(0..4) {
+                        0 => None,
+                        1 => Some(rng.random_range(0..=LATEST_INSTANT)),
+                        2 => Some(rng.random_range(0..3_600_000)),
+                        _ => Some(
+                            [i64::MAX, i64::MIN, -1, LATEST_INSTANT + 1][rng.random_range(0..4)],
+                        ),
+                    };
+                    let mut fragment = encode_link(&Link {
+                        scenario,
+                        at,
+                        speed: Some(60),
+                    });
+                    if rng.random_bool(0.2) {
+                        corrupt(rng, &mut fragment);
+                    }
+                    fragment
+                }
+                // The JSON as a link's payload, as a broken or hand-made link would carry it.
+                Err(_) => format!("s=1j{}", base64_url(&text)),
+            }
+        }
+    };
+    Input { link, text }
+}
+
+fn base64_url(text: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text)
+}
+
+fn random_text(rng: &mut Pcg64Mcg) -> String {
+    let len = rng.random_range(0..400);
+    (0..len)
+        .map(|_| {
+            if rng.random_bool(0.9) {
+                char::from(rng.random_range(0x20u8..0x7f))
+            } else {
+                char::from_u32(rng.random_range(0..0x11_0000)).unwrap_or('?')
+            }
+        })
+        .collect()
+}
+
+fn corrupt(rng: &mut Pcg64Mcg, text: &mut String) {
+    let mut bytes = std::mem::take(text).into_bytes();
+    for _ in 0..rng.random_range(1..4) {
+        if bytes.is_empty() {
+            break;
+        }
+        let i = rng.random_range(0..bytes.len());
+        match rng.random_range(0..3) {
+            0 => bytes[i] = rng.random_range(0x21..0x7f),
+            1 => {
+                bytes.remove(i);
+            }
+            _ => bytes.truncate(i),
+        }
+    }
+    *text = String::from_utf8_lossy(&bytes).into_owned();
+}
+
+/// Extreme values, and steps that ask for as much work as they can.
+fn wild_value(rng: &mut Pcg64Mcg) -> Value {
+    match rng.random_range(0..22) {
+        0 => json!(i64::MIN),
+        1 => json!(i64::MAX),
+        2 => json!(u64::MAX),
+        3 => json!(-1),
+        4 => json!(0),
+        5 => json!(1e300),
+        6 => json!(0.5),
+        7 => json!("MaxValue"),
+        8 => json!("30d"),
+        9 => json!("31d"),
+        10 => json!("1000000000d"),
+        11 => json!("-5s"),
+        12 => json!("1ms"),
+        13 => json!("x".repeat(rng.random_range(0..100_000))),
+        14 => json!(null),
+        15 => json!(true),
+        16 => json!({}),
+        17 => json!([]),
+        18 => json!(MAX_RATE),
+        19 => json!(100_000),
+        20 => json!("orders/$deadletterqueue"),
+        _ => json!("t/subscriptions/s"),
+    }
+}
+
+fn heavy_step(rng: &mut Pcg64Mcg) -> Value {
+    let at = ["0s", "1s", "1h", "29d", "30d"][rng.random_range(0..5)];
+    match rng.random_range(0..9) {
+        0 => json!({"at": at, "start_producer": {"name": "p", "to": "orders", "rate": MAX_RATE,
+                "burst": {"every": "100ms", "size": 10000}, "spike": {"from": "0s", "duration": "30d", "factor": 1}}}),
+        1 => json!({"at": at, "start_consumers": {"name": "c", "from": "orders", "instances": 100,
+                "poll_interval": "10ms", "processing": {"exponential": {"mean": "1ms"}}, "abandon": 0.5}}),
+        2 => {
+            json!({"at": at, "send": {"to": "orders", "count": 10000, "ttl": "1ms", "body": "x".repeat(4000)}})
+        }
+        3 => {
+            json!({"at": at, "receive": {"from": "orders", "count": 10000, "max_auto_lock_renewal": "1d"}})
+        }
+        4 => {
+            json!({"at": at, "send": {"to": "orders", "scheduled_enqueue_time": "30d", "count": 10000}})
+        }
+        5 => json!({"at": at, "create": {"queue": "loop", "forward_to": "orders"}}),
+        6 => {
+            json!({"at": at, "update": {"entity": "orders", "forward_to": "loop", "forward_dead_lettered_messages_to": "loop"}})
+        }
+        7 => json!({"at": at, "fault": {"server_busy": "30d"}}),
+        _ => json!({"at": at, "peek": {"from": "orders", "count": 10000}}),
+    }
+}
+
+/// One mutation somewhere in the scenario.
+fn mutate(rng: &mut Pcg64Mcg, v: &mut Value) {
+    match rng.random_range(0..6) {
+        // A step that asks for a lot, appended to the timeline.
+        0 => {
+            let step = heavy_step(rng);
+            if let Some(t) = v.get_mut("timeline").and_then(Value::as_array_mut) {
+                t.push(step);
+            } else if let Some(o) = v.as_object_mut() {
+                o.insert("timeline".into(), json!([step]));
+            }
+        }
+        // An array repeated many times (steps, entities, expectations).
+        1 => {
+            let key = ["timeline", "entities", "expect"][rng.random_range(0..3)];
+            if let Some(a) = v.get_mut(key).and_then(Value::as_array_mut) {
+                if let Some(first) = a.first().cloned() {
+                    let n = rng.random_range(1..3_000);
+                    a.extend(std::iter::repeat_n(first, n));
+                }
+            }
+        }
+        // The namespace made realistic with the fastest sweep.
+        2 => {
+            if let Some(o) = v.as_object_mut() {
+                o.insert(
+                    "namespace".into(),
+                    json!({"expiry": "realistic", "sweep_interval": "1s"}),
+                );
+            }
+        }
+        // A random node replaced by an extreme value.
+        _ => {
+            let wild = wild_value(rng);
+            replace_random_node(rng, v, wild);
+        }
+    }
+}
+
+fn replace_random_node(rng: &mut Pcg64Mcg, v: &mut Value, wild: Value) {
+    replace_at_depth(rng, v, wild, 6);
+}
+
+fn replace_at_depth(rng: &mut Pcg64Mcg, v: &mut Value, wild: Value, depth: u32) {
+    if depth == 0 || rng.random_bool(0.2) {
+        *v = wild;
+        return;
+    }
+    match v {
+        Value::Object(o) if !o.is_empty() => {
+            let i = rng.random_range(0..o.len());
+            if let Some(child) = o.values_mut().nth(i) {
+                replace_at_depth(rng, child, wild, depth - 1);
+            }
+        }
+        Value::Array(a) if !a.is_empty() => {
+            let i = rng.random_range(0..a.len());
+            replace_at_depth(rng, &mut a[i], wild, depth - 1);
+        }
+        _ => *v = wild,
+    }
+}
