@@ -152,7 +152,8 @@ pub struct Entity {
     pub last_activity: Instant,
     /// When the one live idle check is due (IDLE-01), if armed.
     pub(crate) idle_at: Option<Instant>,
-    pub(crate) sweep_armed: bool,
+    /// When the one live realistic-mode sweep is due (TTL-08), if armed.
+    pub(crate) sweep_at: Option<Instant>,
     pub(crate) attached_receivers: u32,
     pub created_at: Instant,
 }
@@ -178,7 +179,7 @@ impl Entity {
             next_seq: 1,
             last_activity: now,
             idle_at: None,
-            sweep_armed: false,
+            sweep_at: None,
             attached_receivers: 0,
             created_at: now,
         }

@@ -157,6 +157,6 @@ pub struct Event {
     /// The message's SequenceNumber, 0 when the event is not about one message.
     pub seq: u64,
     pub kind: EventKind,
-    /// The SPEC rule that caused it; None for a plain user command (create, update...).
+    /// The rule (docs/RULES.md) that caused it; None for a plain user command (create, update...).
     pub rule: Option<Rule>,
 }

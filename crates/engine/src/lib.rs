@@ -3,7 +3,7 @@
 //! A deterministic, sans-IO simulation of an Azure Service Bus namespace. It never reads a clock
 //! and never draws an unseeded random number: time is passed in ([`Namespace::apply`],
 //! [`Namespace::advance_to`]), [`Namespace::next_due`] says when the next timer fires, and every
-//! state change lands in an append-only [`Event`] log naming the SPEC rule that caused it.
+//! state change lands in an append-only [`Event`] log naming the rule (docs/RULES.md) that caused it.
 //!
 //! ```
 //! use sbp_engine::{Namespace, EntitySettings, NewMessage, Tier, time::SECOND};

@@ -1,17 +1,17 @@
-//! The rule ids of SPEC.md. Every event names the rule that caused it, so the UI and the CLI can
+//! The rule ids of docs/RULES.md. Every event names the rule that caused it, so the UI and the CLI can
 //! answer "why is this message here?".
 use serde::{Deserialize, Serialize};
 
 macro_rules! rules {
     ($( $variant:ident = $id:literal : $summary:literal ),* $(,)?) => {
-        /// A rule of SPEC.md, by id.
+        /// A rule of docs/RULES.md, by id.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
         pub enum Rule {
             $( #[serde(rename = $id)] $variant, )*
         }
         impl Rule {
             pub const ALL: &'static [Rule] = &[ $( Rule::$variant, )* ];
-            /// The id as SPEC.md writes it, e.g. "TTL-05".
+            /// The id as docs/RULES.md writes it, e.g. "TTL-05".
             pub fn id(self) -> &'static str {
                 match self { $( Rule::$variant => $id, )* }
             }

@@ -397,3 +397,36 @@ fn a_lowered_max_delivery_count_dead_letters_on_the_next_delivery() {
         Some("MaxDeliveryCountExceeded")
     );
 }
+
+/// Found by the property run: a next-due query dropped a locked message's expiry timer early,
+/// so two expiries due at the same instant fired in the other order than without the query.
+#[test]
+fn observing_never_reorders_what_happens_at_one_instant() {
+    let run = |observe: bool| {
+        let mut ns = Namespace::builder().seed(0).build();
+        let dlq = EntitySettings {
+            dead_lettering_on_message_expiration: true,
+            ..settings()
+        };
+        ns.create_queue("a", dlq).unwrap();
+        ns.create_topic("t", settings()).unwrap();
+        for (sub, forward) in [("s1", None), ("s2", Some("a".to_string()))] {
+            let s = EntitySettings {
+                forward_to: forward,
+                ..settings()
+            };
+            ns.create_subscription("t", sub, s, SubscriptionRule::MatchAll)
+                .unwrap();
+        }
+        ns.send("t", msg(Some(62_796))).unwrap();
+        ns.advance_to(52_796);
+        receive(&mut ns, "t/subscriptions/s1");
+        if observe {
+            ns.next_due();
+        }
+        ns.fault(Fault::ServiceUpdate).unwrap();
+        ns.advance_to(62_796);
+        ns.log().to_vec()
+    };
+    assert_eq!(run(true), run(false));
+}

@@ -182,7 +182,7 @@ pub fn last_result(props: &crate::SlowProps) -> Html {
     }
 }
 
-/// The rules, and what the playground chose where SPEC.md leaves a question open.
+/// The rules (docs/RULES.md), and what the playground chose where no source decides.
 #[function_component(RulesPanel)]
 pub fn rules_panel() -> Html {
     html! {
@@ -193,6 +193,7 @@ pub fn rules_panel() -> Html {
             <p><strong>{"Renewing the lock of a nominally expired message: "}</strong>
                 {"allowed. Expiry does not touch a locked message (TTL-09), so the holder may keep it."}</p>
             <p>{"LockDuration defaults to 30 s as in the source article (the current Azure API creates 60 s). Every lock that ends without settlement counts as a failed delivery; defer counts one too."}</p>
+            <p>{"A forwarded message starts afresh in its target (DeliveryCount 0, FWD-01); forwarding out of a dead-letter queue counts as a hop, so every loop ends at the hop limit (FWD-02)."}</p>
             <ul class="rule-list">
                 { for sbp_engine::Rule::ALL.iter().map(|r| html! { <li><strong>{r.id()}</strong>{" "}{r.summary()}</li> }) }
             </ul>

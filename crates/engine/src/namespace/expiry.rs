@@ -86,7 +86,7 @@ impl Namespace {
         let Ok(e) = self.get_mut(entity) else { return };
         let attached = e.attached_receivers > 0;
         if !attached {
-            e.sweep_armed = false;
+            e.sweep_at = None;
             return;
         }
         let expired: Vec<u64> = e
@@ -99,7 +99,10 @@ impl Namespace {
         for seq in expired {
             self.expire(entity, seq, Rule::Ttl08);
         }
-        let every = self.sweep_interval;
-        self.push_timer(after(now, every), Timer::Sweep { entity });
+        let next = after(now, self.sweep_interval);
+        if let Ok(e) = self.get_mut(entity) {
+            e.sweep_at = Some(next);
+        }
+        self.push_timer(next, Timer::Sweep { entity });
     }
 }

@@ -1,5 +1,5 @@
 //! The namespace: entities, messages, locks, timers and the event log. Every broker rule lives in
-//! the function that applies it, with its SPEC id in a comment.
+//! the function that applies it, with its rule id (docs/RULES.md) in a comment.
 use crate::command::{Command, Fault, ReceiveMode, ReceiveOptions, Reply, Settlement};
 use crate::entity::{Counts, Entity, EntityKind, SubscriptionRule};
 use crate::error::{BrokerError, ErrorKind, Result};

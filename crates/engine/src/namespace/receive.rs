@@ -29,9 +29,10 @@ impl Namespace {
         };
         if !q.dlq {
             e.attached_receivers += 1;
-            if realistic && !e.sweep_armed {
-                e.sweep_armed = true;
-                self.push_timer(after(now, every), Timer::Sweep { entity: q.entity });
+            if realistic && e.sweep_at.is_none() {
+                let at = after(now, every);
+                e.sweep_at = Some(at);
+                self.push_timer(at, Timer::Sweep { entity: q.entity });
             }
         }
     }

@@ -213,7 +213,7 @@ impl Namespace {
 
     /// A lock ends without settlement (abandon, lapse, loss). RCV-07 first: a delivery that
     /// reaches MaxDeliveryCount dead-letters the message, even when it has also expired (the
-    /// playground's answer to SPEC's open question). Then TTL-09: an expired message expires at
+    /// playground's choice, docs/RULES.md). Then TTL-09: an expired message expires at
     /// once. Otherwise RCV-06: back at its place in the retrieval order.
     pub(super) fn release(&mut self, q: QueueRef, seq: u64, cause: Rule) {
         let now = self.now;

@@ -31,8 +31,9 @@ pub enum Timer {
     Actor(ActorTimer),
 }
 
-/// A timer in the queue, ordered by (instant, insertion order) only: the order is unique, so the
-/// timer itself is never compared (and comparing two integers keeps the heap fast).
+/// A timer in the queue, ordered by (instant, timer): a canonical order, so timers due at the
+/// same instant fire in the same order however and whenever they were armed (a next-due query
+/// that drops a stale timer early cannot reorder anything). `order` only tells equal timers apart.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct TimerEntry {
     pub at: Instant,
@@ -42,7 +43,7 @@ pub struct TimerEntry {
 
 impl PartialEq for TimerEntry {
     fn eq(&self, other: &Self) -> bool {
-        (self.at, self.order) == (other.at, other.order)
+        self.cmp(other) == Ordering::Equal
     }
 }
 impl Eq for TimerEntry {}
@@ -53,7 +54,10 @@ impl PartialOrd for TimerEntry {
 }
 impl Ord for TimerEntry {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.at.cmp(&other.at).then(self.order.cmp(&other.order))
+        self.at
+            .cmp(&other.at)
+            .then_with(|| self.timer.cmp(&other.timer))
+            .then(self.order.cmp(&other.order))
     }
 }
 
@@ -243,9 +247,7 @@ impl Namespace {
                 .get(entity)
                 .ok()
                 .and_then(|e| e.main.messages.get(&seq))
-                .is_some_and(|m| {
-                    m.state == MessageState::Active && m.lock.is_none() && m.expires_at <= at
-                }),
+                .is_some_and(|m| m.state == MessageState::Active && m.expires_at <= at),
             Timer::AutoRenew { queue, seq, token } => {
                 self.lock_of(queue, seq).is_some_and(|l| l.token == token)
             }
@@ -258,7 +260,7 @@ impl Namespace {
                 .and_then(|e| e.main.messages.get(&seq))
                 .is_some_and(|m| m.state == MessageState::Scheduled),
             Timer::IdleCheck { entity } => self.get(entity).is_ok_and(|e| e.idle_at == Some(at)),
-            Timer::Sweep { entity } => self.get(entity).is_ok_and(|e| e.sweep_armed),
+            Timer::Sweep { entity } => self.get(entity).is_ok_and(|e| e.sweep_at == Some(at)),
             Timer::Actor(a) => self.actor_timer_is_live(a),
         }
     }
@@ -269,6 +271,11 @@ impl Namespace {
         }
         match timer {
             Timer::Expire { entity, seq } => {
+                // TTL-09: a locked message is left alone; when its lock ends, `release` expires
+                // it at once or arms its expiry again.
+                if self.lock_of(QueueRef { entity, dlq: false }, seq).is_some() {
+                    return;
+                }
                 // TTL-06/TTL-07 exact mode: expire at the instant.
                 self.expire(entity, seq, Rule::Ttl06);
             }
