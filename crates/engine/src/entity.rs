@@ -64,6 +64,9 @@ pub struct Store {
     pub messages: BTreeMap<u64, Message>,
     pub available: BTreeSet<u64>,
     pub bytes: u64,
+    /// The bytes the stored bodies take in memory (what `bytes` counts may be simulated).
+    #[serde(default)]
+    pub body_bytes: u64,
     /// (LockedUntil, SequenceNumber, LockToken) of the locks taken, in LockedUntil order; settled
     /// ones are skipped when they reach the front.
     pub(crate) lapses: std::collections::VecDeque<(Instant, u64, u128)>,
@@ -78,6 +81,7 @@ impl Store {
         let seq = m.sequence_number;
         let available = m.state == MessageState::Active && m.lock.is_none();
         let size = m.body_size;
+        let body = m.body.len() as u64;
         match self.messages.entry(seq) {
             std::collections::btree_map::Entry::Occupied(_) => {
                 debug_assert!(false, "SequenceNumber {seq} stored twice");
@@ -88,6 +92,7 @@ impl Store {
             }
         }
         self.bytes = self.bytes.saturating_add(size);
+        self.body_bytes = self.body_bytes.saturating_add(body);
         if available {
             self.available.insert(seq);
         }
@@ -97,6 +102,7 @@ impl Store {
         let m = self.messages.remove(&seq)?;
         self.available.remove(&seq);
         self.bytes = self.bytes.saturating_sub(m.body_size);
+        self.body_bytes = self.body_bytes.saturating_sub(m.body.len() as u64);
         Some(m)
     }
 

@@ -361,7 +361,9 @@ fn run(
             }
             _ => {
                 let Some(c) = command(&ns, op) else { continue };
+                // `apply` first fires what is due now; that is not the command's doing.
                 let now = ns.now();
+                ns.advance_to(now);
                 let before = ns.clone();
                 let receives_main = matches!(&c, Command::Receive { from, .. } if !from.ends_with("$deadletterqueue"));
                 match ns.apply(now, c) {

@@ -3,7 +3,7 @@
 use crate::model::Scenario;
 use crate::step::{check_instant, consumer_spec, producer_spec, Action};
 use sbp_engine::limits::{MAX_ENTITIES, MAX_RUN_WORK, MAX_STORED_MESSAGES, MIN_SWEEP_INTERVAL};
-use sbp_engine::settings::DEFAULT_SWEEP_INTERVAL;
+use sbp_engine::settings::{DEFAULT_SWEEP_INTERVAL, MIN_LOCK_DURATION};
 use sbp_engine::time::{after, format_duration, format_instant, Instant};
 use sbp_engine::ExpiryMode;
 
@@ -48,7 +48,7 @@ impl Scenario {
         let work = self.work_until(end);
         if work > MAX_RUN_WORK {
             return Err(format!(
-                "reaching its end at {} takes about {work} operations (messages sent, consumer polls, sweeps); the playground runs at most {MAX_RUN_WORK} (playground limit): lower the rates, shorten the run or use fewer consumers",
+                "reaching its end at {} takes about {work} operations (messages sent, consumer polls, lock renewals, sweeps); the playground runs at most {MAX_RUN_WORK} (playground limit): lower the rates, shorten the run or use fewer consumers",
                 format_instant(end)
             ));
         }
@@ -56,8 +56,8 @@ impl Scenario {
     }
 
     /// About how many operations reaching `until` takes: every message sent (by steps and
-    /// producers, spikes and bursts included), every poll an idle consumer makes, every message
-    /// a realistic-mode sweep scans. An upper bound in the usual cases; what limits use.
+    /// producers, spikes and bursts included), every poll an idle consumer makes, every lock
+    /// renewal auto renewal may make, every message a realistic-mode sweep scans. An upper bound in the usual cases; what limits use.
     pub fn work_until(&self, until: Instant) -> u64 {
         let steps: Vec<(Instant, &Action)> = self
             .timeline
@@ -74,8 +74,19 @@ impl Scenario {
         };
         let mut messages: u64 = 0;
         let mut polls: u64 = 0;
+        let mut renewals: u64 = 0;
+        // Auto lock renewal renews at the latest halfway through the shortest lock (RCV-03, RCV-04).
+        let renewals_of = |locks: u64, renewal: Option<Instant>, span: Instant| {
+            let each = renewal.unwrap_or(0).min(span.max(0)) / (MIN_LOCK_DURATION / 2);
+            locks.saturating_mul(u64::try_from(each).unwrap_or(0))
+        };
         for (i, &(at, action)) in steps.iter().enumerate() {
             match action {
+                Action::Receive(r) => {
+                    let locks = u64::from(r.count.unwrap_or(1));
+                    let renewal = r.max_auto_lock_renewal.map(|d| d.ms());
+                    renewals = renewals.saturating_add(renewals_of(locks, renewal, until - at));
+                }
                 Action::Send(s) => {
                     messages = messages.saturating_add(u64::from(s.count.unwrap_or(1)))
                 }
@@ -106,7 +117,11 @@ impl Scenario {
                     });
                     let spec = consumer_spec(c);
                     let wakes = ((end - at).max(0) / spec.poll_interval.max(1)) as u64 + 1;
-                    polls = polls.saturating_add(wakes.saturating_mul(u64::from(spec.instances)));
+                    let instances = u64::from(spec.instances);
+                    polls = polls.saturating_add(wakes.saturating_mul(instances));
+                    // Each instance holds one lock at a time, renewed while it works.
+                    let renewal = spec.max_auto_lock_renewal.map(|_| end - at);
+                    renewals = renewals.saturating_add(renewals_of(instances, renewal, end - at));
                 }
                 _ => {}
             }
@@ -123,6 +138,9 @@ impl Scenario {
             sweeps = (until.max(0) / every) as u64;
             sweeps = sweeps.saturating_mul(entities).saturating_mul(scanned);
         }
-        messages.saturating_add(polls).saturating_add(sweeps)
+        messages
+            .saturating_add(polls)
+            .saturating_add(renewals)
+            .saturating_add(sweeps)
     }
 }

@@ -69,7 +69,8 @@ impl Simulation {
         }
         builder = builder
             .log_limit(scenario.namespace.log_limit.or(default_log_limit))
-            .max_messages(Some(sbp_engine::limits::MAX_STORED_MESSAGES));
+            .max_messages(Some(sbp_engine::limits::MAX_STORED_MESSAGES))
+            .max_body_bytes(Some(sbp_engine::limits::MAX_STORED_BODY_BYTES));
         let mut ns = builder.build();
         for (i, def) in scenario.entities.iter().enumerate() {
             let command = entity_command(&ns, def)

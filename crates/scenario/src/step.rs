@@ -199,6 +199,29 @@ impl Action {
     /// The playground's limits on what the action asks for (the broker's own rules are checked
     /// when it runs). The error names the field and the limit.
     pub fn validate(&self) -> Result<(), String> {
+        if let Some(path) = self.entity() {
+            check_text("the entity path", path, MAX_PATH)?;
+        }
+        let receiver = match self {
+            Action::Peek(p) => Some(&p.receiver),
+            Action::Receive(r) => Some(&r.receiver),
+            Action::ReceiveDeferred(r) => Some(&r.receiver),
+            Action::CloseReceiver(r) => Some(&r.receiver),
+            Action::Complete(s)
+            | Action::Abandon(s)
+            | Action::DeadLetter(s)
+            | Action::Defer(s)
+            | Action::RenewLock(s) => Some(&s.receiver),
+            Action::Fault(FaultDef::Disconnect(r))
+            | Action::StopProducer(r)
+            | Action::StopConsumers(r) => Some(r),
+            Action::StartProducer(p) => Some(&p.name),
+            Action::StartConsumers(c) => Some(&c.name),
+            _ => None,
+        };
+        if let Some(name) = receiver {
+            check_text("the name", name, MAX_FIELD)?;
+        }
         match self {
             Action::Send(s) => {
                 if s.count.unwrap_or(1) > MAX_SEND_COUNT {
@@ -261,8 +284,35 @@ impl Action {
     }
 
     /// The engine commands the action gives (a send of `count` messages gives `count`).
-    pub fn commands(&self, ns: &Namespace) -> Result<Vec<Command>, String> {
-        let one = |c: Command| Ok(vec![c]);
+    /// A send's are made one by one as they are applied (10,000 at most, never all at once).
+    pub fn commands<'a>(
+        &'a self,
+        ns: &Namespace,
+    ) -> Result<Box<dyn Iterator<Item = Command> + 'a>, String> {
+        if let Action::Send(send) = self {
+            let count = send.count.unwrap_or(1).max(1);
+            return Ok(Box::new((0..count).map(move |i| {
+                let message = new_message(send, i, count);
+                match send.scheduled_enqueue_time {
+                    Some(when) => Command::Schedule {
+                        to: send.to.clone(),
+                        message,
+                        at: when.ms(),
+                    },
+                    None => Command::Send {
+                        to: send.to.clone(),
+                        message,
+                    },
+                }
+            })));
+        }
+        self.other_commands(ns)
+            .map(|c| Box::new(std::iter::once(c)) as Box<dyn Iterator<Item = Command>>)
+    }
+
+    /// The one command of every action but a send.
+    fn other_commands(&self, ns: &Namespace) -> Result<Command, String> {
+        let one = |c: Command| Ok(c);
         let settle = |def: &SettleDef, settlement: Settlement| {
             one(Command::Settle {
                 receiver: def.receiver.clone(),
@@ -272,25 +322,7 @@ impl Action {
             })
         };
         match self {
-            Action::Send(send) => {
-                let count = send.count.unwrap_or(1).max(1);
-                Ok((0..count)
-                    .map(|i| {
-                        let message = new_message(send, i, count);
-                        match send.scheduled_enqueue_time {
-                            Some(when) => Command::Schedule {
-                                to: send.to.clone(),
-                                message,
-                                at: when.ms(),
-                            },
-                            None => Command::Send {
-                                to: send.to.clone(),
-                                message,
-                            },
-                        }
-                    })
-                    .collect())
-            }
+            Action::Send(_) => Err("a send gives its commands one by one".into()),
             Action::CancelScheduled(c) => one(Command::CancelScheduled {
                 to: c.to.clone(),
                 seq: c.seq,
@@ -327,7 +359,7 @@ impl Action {
             ),
             Action::Defer(s) => settle(s, Settlement::Defer),
             Action::RenewLock(s) => settle(s, Settlement::RenewLock),
-            Action::Create(def) => one(entity_command(ns, def)?),
+            Action::Create(def) => entity_command(ns, def),
             Action::Update(u) => {
                 let current = ns
                     .entity(&u.entity)
@@ -368,6 +400,8 @@ impl Action {
 pub const MAX_BODY: usize = 4 * 1024;
 /// The longest name, id or property value.
 pub const MAX_FIELD: usize = 1024;
+/// The longest entity path (a 260-character name, its topic's and `/$deadletterqueue`).
+pub const MAX_PATH: usize = 600;
 /// The most application properties on a message or a filter.
 pub const MAX_PROPERTIES: usize = 64;
 

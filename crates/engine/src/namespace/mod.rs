@@ -77,6 +77,7 @@ pub struct NamespaceBuilder {
     seed: u64,
     log_limit: Option<usize>,
     max_messages: Option<u64>,
+    max_body_bytes: Option<u64>,
 }
 
 impl NamespaceBuilder {
@@ -104,6 +105,12 @@ impl NamespaceBuilder {
         self.max_messages = limit;
         self
     }
+    /// Store at most this many bytes of message bodies at once (sends beyond fail with
+    /// QuotaExceeded). None: no limit.
+    pub fn max_body_bytes(mut self, limit: Option<u64>) -> Self {
+        self.max_body_bytes = limit;
+        self
+    }
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
         self
@@ -128,6 +135,7 @@ impl NamespaceBuilder {
             tracking: Pcg64Mcg::seed_from_u64(self.seed ^ 0x7472_6163_6b69_6e67),
             traffic: Pcg64Mcg::seed_from_u64(self.seed ^ 0x7472_6166_6669_6321),
             max_messages: self.max_messages,
+            max_body_bytes: self.max_body_bytes,
             server_busy_until: 0,
             producers: Vec::new(),
             consumers: Vec::new(),
@@ -161,6 +169,9 @@ pub struct Namespace {
     traffic: Pcg64Mcg,
     /// The most messages the namespace stores at once (None: no limit).
     max_messages: Option<u64>,
+    /// The most body bytes the namespace stores at once (None: no limit).
+    #[serde(default)]
+    max_body_bytes: Option<u64>,
     server_busy_until: Instant,
     producers: Vec<Producer>,
     consumers: Vec<ConsumerGroup>,
@@ -178,6 +189,7 @@ impl Namespace {
             seed: 0,
             log_limit: None,
             max_messages: None,
+            max_body_bytes: None,
         }
     }
 
@@ -464,6 +476,15 @@ impl Namespace {
     /// A new LockToken (RCV-02), from the token stream.
     pub(super) fn next_lock_token(&mut self) -> u128 {
         next_guid(&mut self.tokens)
+    }
+
+    /// How many bytes of message bodies the namespace stores now.
+    pub fn stored_body_bytes(&self) -> u64 {
+        self.entities
+            .iter()
+            .flatten()
+            .map(|e| e.main.body_bytes + e.dlq.body_bytes)
+            .sum()
     }
 
     /// Whether `other` is in the same state, the log and the tracking-id stream aside: what a

@@ -44,6 +44,15 @@ impl Namespace {
                 ));
             }
         }
+        if let Some(limit) = self.max_body_bytes {
+            let body = message.body.len() as u64;
+            if self.stored_body_bytes().saturating_add(body) > limit {
+                return Err(self.rejection(
+                    ErrorKind::QuotaExceeded,
+                    format!("the playground holds at most {} MB of message bodies in a namespace; receive or purge some first (body_size simulates a size without the bytes)", limit / (1024 * 1024)),
+                ));
+            }
+        }
         let e = self.get(q.entity)?;
         let stored = e.stored_bytes();
         let limit = e.settings.max_size_bytes;
