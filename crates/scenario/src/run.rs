@@ -6,9 +6,7 @@ use crate::step::{entity_command, Action, Step};
 use crate::utc;
 use crate::ScenarioError;
 use sbp_engine::time::{format_instant, Instant};
-#[cfg(feature = "checks")]
 use sbp_engine::time::{MAX_VALUE, NEVER};
-#[cfg(feature = "checks")]
 use sbp_engine::Perspective;
 use sbp_engine::{BrokerError, ErrorKind, Namespace, Reply};
 use serde::Serialize;
@@ -357,13 +355,10 @@ impl Simulation {
                 ));
             }
         }
-        #[cfg(feature = "checks")]
         self.check_messages_and_metrics(&at, &e);
     }
 
-    /// Message and metric expectations (the `checks` feature: the CLI and tests have it; the
-    /// browser, which shows a run rather than checking it, leaves it out to stay small).
-    #[cfg(feature = "checks")]
+    /// Message and metric expectations: checked the same way in the browser and the CLI.
     fn check_messages_and_metrics(&mut self, at: &str, e: &Expectation) {
         for m in &e.messages {
             self.check_message(at, m);
@@ -390,7 +385,6 @@ impl Simulation {
         }
     }
 
-    #[cfg(feature = "checks")]
     fn check_message(&mut self, at: &str, want: &MessageExpect) {
         let perspective = match want.view {
             ViewDef::Peek => Perspective::Peek,
@@ -422,7 +416,6 @@ impl Simulation {
     }
 }
 
-#[cfg(feature = "checks")]
 const TIME_PROPERTIES: &[&str] = &[
     "EnqueuedTime",
     "ExpiresAt",
@@ -430,11 +423,9 @@ const TIME_PROPERTIES: &[&str] = &[
     "ScheduledEnqueueTime",
     "EffectiveExpiresAt",
 ];
-#[cfg(feature = "checks")]
 const DURATION_PROPERTIES: &[&str] = &["TimeToLive"];
 
 /// Times and durations are written as durations ("15m", "never"); the rest compares as JSON.
-#[cfg(feature = "checks")]
 fn property_matches(
     name: &str,
     expected: &serde_json::Value,

@@ -211,3 +211,39 @@ fn r_ttl_14_a_very_short_ttl_send_warns() {
     }));
     assert!(!sim.push_step(long).unwrap().contains("TTL-14"));
 }
+
+/// The browser fetches `presets/index.json` (the presets are data, not compiled into the wasm):
+/// it lists every preset, in order, with its title.
+#[test]
+fn the_preset_index_lists_every_preset_with_its_title() {
+    let index: Vec<serde_json::Value> =
+        serde_json::from_str(include_str!("../presets/index.json")).unwrap();
+    let listed: Vec<(String, String)> = index
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["title"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = PRESETS
+        .iter()
+        .map(|(n, j)| (n.to_string(), Scenario::from_json(j).unwrap().name))
+        .collect();
+    assert_eq!(listed, expected);
+}
+
+/// A step's JSON is format version 1, whatever the types behind it: pinned byte for byte.
+#[test]
+fn a_step_keeps_format_version_1() {
+    let json = r#"{"at":"10s","note":"n","expect_error":"MessageLockLost","complete":{"from":"orders","seq":1,"receiver":"worker"}}"#;
+    let step: Step = serde_json::from_str(json).unwrap();
+    assert_eq!(step.action.as_ref().map(Action::key), Some("complete"));
+    assert_eq!(serde_json::to_string(&step).unwrap(), json);
+    for (_, preset) in PRESETS {
+        let scenario = Scenario::from_json(preset).unwrap();
+        let again = Scenario::from_json(&serde_json::to_string(&scenario).unwrap()).unwrap();
+        assert_eq!(again, scenario);
+    }
+}

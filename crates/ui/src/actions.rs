@@ -6,7 +6,6 @@ use crate::StoreProps;
 use sbp_engine::time::Instant;
 use sbp_engine::EntityKind;
 use sbp_scenario::link::decode_link;
-use sbp_scenario::presets::PRESETS;
 use sbp_scenario::Action as StepAction;
 use sbp_scenario::*;
 use yew::prelude::*;
@@ -32,18 +31,12 @@ fn sendable(store: &crate::Store) -> Vec<String> {
         .collect()
 }
 
-fn preset_options() -> Vec<(String, String)> {
-    let mut out = vec![(
+/// The built-in starter, then the presets `presets/index.json` lists (fetched: data, not code).
+fn starter_option() -> Vec<(String, String)> {
+    vec![(
         "playground".to_string(),
         "Playground (one queue)".to_string(),
-    )];
-    out.extend(PRESETS.iter().map(|(name, json)| {
-        let title = Scenario::from_json(json)
-            .map(|s| s.name)
-            .unwrap_or_else(|_| name.to_string());
-        (name.to_string(), title)
-    }));
-    out
+    )]
 }
 
 /// What the forms need. They re-render only when the entities (or the simulation) change, not
@@ -388,36 +381,59 @@ pub fn scenario_menu(props: &StoreProps) -> Html {
     let store = props.store.clone();
     let preset = use_node_ref();
     let pasted = use_node_ref();
+    let presets = use_state(starter_option);
+    {
+        let presets = presets.clone();
+        use_effect_with((), move |_| {
+            crate::browser::fetch_text("presets/index.json", move |text| {
+                let listed: Vec<serde_json::Value> = text
+                    .ok()
+                    .and_then(|t| serde_json::from_str(&t).ok())
+                    .unwrap_or_default();
+                let mut options = starter_option();
+                options.extend(listed.iter().filter_map(|p| {
+                    Some((
+                        p["name"].as_str()?.to_string(),
+                        p["title"].as_str()?.to_string(),
+                    ))
+                }));
+                presets.set(options);
+            });
+        });
+    }
     let on_preset = {
         let store = store.clone();
         let preset = preset.clone();
         Callback::from(move |_: MouseEvent| {
             let name = select(&preset);
-            let message = if name == "playground" {
-                Scenario::from_json(crate::browser::STARTER)
-            } else {
-                match sbp_scenario::presets::preset(&name) {
-                    Some(r) => r,
-                    None => {
-                        return store
-                            .dispatch(Action::Error(format!("There is no preset \"{name}\".")))
+            let load = {
+                let store = store.clone();
+                move |parsed: Result<Scenario, String>| match parsed {
+                    Ok(mut scenario) => {
+                        // Presets carry expectations for the test suite; the playground shows the run.
+                        scenario.expect.clear();
+                        let title = scenario.name.clone();
+                        store.dispatch(Action::Load {
+                            scenario: Box::new(scenario),
+                            at: None,
+                            speed: None,
+                            notice: format!("Loaded \"{title}\". Press play or step through it."),
+                        });
                     }
+                    Err(e) => store.dispatch(Action::Error(e)),
                 }
             };
-            match message {
-                Ok(mut scenario) => {
-                    // Presets carry expectations for the test suite; the playground shows the run.
-                    scenario.expect.clear();
-                    let title = scenario.name.clone();
-                    store.dispatch(Action::Load {
-                        scenario: Box::new(scenario),
-                        at: None,
-                        speed: None,
-                        notice: format!("Loaded \"{title}\". Press play or step through it."),
-                    });
-                }
-                Err(e) => store.dispatch(Action::Error(e.to_string())),
+            if name == "playground" {
+                return load(
+                    Scenario::from_json(crate::browser::STARTER).map_err(|e| e.to_string()),
+                );
             }
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+                return store.dispatch(Action::Error(format!("There is no preset \"{name}\".")));
+            }
+            crate::browser::fetch_text(&format!("presets/{name}.json"), move |text| {
+                load(text.and_then(|t| Scenario::from_json(&t).map_err(|e| e.to_string())))
+            });
         })
     };
     let on_open = {
@@ -447,7 +463,7 @@ pub fn scenario_menu(props: &StoreProps) -> Html {
     html! {
         <div class="menu">
             <label>{"Preset "}
-                <Choice node={preset} id="preset" options={preset_options()} />
+                <Choice node={preset} id="preset" options={(*presets).clone()} />
             </label>
             <button id="load-preset" onclick={on_preset}>{"Load"}</button>
             {field("Open a link or scenario JSON ", "open-input", &pasted, "", "paste here", "text")}

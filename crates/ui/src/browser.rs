@@ -166,3 +166,25 @@ pub fn tick_rendered() {
         list.shift();
     }
 }
+
+/// Fetches a text file next to the page (the presets are data, fetched when needed), then calls
+/// `done` with it or with an error in words.
+pub fn fetch_text(url: &str, done: impl FnOnce(Result<String, String>) + 'static) {
+    let failed = format!("Could not load {url}.");
+    let Ok(xhr) = web_sys::XmlHttpRequest::new() else {
+        return done(Err(failed));
+    };
+    if xhr.open("GET", url).is_err() {
+        return done(Err(failed));
+    }
+    let request = xhr.clone();
+    let on_end = wasm_bindgen::closure::Closure::once_into_js(move || {
+        let ok = request.status().is_ok_and(|s| s == 200);
+        match request.response_text() {
+            Ok(Some(text)) if ok => done(Ok(text)),
+            _ => done(Err(failed)),
+        }
+    });
+    xhr.set_onloadend(Some(wasm_bindgen::JsCast::unchecked_ref(&on_end)));
+    let _ = xhr.send();
+}
