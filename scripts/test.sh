@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, then fmt, clippy, every test, the engine for
-# wasm32, every preset through the CLI, the UI build and the browser tests.
+# The test command: installs what is missing, then fmt, clippy, every test (property tests
+# included), the engine for wasm32, every preset through the CLI, a fuzz run, the UI build and
+# the browser tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -14,10 +15,12 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 cargo test --workspace
 step "the engine's rule tests in wasm32-unknown-unknown (node, wasm-bindgen-test-runner)"
-cargo test -p sbp-engine --target wasm32-unknown-unknown --test rules --test traffic
+cargo test -p sbp-engine --target wasm32-unknown-unknown --test rules --test traffic --test regressions
 cargo build -p sbp-scenario --target wasm32-unknown-unknown
 step "every preset through the CLI"
 cargo run -q -p sbp-cli -- check
+step "fuzz: 20,000 links and scenario files (the long run: README, Exactness)"
+cargo run -q --release -p sbp-cli -- fuzz --inputs 20000 --seed "${FUZZ_SEED:-1}"
 if [ -f crates/ui/Cargo.toml ]; then
   step "UI build (trunk --release)"
   ./scripts/build-ui.sh

@@ -76,6 +76,20 @@ test('a broken link shows a clear error and keeps the current scenario', async (
   await page.locator('.card .mid', { hasText: 'keep-me' }).waitFor();
 });
 
+test('a link that would replay too much work is refused with the limit named, keeping the scenario', async (ctx) => {
+  const page = await fresh(ctx);
+  await send(page, { ttl: '1h', id: 'still-here' });
+  await page.locator('.card .mid', { hasText: 'still-here' }).waitFor();
+  // 10,000 msg/s and 100 polling consumers, opened at t=1 day: refused at once, not replayed.
+  const started = Date.now();
+  await page.goto(url + '#s=1zZZDNbsMgEITfZc-osq-8Ro9VZG1go9LwV1hHqSzevWMr_ZHCCc0M3-yy0U1aDyWTnQ11EU92MpQ5Sa_shOxGGqSRpVfl7Ll5MiT3GtoXNLmzUxpQsgbkOtm3jT5XWfGSPsq50zgZEJLEkOVwWWFNHZiu3HSprfjV7RXb0Qu3wtTyQzDUWCHPE87LNIZ5hriS-5qwyj-Kg3tpJf1xQkY6u31MwAyl4o86kesSi7siwmdsuX8Hmgx5Yb9EUd3HeyiX37tr3N8f91piXEJG8MYRzHlK2H2cxjc&t=86400000');
+  await page.reload();
+  const banner = await page.locator('#error-banner').textContent();
+  if (!banner.includes('playground limit')) throw new Error(banner);
+  if (Date.now() - started > 5000) throw new Error('refusing took ' + (Date.now() - started) + ' ms');
+  await page.locator('.card .mid', { hasText: 'still-here' }).waitFor();
+});
+
 test('embed mode shows a minimal view', async (ctx) => {
   const page = await fresh(ctx, '?embed=1');
   await page.waitForSelector('.lane');
