@@ -1,4 +1,6 @@
 use super::*;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 #[test]
 fn r_idle_01_idle_entity_deleted_with_messages_and_minimum_5_minutes() {

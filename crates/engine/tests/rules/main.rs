@@ -4,8 +4,6 @@
 use sbp_engine::send_lab::{self, Injected, SendLabSpec, SendStrategy};
 use sbp_engine::time::{after, parse_duration, DAY, HOUR, MAX_VALUE, MINUTE, NEVER, SECOND};
 use sbp_engine::*;
-#[cfg(target_arch = "wasm32")]
-use wasm_bindgen_test::wasm_bindgen_test as test;
 
 pub const R: &str = "r1";
 

@@ -1,4 +1,6 @@
 use super::*;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 #[test]
 fn r_msg_01_sequence_numbers_start_at_1_gap_free_and_survive_abandon_and_defer() {

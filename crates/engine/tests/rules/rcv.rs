@@ -1,4 +1,6 @@
 use super::*;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 #[test]
 fn r_rcv_01_receive_and_delete_settles_on_transfer_and_cannot_be_settled() {
