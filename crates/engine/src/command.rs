@@ -1,7 +1,7 @@
 //! Commands the namespace accepts, and its replies.
+use crate::actors::{ConsumerSpec, ProducerSpec};
 use crate::entity::SubscriptionRule;
 use crate::message::{MessageView, NewMessage};
-use crate::namespace::{ConsumerSpec, ProducerSpec};
 use crate::settings::EntitySettings;
 use crate::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};

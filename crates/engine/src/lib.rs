@@ -15,6 +15,7 @@
 //! ns.advance_to(10 * SECOND);
 //! assert_eq!(ns.entity("orders").unwrap().dlq.len(), 1); // TTL-11
 //! ```
+pub mod actors;
 pub mod command;
 pub mod describe;
 pub mod entity;
@@ -28,16 +29,16 @@ pub mod rules;
 pub mod send_lab;
 pub mod settings;
 pub mod time;
+pub mod timer;
 
+pub use actors::{ActorView, Burst, ConsumerSpec, Processing, ProducerSpec, Spike};
 pub use command::{Command, Fault, ReceiveMode, ReceiveOptions, Reply, Settlement};
+pub use entity::QueueRef;
 pub use entity::{Counts, Entity, EntityKind, Store, SubscriptionRule};
 pub use error::{BrokerError, ErrorKind};
 pub use event::{Event, EventKind, LockLossCause};
 pub use message::{MessageState, MessageView, NewMessage, Perspective};
 pub use metrics::{Bucket, Metrics};
-pub use namespace::{
-    ActorView, Burst, ConsumerSpec, Namespace, NamespaceBuilder, Processing, ProducerSpec,
-    QueueRef, Spike,
-};
+pub use namespace::{Namespace, NamespaceBuilder};
 pub use rules::Rule;
 pub use settings::{EntitySettings, ExpiryMode, Tier};

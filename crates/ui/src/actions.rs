@@ -2,7 +2,7 @@
 //! and the scenario menu (presets, open a link). Each action becomes a scenario step.
 use crate::form::*;
 use crate::state::Action;
-use crate::StoreProps;
+use crate::state::StoreProps;
 use sbp_engine::time::Instant;
 use sbp_engine::EntityKind;
 use sbp_scenario::link::decode_link;
@@ -11,7 +11,7 @@ use sbp_scenario::*;
 use yew::prelude::*;
 
 /// Paths that can be received from: queues, subscriptions, and their DLQs.
-fn receivable(store: &crate::Store) -> Vec<String> {
+fn receivable(store: &crate::state::Store) -> Vec<String> {
     let sim = store.sim.borrow();
     let mut out = Vec::new();
     for e in sim.ns.entities() {
@@ -22,7 +22,7 @@ fn receivable(store: &crate::Store) -> Vec<String> {
     }
     out
 }
-fn sendable(store: &crate::Store) -> Vec<String> {
+fn sendable(store: &crate::state::Store) -> Vec<String> {
     let sim = store.sim.borrow();
     sim.ns
         .entities()
@@ -39,24 +39,12 @@ fn starter_option() -> Vec<(String, String)> {
     )]
 }
 
-/// What the forms need. They re-render only when the entities (or the simulation) change, not
-/// on every clock tick.
-#[derive(Properties, PartialEq, Clone)]
-pub struct FormProps {
-    pub dispatch: yew::functional::UseReducerDispatcher<crate::state::AppState>,
-    pub sim: crate::SimRef,
-    /// Queues and topics.
-    pub targets: Vec<String>,
-    /// Queues, subscriptions and their dead-letter queues.
-    pub sources: Vec<String>,
-}
-
 #[function_component(Actions)]
 pub fn actions(props: &StoreProps) -> Html {
     let store = &props.store;
     let form = FormProps {
         dispatch: store.dispatcher(),
-        sim: crate::SimRef(store.sim.clone()),
+        sim: crate::state::SimRef(store.sim.clone()),
         targets: sendable(store),
         sources: receivable(store),
     };

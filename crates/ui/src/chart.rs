@@ -3,7 +3,7 @@ use crate::plot::{line, plot};
 use yew::prelude::*;
 
 #[function_component(Chart)]
-pub fn chart(props: &crate::SlowProps) -> Html {
+pub fn chart(props: &crate::state::SlowProps) -> Html {
     let samples = props.store.samples.borrow();
     if samples.is_empty() {
         return html! {};

@@ -1,8 +1,8 @@
 //! The clock bar: virtual UTC time, play/pause, speed, step, jump to the next event, reset, the
 //! timeline slider and the share button.
 use crate::browser;
+use crate::state::StoreProps;
 use crate::state::{Action, SPEEDS};
-use crate::StoreProps;
 use sbp_engine::time::{format_instant, MINUTE, SECOND};
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;

@@ -195,7 +195,7 @@ pub struct DataFormProps {
     pub buttons: Vec<(&'static str, &'static str)>,
     pub parse: Parse,
     pub dispatch: yew::functional::UseReducerDispatcher<crate::state::AppState>,
-    pub sim: crate::SimRef,
+    pub sim: crate::state::SimRef,
 }
 
 impl PartialEq for DataFormProps {
@@ -344,4 +344,16 @@ pub mod parse {
     pub fn percent(field: &str, s: &str) -> Result<f64, String> {
         Ok(real(field, s, 0.0, 100.0)?.unwrap_or(0.0) / 100.0)
     }
+}
+
+/// What the forms need. They re-render only when the entities (or the simulation) change, not
+/// on every clock tick.
+#[derive(Properties, PartialEq, Clone)]
+pub struct FormProps {
+    pub dispatch: yew::functional::UseReducerDispatcher<crate::state::AppState>,
+    pub sim: crate::state::SimRef,
+    /// Queues and topics.
+    pub targets: Vec<String>,
+    /// Queues, subscriptions and their dead-letter queues.
+    pub sources: Vec<String>,
 }

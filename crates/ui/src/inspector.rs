@@ -63,7 +63,7 @@ fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, S
 }
 
 #[function_component(Inspector)]
-pub fn inspector(props: &crate::SlowProps) -> Html {
+pub fn inspector(props: &crate::state::SlowProps) -> Html {
     let store = &props.store;
     let Some((path, seq)) = store.selected.clone() else {
         return html! { <section class="inspector" id="inspector"><h2>{"Inspector"}</h2><p class="hint">{"Select a message card to see its properties and why it is where it is."}</p></section> };
@@ -110,7 +110,7 @@ pub fn inspector(props: &crate::SlowProps) -> Html {
 
 #[derive(Properties, PartialEq)]
 pub struct DeadLetterProps {
-    pub store: crate::Store,
+    pub store: crate::state::Store,
     pub path: String,
     pub seq: u64,
     pub holder: String,
@@ -159,7 +159,7 @@ pub fn dead_letter_form(props: &DeadLetterProps) -> Html {
 
 /// What the last peek or receive returned, as that call showed it (TTL-10, MSG-02).
 #[function_component(LastResult)]
-pub fn last_result(props: &crate::SlowProps) -> Html {
+pub fn last_result(props: &crate::state::SlowProps) -> Html {
     let sim = props.store.sim.borrow();
     if sim.last_messages.is_empty() {
         return html! {};

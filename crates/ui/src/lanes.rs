@@ -1,7 +1,7 @@
 //! The namespace view: every queue and subscription as a lane of message cards, with its
 //! dead-letter queue under it. Large lanes show a window of cards and a summary of the rest.
 use crate::state::Action;
-use crate::StoreProps;
+use crate::state::StoreProps;
 use sbp_engine::message::Message;
 use sbp_engine::time::{format_duration, Instant, MAX_VALUE, NEVER};
 use sbp_engine::{Entity, EntityKind, Event, EventKind, MessageState};
@@ -94,7 +94,7 @@ pub fn lanes(props: &StoreProps) -> Html {
 
 #[derive(Properties, PartialEq)]
 struct CardsProps {
-    store: crate::Store,
+    store: crate::state::Store,
     path: String,
     dlq: bool,
 }
@@ -170,7 +170,7 @@ fn cards(props: &CardsProps) -> Html {
 }
 
 fn card(
-    store: &crate::Store,
+    store: &crate::state::Store,
     ns: &sbp_engine::Namespace,
     path: &str,
     m: &Message,

@@ -1,5 +1,5 @@
 //! The event log, filterable by entity, message and kind, newest first.
-use crate::SimRef;
+use crate::state::SimRef;
 use sbp_engine::time::format_instant;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;

@@ -14,41 +14,9 @@ mod sendlab;
 mod state;
 mod traffic;
 
-use state::{Action, AppState};
+use state::{Action, SimRef};
 use std::rc::Rc;
 use yew::prelude::*;
-
-/// The running simulation, compared by identity (a rebuild makes a new one).
-#[derive(Clone)]
-pub struct SimRef(pub Rc<std::cell::RefCell<sbp_scenario::Simulation>>);
-
-impl PartialEq for SimRef {
-    fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-/// The handle every component gets to read the state and dispatch actions.
-pub type Store = UseReducerHandle<AppState>;
-
-#[derive(Properties, PartialEq)]
-pub struct StoreProps {
-    pub store: Store,
-}
-
-/// Props for panels that follow the clock at most every few hundred milliseconds while it runs.
-/// A store handle reads the latest state, so the version they compare is copied in.
-#[derive(Properties)]
-pub struct SlowProps {
-    pub store: Store,
-    pub version: u64,
-}
-
-impl PartialEq for SlowProps {
-    fn eq(&self, other: &Self) -> bool {
-        self.version == other.version
-    }
-}
 
 #[function_component(App)]
 fn app() -> Html {

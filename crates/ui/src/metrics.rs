@@ -8,7 +8,7 @@ use yew::prelude::*;
 const POINTS: usize = 240;
 
 #[function_component(MetricsCharts)]
-pub fn metrics_charts(props: &crate::SlowProps) -> Html {
+pub fn metrics_charts(props: &crate::state::SlowProps) -> Html {
     let sim = props.store.sim.borrow();
     let metrics = sim.ns.metrics();
     if metrics

@@ -5,7 +5,7 @@ use sbp_engine::Counts;
 use sbp_scenario::{Scenario, Simulation, Step};
 use std::cell::RefCell;
 use std::rc::Rc;
-use yew::Reducible;
+use yew::{Properties, Reducible, UseReducerHandle};
 
 /// The clock's speeds (virtual seconds per wall second).
 pub const SPEEDS: &[u32] = &[1, 10, 60, 100, 1_000, 10_000, 100_000];
@@ -267,5 +267,37 @@ impl AppState {
             Err(e) => self.error = Some(format!("{e}. The current scenario is unchanged.")),
         }
         self
+    }
+}
+
+/// The running simulation, compared by identity (a rebuild makes a new one).
+#[derive(Clone)]
+pub struct SimRef(pub Rc<std::cell::RefCell<Simulation>>);
+
+impl PartialEq for SimRef {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// The handle every component gets to read the state and dispatch actions.
+pub type Store = UseReducerHandle<AppState>;
+
+#[derive(Properties, PartialEq)]
+pub struct StoreProps {
+    pub store: Store,
+}
+
+/// Props for panels that follow the clock at most every few hundred milliseconds while it runs.
+/// A store handle reads the latest state, so the version they compare is copied in.
+#[derive(Properties)]
+pub struct SlowProps {
+    pub store: Store,
+    pub version: u64,
+}
+
+impl PartialEq for SlowProps {
+    fn eq(&self, other: &Self) -> bool {
+        self.version == other.version
     }
 }

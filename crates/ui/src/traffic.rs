@@ -1,8 +1,7 @@
 //! Traffic: producers and consumer groups (started and stopped as scenario steps), and the list
 //! of what is running. The engine runs them; these forms only build their settings.
-use crate::actions::FormProps;
 use crate::form::parse::{dur, percent, real};
-use crate::form::{check_field, choice_field, same, text_field, DataForm, Parse};
+use crate::form::{check_field, choice_field, same, text_field, DataForm, FormProps, Parse};
 use crate::state::Action;
 use sbp_scenario::Action as StepAction;
 use sbp_scenario::*;
@@ -186,7 +185,7 @@ pub fn consumer_form(props: &FormProps) -> Html {
 
 /// What is running, with a stop button each.
 #[function_component(Actors)]
-pub fn actors(props: &crate::SlowProps) -> Html {
+pub fn actors(props: &crate::state::SlowProps) -> Html {
     let store = &props.store;
     let actors = store.sim.borrow().ns.actors();
     if actors.is_empty() {

@@ -16,7 +16,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 mod entities;
@@ -28,17 +28,9 @@ mod settle;
 mod timers;
 mod topology;
 mod traffic;
-pub use timers::{Timer, TimerEntry};
-pub use traffic::ActorTimer;
-pub use traffic::{ActorView, Burst, ConsumerSpec, Processing, ProducerSpec, Spike};
-use traffic::{ConsumerGroup, Producer};
-
-/// A main queue or its dead-letter sub-queue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct QueueRef {
-    pub entity: u32,
-    pub dlq: bool,
-}
+use crate::actors::{ConsumerGroup, Producer};
+pub use crate::entity::QueueRef;
+use crate::timer::{Timer, TimerEntry};
 
 /// A receiver remembers at most about this many messages it no longer has a use for.
 const HANDLE_LIMIT: usize = 10_000;

@@ -1,66 +1,6 @@
 use super::*;
 use crate::limits::LATEST_INSTANT;
 
-/// What a timer does when it fires. A timer that no longer applies is skipped when popped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Timer {
-    Expire {
-        entity: u32,
-        seq: u64,
-    },
-    /// The earliest LockedUntil of a (sub-)queue: its locks lapse in order (see `Store::lapses`).
-    LapseCheck {
-        queue: QueueRef,
-    },
-    AutoRenew {
-        queue: QueueRef,
-        seq: u64,
-        token: u128,
-    },
-    Activate {
-        entity: u32,
-        seq: u64,
-    },
-    IdleCheck {
-        entity: u32,
-    },
-    Sweep {
-        entity: u32,
-    },
-    /// A producer or consumer group: see `traffic`.
-    Actor(ActorTimer),
-}
-
-/// A timer in the queue, ordered by (instant, timer): a canonical order, so timers due at the
-/// same instant fire in the same order however and whenever they were armed (a next-due query
-/// that drops a stale timer early cannot reorder anything). `order` only tells equal timers apart.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub struct TimerEntry {
-    pub at: Instant,
-    pub order: u64,
-    pub timer: Timer,
-}
-
-impl PartialEq for TimerEntry {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for TimerEntry {}
-impl PartialOrd for TimerEntry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for TimerEntry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.at
-            .cmp(&other.at)
-            .then_with(|| self.timer.cmp(&other.timer))
-            .then(self.order.cmp(&other.order))
-    }
-}
-
 impl Namespace {
     // ----- the clock -----------------------------------------------------------------------
 

@@ -1,0 +1,260 @@
+//! Traffic actors' settings and state: producers and consumer groups (what a scenario starts,
+//! with the playground's limits), and what the namespace keeps of each while it runs. The
+//! namespace's `traffic` module runs them.
+use crate::command::ReceiveMode;
+use crate::entity::QueueRef;
+use crate::error::{BrokerError, ErrorKind, Result};
+use crate::limits::*;
+use crate::time::{format_duration, Duration, Instant, SECOND};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// A burst: `size` extra messages every `every`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Burst {
+    pub every: Duration,
+    pub size: u32,
+}
+
+/// A spike: the rate is multiplied by `factor` from `from` for `duration`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Spike {
+    pub from: Instant,
+    pub duration: Duration,
+    pub factor: f64,
+}
+
+/// A producer: sends to `to` at `rate` messages per second, with bursts and a spike.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProducerSpec {
+    pub name: String,
+    pub to: String,
+    pub rate: f64,
+    pub burst: Option<Burst>,
+    pub spike: Option<Spike>,
+    pub ttl: Option<Duration>,
+    /// MessageIds are `<prefix><n>`, n from 1. Default: the producer's name and "-".
+    pub message_id_prefix: Option<String>,
+    /// Schedule each message this far ahead (SCH-01) instead of sending it now.
+    pub schedule_offset: Option<Duration>,
+    pub body_size: Option<u64>,
+    /// Stop after this many messages.
+    pub max_messages: Option<u64>,
+}
+
+/// How long a consumer works on a message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Processing {
+    Fixed(Duration),
+    Uniform { min: Duration, max: Duration },
+    Exponential { mean: Duration },
+}
+
+/// A group of identical consumers (competing receivers) on one queue or subscription.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConsumerSpec {
+    pub name: String,
+    pub from: String,
+    pub instances: u32,
+    pub mode: ReceiveMode,
+    pub processing: Processing,
+    /// Shares of messages abandoned, dead-lettered and deferred (the rest are completed).
+    pub abandon: f64,
+    pub dead_letter: f64,
+    pub defer: f64,
+    /// The chance a consumer crashes before settling: the lock lapses (RCV-06, RCV-07).
+    pub crash: f64,
+    /// RCV-04: auto lock renewal up to this long.
+    pub max_auto_lock_renewal: Option<Duration>,
+    /// RCV-12: recognise a redelivered message by MessageId and complete it without processing.
+    pub idempotent: bool,
+    /// How long an idle consumer waits before it receives again.
+    pub poll_interval: Duration,
+    /// How long a crashed consumer takes to come back.
+    pub restart_delay: Duration,
+}
+
+impl ConsumerSpec {
+    /// The defaults: one instance, PeekLock, 1 s of work, everything completed.
+    pub fn new(name: &str, from: &str) -> Self {
+        ConsumerSpec {
+            name: name.into(),
+            from: from.into(),
+            instances: 1,
+            mode: ReceiveMode::PeekLock,
+            processing: Processing::Fixed(SECOND),
+            abandon: 0.0,
+            dead_letter: 0.0,
+            defer: 0.0,
+            crash: 0.0,
+            max_auto_lock_renewal: None,
+            idempotent: false,
+            poll_interval: SECOND,
+            restart_delay: SECOND,
+        }
+    }
+}
+
+impl ProducerSpec {
+    pub fn new(name: &str, to: &str, rate: f64) -> Self {
+        ProducerSpec {
+            name: name.into(),
+            to: to.into(),
+            rate,
+            burst: None,
+            spike: None,
+            ttl: None,
+            message_id_prefix: None,
+            schedule_offset: None,
+            body_size: None,
+            max_messages: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Producer {
+    pub spec: ProducerSpec,
+    pub queue: QueueRef,
+    pub active: bool,
+    pub generation: u32,
+    pub sent: u64,
+    /// The exact instant (in fractional milliseconds) of the next message at the rate.
+    #[serde(default)]
+    pub next_send: f64,
+}
+
+/// What one consumer is working on.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Work {
+    pub seq: u64,
+    pub message_id: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ConsumerGroup {
+    pub spec: ConsumerSpec,
+    pub queue: QueueRef,
+    /// The receiver of each instance.
+    pub receivers: Vec<u32>,
+    pub active: bool,
+    pub generation: u32,
+    pub busy: Vec<Option<Work>>,
+    /// RCV-12: MessageIds whose Complete failed after the work was done; they will come again.
+    pub lost_after_work: BTreeSet<String>,
+}
+
+/// What a producer or consumer group is doing, for the UI.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ActorView {
+    pub name: String,
+    pub kind: &'static str,
+    pub entity: String,
+    pub active: bool,
+    pub summary: String,
+}
+
+pub(crate) fn out_of_range(message: String) -> BrokerError {
+    BrokerError::new(ErrorKind::ArgumentOutOfRange, message)
+}
+
+impl ProducerSpec {
+    /// The producer's limits (the playground's, in `limits`); the error names the field.
+    pub fn validate(&self) -> Result<()> {
+        let rate_ok = |r: f64| r.is_finite() && (0.0..=MAX_RATE).contains(&r);
+        if !rate_ok(self.rate) {
+            return Err(out_of_range(format!(
+                "rate: {} is not between 0 and {MAX_RATE} messages a second (playground limit)",
+                self.rate
+            )));
+        }
+        if self.rate == 0.0 && self.burst.is_none() {
+            return Err(out_of_range(
+                "rate: a producer needs a rate above 0 or a burst".into(),
+            ));
+        }
+        if let Some(b) = &self.burst {
+            if b.every < MIN_BURST_EVERY || b.size == 0 || b.size > MAX_BURST {
+                return Err(out_of_range(format!(
+                    "burst: every {} or more, and a size of 1 to {MAX_BURST} (playground limit)",
+                    format_duration(MIN_BURST_EVERY)
+                )));
+            }
+        }
+        if let Some(s) = &self.spike {
+            if !(s.factor >= 0.0 && rate_ok(self.rate * s.factor)) || s.duration < 0 {
+                return Err(out_of_range(format!(
+                    "spike: the rate times the factor must stay within {MAX_RATE} messages a second, and the duration 0 or more (playground limit)"
+                )));
+            }
+        }
+        if self.ttl.is_some_and(|t| t < 0) || self.schedule_offset.is_some_and(|t| t < 0) {
+            return Err(out_of_range("ttl and schedule_offset are 0 or more".into()));
+        }
+        Ok(())
+    }
+}
+
+impl ConsumerSpec {
+    /// The consumer group's limits; the error names the field.
+    pub fn validate(&self) -> Result<()> {
+        if self.instances == 0 || self.instances > MAX_INSTANCES {
+            return Err(out_of_range(format!(
+                "instances: 1 to {MAX_INSTANCES} (playground limit), not {}",
+                self.instances
+            )));
+        }
+        for (name, v) in [
+            ("abandon", self.abandon),
+            ("dead_letter", self.dead_letter),
+            ("defer", self.defer),
+            ("crash", self.crash),
+        ] {
+            check_share(name, v)?;
+        }
+        if self.abandon + self.dead_letter + self.defer + self.crash > 1.0 + 1e-9 {
+            return Err(out_of_range(
+                "abandon + dead_letter + defer + crash must be at most 1".into(),
+            ));
+        }
+        let bad_time = match self.processing {
+            Processing::Fixed(d) => d < 0,
+            Processing::Uniform { min, max } => min < 0 || max < min,
+            Processing::Exponential { mean } => mean <= 0,
+        };
+        if bad_time {
+            return Err(out_of_range(
+                "processing: times are 0 or more (uniform: min <= max; exponential: mean above 0)"
+                    .into(),
+            ));
+        }
+        if self.poll_interval < MIN_POLL_INTERVAL || self.restart_delay < 0 {
+            return Err(out_of_range(format!(
+                "poll_interval: at least {} (playground limit); restart_delay: 0 or more",
+                format_duration(MIN_POLL_INTERVAL)
+            )));
+        }
+        if self
+            .max_auto_lock_renewal
+            .is_some_and(|d| !(0..=MAX_AUTO_RENEWAL).contains(&d))
+        {
+            return Err(out_of_range(format!(
+                "max_auto_lock_renewal: 0 to {} (playground limit)",
+                format_duration(MAX_AUTO_RENEWAL)
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn check_share(name: &str, v: f64) -> Result<()> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(BrokerError::new(
+            ErrorKind::ArgumentOutOfRange,
+            format!("{name} must be between 0 and 1, not {v}"),
+        ))
+    }
+}

@@ -1,0 +1,88 @@
+//! The namespace's timers: what fires when, in a canonical order.
+use crate::entity::QueueRef;
+use crate::time::Instant;
+use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+
+/// What a timer does when it fires. A timer that no longer applies is skipped when popped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Timer {
+    Expire {
+        entity: u32,
+        seq: u64,
+    },
+    /// The earliest LockedUntil of a (sub-)queue: its locks lapse in order (see `Store::lapses`).
+    LapseCheck {
+        queue: QueueRef,
+    },
+    AutoRenew {
+        queue: QueueRef,
+        seq: u64,
+        token: u128,
+    },
+    Activate {
+        entity: u32,
+        seq: u64,
+    },
+    IdleCheck {
+        entity: u32,
+    },
+    Sweep {
+        entity: u32,
+    },
+    /// A producer or consumer group: see `traffic`.
+    Actor(ActorTimer),
+}
+
+/// A timer in the queue, ordered by (instant, timer): a canonical order, so timers due at the
+/// same instant fire in the same order however and whenever they were armed (a next-due query
+/// that drops a stale timer early cannot reorder anything). `order` only tells equal timers apart.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct TimerEntry {
+    pub at: Instant,
+    pub order: u64,
+    pub timer: Timer,
+}
+
+impl PartialEq for TimerEntry {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for TimerEntry {}
+impl PartialOrd for TimerEntry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for TimerEntry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.at
+            .cmp(&other.at)
+            .then_with(|| self.timer.cmp(&other.timer))
+            .then(self.order.cmp(&other.order))
+    }
+}
+
+/// The timers the traffic actors own; a generation that no longer matches makes them stale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ActorTimer {
+    Produce {
+        producer: u32,
+        generation: u32,
+    },
+    Burst {
+        producer: u32,
+        generation: u32,
+    },
+    ConsumerWake {
+        group: u32,
+        instance: u32,
+        generation: u32,
+    },
+    ConsumerDone {
+        group: u32,
+        instance: u32,
+        generation: u32,
+    },
+}
