@@ -145,11 +145,28 @@ pub struct ConsumerGroup {
     pub lost_after_work: BTreeSet<String>,
 }
 
+/// A producer, or a group of consumers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ActorKind {
+    Producer,
+    Consumers,
+}
+
+impl ActorKind {
+    /// "producer" or "consumers".
+    pub fn name(self) -> &'static str {
+        match self {
+            ActorKind::Producer => "producer",
+            ActorKind::Consumers => "consumers",
+        }
+    }
+}
+
 /// What a producer or consumer group is doing, for the UI.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ActorView {
     pub name: String,
-    pub kind: &'static str,
+    pub kind: ActorKind,
     pub entity: String,
     pub active: bool,
     pub summary: String,

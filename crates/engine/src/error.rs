@@ -82,6 +82,10 @@ pub struct BrokerError {
     /// Set on errors the broker returned (not on client errors).
     pub tracking_id: Option<String>,
     pub is_transient: bool,
+    /// The setting or field the error is about ("LockDuration", "ForwardTo"...), so a form
+    /// can show it next to that field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
 }
 
 impl BrokerError {
@@ -91,7 +95,14 @@ impl BrokerError {
             message: clip(message.into(), MAX_MESSAGE),
             tracking_id: None,
             is_transient: kind.is_transient(),
+            field: None,
         }
+    }
+
+    /// The same error, naming the field it is about.
+    pub fn on_field(mut self, field: &str) -> Self {
+        self.field = Some(field.to_string());
+        self
     }
 }
 

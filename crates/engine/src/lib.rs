@@ -16,6 +16,7 @@
 //! assert_eq!(ns.entity("orders").unwrap().dlq.len(), 1); // TTL-11
 //! ```
 pub mod actors;
+pub mod card;
 pub mod command;
 pub mod describe;
 pub mod entity;
@@ -31,7 +32,8 @@ pub mod settings;
 pub mod time;
 pub mod timer;
 
-pub use actors::{ActorView, Burst, ConsumerSpec, Processing, ProducerSpec, Spike};
+pub use actors::{ActorKind, ActorView, Burst, ConsumerSpec, Processing, ProducerSpec, Spike};
+pub use card::{Card, CardExpiry, CardStatus, SettleKind};
 pub use command::{Command, Fault, ReceiveMode, ReceiveOptions, Reply, Settlement};
 pub use entity::QueueRef;
 pub use entity::{Counts, Entity, EntityKind, Store, SubscriptionRule};

@@ -430,3 +430,30 @@ fn observing_never_reorders_what_happens_at_one_instant() {
     };
     assert_eq!(run(true), run(false));
 }
+
+/// The UI placed errors by searching their text; an error now names its field.
+#[test]
+fn a_settings_error_names_its_field() {
+    let mut ns = Namespace::builder().build();
+    let err = ns
+        .create_queue(
+            "q",
+            EntitySettings {
+                lock_duration: SECOND,
+                ..settings()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("LockDuration"));
+    ns.create_queue("q", settings()).unwrap();
+    let err = ns
+        .update_entity(
+            "q",
+            EntitySettings {
+                forward_to: Some("q".into()),
+                ..settings()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("ForwardTo"));
+}

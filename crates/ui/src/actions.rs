@@ -10,17 +10,27 @@ use sbp_scenario::Action as StepAction;
 use sbp_scenario::*;
 use yew::prelude::*;
 
-/// Paths that can be received from: queues, subscriptions, and their DLQs.
+/// Paths that can be received from: queues, subscriptions, and their DLQs (the engine's list).
 fn receivable(store: &crate::state::Store) -> Vec<String> {
     let sim = store.sim.borrow();
-    let mut out = Vec::new();
-    for e in sim.ns.entities() {
-        if e.kind != EntityKind::Topic {
-            out.push(e.path.clone());
-            out.push(format!("{}/$deadletterqueue", e.path));
-        }
-    }
-    out
+    sim.ns
+        .receive_sources()
+        .into_iter()
+        .map(|(_, path)| path)
+        .collect()
+}
+/// Every queue, topic and subscription (what a fault or an edit can name), and the
+/// subscriptions alone.
+fn entity_paths(store: &crate::state::Store) -> (Vec<String>, Vec<String>) {
+    let sim = store.sim.borrow();
+    let all = sim.ns.entities().map(|e| e.path.clone()).collect();
+    let subscriptions = sim
+        .ns
+        .entities()
+        .filter(|e| matches!(e.kind, EntityKind::Subscription { .. }))
+        .map(|e| e.path.clone())
+        .collect();
+    (all, subscriptions)
 }
 fn sendable(store: &crate::state::Store) -> Vec<String> {
     let sim = store.sim.borrow();
@@ -47,6 +57,8 @@ pub fn actions(props: &StoreProps) -> Html {
         sim: crate::state::SimRef(store.sim.clone()),
         targets: sendable(store),
         sources: receivable(store),
+        entities: entity_paths(store).0,
+        subscriptions: entity_paths(store).1,
     };
     html! {
         <>
@@ -217,12 +229,7 @@ fn fault_step(v: &[String], button: usize, now: Instant) -> Result<Action, Strin
 
 #[function_component(FaultForm)]
 fn fault_form(props: &FormProps) -> Html {
-    let paths: Vec<String> = props
-        .sources
-        .iter()
-        .filter(|p| !p.ends_with("$deadletterqueue"))
-        .cloned()
-        .collect();
+    let paths = props.entities.clone();
     let fields = vec![
         text_field("In (empty: now) ", "fault-in", "", "e.g. 30s"),
         choice_field("Entity (for an update) ", "fault-entity", same(paths)),
@@ -296,10 +303,7 @@ fn entity_step(v: &[String], _button: usize, _now: Instant) -> Result<Action, St
 #[function_component(EntityForm)]
 fn entity_form(props: &FormProps) -> Html {
     let mut targets = vec![("new".to_string(), "a new entity".to_string())];
-    let subscriptions = props
-        .sources
-        .iter()
-        .filter(|p| !p.ends_with("$deadletterqueue") && p.contains("/subscriptions/"));
+    let subscriptions = props.subscriptions.iter();
     targets.extend(
         props
             .targets
@@ -318,7 +322,7 @@ fn entity_form(props: &FormProps) -> Html {
                 ("subscription", "Subscription (topic/subscriptions/name)"),
             ]),
         ),
-        text_field("Name (new) ", "entity-name", "", "e.g. payments").keyed("Name:"),
+        text_field("Name (new) ", "entity-name", "", "e.g. payments").keyed("Name"),
         text_field(
             "Subject filter (new subscription) ",
             "entity-rule-subject",

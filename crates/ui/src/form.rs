@@ -214,7 +214,9 @@ impl PartialEq for DataFormProps {
 pub fn data_form(props: &DataFormProps) -> Html {
     let count = props.fields.len();
     let refs = use_state(|| (0..count).map(|_| NodeRef::default()).collect::<Vec<_>>());
-    let error = use_state(|| None::<String>);
+    // The error, and the key of the field it names (the engine's `field`, or a parse error's
+    // "Key: ..." prefix).
+    let error = use_state(|| None::<(Option<String>, String)>);
     let run = {
         let (refs, error, parse, dispatch, sim) = (
             refs.clone(),
@@ -249,20 +251,24 @@ pub fn data_form(props: &DataFormProps) -> Html {
                     dispatch.dispatch(action);
                     let sim = sim.0.borrow();
                     match sim.outcomes.get(before).map(|o| &o.result) {
-                        Some(Err(e)) => error.set(Some(e.message.clone())),
+                        Some(Err(e)) => error.set(Some((e.field.clone(), e.message.clone()))),
                         _ => error.set(None),
                     }
                 }
-                Err(m) => error.set(Some(m)),
+                Err(m) => {
+                    let key = m.split_once(':').map(|(k, _)| k.trim().to_string());
+                    error.set(Some((key, m)));
+                }
             }
         })
     };
     // An error that names a field's key goes next to that field; any other below the fields.
-    let placed = error.as_ref().and_then(|m| {
+    let placed = error.as_ref().and_then(|(field, _)| {
+        let field = field.as_deref()?;
         props
             .fields
             .iter()
-            .position(|f| !f.key.is_empty() && m.contains(f.key))
+            .position(|f| !f.key.is_empty() && f.key == field)
     });
     let onsubmit = {
         let run = run.clone();
@@ -282,11 +288,11 @@ pub fn data_form(props: &DataFormProps) -> Html {
                     Kind::Choice(options) => html! { <label>{f.label}<Choice node={r.clone()} id={f.id} options={options.clone()} /></label> },
                 };
                 match &*error {
-                    Some(m) if placed == Some(i) => html! { <>{input}<p class="field-error" role="alert">{m.clone()}</p></> },
+                    Some((_, m)) if placed == Some(i) => html! { <>{input}<p class="field-error" role="alert">{m.clone()}</p></> },
                     _ => input,
                 }
             }) }
-            if let (Some(m), None) = (&*error, placed) { <p class="field-error" role="alert">{m.clone()}</p> }
+            if let (Some((_, m)), None) = (&*error, placed) { <p class="field-error" role="alert">{m.clone()}</p> }
             <div class="row wrap">
             { for props.buttons.iter().enumerate().map(|(i, (id, label))| {
                 if i == 0 {
@@ -356,4 +362,8 @@ pub struct FormProps {
     pub targets: Vec<String>,
     /// Queues, subscriptions and their dead-letter queues.
     pub sources: Vec<String>,
+    /// Every queue, topic and subscription.
+    pub entities: Vec<String>,
+    /// The subscriptions.
+    pub subscriptions: Vec<String>,
 }

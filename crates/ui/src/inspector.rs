@@ -99,7 +99,7 @@ pub fn inspector(props: &crate::state::SlowProps) -> Html {
             } else {
                 <p>{"This message is no longer here (completed, expired, moved or deleted). Its history:"}</p>
             }
-            if let Some(holder) = recv.as_ref().and_then(|r| r.lock_holder.clone()).filter(|_| !path.ends_with("$deadletterqueue")) {
+            if let Some(holder) = recv.as_ref().and_then(|r| r.lock_holder.clone()).filter(|_| q.is_some_and(|q| !q.dlq)) {
                 <DeadLetterForm store={store.clone()} path={path.clone()} seq={seq} holder={holder} />
             }
             <h3>{"History"}</h3>

@@ -3,8 +3,9 @@
 use crate::state::Action;
 use crate::state::StoreProps;
 use sbp_engine::message::Message;
+use sbp_engine::namespace::queue_path;
 use sbp_engine::time::{format_duration, Instant, MAX_VALUE, NEVER};
-use sbp_engine::{Entity, EntityKind, Event, EventKind, MessageState};
+use sbp_engine::{CardExpiry, Entity, EntityKind, Event, EventKind, QueueRef, SettleKind};
 use sbp_scenario::{Action as StepAction, SettleDef, Step};
 use yew::prelude::*;
 
@@ -81,7 +82,7 @@ pub fn lanes(props: &StoreProps) -> Html {
                     <Cards store={store.clone()} path={e.path.clone()} dlq={false} />
                     if e.kind != EntityKind::Topic {
                         <div class="dlq" aria-label={format!("Dead-letter queue of {}", e.path)}>
-                            <h4>{format!("{}/$deadletterqueue", e.path)}{format!(" · {}", e.dlq.len())}</h4>
+                            <h4>{queue_path(&e.path, true)}{format!(" · {}", e.dlq.len())}</h4>
                             <Cards store={store.clone()} path={e.path.clone()} dlq={true} />
                         </div>
                     }
@@ -107,11 +108,7 @@ fn cards(props: &CardsProps) -> Html {
         return html! {};
     };
     let store = e.store(props.dlq);
-    let path = if props.dlq {
-        format!("{}/$deadletterqueue", props.path)
-    } else {
-        props.path.clone()
-    };
+    let path = queue_path(&props.path, props.dlq);
     let fast = props.store.playing && props.store.speed >= FAST_SPEED;
     let shown_count = if fast { FAST_WINDOW } else { WINDOW };
     let shown: Vec<&Message> = store.messages.values().take(shown_count).collect();
@@ -158,7 +155,7 @@ fn cards(props: &CardsProps) -> Html {
         .collect();
     html! {
         <ol class={classes!("cards", reduced.then_some("reduced-motion"))}>
-            { for shown.into_iter().map(|m| card(&props.store, &sim.ns, &path, m, now, requeued(m.sequence_number), !fast)) }
+            { for shown.into_iter().filter_map(|m| Some(card(&props.store, &sim.ns, (queue?, &path), m, now, requeued(m.sequence_number), !fast))) }
             { for gone.into_iter().map(|(seq, what)| html! {
                 <li key={format!("gone-{seq}")} class="card ghost" aria-hidden="true"><span class="seq">{format!("#{seq}")}</span>{format!(" {what}")}</li>
             }) }
@@ -172,29 +169,16 @@ fn cards(props: &CardsProps) -> Html {
 fn card(
     store: &crate::state::Store,
     ns: &sbp_engine::Namespace,
-    path: &str,
+    (q, path): (QueueRef, &str),
     m: &Message,
     now: Instant,
     requeued: bool,
     keyed: bool,
 ) -> Html {
     let seq = m.sequence_number;
-    let expired = m.is_expired_at(now);
-    let (state, class) = match (&m.lock, m.state) {
-        (Some(l), _) => (
-            format!("Locked by {}", ns.receiver_name(l.holder)),
-            "locked",
-        ),
-        (None, MessageState::Scheduled) => ("Scheduled".to_string(), "scheduled"),
-        (None, MessageState::Deferred) => ("Deferred".to_string(), "deferred"),
-        (None, MessageState::Active) if expired && !path.ends_with("$deadletterqueue") => {
-            ("Expired, not yet collected".to_string(), "expired")
-        }
-        (None, MessageState::Active) if path.ends_with("$deadletterqueue") => {
-            ("Dead-lettered".to_string(), "active")
-        }
-        (None, MessageState::Active) => ("Active".to_string(), "active"),
-    };
+    // What the card shows is the engine's: status, expiry, DeliveryCount, allowed settlements.
+    let c = ns.card(q, m);
+    let (state, class) = c.status.text();
     let select = {
         let store = store.clone();
         let path = path.to_string();
@@ -202,17 +186,13 @@ fn card(
             store.dispatch(Action::Select(Some((path.clone(), seq))))
         })
     };
-    let dlq = path.ends_with("$deadletterqueue");
-    let expiry = if dlq {
-        "never expires in a DLQ (TTL-12)".to_string()
-    } else if m.expires_at == NEVER {
-        "never expires".to_string()
-    } else if expired {
-        "ExpiresAt passed".to_string()
-    } else {
-        format!("expires in {}", countdown(now, m.expires_at))
+    let expiry = match c.expiry {
+        CardExpiry::NeverInDeadLetterQueue => "never expires in a DLQ (TTL-12)".to_string(),
+        CardExpiry::Never => "never expires".to_string(),
+        CardExpiry::Passed => "ExpiresAt passed".to_string(),
+        CardExpiry::At(at) => format!("expires in {}", countdown(now, at)),
     };
-    let settle = |verb: &'static str| {
+    let settle = |kind: SettleKind| {
         let store = store.clone();
         let path = path.to_string();
         let holder = m
@@ -229,12 +209,12 @@ fn card(
                 reason: None,
                 description: None,
             };
-            let action = match verb {
-                "complete" => StepAction::Complete(def),
-                "abandon" => StepAction::Abandon(def),
-                "defer" => StepAction::Defer(def),
-                "renew" => StepAction::RenewLock(def),
-                _ => StepAction::DeadLetter(SettleDef {
+            let action = match kind {
+                SettleKind::Complete => StepAction::Complete(def),
+                SettleKind::Abandon => StepAction::Abandon(def),
+                SettleKind::Defer => StepAction::Defer(def),
+                SettleKind::RenewLock => StepAction::RenewLock(def),
+                SettleKind::DeadLetter => StepAction::DeadLetter(SettleDef {
                     reason: Some("ManualDeadLetter".into()),
                     description: Some("Dead-lettered from the playground".into()),
                     ..def
@@ -250,25 +230,22 @@ fn card(
                 <span class="mid">{m.message_id.clone()}</span>
                 <span class="state">{state}</span>
                 <span class="expiry">{expiry}</span>
-                if let Some(l) = &m.lock {
-                    <span class="lock">{format!("lock: {} left", countdown(now, l.locked_until))}</span>
+                if let Some(until) = c.locked_until {
+                    <span class="lock">{format!("lock: {} left", countdown(now, until))}</span>
                 }
-                if let Some(at) = m.scheduled_enqueue_time.filter(|_| m.state == MessageState::Scheduled) {
+                if let Some(at) = c.enqueues_at {
                     <span class="sched">{format!("enqueued in {}", countdown(now, at))}</span>
                 }
-                // MSG-02: the holder sees raw + 1; otherwise the raw count, as peek shows it.
-                <span class="dc">{format!("DeliveryCount {}", if m.lock.is_some() { m.failed_deliveries + 1 } else { m.failed_deliveries })}</span>
-                if let Some(d) = m.dead_letter() {
-                    <span class="reason">{format!("DeadLetterReason: {}", d.reason)}</span>
+                <span class="dc">{format!("DeliveryCount {}", c.delivery_count)}</span>
+                if let Some(reason) = &c.dead_letter_reason {
+                    <span class="reason">{format!("DeadLetterReason: {reason}")}</span>
                 }
             </button>
-            if m.lock.is_some() {
+            if !c.settlements.is_empty() {
                 <div class="settle" role="group" aria-label={format!("Settle #{seq}")}>
-                    <button onclick={settle("complete")} class="complete">{"Complete"}</button>
-                    <button onclick={settle("abandon")}>{"Abandon"}</button>
-                    if !dlq { <button onclick={settle("deadletter")}>{"Dead-letter"}</button> }
-                    <button onclick={settle("defer")}>{"Defer"}</button>
-                    <button onclick={settle("renew")}>{"Renew lock"}</button>
+                    { for c.settlements.iter().map(|&kind| html! {
+                        <button onclick={settle(kind)} class={(kind == SettleKind::Complete).then_some("complete")}>{kind.label()}</button>
+                    }) }
                 </div>
             }
         </li>

@@ -200,7 +200,7 @@ pub fn actors(props: &crate::state::SlowProps) -> Html {
                     let store = store.clone();
                     let (kind, name) = (a.kind, a.name.clone());
                     Callback::from(move |_: MouseEvent| {
-                        let step = if kind == "producer" {
+                        let step = if kind == sbp_engine::ActorKind::Producer {
                             Step::new(StepAction::StopProducer(name.clone()))
                         } else {
                             Step::new(StepAction::StopConsumers(name.clone()))
@@ -210,10 +210,10 @@ pub fn actors(props: &crate::state::SlowProps) -> Html {
                 };
                 html! {
                     <li>
-                        <strong>{format!("{} {}", a.kind, a.name)}</strong>{format!(" → {} ", a.entity)}
+                        <strong>{format!("{} {}", a.kind.name(), a.name)}</strong>{format!(" → {} ", a.entity)}
                         <span class="state">{if a.active { "running" } else { "stopped" }}</span><br/>
                         <small>{a.summary.clone()}</small>
-                        if a.active { <button onclick={stop} aria-label={format!("Stop {} {}", a.kind, a.name)}>{"Stop"}</button> }
+                        if a.active { <button onclick={stop} aria-label={format!("Stop {} {}", a.kind.name(), a.name)}>{"Stop"}</button> }
                     </li>
                 }
             }) }

@@ -18,7 +18,8 @@ impl Namespace {
                     "'{}' is not a valid entity name: use letters, digits, '-', '_', '.' (at most 260)",
                     crate::error::quote(path)
                 ),
-            ));
+            )
+            .on_field("Name"));
         }
         if self.paths.len() >= crate::limits::MAX_ENTITIES {
             return Err(BrokerError::new(
@@ -33,7 +34,8 @@ impl Namespace {
             return Err(BrokerError::new(
                 ErrorKind::MessagingEntityAlreadyExists,
                 format!("the entity '{path}' already exists"),
-            ));
+            )
+            .on_field("Name"));
         }
         Ok(())
     }

@@ -93,7 +93,8 @@ impl Namespace {
                 Err(BrokerError::new(
                     ErrorKind::InvalidOperation,
                     format!("{setting} '{target}': {why} (FWD-01)"),
-                ))
+                )
+                .on_field(setting))
             };
             if !self.tier.has_topics() {
                 return Err(BrokerError::new(
@@ -111,6 +112,7 @@ impl Namespace {
                     ErrorKind::MessagingEntityNotFound,
                     format!("{setting}: the target '{target}' does not exist (FWD-01)"),
                 )
+                .on_field(setting)
             })?;
             if q.dlq {
                 return invalid("a dead-letter queue cannot be a forwarding target".into());

@@ -99,3 +99,22 @@ fn r_dlq_03_reason_and_description_are_also_application_properties() {
         .application_properties
         .contains_key("DeadLetterErrorDescription"));
 }
+
+#[test]
+fn r_dlq_02_a_locked_dead_letter_card_offers_every_settlement_but_dead_letter() {
+    let mut ns = ns();
+    queue(&mut ns, "q", dlq_on_expiry());
+    ns.send("q", msg("a", Some(SECOND))).unwrap();
+    ns.advance_to(SECOND);
+    recv(&mut ns, "q/$deadletterqueue", 1);
+    let q = ns.resolve("q/$deadletterqueue").unwrap();
+    let m = &ns.entity("q").unwrap().dlq.messages[&1];
+    let card = ns.card(q, m);
+    assert!(!card.settlements.contains(&SettleKind::DeadLetter));
+    assert!(card.settlements.contains(&SettleKind::Complete));
+    assert_eq!(card.expiry, CardExpiry::NeverInDeadLetterQueue, "TTL-12");
+    assert_eq!(
+        card.dead_letter_reason.as_deref(),
+        Some("TTLExpiredException")
+    );
+}

@@ -45,3 +45,24 @@ fn r_msg_03_max_value_means_never_and_nothing_overflows() {
     assert_eq!(parse_duration("MaxValue").unwrap(), MAX_VALUE);
     assert_eq!(counts(&ns, "q").active, 2);
 }
+
+#[test]
+fn r_msg_02_a_card_shows_the_delivery_count_its_viewer_sees() {
+    let mut ns = ns();
+    queue(&mut ns, "q", settings());
+    ns.send("q", msg("a", None)).unwrap();
+    let q = ns.resolve("q").unwrap();
+    let card = |ns: &Namespace| ns.card(q, &ns.entity("q").unwrap().main.messages[&1]);
+    assert_eq!(card(&ns).delivery_count, 0, "as peek shows it");
+    assert!(card(&ns).settlements.is_empty(), "nobody holds it");
+    recv(&mut ns, "q", 1);
+    assert_eq!(card(&ns).delivery_count, 1, "as the holder sees it");
+    assert_eq!(card(&ns).settlements.len(), 5);
+    assert!(matches!(card(&ns).status, CardStatus::Locked { .. }));
+    settle(&mut ns, "q", 1, Settlement::Abandon).unwrap();
+    assert_eq!(
+        card(&ns).delivery_count,
+        1,
+        "one failed delivery, as peek shows it"
+    );
+}

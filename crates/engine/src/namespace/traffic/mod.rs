@@ -284,7 +284,7 @@ impl Namespace {
     pub fn actors(&self) -> Vec<ActorView> {
         let producers = self.producers.iter().map(|p| ActorView {
             name: p.spec.name.clone(),
-            kind: "producer",
+            kind: ActorKind::Producer,
             entity: p.spec.to.clone(),
             active: p.active,
             summary: format!(
@@ -316,7 +316,7 @@ impl Namespace {
             let busy = c.busy.iter().filter(|b| b.is_some()).count();
             ActorView {
                 name: c.spec.name.clone(),
-                kind: "consumers",
+                kind: ActorKind::Consumers,
                 entity: c.spec.from.clone(),
                 active: c.active,
                 summary: format!(
