@@ -34,7 +34,7 @@ pub const LATEST_INSTANT: Instant = 30 * DAY;
 /// The shortest realistic-mode sweep interval (TTL-08): a sweep scans every message.
 pub const MIN_SWEEP_INTERVAL: Duration = SECOND;
 /// Work (messages sent and consumer polls, estimated) a scenario may need to reach its end.
-pub const MAX_RUN_WORK: u64 = 1_000_000;
+pub const MAX_RUN_WORK: u64 = 500_000;
 /// Work a link may need to reach the instant it opens at (about a second in a browser).
 pub const MAX_OPEN_WORK: u64 = 500_000;
 /// The longest text (a name, a body, a property) a scenario or link may carry.
