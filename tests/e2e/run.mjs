@@ -90,6 +90,19 @@ test('a link that would replay too much work is refused with the limit named, ke
   await page.locator('.card .mid', { hasText: 'still-here' }).waitFor();
 });
 
+test("a scenario's expectations are checked in the browser as in the CLI", async (ctx) => {
+  const page = await fresh(ctx);
+  await page.goto(url + '#s=1zdZHBbsMgDIbfxeccGm298Bo7VlGEwt8KNYHUOFWniHefYZPKpJaTseyPz2anOzj5GMj0HSXAkTl0FOyCtNoJZHYSDyZDX2KDs-yoIzxWz9-aw8NOQlkzQbzWJTKnnW4bNu2kyE7hWu9g3ThDBOzDZYxhVHyyF4yVZKUKCG_IQ6fvLZh9QGVZUdChQBKCqzqxRYvMev3Qipy7tpwxwd_rAGeOS9uzRFf0VuA6znG6asqqOZ09J2k4nxWkitAhTQuf4hYkldwfVKNCquvLeoZn3-kf7VVns54C6NVA9WXjgDrxr5cGCbey4X7IT8njW6x-TV3AsfjkHw');
+  await page.reload();
+  await page.click('#step-1m');
+  const checks = page.locator('#checks');
+  await checks.waitFor();
+  const text = await checks.textContent();
+  // Three checks by t=1m: the expect step and the expectation at 40 s pass, the one at 50 s fails.
+  if (!text.includes('Checks: 3 run, 1 failed')) throw new Error(text);
+  if (!text.includes('orders active: expected 5, got 0')) throw new Error(text);
+});
+
 test('embed mode shows a minimal view', async (ctx) => {
   const page = await fresh(ctx, '?embed=1');
   await page.waitForSelector('.lane');

@@ -5,7 +5,7 @@ use crate::command::ReceiveMode;
 use crate::entity::QueueRef;
 use crate::error::{BrokerError, ErrorKind, Result};
 use crate::limits::*;
-use crate::time::{format_duration, Duration, Instant, SECOND};
+use crate::time::{format_decimal, format_duration, Duration, Instant, SECOND};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -182,8 +182,9 @@ impl ProducerSpec {
         let rate_ok = |r: f64| r.is_finite() && (0.0..=MAX_RATE).contains(&r);
         if !rate_ok(self.rate) {
             return Err(out_of_range(format!(
-                "rate: {} is not between 0 and {MAX_RATE} messages a second (playground limit)",
-                self.rate
+                "rate: {} is not between 0 and {} messages a second (playground limit)",
+                format_decimal(self.rate, 3),
+                format_decimal(MAX_RATE, 0)
             )));
         }
         if self.rate == 0.0 && self.burst.is_none() {
@@ -202,7 +203,8 @@ impl ProducerSpec {
         if let Some(s) = &self.spike {
             if !(s.factor >= 0.0 && rate_ok(self.rate * s.factor)) || s.duration < 0 {
                 return Err(out_of_range(format!(
-                    "spike: the rate times the factor must stay within {MAX_RATE} messages a second, and the duration 0 or more (playground limit)"
+                    "spike: the rate times the factor must stay within {} messages a second, and the duration 0 or more (playground limit)",
+                    format_decimal(MAX_RATE, 0)
                 )));
             }
         }
@@ -271,7 +273,10 @@ fn check_share(name: &str, v: f64) -> Result<()> {
     } else {
         Err(BrokerError::new(
             ErrorKind::ArgumentOutOfRange,
-            format!("{name} must be between 0 and 1, not {v}"),
+            format!(
+                "{name} must be between 0 and 1, not {}",
+                format_decimal(v, 3)
+            ),
         ))
     }
 }

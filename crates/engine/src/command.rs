@@ -126,6 +126,10 @@ pub enum Command {
         from: String,
         seq: u64,
         settlement: Settlement,
+        /// Settle with this LockToken (an earlier receive's) instead of the one the receiver
+        /// holds now: a stale token gives MessageLockLost (RCV-08).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lock_token: Option<String>,
     },
     CloseReceiver {
         receiver: String,

@@ -73,3 +73,25 @@ pub fn format_instant(at: Instant) -> String {
         format!("t={}", format_duration(at))
     }
 }
+
+/// `v` with at most `decimals` decimals, trailing zeros dropped ("2.5", "10", "-0.1"). Integer
+/// arithmetic only: float formatting would add its tables to the browser's wasm.
+pub fn format_decimal(v: f64, decimals: u32) -> String {
+    if !v.is_finite() {
+        return if v.is_nan() {
+            "NaN".into()
+        } else {
+            "∞".into()
+        };
+    }
+    let scale = 10u64.pow(decimals.min(6));
+    let n = (v * scale as f64).round() as i64;
+    let sign = if n < 0 { "-" } else { "" };
+    let n = n.unsigned_abs();
+    let (int, frac) = (n / scale, n % scale);
+    if frac == 0 {
+        return format!("{sign}{int}");
+    }
+    let digits = format!("{frac:0width$}", width = decimals.min(6) as usize);
+    format!("{sign}{int}.{}", digits.trim_end_matches('0'))
+}

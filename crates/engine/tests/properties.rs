@@ -225,6 +225,7 @@ fn command(ns: &Namespace, op: &Op) -> Option<Command> {
                 3 => Settlement::Defer,
                 _ => Settlement::RenewLock,
             },
+            lock_token: None,
         },
         Op::Fault { kind, r, busy_ms } => Command::Fault(match kind {
             0 => Fault::ServiceUpdate,

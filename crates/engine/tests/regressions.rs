@@ -287,6 +287,7 @@ fn a_failed_command_changes_nothing_but_the_log() {
             from: "q".into(),
             seq: 1,
             settlement: Settlement::Complete,
+            lock_token: None,
         },
         Command::ReceiveDeferred {
             receiver: "nobody".into(),

@@ -4,6 +4,7 @@
 //! instants, and expectations), their validation with messages a person understands, the runner
 //! that plays them over the engine, the share-link codec, and the preset scenarios.
 pub mod bounds;
+mod check;
 pub mod dur;
 pub mod link;
 pub mod model;
@@ -14,7 +15,7 @@ pub mod utc;
 
 pub use dur::Dur;
 pub use model::*;
-pub use run::{Simulation, StepOutcome};
+pub use run::{Holding, NamedCall, Simulation, StepOutcome};
 pub use step::{entity_command, Action, Step};
 
 /// Why a scenario could not be read or started. Every variant says what to fix.
@@ -91,10 +92,8 @@ impl Scenario {
                 ));
             }
             last = step.at.ms();
-            if let Some(want) = &step.expect_error {
-                if sbp_engine::ErrorKind::from_name(want).is_none() {
-                    return invalid(format!("timeline[{i}]: expect_error \"{want}\" is not an error name such as MessageLockLost"));
-                }
+            if let Some(unknown) = step.expect_error.as_ref().and_then(ErrorMatch::unknown) {
+                return invalid(format!("timeline[{i}]: expect_error \"{unknown}\" is not an error name such as MessageLockLost, nor \"any\" or \"client\""));
             }
         }
         let mut last = 0;

@@ -187,6 +187,10 @@ pub enum ModeDef {
 
 pub const DEFAULT_RECEIVER: &str = "receiver";
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 fn default_receiver() -> String {
     DEFAULT_RECEIVER.to_string()
 }
@@ -213,6 +217,10 @@ pub struct ReceiveDef {
     /// RCV-01: in ReceiveAndDelete mode the transfer fails and the message is lost.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub transfer_fails: bool,
+    /// A name for what this call returns: expectations (`returned`) and settlements
+    /// (`"message": "<name>"`) refer to it.
+    #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -228,13 +236,24 @@ pub struct PeekDef {
     pub from_seq: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
+    /// A name for what this call returns: expectations (`returned`) and settlements
+    /// (`"message": "<name>"`) refer to it.
+    #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SettleDef {
     pub from: String,
+    /// The message by SequenceNumber (with the lock the receiver holds now)...
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub seq: u64,
+    /// ...or by what a named receive returned ("first", or "first.2" for its second message):
+    /// settled with that call's LockToken, so a stale one gives MessageLockLost (RCV-08) and a
+    /// peeked one is a client error (RCV-11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
     #[serde(
         default = "default_receiver",
         skip_serializing_if = "is_default_receiver"
@@ -258,6 +277,10 @@ pub struct ReceiveDeferredDef {
         skip_serializing_if = "is_default_receiver"
     )]
     pub receiver: String,
+    /// A name for what this call returns: expectations (`returned`) and settlements
+    /// (`"message": "<name>"`) refer to it.
+    #[serde(default, rename = "as", skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -424,6 +447,9 @@ pub struct MessageExpect {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Expectation {
+    /// When (in `expect`); an `expect` step checks at its own instant, between the steps
+    /// around it.
+    #[serde(default)]
     pub at: Dur,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub counts: BTreeMap<String, CountsDef>,
@@ -437,6 +463,74 @@ pub struct Expectation {
     /// with a `min` and/or `max`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metrics: BTreeMap<String, RangeDef>,
+    /// What a named call (`"as"`) returned: nothing, which sequence numbers, which properties.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub returned: BTreeMap<String, ReturnedExpect>,
+    /// Entity path -> settings under the management API's names
+    /// (`{"DefaultMessageTimeToLive": "14d"}`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
+}
+
+/// What a named receive or peek returned. `messages` are checked in order, each with its
+/// properties (as `messages` checks stored ones).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReturnedExpect {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seqs: Option<Vec<u64>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<BTreeMap<String, serde_json::Value>>,
+}
+
+/// The error a step must fail with: a name ("MessageLockLost"), a class ("any", "client": an
+/// error the client raises before anything reaches the broker), or a list of those.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ErrorMatch {
+    One(String),
+    AnyOf(Vec<String>),
+}
+
+impl ErrorMatch {
+    fn names(&self) -> &[String] {
+        match self {
+            ErrorMatch::One(n) => std::slice::from_ref(n),
+            ErrorMatch::AnyOf(v) => v,
+        }
+    }
+
+    /// Whether an error of `kind` is what was expected.
+    pub fn matches(&self, kind: sbp_engine::ErrorKind) -> bool {
+        self.names()
+            .iter()
+            .any(|n| match n.to_ascii_lowercase().as_str() {
+                "any" => true,
+                "client" => kind.is_client_error(),
+                _ => kind.name().eq_ignore_ascii_case(n),
+            })
+    }
+
+    /// The first name that is neither an error name nor a class, if any.
+    pub fn unknown(&self) -> Option<&str> {
+        self.names()
+            .iter()
+            .find(|n| {
+                !["any", "client"].contains(&n.to_ascii_lowercase().as_str())
+                    && sbp_engine::ErrorKind::from_name(n).is_none()
+            })
+            .map(String::as_str)
+    }
+
+    /// "MessageLockLost", or "one of MessageLockLost, MessageNotFound".
+    pub fn describe(&self) -> String {
+        match self {
+            ErrorMatch::One(n) => n.clone(),
+            ErrorMatch::AnyOf(v) => format!("one of {}", v.join(", ")),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,10 +6,9 @@ use crate::step::{entity_command, Action, Step};
 use crate::utc;
 use crate::ScenarioError;
 use sbp_engine::time::{format_instant, Instant};
-use sbp_engine::time::{MAX_VALUE, NEVER};
-use sbp_engine::Perspective;
-use sbp_engine::{BrokerError, ErrorKind, Namespace, Reply};
+use sbp_engine::{BrokerError, ErrorKind, Namespace, Reply, Settlement};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// What one timeline step did.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -33,6 +32,30 @@ pub struct Simulation {
     pub failures: Vec<String>,
     /// The messages the last peek or receive returned, as that call showed them.
     pub last_messages: Vec<sbp_engine::MessageView>,
+    /// What each named call (`"as"`) returned, for expectations and settlements by name.
+    pub named: BTreeMap<String, NamedCall>,
+    /// How many expectations (and `expect` steps) have been checked so far.
+    pub checked: usize,
+}
+
+/// What a named receive or peek returned, and how the client holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NamedCall {
+    pub receiver: String,
+    pub from: String,
+    pub how: Holding,
+    pub messages: Vec<sbp_engine::MessageView>,
+}
+
+/// How a client holds a message a call returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holding {
+    /// Peeked: no lock (RCV-11).
+    Peeked,
+    /// Locked, with the LockToken in the view (RCV-02).
+    Locked,
+    /// Received and deleted: already settled (RCV-01).
+    Deleted,
 }
 
 impl Simulation {
@@ -90,6 +113,8 @@ impl Simulation {
             outcomes: Vec::new(),
             failures: Vec::new(),
             last_messages: Vec::new(),
+            named: BTreeMap::new(),
+            checked: 0,
         })
     }
 
@@ -232,17 +257,19 @@ impl Simulation {
         let at = step.at.ms();
         let action = step.action_text();
         let result = self.execute(&step, at);
-        let expected = step.expect_error.as_deref();
+        let expected = step.expect_error.as_ref();
         match (&result, expected) {
             (Ok(_), Some(want)) => self.failures.push(format!(
-                "step {} at {} ({action}): expected {want}, but it succeeded",
-                index + 1,
-                format_instant(at)
-            )),
-            (Err(e), Some(want)) if !e.kind.name().eq_ignore_ascii_case(want) => self.failures.push(format!(
-                "step {} at {} ({action}): expected {want}, got {}: {}",
+                "step {} at {} ({action}): expected {}, but it succeeded",
                 index + 1,
                 format_instant(at),
+                want.describe()
+            )),
+            (Err(e), Some(want)) if !want.matches(e.kind) => self.failures.push(format!(
+                "step {} at {} ({action}): expected {}, got {}: {}",
+                index + 1,
+                format_instant(at),
+                want.describe(),
                 e.kind.name(),
                 e.message
             )),
@@ -268,6 +295,16 @@ impl Simulation {
         let Some(action) = &step.action else {
             return Ok(String::new());
         };
+        if let Action::Expect(e) = action {
+            self.ns.advance_to(at);
+            let before = self.failures.len();
+            self.check(&format_instant(at), e);
+            return Ok(format!("{} checks failed", self.failures.len() - before));
+        }
+        if let Some(by_name) = self.settle_by_name(action)? {
+            self.ns.apply(at, by_name)?;
+            return Ok("ok".into());
+        }
         let commands = action
             .commands(&self.ns)
             .map_err(|m| BrokerError::new(ErrorKind::InvalidOperation, m))?;
@@ -277,6 +314,7 @@ impl Simulation {
             match self.ns.apply(at, command)? {
                 Reply::Messages(ms) => {
                     let seqs: Vec<u64> = ms.iter().map(|m| m.sequence_number).collect();
+                    self.remember(action, &ms);
                     self.last_messages = ms;
                     summary.push(if seqs.is_empty() {
                         "no messages".to_string()
@@ -310,155 +348,77 @@ impl Simulation {
         self.next_expect += 1;
         let e = self.scenario.expect[index].clone();
         self.ns.advance_to(e.at.ms());
-        let at = format_instant(e.at.ms());
-        for (path, want) in &e.counts {
-            // An entity, or its dead-letter sub-queue ("orders/$deadletterqueue").
-            let now = self.ns.now();
-            let have = self.ns.resolve(path).ok().and_then(|q| {
-                let entity = self.ns.entity(self.ns.entity_name(q.entity))?;
-                Some(if q.dlq {
-                    entity.dlq_counts(now)
-                } else {
-                    entity.counts(now)
-                })
-            });
-            let Some(have) = have else {
-                self.failures
-                    .push(format!("expect at {at}: {path} does not exist"));
-                continue;
-            };
-            let fields = [
-                ("active", want.active, have.active),
-                ("locked", want.locked, have.locked),
-                ("scheduled", want.scheduled, have.scheduled),
-                ("deferred", want.deferred, have.deferred),
-                ("dead_lettered", want.dead_lettered, have.dead_lettered),
-                (
-                    "expired_uncollected",
-                    want.expired_uncollected,
-                    have.expired_uncollected,
-                ),
-            ];
-            for (name, want, have) in fields {
-                if let Some(want) = want.filter(|w| *w != have) {
-                    self.failures.push(format!(
-                        "expect at {at}: {path} {name}: expected {want}, got {have}"
-                    ));
-                }
-            }
-        }
-        for (path, want) in &e.exists {
-            let have = self.ns.entity(path).is_some();
-            if have != *want {
-                self.failures.push(format!(
-                    "expect at {at}: {path} exists: expected {want}, got {have}"
-                ));
-            }
-        }
-        self.check_messages_and_metrics(&at, &e);
-    }
-
-    /// Message and metric expectations: checked the same way in the browser and the CLI.
-    fn check_messages_and_metrics(&mut self, at: &str, e: &Expectation) {
-        for m in &e.messages {
-            self.check_message(at, m);
-        }
-        if !e.metrics.is_empty() {
-            let totals = serde_json::to_value(self.ns.metrics().total()).unwrap_or_default();
-            for (name, range) in &e.metrics {
-                let Some(have) = totals.get(name).and_then(serde_json::Value::as_u64) else {
-                    self.failures
-                        .push(format!("expect at {at}: there is no metric {name}"));
-                    continue;
-                };
-                if range.min.is_some_and(|min| have < min)
-                    || range.max.is_some_and(|max| have > max)
-                {
-                    let show = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-                    self.failures.push(format!(
-                        "expect at {at}: metric {name}: expected {}..{}, got {have}",
-                        show(range.min),
-                        show(range.max)
-                    ));
-                }
-            }
-        }
-    }
-
-    fn check_message(&mut self, at: &str, want: &MessageExpect) {
-        let perspective = match want.view {
-            ViewDef::Peek => Perspective::Peek,
-            ViewDef::Receive => Perspective::Receive,
-        };
-        let label = format!("expect at {at}: {} #{}", want.entity, want.seq);
-        let Some(view) = self.ns.message(&want.entity, want.seq, perspective) else {
-            if !want.absent {
-                self.failures.push(format!("{label}: not there"));
-            }
-            return;
-        };
-        if want.absent {
-            self.failures
-                .push(format!("{label}: expected absent, but it is there"));
-            return;
-        }
-        let have = serde_json::to_value(&view).unwrap_or_default();
-        for (name, expected) in &want.properties {
-            let Some(actual) = have.get(name) else {
-                self.failures
-                    .push(format!("{label}: there is no property {name}"));
-                continue;
-            };
-            if let Err(msg) = property_matches(name, expected, actual) {
-                self.failures.push(format!("{label} {name}: {msg}"));
-            }
-        }
+        self.check(&format_instant(e.at.ms()), &e);
     }
 }
 
-const TIME_PROPERTIES: &[&str] = &[
-    "EnqueuedTime",
-    "ExpiresAt",
-    "LockedUntil",
-    "ScheduledEnqueueTime",
-    "EffectiveExpiresAt",
-];
-const DURATION_PROPERTIES: &[&str] = &["TimeToLive"];
-
-/// Times and durations are written as durations ("15m", "never"); the rest compares as JSON.
-fn property_matches(
-    name: &str,
-    expected: &serde_json::Value,
-    actual: &serde_json::Value,
-) -> Result<(), String> {
-    let is_time = TIME_PROPERTIES.contains(&name);
-    if is_time || DURATION_PROPERTIES.contains(&name) {
-        let want = match expected {
-            serde_json::Value::Null => None,
-            serde_json::Value::String(s) => Some(sbp_engine::time::parse_duration(s)?),
-            serde_json::Value::Number(n) => n.as_i64(),
-            other => {
-                return Err(format!(
-                    "write {other} as a duration such as \"15m\" or \"never\""
-                ))
-            }
+impl Simulation {
+    /// Records what a named receive or peek returned (`"as"`).
+    fn remember(&mut self, action: &Action, got: &[sbp_engine::MessageView]) {
+        let (name, receiver, from, how) = match action {
+            Action::Receive(r) => (
+                &r.name,
+                &r.receiver,
+                &r.from,
+                match r.mode {
+                    ModeDef::PeekLock => Holding::Locked,
+                    ModeDef::ReceiveAndDelete => Holding::Deleted,
+                },
+            ),
+            Action::ReceiveDeferred(r) => (&r.name, &r.receiver, &r.from, Holding::Locked),
+            Action::Peek(p) => (&p.name, &p.receiver, &p.from, Holding::Peeked),
+            _ => return,
         };
-        let want = want.map(|w| if is_time && w >= MAX_VALUE { NEVER } else { w });
-        let have = actual.as_i64();
-        if want != have {
-            let show = |v: Option<i64>| match v {
-                None => "none".to_string(),
-                Some(v) if is_time => format_instant(v),
-                Some(v) => sbp_engine::time::format_duration(v),
-            };
-            return Err(format!("expected {}, got {}", show(want), show(have)));
+        if let Some(name) = name {
+            self.named.insert(
+                name.clone(),
+                NamedCall {
+                    receiver: receiver.clone(),
+                    from: from.clone(),
+                    how,
+                    messages: got.to_vec(),
+                },
+            );
         }
-        return Ok(());
     }
-    if expected != actual {
-        return Err(format!("expected {expected}, got {actual}"));
+
+    /// A settlement of a named message: with that call's LockToken (RCV-08), or the client
+    /// error the SDK raises for a peeked (RCV-11) or received-and-deleted (RCV-01) one.
+    fn settle_by_name(&self, action: &Action) -> Result<Option<sbp_engine::Command>, BrokerError> {
+        let (def, settlement) = match action {
+            Action::Complete(d) => (d, Settlement::Complete),
+            Action::Abandon(d) => (d, Settlement::Abandon),
+            Action::Defer(d) => (d, Settlement::Defer),
+            Action::RenewLock(d) => (d, Settlement::RenewLock),
+            Action::DeadLetter(d) => (
+                d,
+                Settlement::DeadLetter {
+                    reason: d.reason.clone(),
+                    description: d.description.clone(),
+                },
+            ),
+            _ => return Ok(None),
+        };
+        let Some(name) = &def.message else {
+            return Ok(None);
+        };
+        let client = |m: String| BrokerError::new(ErrorKind::InvalidOperation, m);
+        let view = self.named_message(name).map_err(client)?;
+        let call_name = name.rsplit_once('.').map_or(name.as_str(), |(c, _)| c);
+        let call = &self.named[call_name];
+        let verb = settlement.name();
+        match call.how {
+            Holding::Peeked => Err(client(format!("\"{name}\" was only peeked; {verb} needs a message received in PeekLock mode (RCV-11)"))),
+            Holding::Deleted => Err(client(format!("\"{name}\" was received in ReceiveAndDelete mode; it is already settled, so {verb} is refused (RCV-01)"))),
+            Holding::Locked => Ok(Some(sbp_engine::Command::Settle {
+                receiver: call.receiver.clone(),
+                from: call.from.clone(),
+                seq: view.sequence_number,
+                settlement,
+                lock_token: view.lock_token.clone(),
+            })),
+        }
     }
-    Ok(())
 }
 
 /// A step a user adds keeps the limits a file keeps (one behaviour everywhere); a step that

@@ -20,8 +20,9 @@ pub struct Step {
     pub at: Dur,
     /// A sentence shown while the step plays (narration).
     pub note: Option<String>,
-    /// The step must fail with this error (e.g. "MessageLockLost"); without it, failing is a failure.
-    pub expect_error: Option<String>,
+    /// The step must fail with this error (e.g. "MessageLockLost", "client", or a list); without
+    /// it, failing is a failure.
+    pub expect_error: Option<ErrorMatch>,
     pub action: Option<Action>,
 }
 
@@ -50,6 +51,8 @@ pub enum Action {
     StartConsumers(ConsumerDef),
     /// The consumer group's name.
     StopConsumers(String),
+    /// Checks at this point of the timeline (between two steps of one instant, too).
+    Expect(Box<Expectation>),
 }
 
 impl Step {
@@ -92,6 +95,7 @@ impl Action {
             Action::StopProducer(_) => "stop_producer",
             Action::StartConsumers(_) => "start_consumers",
             Action::StopConsumers(_) => "stop_consumers",
+            Action::Expect(_) => "expect",
         }
     }
 
@@ -118,7 +122,10 @@ impl Action {
             Action::CloseReceiver(r) => r.from.as_deref(),
             Action::StartProducer(p) => Some(&p.to),
             Action::StartConsumers(c) => Some(&c.from),
-            Action::Fault(_) | Action::StopProducer(_) | Action::StopConsumers(_) => None,
+            Action::Fault(_)
+            | Action::StopProducer(_)
+            | Action::StopConsumers(_)
+            | Action::Expect(_) => None,
         }
     }
 
@@ -175,7 +182,12 @@ impl Action {
             Action::Delete(d) => format!("delete {d}"),
             Action::CloseReceiver(r) => format!("close receiver {}", r.receiver),
             Action::StartProducer(p) => {
-                format!("start producer {} ({} msg/s to {})", p.name, p.rate, p.to)
+                format!(
+                    "start producer {} ({} msg/s to {})",
+                    p.name,
+                    sbp_engine::time::format_decimal(p.rate, 3),
+                    p.to
+                )
             }
             Action::StopProducer(p) => format!("stop producer {p}"),
             Action::StartConsumers(c) => format!(
@@ -185,6 +197,7 @@ impl Action {
                 c.from
             ),
             Action::StopConsumers(c) => format!("stop consumers {c}"),
+            Action::Expect(_) => "check expectations".into(),
             Action::Fault(f) => match f {
                 FaultDef::ServiceUpdate => "fault: service update".into(),
                 FaultDef::OsUpdate => "fault: OS update".into(),
@@ -279,7 +292,8 @@ impl Action {
             | Action::CloseReceiver(_)
             | Action::Fault(_)
             | Action::StopProducer(_)
-            | Action::StopConsumers(_) => Ok(()),
+            | Action::StopConsumers(_)
+            | Action::Expect(_) => Ok(()),
         }
     }
 
@@ -319,6 +333,7 @@ impl Action {
                 from: def.from.clone(),
                 seq: def.seq,
                 settlement,
+                lock_token: None,
             })
         };
         match self {
@@ -384,6 +399,7 @@ impl Action {
             Action::StopProducer(name) => one(Command::StopProducer { name: name.clone() }),
             Action::StartConsumers(c) => one(Command::StartConsumers(consumer_spec(c))),
             Action::StopConsumers(name) => one(Command::StopConsumers { name: name.clone() }),
+            Action::Expect(_) => Err("an expect step gives no command".into()),
             Action::Fault(f) => one(Command::Fault(match f {
                 FaultDef::ServiceUpdate => Fault::ServiceUpdate,
                 FaultDef::OsUpdate => Fault::OsUpdate,
@@ -574,7 +590,7 @@ pub struct StepWire {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expect_error: Option<String>,
+    pub expect_error: Option<ErrorMatch>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send: Option<SendDef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -613,6 +629,8 @@ pub struct StepWire {
     pub start_consumers: Option<ConsumerDef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_consumers: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Box<Expectation>>,
 }
 
 impl TryFrom<StepWire> for Step {
@@ -641,6 +659,7 @@ impl TryFrom<StepWire> for Step {
         take(w.stop_producer.map(Action::StopProducer));
         take(w.start_consumers.map(Action::StartConsumers));
         take(w.stop_consumers.map(Action::StopConsumers));
+        take(w.expect.map(Action::Expect));
         if actions.len() > 1 || (actions.is_empty() && w.note.is_none()) {
             let names: Vec<&str> = actions.iter().map(Action::key).collect();
             return Err(format!(
@@ -687,6 +706,7 @@ impl From<Step> for StepWire {
             Some(Action::StopProducer(a)) => w.stop_producer = Some(a),
             Some(Action::StartConsumers(a)) => w.start_consumers = Some(a),
             Some(Action::StopConsumers(a)) => w.stop_consumers = Some(a),
+            Some(Action::Expect(a)) => w.expect = Some(a),
         }
         w
     }

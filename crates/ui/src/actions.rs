@@ -133,6 +133,7 @@ fn receive_step(v: &[String], button: usize, _now: Instant) -> Result<Action, St
             receiver,
             from_seq: None,
             count,
+            name: None,
         })),
         2 => {
             let seqs = v[5]
@@ -151,6 +152,7 @@ fn receive_step(v: &[String], button: usize, _now: Instant) -> Result<Action, St
                 from,
                 seqs,
                 receiver,
+                name: None,
             }))
         }
         _ => Step::new(StepAction::Receive(ReceiveDef {
@@ -164,6 +166,7 @@ fn receive_step(v: &[String], button: usize, _now: Instant) -> Result<Action, St
             count,
             max_auto_lock_renewal: parse::dur("Auto-renew lock for", &v[4])?,
             transfer_fails: false,
+            name: None,
         })),
     };
     Ok(Action::Do(Box::new(step)))
@@ -401,9 +404,8 @@ pub fn scenario_menu(props: &StoreProps) -> Html {
             let load = {
                 let store = store.clone();
                 move |parsed: Result<Scenario, String>| match parsed {
-                    Ok(mut scenario) => {
-                        // Presets carry expectations for the test suite; the playground shows the run.
-                        scenario.expect.clear();
+                    Ok(scenario) => {
+                        // Its expectations are checked as it plays, as the CLI checks them.
                         let title = scenario.name.clone();
                         store.dispatch(Action::Load {
                             scenario: Box::new(scenario),

@@ -19,6 +19,11 @@ pub fn clock_bar(props: &StoreProps) -> Html {
     };
     let slider_max = end.max(now).max(MINUTE) + MINUTE;
     // Narration: the note of the last step that has played.
+    // The scenario's checks, as the CLI runs them: how many ran, and every failure so far.
+    let (checked, failures) = {
+        let sim = store.sim.borrow();
+        (sim.checked, sim.failures.clone())
+    };
     let narration = {
         let sim = store.sim.borrow();
         sim.outcomes.iter().rev().find_map(|o| {
@@ -96,6 +101,14 @@ pub fn clock_bar(props: &StoreProps) -> Html {
             </div>
             if let Some((step, note)) = narration {
                 <p class="narration" id="narration" aria-live="polite">{format!("Step {step}: {note}")}</p>
+            }
+            if checked > 0 {
+                <div class={classes!("checks", (!failures.is_empty()).then_some("failed"))} id="checks" aria-live="polite">
+                    {format!("Checks: {checked} run, {} failed", failures.len())}
+                    if !failures.is_empty() {
+                        <ul>{ for failures.iter().take(5).map(|f| html! { <li>{f.clone()}</li> }) }</ul>
+                    }
+                </div>
             }
             <div class="next" id="next-text">{"Next: "}{next_text}</div>
             <label class="timeline">{"Timeline "}

@@ -130,6 +130,7 @@ pub fn dead_letter_form(props: &DeadLetterProps) -> Html {
             receiver: props.holder.clone(),
             reason: None,
             description: None,
+            message: None,
         };
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();

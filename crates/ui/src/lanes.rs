@@ -26,7 +26,10 @@ pub fn countdown(now: Instant, at: Instant) -> String {
         return "passed".into();
     }
     if left < 60_000 {
-        format!("{:.1} s", left as f64 / 1000.0)
+        format!(
+            "{} s",
+            sbp_engine::time::format_decimal(left as f64 / 1000.0, 1)
+        )
     } else if left < 3_600_000 {
         format!("{} min {:02} s", left / 60_000, (left % 60_000) / 1000)
     } else {
@@ -208,6 +211,7 @@ fn card(
                 receiver: holder.clone(),
                 reason: None,
                 description: None,
+                message: None,
             };
             let action = match kind {
                 SettleKind::Complete => StepAction::Complete(def),

@@ -1,5 +1,6 @@
 //! Line charts as inline SVG, shared by the counts chart and the metrics. Each line has its own
 //! dash pattern and a text legend with its last value, so colour is never the only cue.
+use sbp_engine::time::format_decimal;
 use sbp_engine::time::{format_instant, Instant};
 use yew::prelude::*;
 
@@ -44,27 +45,27 @@ pub fn plot(title: &str, unit: &str, at: &[Instant], lines: &[Line]) -> Html {
     let last = |l: &Line| l.values.last().copied().unwrap_or(0.0);
     let summary: Vec<String> = lines
         .iter()
-        .map(|l| format!("{} {:.0}{unit}", l.name, last(l)))
+        .map(|l| format!("{} {}{unit}", l.name, format_decimal(last(l), 0)))
         .collect();
     let axis = H - 16.0;
     html! {
         <figure class="metric">
             <figcaption>{title.to_string()}</figcaption>
-            <svg viewBox={format!("0 0 {W} {H}")} role="img"
+            <svg viewBox={format!("0 0 {} {}", format_decimal(W, 0), format_decimal(H, 0))} role="img"
                 aria-label={format!("{title} from {} to {}; last: {}", format_instant(t0), format_instant(t1), summary.join(", "))}>
-                <line x1="36" y1={axis.to_string()} x2={W.to_string()} y2={axis.to_string()} stroke="#999" />
-                <text x="2" y="12" font-size="10">{format!("{max:.0}{unit}")}</text>
-                <text x="2" y={axis.to_string()} font-size="10">{"0"}</text>
-                <text x="36" y={(H - 2.0).to_string()} font-size="10">{format_instant(t0)}</text>
-                <text x={(W - 4.0).to_string()} y={(H - 2.0).to_string()} font-size="10" text-anchor="end">{format_instant(t1)}</text>
+                <line x1="36" y1={format_decimal(axis, 1)} x2={format_decimal(W, 1)} y2={format_decimal(axis, 1)} stroke="#999" />
+                <text x="2" y="12" font-size="10">{format!("{}{unit}", format_decimal(max, 0))}</text>
+                <text x="2" y={format_decimal(axis, 1)} font-size="10">{"0"}</text>
+                <text x="36" y={format_decimal(H - 2.0, 1)} font-size="10">{format_instant(t0)}</text>
+                <text x={format_decimal(W - 4.0, 1)} y={format_decimal(H - 2.0, 1)} font-size="10" text-anchor="end">{format_instant(t1)}</text>
                 { for lines.iter().map(|l| {
-                    let points: String = at.iter().zip(&l.values).map(|(t, v)| format!("{:.1},{:.1} ", x(*t), y(*v))).collect();
+                    let points: String = at.iter().zip(&l.values).map(|(t, v)| format!("{},{} ", format_decimal(x(*t), 1), format_decimal(y(*v), 1))).collect();
                     html! { <polyline {points} fill="none" stroke={l.colour} stroke-width="1.6" stroke-dasharray={l.dash} /> }
                 }) }
             </svg>
             <ul class="legend">
                 { for lines.iter().map(|l| html! {
-                    <li><svg width="26" height="8" aria-hidden="true"><line x1="0" y1="4" x2="26" y2="4" stroke={l.colour} stroke-width="2" stroke-dasharray={l.dash} /></svg>{format!(" {}: {:.0}{unit}", l.name, last(l))}</li>
+                    <li><svg width="26" height="8" aria-hidden="true"><line x1="0" y1="4" x2="26" y2="4" stroke={l.colour} stroke-width="2" stroke-dasharray={l.dash} /></svg>{format!(" {}: {}{unit}", l.name, format_decimal(last(l), 0))}</li>
                 }) }
             </ul>
         </figure>

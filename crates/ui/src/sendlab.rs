@@ -3,6 +3,7 @@
 use crate::form::field;
 use crate::form::{parse, text, Choice};
 use sbp_engine::send_lab::{run, Injected, SendLabResult, SendLabSpec, SendStrategy};
+use sbp_engine::time::format_decimal;
 use sbp_engine::time::format_duration;
 use yew::prelude::*;
 
@@ -35,21 +36,27 @@ fn timeline(r: &SendLabResult) -> Html {
     let queue: String = r
         .in_flight
         .iter()
-        .map(|(t, n)| format!("{:.1},{:.1} ", x(*t), 38.0 - *n as f64 / max_q * 34.0))
+        .map(|(t, n)| {
+            format!(
+                "{},{} ",
+                format_decimal(x(*t), 1),
+                format_decimal(38.0 - *n as f64 / max_q * 34.0, 1)
+            )
+        })
         .collect();
     html! {
         <>
-        <svg viewBox={format!("0 0 480 {h}")} role="img" class="lab-timeline"
+        <svg viewBox={format!("0 0 480 {}", format_decimal(h, 1))} role="img" class="lab-timeline"
             aria-label={format!("{} sends over {}; failed sends in red", r.traces.len(), format_duration(r.all_settled))}>
             { for r.traces.iter().take(ROWS).enumerate().map(|(i, t)| {
                 let y = 4.0 + i as f64 * 4.0;
                 let failed = !t.stored;
                 let colour = if failed { "#b0262c" } else if t.attempts > 1 { "#9a5b00" } else { "#0a5ea8" };
-                html! { <line x1={format!("{:.1}", x(t.started))} x2={format!("{:.1}", x(t.settled).max(x(t.started) + 1.0))} y1={y.to_string()} y2={y.to_string()}
+                html! { <line x1={format_decimal(x(t.started), 1)} x2={format_decimal(x(t.settled).max(x(t.started) + 1.0), 1)} y1={format_decimal(y, 1)} y2={format_decimal(y, 1)}
                     stroke={colour} stroke-width="3" stroke-dasharray={if t.observed { "" } else { "3 2" }} /> }
             }) }
-            <text x="2" y={(h - 4.0).to_string()} font-size="10">{"t=0"}</text>
-            <text x="476" y={(h - 4.0).to_string()} font-size="10" text-anchor="end">{format_duration(r.all_settled)}</text>
+            <text x="2" y={format_decimal(h - 4.0, 1)} font-size="10">{"t=0"}</text>
+            <text x="476" y={format_decimal(h - 4.0, 1)} font-size="10" text-anchor="end">{format_duration(r.all_settled)}</text>
         </svg>
         <figure class="metric">
             <figcaption>{format!("Sends in flight (fire and forget: the client's hidden queue), at most {}", r.max_in_flight)}</figcaption>

@@ -437,8 +437,18 @@ impl Namespace {
                 from,
                 seq,
                 settlement,
+                lock_token: None,
             } => self
                 .settle(&receiver, &from, seq, settlement)
+                .map(|_| Reply::Done),
+            Command::Settle {
+                receiver,
+                from,
+                seq,
+                settlement,
+                lock_token: Some(token),
+            } => self
+                .settle_with_token(&receiver, &from, seq, &token, settlement)
                 .map(|_| Reply::Done),
             Command::CloseReceiver { receiver, from } => {
                 self.close_receiver(&receiver, &from).map(|_| Reply::Done)

@@ -21,6 +21,35 @@ impl Namespace {
         self.settle_as(r, q, seq, settlement)
     }
 
+    /// Settles with the LockToken of an earlier receive (what a client that kept that message
+    /// object does): RCV-08, a token that is no longer the message's lock gives MessageLockLost.
+    pub fn settle_with_token(
+        &mut self,
+        receiver: &str,
+        from: &str,
+        seq: u64,
+        token: &str,
+        settlement: Settlement,
+    ) -> Result<()> {
+        let q = self.resolve(from)?;
+        let Some(&r) = self.receiver_ids.get(receiver) else {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                format!("{receiver} has not received message #{seq} from '{from}'; only a received message can be settled"),
+            ));
+        };
+        let current = self.lock_of(q, seq).map(|l| (l.token, l.holder));
+        match current {
+            Some((t, holder)) if holder == r && format_lock_token(t).eq_ignore_ascii_case(token) => {
+                self.settle_as(r, q, seq, settlement)
+            }
+            _ => Err(self.rejection(
+                ErrorKind::MessageLockLost,
+                format!("the lock {} on #{seq} is no longer held: it lapsed, was lost, or the message was settled or received again (RCV-08)", crate::error::quote(token)),
+            )),
+        }
+    }
+
     /// Settlement by receiver `r` of message `seq` in `q`, with the checks the SDK and broker make.
     pub(crate) fn settle_as(
         &mut self,

@@ -10,7 +10,7 @@ use crate::error::{BrokerError, ErrorKind, Result};
 use crate::event::{Event, EventKind};
 use crate::limits::*;
 use crate::message::NewMessage;
-use crate::time::{after, format_duration, Duration, Instant};
+use crate::time::{after, format_decimal, format_duration, Duration, Instant};
 use crate::timer::ActorTimer;
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -63,7 +63,9 @@ impl Namespace {
         self.check_actor_room(new)?;
         let summary = format!(
             "producer {} starts: {} msg/s to {}",
-            spec.name, spec.rate, spec.to
+            spec.name,
+            format_decimal(spec.rate, 3),
+            spec.to
         );
         // Starting a producer again under its name replaces its settings and keeps its count.
         let existing = self.producers.iter().position(|p| p.spec.name == spec.name);
@@ -289,7 +291,7 @@ impl Namespace {
             active: p.active,
             summary: format!(
                 "{} msg/s{}{}{}; {} sent",
-                p.spec.rate,
+                format_decimal(p.spec.rate, 3),
                 p.spec
                     .burst
                     .as_ref()
@@ -300,7 +302,7 @@ impl Namespace {
                     .as_ref()
                     .map(|s| format!(
                         ", x{} spike at t={} for {}",
-                        s.factor,
+                        format_decimal(s.factor, 3),
                         format_duration(s.from),
                         format_duration(s.duration)
                     ))
@@ -320,15 +322,22 @@ impl Namespace {
                 entity: c.spec.from.clone(),
                 active: c.active,
                 summary: format!(
-                    "{} x {}, {busy} busy; abandon {:.0}%, dead-letter {:.0}%, defer {:.0}%, crash {:.0}%{}{}",
+                    "{} x {}, {busy} busy; abandon {}%, dead-letter {}%, defer {}%, crash {}%{}{}",
                     c.spec.instances,
                     c.spec.mode,
-                    c.spec.abandon * 100.0,
-                    c.spec.dead_letter * 100.0,
-                    c.spec.defer * 100.0,
-                    c.spec.crash * 100.0,
-                    c.spec.max_auto_lock_renewal.map(|d| format!(", auto-renew {}", format_duration(d))).unwrap_or_default(),
-                    if c.spec.idempotent { ", idempotent" } else { "" }
+                    format_decimal(c.spec.abandon * 100.0, 0),
+                    format_decimal(c.spec.dead_letter * 100.0, 0),
+                    format_decimal(c.spec.defer * 100.0, 0),
+                    format_decimal(c.spec.crash * 100.0, 0),
+                    c.spec
+                        .max_auto_lock_renewal
+                        .map(|d| format!(", auto-renew {}", format_duration(d)))
+                        .unwrap_or_default(),
+                    if c.spec.idempotent {
+                        ", idempotent"
+                    } else {
+                        ""
+                    }
                 ),
             }
         });

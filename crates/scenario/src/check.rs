@@ -1,0 +1,383 @@
+//! Expectations: counts, stored messages, existence, metrics, what a named call returned and
+//! entity settings, checked at an instant or between two steps. The browser and the CLI check
+//! them the same way.
+use crate::model::*;
+use crate::run::Simulation;
+use sbp_engine::time::{format_instant, MAX_VALUE, NEVER};
+use sbp_engine::{EntitySettings, Perspective};
+use std::collections::BTreeMap;
+
+impl Simulation {
+    /// Checks one expectation now (`at` names the instant in failures). Every check the same
+    /// way in the browser and the CLI.
+    pub(crate) fn check(&mut self, at: &str, e: &Expectation) {
+        self.checked += 1;
+        for (path, want) in &e.counts {
+            // An entity, or its dead-letter sub-queue ("orders/$deadletterqueue").
+            let now = self.ns.now();
+            let have = self.ns.resolve(path).ok().and_then(|q| {
+                let entity = self.ns.entity(self.ns.entity_name(q.entity))?;
+                Some(if q.dlq {
+                    entity.dlq_counts(now)
+                } else {
+                    entity.counts(now)
+                })
+            });
+            let Some(have) = have else {
+                self.failures
+                    .push(format!("expect at {at}: {path} does not exist"));
+                continue;
+            };
+            let fields = [
+                ("active", want.active, have.active),
+                ("locked", want.locked, have.locked),
+                ("scheduled", want.scheduled, have.scheduled),
+                ("deferred", want.deferred, have.deferred),
+                ("dead_lettered", want.dead_lettered, have.dead_lettered),
+                (
+                    "expired_uncollected",
+                    want.expired_uncollected,
+                    have.expired_uncollected,
+                ),
+            ];
+            for (name, want, have) in fields {
+                if let Some(want) = want.filter(|w| *w != have) {
+                    self.failures.push(format!(
+                        "expect at {at}: {path} {name}: expected {want}, got {have}"
+                    ));
+                }
+            }
+        }
+        for (path, want) in &e.exists {
+            let have = self.ns.entity(path).is_some();
+            if have != *want {
+                self.failures.push(format!(
+                    "expect at {at}: {path} exists: expected {want}, got {have}"
+                ));
+            }
+        }
+        self.check_messages_and_metrics(at, e);
+        self.check_returned(at, e);
+        self.check_settings(at, e);
+    }
+
+    /// Message and metric expectations: checked the same way in the browser and the CLI.
+    fn check_messages_and_metrics(&mut self, at: &str, e: &Expectation) {
+        for m in &e.messages {
+            self.check_message(at, m);
+        }
+        if !e.metrics.is_empty() {
+            let totals = serde_json::to_value(self.ns.metrics().total()).unwrap_or_default();
+            for (name, range) in &e.metrics {
+                let Some(have) = totals.get(name).and_then(serde_json::Value::as_u64) else {
+                    self.failures
+                        .push(format!("expect at {at}: there is no metric {name}"));
+                    continue;
+                };
+                if range.min.is_some_and(|min| have < min)
+                    || range.max.is_some_and(|max| have > max)
+                {
+                    let show = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+                    self.failures.push(format!(
+                        "expect at {at}: metric {name}: expected {}..{}, got {have}",
+                        show(range.min),
+                        show(range.max)
+                    ));
+                }
+            }
+        }
+    }
+
+    fn check_message(&mut self, at: &str, want: &MessageExpect) {
+        let perspective = match want.view {
+            ViewDef::Peek => Perspective::Peek,
+            ViewDef::Receive => Perspective::Receive,
+        };
+        let label = format!("expect at {at}: {} #{}", want.entity, want.seq);
+        let Some(view) = self.ns.message(&want.entity, want.seq, perspective) else {
+            if !want.absent {
+                self.failures.push(format!("{label}: not there"));
+            }
+            return;
+        };
+        if want.absent {
+            self.failures
+                .push(format!("{label}: expected absent, but it is there"));
+            return;
+        }
+        let have = serde_json::to_value(&view).unwrap_or_default();
+        for (name, expected) in &want.properties {
+            let Some(actual) = have.get(name) else {
+                self.failures
+                    .push(format!("{label}: there is no property {name}"));
+                continue;
+            };
+            if let Err(msg) = self.property_matches(name, expected, actual) {
+                self.failures.push(format!("{label} {name}: {msg}"));
+            }
+        }
+    }
+
+    /// `returned`: what a named call got (RCV-01's received-and-deleted messages too, which are
+    /// no longer stored).
+    fn check_returned(&mut self, at: &str, e: &Expectation) {
+        for (name, want) in &e.returned {
+            let label = format!("expect at {at}: call \"{name}\"");
+            let Some(call) = self.named.get(name).cloned() else {
+                self.failures.push(format!(
+                    "{label}: no step so far is named \"{name}\" (\"as\")"
+                ));
+                continue;
+            };
+            let seqs: Vec<u64> = call.messages.iter().map(|m| m.sequence_number).collect();
+            if want.count.is_some_and(|c| c != seqs.len()) {
+                self.failures.push(format!(
+                    "{label}: expected {} messages, got {}",
+                    want.count.unwrap_or_default(),
+                    seqs.len()
+                ));
+            }
+            if let Some(w) = want.seqs.as_ref().filter(|w| **w != seqs) {
+                let list = |s: &[u64]| {
+                    s.iter()
+                        .map(|n| format!("#{n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                self.failures.push(format!(
+                    "{label}: expected [{}], got [{}]",
+                    list(w),
+                    list(&seqs)
+                ));
+            }
+            for (i, props) in want.messages.iter().enumerate() {
+                let Some(view) = call.messages.get(i) else {
+                    self.failures
+                        .push(format!("{label}: it got no message {}", i + 1));
+                    continue;
+                };
+                let have = serde_json::to_value(view).unwrap_or_default();
+                self.check_properties(&format!("{label} message {}", i + 1), props, &have);
+            }
+        }
+    }
+
+    /// `settings`: an entity's settings under the management API's names.
+    fn check_settings(&mut self, at: &str, e: &Expectation) {
+        for (path, want) in &e.settings {
+            let Some(entity) = self.ns.entity(path) else {
+                self.failures
+                    .push(format!("expect at {at}: {path} does not exist"));
+                continue;
+            };
+            let have = settings_view(&entity.settings);
+            self.check_properties(&format!("expect at {at}: {path}"), want, &have);
+        }
+    }
+
+    fn check_properties(
+        &mut self,
+        label: &str,
+        want: &BTreeMap<String, serde_json::Value>,
+        have: &serde_json::Value,
+    ) {
+        for (name, expected) in want {
+            let actual = have.get(name).unwrap_or(&serde_json::Value::Null);
+            if have.get(name).is_none() && !is_check(expected) {
+                self.failures
+                    .push(format!("{label}: there is no property {name}"));
+                continue;
+            }
+            if let Err(msg) = self.property_matches(name, expected, actual) {
+                self.failures.push(format!("{label} {name}: {msg}"));
+            }
+        }
+    }
+
+    /// A literal compares for equality (times and durations written as durations); an object
+    /// with `differs_from` ("first.LockToken", "first.2.LockToken"), `present` or `min`/`max`
+    /// checks that.
+    fn property_matches(
+        &self,
+        name: &str,
+        expected: &serde_json::Value,
+        actual: &serde_json::Value,
+    ) -> Result<(), String> {
+        if !is_check(expected) {
+            return literal_matches(name, expected, actual);
+        }
+        let present = !actual.is_null();
+        if let Some(want) = expected.get("present").and_then(serde_json::Value::as_bool) {
+            if want != present {
+                return Err(format!(
+                    "expected it {}, got {actual}",
+                    if want { "present" } else { "absent" }
+                ));
+            }
+        }
+        if let Some(reference) = expected
+            .get("differs_from")
+            .and_then(serde_json::Value::as_str)
+        {
+            let earlier = self.named_value(reference)?;
+            if &earlier == actual {
+                return Err(format!(
+                    "expected it to differ from {reference}, but both are {actual}"
+                ));
+            }
+        }
+        let bound = |key: &str| expected.get(key).map(|v| as_number(name, v)).transpose();
+        let (min, max) = (bound("min")?, bound("max")?);
+        if min.is_some() || max.is_some() {
+            let have = as_number(name, actual)?;
+            if min.is_some_and(|m| have < m) || max.is_some_and(|m| have > m) {
+                let show = |v: Option<i64>| v.map_or("-".to_string(), |v| show_value(name, v));
+                return Err(format!(
+                    "expected {}..{}, got {}",
+                    show(min),
+                    show(max),
+                    show_value(name, have)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// "first.LockToken" or "first.2.LockToken": a property of what a named call returned.
+    fn named_value(&self, reference: &str) -> Result<serde_json::Value, String> {
+        let (call, property) = reference
+            .rsplit_once('.')
+            .ok_or_else(|| format!("\"{reference}\" is not \"<call>.<Property>\""))?;
+        let view = self.named_message(call)?;
+        let value = serde_json::to_value(view).unwrap_or_default();
+        value
+            .get(property)
+            .cloned()
+            .ok_or_else(|| format!("there is no property {property}"))
+    }
+
+    /// "first" (its first message) or "first.2" (its second).
+    pub(crate) fn named_message(&self, name: &str) -> Result<&sbp_engine::MessageView, String> {
+        let (call, index) = match name.rsplit_once('.') {
+            Some((call, n)) if n.parse::<usize>().is_ok() => {
+                (call, n.parse::<usize>().unwrap_or(1))
+            }
+            _ => (name, 1),
+        };
+        let got = self
+            .named
+            .get(call)
+            .ok_or_else(|| format!("no step so far is named \"{call}\" (\"as\")"))?;
+        index
+            .checked_sub(1)
+            .and_then(|i| got.messages.get(i))
+            .ok_or_else(|| {
+                format!(
+                    "\"{call}\" got {} message(s), not a message {index}",
+                    got.messages.len()
+                )
+            })
+    }
+}
+
+/// An expected value that is a check (`present`, `differs_from`, `min`, `max`), not a literal.
+fn is_check(v: &serde_json::Value) -> bool {
+    v.as_object().is_some_and(|o| {
+        !o.is_empty()
+            && o.keys()
+                .all(|k| ["present", "differs_from", "min", "max"].contains(&k.as_str()))
+    })
+}
+
+/// Entity settings under the management API's names; durations as milliseconds.
+fn settings_view(s: &EntitySettings) -> serde_json::Value {
+    serde_json::json!({
+        "DefaultMessageTimeToLive": s.default_message_time_to_live,
+        "LockDuration": s.lock_duration,
+        "MaxDeliveryCount": s.max_delivery_count,
+        "DeadLetteringOnMessageExpiration": s.dead_lettering_on_message_expiration,
+        "AutoDeleteOnIdle": s.auto_delete_on_idle,
+        "ForwardTo": s.forward_to,
+        "ForwardDeadLetteredMessagesTo": s.forward_dead_lettered_messages_to,
+        "MaxSizeInBytes": s.max_size_bytes,
+    })
+}
+
+const TIME_PROPERTIES: &[&str] = &[
+    "EnqueuedTime",
+    "ExpiresAt",
+    "LockedUntil",
+    "ScheduledEnqueueTime",
+    "EffectiveExpiresAt",
+];
+const DURATION_PROPERTIES: &[&str] = &[
+    "TimeToLive",
+    "DefaultMessageTimeToLive",
+    "LockDuration",
+    "AutoDeleteOnIdle",
+];
+
+/// A value as a number to compare: times and durations may be written as durations.
+fn as_number(name: &str, v: &serde_json::Value) -> Result<i64, String> {
+    let timeish = TIME_PROPERTIES.contains(&name) || DURATION_PROPERTIES.contains(&name);
+    match v {
+        serde_json::Value::Number(n) => n
+            .as_i64()
+            .ok_or_else(|| format!("{v} is not a whole number")),
+        serde_json::Value::String(s) if timeish => {
+            let d = sbp_engine::time::parse_duration(s)?;
+            Ok(if TIME_PROPERTIES.contains(&name) && d >= MAX_VALUE {
+                NEVER
+            } else {
+                d
+            })
+        }
+        other => Err(format!("{other} is not a number")),
+    }
+}
+
+fn show_value(name: &str, v: i64) -> String {
+    if TIME_PROPERTIES.contains(&name) {
+        format_instant(v)
+    } else if DURATION_PROPERTIES.contains(&name) {
+        sbp_engine::time::format_duration(v)
+    } else {
+        v.to_string()
+    }
+}
+
+/// Times and durations are written as durations ("15m", "never"); the rest compares as JSON.
+fn literal_matches(
+    name: &str,
+    expected: &serde_json::Value,
+    actual: &serde_json::Value,
+) -> Result<(), String> {
+    let is_time = TIME_PROPERTIES.contains(&name);
+    if is_time || DURATION_PROPERTIES.contains(&name) {
+        let want = match expected {
+            serde_json::Value::Null => None,
+            serde_json::Value::String(s) => Some(sbp_engine::time::parse_duration(s)?),
+            serde_json::Value::Number(n) => n.as_i64(),
+            other => {
+                return Err(format!(
+                    "write {other} as a duration such as \"15m\" or \"never\""
+                ))
+            }
+        };
+        let want = want.map(|w| if is_time && w >= MAX_VALUE { NEVER } else { w });
+        let have = actual.as_i64();
+        if want != have {
+            let show = |v: Option<i64>| match v {
+                None => "none".to_string(),
+                Some(v) if is_time => format_instant(v),
+                Some(v) => sbp_engine::time::format_duration(v),
+            };
+            return Err(format!("expected {}, got {}", show(want), show(have)));
+        }
+        return Ok(());
+    }
+    if expected != actual {
+        return Err(format!("expected {expected}, got {actual}"));
+    }
+    Ok(())
+}

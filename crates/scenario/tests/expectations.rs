@@ -1,0 +1,129 @@
+//! Precise expectations: naming what a call returned, settling by that name, checking what it
+//! returned, property checks beyond equality, error classes, entity settings, and checks
+//! between two steps of one instant. Each test runs a scenario as a docs author would write it.
+use sbp_scenario::*;
+
+fn run(json: &str) -> Simulation {
+    let scenario = Scenario::from_json(json).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = Simulation::new(&scenario).unwrap();
+    sim.run_to_end();
+    sim
+}
+
+#[test]
+fn a_stale_named_handle_after_redelivery_gives_message_lock_lost() {
+    let sim = run(r#"{"version":1,
+        "entities":[{"queue":"q","lock_duration":"5s"}],
+        "timeline":[
+          {"at":"0s","send":{"to":"q"}},
+          {"at":"0s","receive":{"from":"q","as":"first"}},
+          {"at":"6s","receive":{"from":"q","as":"second"}},
+          {"at":"7s","complete":{"from":"q","message":"first"},"expect_error":"MessageLockLost"},
+          {"at":"7s","complete":{"from":"q","message":"second"}}
+        ],
+        "expect":[{"at":"7s",
+          "counts":{"q":{"active":0,"locked":0}},
+          "returned":{
+            "first":{"seqs":[1],"messages":[{"DeliveryCount":1,"LockToken":{"present":true}}]},
+            "second":{"count":1,"messages":[{"DeliveryCount":2,"LockToken":{"differs_from":"first.LockToken"}}]}
+          }}]}"#);
+    assert!(sim.failures.is_empty(), "{:#?}", sim.failures);
+}
+
+#[test]
+fn settling_a_peeked_or_received_and_deleted_name_is_a_client_error() {
+    let sim = run(r#"{"version":1,
+        "entities":[{"queue":"q"}],
+        "timeline":[
+          {"at":"0s","send":{"to":"q","count":2}},
+          {"at":"1s","peek":{"from":"q","count":2,"as":"browsed"}},
+          {"at":"2s","complete":{"from":"q","message":"browsed"},"expect_error":"client"},
+          {"at":"3s","receive":{"from":"q","mode":"receive_and_delete","as":"gone"}},
+          {"at":"4s","abandon":{"from":"q","message":"gone"},"expect_error":["InvalidOperation","MessageLockLost"]},
+          {"at":"5s","receive":{"from":"q","as":"rest"}},
+          {"at":"6s","receive":{"from":"q","as":"nothing"}}
+        ],
+        "expect":[{"at":"6s","returned":{
+            "browsed":{"seqs":[1,2],"messages":[{"LockToken":{"present":false}},{"DeliveryCount":0}]},
+            "gone":{"seqs":[1],"messages":[{"SequenceNumber":1,"LockToken":{"present":false}}]},
+            "rest":{"seqs":[2]},
+            "nothing":{"count":0}
+          }}]}"#);
+    assert!(sim.failures.is_empty(), "{:#?}", sim.failures);
+}
+
+#[test]
+fn a_property_within_a_range_and_a_failed_check_says_why() {
+    let ok = run(r#"{"version":1,
+        "entities":[{"queue":"q"}],
+        "timeline":[{"at":"0s","send":{"to":"q","ttl":"1m"}},{"at":"10s","receive":{"from":"q","as":"r"}}],
+        "expect":[{"at":"10s","returned":{"r":{"messages":[{
+            "LockedUntil":{"min":"30s","max":"1m"},"ExpiresAt":{"min":"59s","max":"61s"},"DeliveryCount":{"min":1,"max":1}}]}}}]}"#);
+    assert!(ok.failures.is_empty(), "{:#?}", ok.failures);
+    let failing = run(r#"{"version":1,
+        "entities":[{"queue":"q"}],
+        "timeline":[{"at":"0s","send":{"to":"q","ttl":"1m"}},{"at":"10s","receive":{"from":"q","as":"r"}}],
+        "expect":[{"at":"10s","returned":{"r":{"messages":[{"LockedUntil":{"max":"20s"}}]}}}]}"#);
+    assert_eq!(failing.failures.len(), 1);
+    assert!(
+        failing.failures[0].contains("LockedUntil: expected -..t=20s, got t=40s"),
+        "{:?}",
+        failing.failures
+    );
+}
+
+#[test]
+fn expect_error_takes_a_class_or_a_list_and_unknown_names_are_refused() {
+    let sim = run(r#"{"version":1,"entities":[{"queue":"q"}],"timeline":[
+        {"at":"0s","complete":{"from":"q","seq":1},"expect_error":"any"},
+        {"at":"0s","receive":{"from":"nowhere"},"expect_error":["MessageLockLost","MessagingEntityNotFound"]},
+        {"at":"0s","receive":{"from":"nowhere"},"expect_error":"client"}]}"#);
+    assert_eq!(sim.failures.len(), 1, "{:#?}", sim.failures);
+    assert!(sim.failures[0].contains("expected client, got MessagingEntityNotFound"));
+    let err = Scenario::from_json(
+        r#"{"version":1,"timeline":[{"at":"0s","receive":{"from":"q"},"expect_error":["Nope"]}]}"#,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("\"Nope\""), "{err}");
+}
+
+#[test]
+fn entity_settings_are_observable_a_basic_default_ttl_is_14_days() {
+    let sim = run(
+        r#"{"version":1,"namespace":{"tier":"Basic"},"entities":[{"queue":"q"}],
+        "expect":[{"at":"0s","settings":{"q":{"DefaultMessageTimeToLive":"14d","LockDuration":"30s","MaxDeliveryCount":10,"ForwardTo":null}}}]}"#,
+    );
+    assert!(sim.failures.is_empty(), "{:#?}", sim.failures);
+    let wrong = run(r#"{"version":1,"entities":[{"queue":"q"}],
+        "expect":[{"at":"0s","settings":{"q":{"DefaultMessageTimeToLive":"14d"}}}]}"#);
+    assert!(
+        wrong.failures[0].contains("expected t=14days, got never")
+            || wrong.failures[0].contains("expected 14days, got MaxValue"),
+        "{:?}",
+        wrong.failures
+    );
+}
+
+#[test]
+fn an_expect_step_checks_between_two_steps_of_one_instant() {
+    let sim = run(r#"{"version":1,"entities":[{"queue":"q"}],"timeline":[
+        {"at":"5s","send":{"to":"q"}},
+        {"at":"5s","expect":{"counts":{"q":{"active":1}}}},
+        {"at":"5s","receive":{"from":"q","mode":"receive_and_delete"}},
+        {"at":"5s","expect":{"counts":{"q":{"active":0}}}}],
+      "expect":[{"at":"5s","counts":{"q":{"active":0}}}]}"#);
+    assert!(sim.failures.is_empty(), "{:#?}", sim.failures);
+    let wrong = run(r#"{"version":1,"entities":[{"queue":"q"}],"timeline":[
+        {"at":"5s","send":{"to":"q"}},
+        {"at":"5s","expect":{"counts":{"q":{"active":0}}}}]}"#);
+    assert_eq!(wrong.failures.len(), 1, "{:#?}", wrong.failures);
+}
+
+#[test]
+fn naming_nothing_that_exists_is_a_clear_failure() {
+    let sim = run(r#"{"version":1,"entities":[{"queue":"q"}],"timeline":[
+        {"at":"0s","complete":{"from":"q","message":"ghost"},"expect_error":"client"}],
+        "expect":[{"at":"1s","returned":{"ghost":{"count":0}}}]}"#);
+    assert_eq!(sim.failures.len(), 1, "{:#?}", sim.failures);
+    assert!(sim.failures[0].contains("no step so far is named \"ghost\""));
+}
