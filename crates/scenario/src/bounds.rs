@@ -66,10 +66,10 @@ impl Scenario {
             .filter_map(|s| s.action.as_ref().map(|a| (s.at.ms(), a)))
             .collect();
         // An actor runs from its start until it is stopped or started again under its name.
-        let runs_until = |i: usize, name: &str, stop_is: fn(&Action, &str) -> bool| {
+        let runs_until = |i: usize, actor: (bool, &str)| {
             steps[i + 1..]
                 .iter()
-                .find(|(_, a)| stop_is(a, name))
+                .find(|(_, a)| actor_named(a) == Some(actor))
                 .map_or(until, |(t, _)| *t)
         };
         let mut messages: u64 = 0;
@@ -91,11 +91,7 @@ impl Scenario {
                     messages = messages.saturating_add(u64::from(s.count.unwrap_or(1)))
                 }
                 Action::StartProducer(p) => {
-                    let end = runs_until(i, &p.name, |a, n| match a {
-                        Action::StopProducer(s) => s == n,
-                        Action::StartProducer(q) => q.name == n,
-                        _ => false,
-                    });
+                    let end = runs_until(i, (true, &p.name));
                     let spec = producer_spec(p);
                     let secs = (end - at).max(0) as f64 / 1000.0;
                     let mut n = spec.rate.max(0.0) * secs + 1.0;
@@ -110,11 +106,7 @@ impl Scenario {
                     messages = messages.saturating_add(spec.max_messages.map_or(n, |m| n.min(m)));
                 }
                 Action::StartConsumers(c) => {
-                    let end = runs_until(i, &c.name, |a, n| match a {
-                        Action::StopConsumers(s) => s == n,
-                        Action::StartConsumers(q) => q.name == n,
-                        _ => false,
-                    });
+                    let end = runs_until(i, (false, &c.name));
                     let spec = consumer_spec(c);
                     let wakes = ((end - at).max(0) / spec.poll_interval.max(1)) as u64 + 1;
                     let instances = u64::from(spec.instances);
@@ -142,5 +134,16 @@ impl Scenario {
             .saturating_add(polls)
             .saturating_add(renewals)
             .saturating_add(sweeps)
+    }
+}
+
+/// The actor a step starts or stops: (is a producer, its name).
+fn actor_named(a: &Action) -> Option<(bool, &str)> {
+    match a {
+        Action::StartProducer(p) => Some((true, &p.name)),
+        Action::StopProducer(n) => Some((true, n)),
+        Action::StartConsumers(c) => Some((false, &c.name)),
+        Action::StopConsumers(n) => Some((false, n)),
+        _ => None,
     }
 }

@@ -247,3 +247,53 @@ fn a_step_keeps_format_version_1() {
         assert_eq!(again, scenario);
     }
 }
+
+/// Every run bounded: a scenario whose work to its end is over the budget is refused before it
+/// runs, naming the limit; a consumer group sharing a producer's name does not end the producer.
+#[test]
+fn a_scenario_over_the_work_budget_is_refused_naming_the_limit() {
+    let heavy = r#"{"version":1,"entities":[{"queue":"q"}],"timeline":[
+        {"at":"0s","start_producer":{"name":"a","to":"q","rate":10000}},
+        {"at":"1s","start_consumers":{"name":"a","from":"q"}},
+        {"at":"1h","stop_producer":"a"}]}"#;
+    let err = Scenario::from_json(heavy).unwrap_err().to_string();
+    assert!(
+        err.contains("playground limit") && err.contains("500000"),
+        "{err}"
+    );
+    let light = heavy.replace("\"rate\":10000", "\"rate\":10");
+    assert!(Scenario::from_json(&light).is_ok());
+    // A step past the last instant, a rate past the limit: refused with the field named.
+    let late = r#"{"version":1,"timeline":[{"at":"31d","note":"late"}]}"#;
+    assert!(Scenario::from_json(late)
+        .unwrap_err()
+        .to_string()
+        .contains("t=0..30days"));
+    let fast = r#"{"version":1,"entities":[{"queue":"q"}],"timeline":[{"at":"0s","start_producer":{"name":"p","to":"q","rate":20000}}]}"#;
+    assert!(Scenario::from_json(fast)
+        .unwrap_err()
+        .to_string()
+        .contains("rate: 20000 is not between 0 and 10000"));
+}
+
+/// A link's instant must be reachable within the open budget; the error names the limit.
+#[test]
+fn a_link_that_would_replay_too_much_is_refused() {
+    let scenario = Scenario::from_json(
+        r#"{"version":1,"entities":[{"queue":"q"}],"timeline":[{"at":"0s","start_producer":{"name":"p","to":"q","rate":1000}}]}"#,
+    )
+    .unwrap();
+    let far = encode_link(&Link {
+        scenario: scenario.clone(),
+        at: Some(3_600_000),
+        speed: None,
+    });
+    let err = decode_link(&far).unwrap_err().to_string();
+    assert!(err.contains("playground limit"), "{err}");
+    // The UI's links keep the instant only when it can be reached.
+    let kept = sbp_scenario::link::link_at(scenario.clone(), 60_000, None);
+    assert_eq!(kept.at, Some(60_000));
+    let dropped = sbp_scenario::link::link_at(scenario, 3_600_000, None);
+    assert_eq!(dropped.at, None);
+    assert!(decode_link(&encode_link(&dropped)).is_ok());
+}

@@ -11,16 +11,7 @@ impl Namespace {
                 } else {
                     LockLossCause::OsUpdate
                 };
-                self.record(Event {
-                    at: self.now,
-                    entity: u32::MAX,
-                    dlq: false,
-                    seq: 0,
-                    kind: EventKind::Fault {
-                        what: Cow::Borrowed(cause.text()),
-                    },
-                    rule: Some(Rule::Rcv10),
-                });
+                self.fault_event(Cow::Borrowed(cause.text()), Rule::Rcv10);
                 let locked: Vec<(QueueRef, u64)> = self
                     .entities
                     .iter()
@@ -45,16 +36,10 @@ impl Namespace {
                         format!("there is no receiver named '{receiver}'"),
                     ));
                 };
-                self.record(Event {
-                    at: self.now,
-                    entity: u32::MAX,
-                    dlq: false,
-                    seq: 0,
-                    kind: EventKind::Fault {
-                        what: Cow::Owned(format!("{receiver}'s connection drops")),
-                    },
-                    rule: Some(Rule::Rcv08),
-                });
+                self.fault_event(
+                    Cow::Owned(format!("{receiver}'s connection drops")),
+                    Rule::Rcv08,
+                );
                 let held: Vec<(QueueRef, u64)> = self.receivers[r as usize]
                     .handles
                     .iter()
@@ -89,21 +74,27 @@ impl Namespace {
             }
             Fault::ServerBusy { duration } => {
                 self.server_busy_until = after(self.now, duration);
-                self.record(Event {
-                    at: self.now,
-                    entity: u32::MAX,
-                    dlq: false,
-                    seq: 0,
-                    kind: EventKind::Fault {
-                        what: Cow::Owned(format!(
-                            "the server is busy for {}",
-                            format_duration(duration)
-                        )),
-                    },
-                    rule: Some(Rule::Send04),
-                });
+                self.fault_event(
+                    Cow::Owned(format!(
+                        "the server is busy for {}",
+                        format_duration(duration)
+                    )),
+                    Rule::Send04,
+                );
             }
         }
         Ok(())
+    }
+
+    /// A fault happened (not about one entity).
+    fn fault_event(&mut self, what: Cow<'static, str>, rule: Rule) {
+        self.record(Event {
+            at: self.now,
+            entity: u32::MAX,
+            dlq: false,
+            seq: 0,
+            kind: EventKind::Fault { what },
+            rule: Some(rule),
+        });
     }
 }

@@ -10,15 +10,19 @@ impl Namespace {
         settlement: Settlement,
     ) -> Result<()> {
         let q = self.resolve(from)?;
-        // A receiver never seen holds nothing; asking registers nothing (a failed call changes
-        // nothing).
-        let Some(&r) = self.receiver_ids.get(receiver) else {
-            return Err(BrokerError::new(
+        let r = self.known_receiver(receiver, from, seq)?;
+        self.settle_as(r, q, seq, settlement)
+    }
+
+    /// The id of a receiver that settles. One never seen holds nothing; asking registers
+    /// nothing (a failed call changes nothing).
+    fn known_receiver(&self, receiver: &str, from: &str, seq: u64) -> Result<u32> {
+        self.receiver_ids.get(receiver).copied().ok_or_else(|| {
+            BrokerError::new(
                 ErrorKind::InvalidOperation,
                 format!("{receiver} has not received message #{seq} from '{from}'; only a received message can be settled"),
-            ));
-        };
-        self.settle_as(r, q, seq, settlement)
+            )
+        })
     }
 
     /// Settles with the LockToken of an earlier receive (what a client that kept that message
@@ -32,12 +36,7 @@ impl Namespace {
         settlement: Settlement,
     ) -> Result<()> {
         let q = self.resolve(from)?;
-        let Some(&r) = self.receiver_ids.get(receiver) else {
-            return Err(BrokerError::new(
-                ErrorKind::InvalidOperation,
-                format!("{receiver} has not received message #{seq} from '{from}'; only a received message can be settled"),
-            ));
-        };
+        let r = self.known_receiver(receiver, from, seq)?;
         let current = self.lock_of(q, seq).map(|l| (l.token, l.holder));
         match current {
             Some((t, holder)) if holder == r && format_lock_token(t).eq_ignore_ascii_case(token) => {
