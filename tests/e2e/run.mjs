@@ -103,6 +103,17 @@ test("a scenario's expectations are checked in the browser as in the CLI", async
   if (!text.includes('orders active: expected 5, got 0')) throw new Error(text);
 });
 
+test('a lane with more messages than it shows counts the rest correctly', async (ctx) => {
+  const page = await fresh(ctx);
+  await page.fill('#send-ttl', '1h');
+  await page.fill('#send-count', '55');
+  await page.click('#send-button');
+  const more = page.locator('.lane[data-entity="orders"] .cards .more').first();
+  await more.waitFor();
+  const text = await more.textContent();
+  if (!text.includes('+ 15 more messages (showing the first 40 by SequenceNumber)')) throw new Error(text);
+});
+
 test('embed mode shows a minimal view', async (ctx) => {
   const page = await fresh(ctx, '?embed=1');
   await page.waitForSelector('.lane');
