@@ -464,11 +464,23 @@ fn a_settings_error_names_its_field() {
 fn settling_a_received_and_deleted_message_names_the_settlement_in_plain_words() {
     let mut ns = ns_with("q", settings());
     ns.send("q", msg(None)).unwrap();
-    ns.receive(R, "q", ReceiveMode::ReceiveAndDelete, 1, ReceiveOptions::default())
-        .unwrap();
-    for (s, verb) in [(Settlement::Abandon, "abandon"), (Settlement::Defer, "defer")] {
+    ns.receive(
+        R,
+        "q",
+        ReceiveMode::ReceiveAndDelete,
+        1,
+        ReceiveOptions::default(),
+    )
+    .unwrap();
+    for (s, verb) in [
+        (Settlement::Abandon, "abandon"),
+        (Settlement::Defer, "defer"),
+    ] {
         let err = ns.settle(R, "q", 1, s).unwrap_err();
-        assert!(err.message.contains(&format!("so {verb} is refused")), "{err}");
+        assert!(
+            err.message.contains(&format!("so {verb} is refused")),
+            "{err}"
+        );
         assert!(!err.message.contains("abandond") && !err.message.contains("deferd"));
     }
 }

@@ -73,28 +73,33 @@ pub fn actions(props: &StoreProps) -> Html {
 }
 
 /// Fields: to, MessageId, TTL, schedule in, Subject, properties, body, how many.
-fn send_step(v: &[String], _button: usize, now: Instant) -> Result<Action, String> {
-    if v[0].is_empty() {
+fn send_step(v: &Values, _button: usize, now: Instant) -> Result<Action, String> {
+    if v.get("send-to").is_empty() {
         return Err("To: create a queue or topic first".into());
     }
     let mut properties = std::collections::BTreeMap::new();
-    for pair in v[5].split(',').map(str::trim).filter(|p| !p.is_empty()) {
+    for pair in v
+        .get("send-props")
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
         let (k, val) = pair
             .split_once('=')
             .ok_or_else(|| format!("Properties: write key=value, not \"{pair}\""))?;
         properties.insert(k.trim().to_string(), val.trim().to_string());
     }
     let send = SendDef {
-        to: v[0].clone(),
-        message_id: opt(v[1].clone()),
-        ttl: parse::dur("TimeToLive", &v[2])?,
+        to: v.get("send-to").to_string(),
+        message_id: opt(v.get("send-id").to_string()),
+        ttl: parse::dur("TimeToLive", v.get("send-ttl"))?,
         // "in 5m" from now: the step records the absolute instant.
-        scheduled_enqueue_time: parse::dur("Schedule in", &v[3])?
+        scheduled_enqueue_time: parse::dur("Schedule in", v.get("send-schedule"))?
             .map(|d| Dur(now.saturating_add(d.ms()))),
-        subject: opt(v[4].clone()),
+        subject: opt(v.get("send-subject").to_string()),
         properties,
-        body: v[6].clone(),
-        count: parse::real("How many", &v[7], 1.0, 10_000.0)?.map(|n| n as u32),
+        body: v.get("send-body").to_string(),
+        count: parse::real("How many", v.get("send-count"), 1.0, 10_000.0)?.map(|n| n as u32),
         ..Default::default()
     };
     Ok(Action::Do(Box::new(Step::new(StepAction::Send(send)))))
@@ -120,13 +125,14 @@ fn send_form(props: &FormProps) -> Html {
 
 /// Fields: from, receiver, mode, count, auto-renew, deferred sequence numbers. Buttons: receive,
 /// peek, receive deferred.
-fn receive_step(v: &[String], button: usize, _now: Instant) -> Result<Action, String> {
-    let from = v[0].clone();
+fn receive_step(v: &Values, button: usize, _now: Instant) -> Result<Action, String> {
+    let from = v.get("receive-from").to_string();
     if from.is_empty() {
         return Err("From: create a queue first".into());
     }
-    let receiver = opt(v[1].clone()).unwrap_or_else(|| DEFAULT_RECEIVER.into());
-    let count = parse::real("Count", &v[3], 1.0, 10_000.0)?.map(|n| n as u32);
+    let receiver =
+        opt(v.get("receive-receiver").to_string()).unwrap_or_else(|| DEFAULT_RECEIVER.into());
+    let count = parse::real("Count", v.get("receive-count"), 1.0, 10_000.0)?.map(|n| n as u32);
     let step = match button {
         1 => Step::new(StepAction::Peek(PeekDef {
             from,
@@ -136,7 +142,8 @@ fn receive_step(v: &[String], button: usize, _now: Instant) -> Result<Action, St
             name: None,
         })),
         2 => {
-            let seqs = v[5]
+            let seqs = v
+                .get("deferred-seqs")
                 .split(',')
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
@@ -158,13 +165,13 @@ fn receive_step(v: &[String], button: usize, _now: Instant) -> Result<Action, St
         _ => Step::new(StepAction::Receive(ReceiveDef {
             from,
             receiver,
-            mode: if v[2] == "ReceiveAndDelete" {
+            mode: if v.get("receive-mode") == "ReceiveAndDelete" {
                 ModeDef::ReceiveAndDelete
             } else {
                 ModeDef::PeekLock
             },
             count,
-            max_auto_lock_renewal: parse::dur("Auto-renew lock for", &v[4])?,
+            max_auto_lock_renewal: parse::dur("Auto-renew lock for", v.get("receive-renew"))?,
             transfer_fails: false,
             name: None,
         })),
@@ -211,20 +218,20 @@ fn receive_form(props: &FormProps) -> Html {
 }
 
 /// Fields: in, entity, receiver. Buttons: service update, OS update, entity update, disconnect.
-fn fault_step(v: &[String], button: usize, now: Instant) -> Result<Action, String> {
+fn fault_step(v: &Values, button: usize, now: Instant) -> Result<Action, String> {
     let step = match button {
         0 => Step::new(StepAction::Fault(FaultDef::ServiceUpdate)),
         1 => Step::new(StepAction::Fault(FaultDef::OsUpdate)),
         2 => Step::new(StepAction::Update(UpdateDef {
-            entity: v[1].clone(),
+            entity: v.get("fault-entity").to_string(),
             settings: SettingsDef::default(),
         })),
         _ => Step::new(StepAction::Fault(FaultDef::Disconnect(
-            opt(v[2].clone()).unwrap_or_else(|| "worker".into()),
+            opt(v.get("fault-receiver").to_string()).unwrap_or_else(|| "worker".into()),
         ))),
     };
     // Faults on a schedule: "in 30s" records the step for that instant.
-    Ok(match parse::dur("In", &v[0])? {
+    Ok(match parse::dur("In", v.get("fault-in"))? {
         Some(d) => Action::DoAt(Box::new(step), now.saturating_add(d.ms())),
         None => Action::Do(Box::new(step)),
     })
@@ -258,45 +265,46 @@ fn fault_form(props: &FormProps) -> Html {
 /// Fields: target, kind, name, subject filter, DefaultMessageTimeToLive, LockDuration,
 /// MaxDeliveryCount, AutoDeleteOnIdle, ForwardTo, ForwardDeadLetteredMessagesTo, dead-lettering
 /// on expiration. The engine checks the limits; its error names the setting.
-fn entity_step(v: &[String], _button: usize, _now: Instant) -> Result<Action, String> {
+fn entity_step(v: &Values, _button: usize, _now: Instant) -> Result<Action, String> {
     let settings = SettingsDef {
-        default_message_time_to_live: parse::dur("DefaultMessageTimeToLive", &v[4])?,
-        lock_duration: parse::dur("LockDuration", &v[5])?,
-        max_delivery_count: parse::real("MaxDeliveryCount", &v[6], 0.0, 1e6)?.map(|n| n as u32),
-        auto_delete_on_idle: parse::dur("AutoDeleteOnIdle", &v[7])?,
-        forward_to: opt(v[8].clone()),
-        forward_dead_lettered_messages_to: opt(v[9].clone()),
-        dead_lettering_on_message_expiration: match v[10].as_str() {
+        default_message_time_to_live: parse::dur("DefaultMessageTimeToLive", v.get("entity-ttl"))?,
+        lock_duration: parse::dur("LockDuration", v.get("entity-lock"))?,
+        max_delivery_count: parse::real("MaxDeliveryCount", v.get("entity-max"), 0.0, 1e6)?
+            .map(|n| n as u32),
+        auto_delete_on_idle: parse::dur("AutoDeleteOnIdle", v.get("entity-idle"))?,
+        forward_to: opt(v.get("entity-forward").to_string()),
+        forward_dead_lettered_messages_to: opt(v.get("entity-forward-dl").to_string()),
+        dead_lettering_on_message_expiration: match v.get("entity-dlq") {
             "on" => Some(true),
             "off" => Some(false),
             _ => None,
         },
         ..Default::default()
     };
-    if v[0] != "new" {
+    if v.get("entity-target") != "new" {
         let update = UpdateDef {
-            entity: v[0].clone(),
+            entity: v.get("entity-target").to_string(),
             settings,
         };
         return Ok(Action::Do(Box::new(Step::new(StepAction::Update(update)))));
     }
-    if v[2].is_empty() {
+    if v.get("entity-name").is_empty() {
         return Err("Name: give the entity a name".into());
     }
     let mut def = EntityDef {
         settings,
         ..Default::default()
     };
-    match v[1].as_str() {
-        "topic" => def.topic = Some(v[2].clone()),
+    match v.get("entity-kind") {
+        "topic" => def.topic = Some(v.get("entity-name").to_string()),
         "subscription" => {
-            def.subscription = Some(v[2].clone());
-            def.rule = opt(v[3].clone()).map(|subject| RuleDef {
+            def.subscription = Some(v.get("entity-name").to_string());
+            def.rule = opt(v.get("entity-rule-subject").to_string()).map(|subject| RuleDef {
                 subject: Some(subject),
                 ..Default::default()
             });
         }
-        _ => def.queue = Some(v[2].clone()),
+        _ => def.queue = Some(v.get("entity-name").to_string()),
     }
     Ok(Action::Do(Box::new(Step::new(StepAction::Create(def)))))
 }

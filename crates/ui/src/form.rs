@@ -178,11 +178,23 @@ pub fn check_field(label: &'static str, id: &'static str) -> Field {
     }
 }
 
-/// Turns a form's values (in field order; a checkbox is "true" or ""), the button pressed (0 for
-/// the first, which Enter also presses) and the current instant into an action, or an error that
-/// names the field.
+/// A form's values by field id (a checkbox is "true" or "").
+pub struct Values(Vec<(&'static str, String)>);
+
+impl Values {
+    /// The value of the field with this id ("" if there is none).
+    pub fn get(&self, id: &str) -> &str {
+        self.0
+            .iter()
+            .find(|(k, _)| *k == id)
+            .map_or("", |(_, v)| v.as_str())
+    }
+}
+
+/// Turns a form's values, the button pressed (0 for the first, which Enter also presses) and the
+/// current instant into an action, or an error that names the field.
 pub type Parse =
-    fn(&[String], usize, sbp_engine::time::Instant) -> Result<crate::state::Action, String>;
+    fn(&Values, usize, sbp_engine::time::Instant) -> Result<crate::state::Action, String>;
 
 #[derive(Properties)]
 pub struct DataFormProps {
@@ -226,6 +238,7 @@ pub fn data_form(props: &DataFormProps) -> Html {
             props.sim.clone(),
         );
         let checks: Vec<bool> = props.fields.iter().map(|f| f.kind == Kind::Check).collect();
+        let ids: Vec<&'static str> = props.fields.iter().map(|f| f.id).collect();
         std::rc::Rc::new(move |button: usize| {
             let values: Vec<String> = refs
                 .iter()
@@ -242,6 +255,7 @@ pub fn data_form(props: &DataFormProps) -> Html {
                     (_, None) => select(r),
                 })
                 .collect();
+            let values = Values(ids.iter().copied().zip(values).collect());
             let now = sim.0.borrow().now();
             match parse(&values, button, now) {
                 Ok(action) => {
@@ -331,7 +345,9 @@ pub mod parse {
         match serde_json::from_str::<f64>(s) {
             Ok(v) if v.is_finite() && (min..=max).contains(&v) => Ok(Some(v)),
             _ => Err(format!(
-                "{field}: \"{s}\" is not a number from {min} to {max}"
+                "{field}: \"{s}\" is not a number from {} to {}",
+                sbp_engine::time::format_decimal(min, 3),
+                sbp_engine::time::format_decimal(max, 3)
             )),
         }
     }

@@ -24,7 +24,7 @@ pub fn event_log(props: &LogProps) -> Html {
         })
     };
     let sim = props.sim.0.borrow();
-    let needle = filter.to_lowercase();
+    let needle = filter.to_ascii_lowercase();
     let rows: Vec<Html> = sim
         .ns
         .log()
@@ -34,7 +34,7 @@ pub fn event_log(props: &LogProps) -> Html {
             let path = sim.ns.event_path(e);
             let text = sim.ns.describe(e);
             let seq = if e.seq > 0 { format!("#{}", e.seq) } else { String::new() };
-            let hay = format!("{path} {seq} {} {} {text}", e.kind.name(), e.rule.map(|r| r.id()).unwrap_or("")).to_lowercase();
+            let hay = format!("{path} {seq} {} {} {text}", e.kind.name(), e.rule.map(|r| r.id()).unwrap_or("")).to_ascii_lowercase();
             (needle.is_empty() || needle.split_whitespace().all(|w| hay.contains(w))).then(|| {
                 html! {
                     <tr>

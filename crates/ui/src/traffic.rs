@@ -1,7 +1,9 @@
 //! Traffic: producers and consumer groups (started and stopped as scenario steps), and the list
 //! of what is running. The engine runs them; these forms only build their settings.
 use crate::form::parse::{dur, percent, real};
-use crate::form::{check_field, choice_field, same, text_field, DataForm, FormProps, Parse};
+use crate::form::{
+    check_field, choice_field, same, text_field, DataForm, FormProps, Parse, Values,
+};
 use crate::state::Action;
 use sbp_scenario::Action as StepAction;
 use sbp_scenario::*;
@@ -18,23 +20,28 @@ fn both<A, B>(what: &str, a: Option<A>, b: Option<B>) -> Result<Option<(A, B)>, 
 /// Fields: name, to, rate, TTL, prefix, burst every, burst size, spike at, spike for, spike
 /// factor, stop after, schedule offset.
 fn producer_step(
-    v: &[String],
+    v: &Values,
     _button: usize,
     _now: sbp_engine::time::Instant,
 ) -> Result<Action, String> {
     let burst = both(
         "Burst",
-        dur("Burst every", &v[5])?,
-        real("Burst size", &v[6], 1.0, 100_000.0)?,
+        dur("Burst every", v.get("producer-burst-every"))?,
+        real(
+            "Burst size",
+            v.get("producer-burst-size"),
+            1.0,
+            f64::from(sbp_engine::limits::MAX_BURST),
+        )?,
     )?
     .map(|(every, size)| BurstDef {
         every,
         size: size as u32,
     });
     let spike = match (
-        dur("Spike at", &v[7])?,
-        dur("Spike for", &v[8])?,
-        real("Spike factor", &v[9], 0.0, 1_000.0)?,
+        dur("Spike at", v.get("producer-spike-from"))?,
+        dur("Spike for", v.get("producer-spike-for"))?,
+        real("Spike factor", v.get("producer-spike-factor"), 0.0, 1_000.0)?,
     ) {
         (Some(from), Some(duration), Some(factor)) => Some(SpikeDef {
             from,
@@ -45,19 +52,25 @@ fn producer_step(
         _ => return Err("Spike: give when, how long and the factor".into()),
     };
     let p = ProducerDef {
-        name: if v[0].is_empty() {
+        name: if v.get("producer-name").is_empty() {
             "producer".into()
         } else {
-            v[0].clone()
+            v.get("producer-name").to_string()
         },
-        to: v[1].clone(),
-        rate: real("Messages per second", &v[2], 0.0, 100_000.0)?.unwrap_or(0.0),
-        ttl: dur("TimeToLive", &v[3])?,
-        message_id_prefix: Some(v[4].clone()).filter(|p| !p.is_empty()),
+        to: v.get("producer-to").to_string(),
+        rate: real(
+            "Messages per second",
+            v.get("producer-rate"),
+            0.0,
+            sbp_engine::limits::MAX_RATE,
+        )?
+        .unwrap_or(0.0),
+        ttl: dur("TimeToLive", v.get("producer-ttl"))?,
+        message_id_prefix: Some(v.get("producer-prefix").to_string()).filter(|p| !p.is_empty()),
         burst,
         spike,
-        max_messages: real("Stop after", &v[10], 1.0, 1e9)?.map(|n| n as u64),
-        schedule_offset: dur("Schedule each ahead by", &v[11])?,
+        max_messages: real("Stop after", v.get("producer-max"), 1.0, 1e9)?.map(|n| n as u64),
+        schedule_offset: dur("Schedule each ahead by", v.get("producer-schedule"))?,
         ..Default::default()
     };
     Ok(Action::Do(Box::new(Step::new(StepAction::StartProducer(
@@ -95,39 +108,39 @@ pub fn producer_form(props: &FormProps) -> Html {
 /// Fields: name, from, instances, mode, processing kind, time, time max, abandon %, dead-letter
 /// %, defer %, crash %, auto-renew, idempotent.
 fn consumer_step(
-    v: &[String],
+    v: &Values,
     _button: usize,
     _now: sbp_engine::time::Instant,
 ) -> Result<Action, String> {
-    let a = dur("Processing time", &v[5])?.unwrap_or(Dur(1_000));
-    let processing = match v[4].as_str() {
+    let a = dur("Processing time", v.get("consumer-time"))?.unwrap_or(Dur(1_000));
+    let processing = match v.get("consumer-kind") {
         "uniform" => ProcessingDef::Uniform {
             min: a,
-            max: dur("Processing max", &v[6])?.unwrap_or(a),
+            max: dur("Processing max", v.get("consumer-time-max"))?.unwrap_or(a),
         },
         "exponential" => ProcessingDef::Exponential { mean: a },
         _ => ProcessingDef::Fixed(a),
     };
     let c = ConsumerDef {
-        name: if v[0].is_empty() {
+        name: if v.get("consumer-name").is_empty() {
             "consumers".into()
         } else {
-            v[0].clone()
+            v.get("consumer-name").to_string()
         },
-        from: v[1].clone(),
-        instances: real("How many", &v[2], 1.0, 1_000.0)?.map(|n| n as u32),
-        mode: if v[3] == "ReceiveAndDelete" {
+        from: v.get("consumer-from").to_string(),
+        instances: real("How many", v.get("consumer-instances"), 1.0, 1_000.0)?.map(|n| n as u32),
+        mode: if v.get("consumer-mode") == "ReceiveAndDelete" {
             ModeDef::ReceiveAndDelete
         } else {
             ModeDef::PeekLock
         },
         processing: Some(processing),
-        abandon: percent("Abandon %", &v[7])?,
-        dead_letter: percent("Dead-letter %", &v[8])?,
-        defer: percent("Defer %", &v[9])?,
-        crash: percent("Crash %", &v[10])?,
-        max_auto_lock_renewal: dur("Auto lock renewal", &v[11])?,
-        idempotent: v[12] == "true",
+        abandon: percent("Abandon %", v.get("consumer-abandon"))?,
+        dead_letter: percent("Dead-letter %", v.get("consumer-dead"))?,
+        defer: percent("Defer %", v.get("consumer-defer"))?,
+        crash: percent("Crash %", v.get("consumer-crash"))?,
+        max_auto_lock_renewal: dur("Auto lock renewal", v.get("consumer-renew"))?,
+        idempotent: v.get("consumer-idempotent") == "true",
         poll_interval: None,
         restart_delay: None,
     };
