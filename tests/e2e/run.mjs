@@ -204,6 +204,25 @@ test('a producer and consumers run, show in metrics, and stop', async (ctx) => {
   await page.locator('#actors', { hasText: 'stopped' }).waitFor();
 });
 
+test('a heavy scenario recorded in the browser survives a reload (it opens at its start)', async (ctx) => {
+  const page = await fresh(ctx);
+  await page.fill('#producer-rate', '10000');
+  await page.click('#producer-submit');
+  await page.locator('#actors', { hasText: 'producer web' }).waitFor();
+  await page.click('#step-1m');
+  await page.click('#actors button[aria-label="Stop producer web"]');
+  await page.locator('#actors', { hasText: 'stopped' }).waitFor();
+  await page.reload();
+  // Replaying a minute of 10,000 msg/s is over a link's budget: the scenario opens at t=0,
+  // with everything the user did still in it.
+  await page.locator('#actors', { hasText: 'producer web' }).waitFor();
+  if (await page.locator('#error-banner').count() !== 0) {
+    throw new Error(await page.locator('#error-banner').textContent());
+  }
+  const rel = await page.locator('#clock-rel').textContent();
+  if (rel !== 't=0s') throw new Error('opened at ' + rel);
+});
+
 test('a fault on a schedule: a service update in 10 s loses the lock then', async (ctx) => {
   const page = await fresh(ctx);
   await send(page, { ttl: '1h', id: 'scheduled-fault' });

@@ -138,6 +138,9 @@ fn open_and_run(input: &Input) -> bool {
         let Ok(scenario) = Scenario::from_json(&input.text) else {
             return false;
         };
+        if scenario.check_run_to(scenario.end()).is_err() {
+            return false;
+        }
         let Ok(mut sim) = Simulation::new(&scenario) else {
             return false;
         };

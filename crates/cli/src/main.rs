@@ -180,6 +180,9 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
                 Some(text) => parse_duration(&text).map_err(|e| format!("--until: {e}"))?,
                 None => sim.end(),
             };
+            scenario
+                .check_run_to(end)
+                .map_err(|e| format!("{file}: {e}"))?;
             sim.advance_to(end);
             print_log(&mut out, &sim, json)?;
             if !json {
@@ -197,8 +200,11 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             };
             let (mut passed, mut failed) = (0, 0);
             for name in &names {
-                let outcome = load(name)
-                    .and_then(|s| Simulation::new(&s).map_err(|e| format!("{name}: {e}")));
+                let outcome = load(name).and_then(|s| {
+                    s.check_run_to(s.end())
+                        .and_then(|_| Simulation::new(&s))
+                        .map_err(|e| format!("{name}: {e}"))
+                });
                 match outcome {
                     Err(message) => {
                         failed += 1;

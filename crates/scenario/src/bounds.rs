@@ -15,8 +15,9 @@ impl Scenario {
         last_step.max(last_expect)
     }
 
-    /// The playground's limits (see `sbp_engine::limits`): instants, sizes, rates and the work
-    /// needed to reach the end. The error names the field and the limit.
+    /// The playground's limits (see `sbp_engine::limits`): instants, sizes and rates. The error
+    /// names the field and the limit. (The work a run takes is checked where it runs: to its end
+    /// in the CLI, [`Scenario::check_run_to`]; to a link's instant, `link::openable_at`.)
     pub(crate) fn check_bounds(&self) -> Result<(), String> {
         if self.entities.len() > MAX_ENTITIES {
             return Err(format!(
@@ -44,13 +45,19 @@ impl Scenario {
         for (i, e) in self.expect.iter().enumerate() {
             check_instant("at", e.at.ms()).map_err(|m| format!("expect[{i}]: {m}"))?;
         }
-        let end = self.end();
-        let work = self.work_until(end);
+        Ok(())
+    }
+
+    /// Whether running to `until` stays within [`MAX_RUN_WORK`]; the error names the limit.
+    /// The CLI checks this before it runs a file to its end (a browser replays to a link's
+    /// instant under its own budget, and plays on a bounded amount of work per frame).
+    pub fn check_run_to(&self, until: Instant) -> Result<(), crate::ScenarioError> {
+        let work = self.work_until(until);
         if work > MAX_RUN_WORK {
-            return Err(format!(
-                "reaching its end at {} takes about {work} operations (messages sent, consumer polls, lock renewals, sweeps); the playground runs at most {MAX_RUN_WORK} (playground limit): lower the rates, shorten the run or use fewer consumers",
-                format_instant(end)
-            ));
+            return Err(crate::ScenarioError::Invalid(format!(
+                "running to {} takes about {work} operations (messages sent, consumer polls, lock renewals, sweeps); the playground runs at most {MAX_RUN_WORK} (playground limit): lower the rates, shorten the run or use fewer consumers",
+                format_instant(until)
+            )));
         }
         Ok(())
     }
