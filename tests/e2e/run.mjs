@@ -215,7 +215,7 @@ test('a heavy scenario recorded in the browser survives a reload (it opens at it
   await page.reload();
   // Replaying a minute of 10,000 msg/s is over a link's budget: the scenario opens at t=0,
   // with everything the user did still in it.
-  await page.locator('#actors', { hasText: 'producer web' }).waitFor();
+  await page.locator('#next-text', { hasText: 'start producer web' }).waitFor();
   if (await page.locator('#error-banner').count() !== 0) {
     throw new Error(await page.locator('#error-banner').textContent());
   }
