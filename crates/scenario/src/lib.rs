@@ -12,6 +12,7 @@ pub mod presets;
 pub mod run;
 pub mod step;
 pub mod utc;
+mod wire;
 
 pub use dur::Dur;
 pub use model::*;
