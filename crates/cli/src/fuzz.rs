@@ -264,7 +264,10 @@ fn wild_value(rng: &mut Pcg64Mcg) -> Value {
 
 fn heavy_step(rng: &mut Pcg64Mcg) -> Value {
     let at = ["0s", "1s", "1h", "29d", "30d"][rng.random_range(0..5)];
-    match rng.random_range(0..9) {
+    let long = "x".repeat(2000);
+    let names = ["a", "a.b", "a.1", "a.b.2", ".", "", long.as_str()];
+    let name = names[rng.random_range(0..names.len())];
+    match rng.random_range(0..12) {
         0 => json!({"at": at, "start_producer": {"name": "p", "to": "orders", "rate": MAX_RATE,
                 "burst": {"every": "100ms", "size": 10000}, "spike": {"from": "0s", "duration": "30d", "factor": 1}}}),
         1 => json!({"at": at, "start_consumers": {"name": "c", "from": "orders", "instances": 100,
@@ -283,6 +286,10 @@ fn heavy_step(rng: &mut Pcg64Mcg) -> Value {
             json!({"at": at, "update": {"entity": "orders", "forward_to": "loop", "forward_dead_lettered_messages_to": "loop"}})
         }
         7 => json!({"at": at, "fault": {"server_busy": "30d"}}),
+        // Named calls and settlements by name (`as`, `message`), with awkward names.
+        9 => json!({"at": at, "receive": {"from": "orders", "count": 3, "as": name}}),
+        10 => json!({"at": at, "peek": {"from": "orders", "count": 3, "as": name}}),
+        11 => json!({"at": at, "complete": {"from": "orders", "message": name}}),
         _ => json!({"at": at, "peek": {"from": "orders", "count": 10000}}),
     }
 }

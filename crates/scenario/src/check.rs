@@ -2,7 +2,7 @@
 //! entity settings, checked at an instant or between two steps. The browser and the CLI check
 //! them the same way.
 use crate::model::*;
-use crate::run::Simulation;
+use crate::run::{NamedCall, Simulation};
 use sbp_engine::time::{format_instant, MAX_VALUE, NEVER};
 use sbp_engine::{EntitySettings, Perspective};
 use std::collections::BTreeMap;
@@ -248,7 +248,7 @@ impl Simulation {
         let (call, property) = reference
             .rsplit_once('.')
             .ok_or_else(|| format!("\"{reference}\" is not \"<call>.<Property>\""))?;
-        let view = self.named_message(call)?;
+        let (_, view) = self.named_message(call)?;
         let value = serde_json::to_value(view).unwrap_or_default();
         value
             .get(property)
@@ -256,19 +256,21 @@ impl Simulation {
             .ok_or_else(|| format!("there is no property {property}"))
     }
 
-    /// "first" (its first message) or "first.2" (its second).
-    pub(crate) fn named_message(&self, name: &str) -> Result<&sbp_engine::MessageView, String> {
-        let (call, index) = match name.rsplit_once('.') {
-            Some((call, n)) if n.parse::<usize>().is_ok() => {
-                (call, n.parse::<usize>().unwrap_or(1))
-            }
-            _ => (name, 1),
-        };
+    /// "first" (its first message) or "first.2" (its second): the call and the message. The one
+    /// place a message's name is taken apart.
+    pub(crate) fn named_message(
+        &self,
+        name: &str,
+    ) -> Result<(&NamedCall, &sbp_engine::MessageView), String> {
+        let numbered = name
+            .rsplit_once('.')
+            .and_then(|(call, n)| Some((call, n.parse::<usize>().ok()?)));
+        let (call, index) = numbered.unwrap_or((name, 1));
         let got = self
             .named
             .get(call)
             .ok_or_else(|| format!("no step so far is named \"{call}\" (\"as\")"))?;
-        index
+        let view = index
             .checked_sub(1)
             .and_then(|i| got.messages.get(i))
             .ok_or_else(|| {
@@ -276,7 +278,8 @@ impl Simulation {
                     "\"{call}\" got {} message(s), not a message {index}",
                     got.messages.len()
                 )
-            })
+            })?;
+        Ok((got, view))
     }
 }
 

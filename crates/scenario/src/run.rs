@@ -403,9 +403,7 @@ impl Simulation {
             return Ok(None);
         };
         let client = |m: String| BrokerError::new(ErrorKind::InvalidOperation, m);
-        let view = self.named_message(name).map_err(client)?;
-        let call_name = name.rsplit_once('.').map_or(name.as_str(), |(c, _)| c);
-        let call = &self.named[call_name];
+        let (call, view) = self.named_message(name).map_err(client)?;
         let verb = settlement.name();
         match call.how {
             Holding::Peeked => Err(client(format!("\"{name}\" was only peeked; {verb} needs a message received in PeekLock mode (RCV-11)"))),

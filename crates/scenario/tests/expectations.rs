@@ -127,3 +127,16 @@ fn naming_nothing_that_exists_is_a_clear_failure() {
     assert_eq!(sim.failures.len(), 1, "{:#?}", sim.failures);
     assert!(sim.failures[0].contains("no step so far is named \"ghost\""));
 }
+
+/// A call name with a dot in it ("a.b") is one name: settling by it finds that call (the name
+/// was split apart in one place and not the other, which panicked).
+#[test]
+fn a_call_name_with_a_dot_settles_that_call() {
+    let sim = run(r#"{"version":1,"entities":[{"queue":"q"}],"timeline":[
+        {"at":"0s","send":{"to":"q","count":2}},
+        {"at":"0s","receive":{"from":"q","count":2,"as":"batch.one"}},
+        {"at":"1s","complete":{"from":"q","message":"batch.one"}},
+        {"at":"1s","complete":{"from":"q","message":"batch.one.2"}}],
+      "expect":[{"at":"1s","counts":{"q":{"active":0,"locked":0}}}]}"#);
+    assert!(sim.failures.is_empty(), "{:#?}", sim.failures);
+}
