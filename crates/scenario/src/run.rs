@@ -6,7 +6,7 @@ use crate::step::{entity_command, Action, Step};
 use crate::utc;
 use crate::ScenarioError;
 use sbp_engine::time::{format_instant, Instant};
-use sbp_engine::{BrokerError, ErrorKind, Namespace, Reply, Settlement};
+use sbp_engine::{BrokerError, ErrorKind, Namespace, Reply};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -385,19 +385,8 @@ impl Simulation {
     /// A settlement of a named message: with that call's LockToken (RCV-08), or the client
     /// error the SDK raises for a peeked (RCV-11) or received-and-deleted (RCV-01) one.
     fn settle_by_name(&self, action: &Action) -> Result<Option<sbp_engine::Command>, BrokerError> {
-        let (def, settlement) = match action {
-            Action::Complete(d) => (d, Settlement::Complete),
-            Action::Abandon(d) => (d, Settlement::Abandon),
-            Action::Defer(d) => (d, Settlement::Defer),
-            Action::RenewLock(d) => (d, Settlement::RenewLock),
-            Action::DeadLetter(d) => (
-                d,
-                Settlement::DeadLetter {
-                    reason: d.reason.clone(),
-                    description: d.description.clone(),
-                },
-            ),
-            _ => return Ok(None),
+        let Some((def, settlement)) = action.settlement() else {
+            return Ok(None);
         };
         let Some(name) = &def.message else {
             return Ok(None);

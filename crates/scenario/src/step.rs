@@ -324,6 +324,25 @@ impl Action {
             .map(|c| Box::new(std::iter::once(c)) as Box<dyn Iterator<Item = Command>>)
     }
 
+    /// What a settle action does, and to which message: the one place that maps the five
+    /// settle actions to the engine's settlements.
+    pub fn settlement(&self) -> Option<(&SettleDef, Settlement)> {
+        Some(match self {
+            Action::Complete(d) => (d, Settlement::Complete),
+            Action::Abandon(d) => (d, Settlement::Abandon),
+            Action::Defer(d) => (d, Settlement::Defer),
+            Action::RenewLock(d) => (d, Settlement::RenewLock),
+            Action::DeadLetter(d) => (
+                d,
+                Settlement::DeadLetter {
+                    reason: d.reason.clone(),
+                    description: d.description.clone(),
+                },
+            ),
+            _ => return None,
+        })
+    }
+
     /// The one command of every action but a send.
     fn other_commands(&self, ns: &Namespace) -> Result<Command, String> {
         let one = |c: Command| Ok(c);
@@ -363,17 +382,14 @@ impl Action {
                 from: r.from.clone(),
                 seqs: r.seqs.clone(),
             }),
-            Action::Complete(s) => settle(s, Settlement::Complete),
-            Action::Abandon(s) => settle(s, Settlement::Abandon),
-            Action::DeadLetter(s) => settle(
-                s,
-                Settlement::DeadLetter {
-                    reason: s.reason.clone(),
-                    description: s.description.clone(),
-                },
-            ),
-            Action::Defer(s) => settle(s, Settlement::Defer),
-            Action::RenewLock(s) => settle(s, Settlement::RenewLock),
+            Action::Complete(_)
+            | Action::Abandon(_)
+            | Action::DeadLetter(_)
+            | Action::Defer(_)
+            | Action::RenewLock(_) => match self.settlement() {
+                Some((def, settlement)) => settle(def, settlement),
+                None => Err("not a settlement".into()),
+            },
             Action::Create(def) => entity_command(ns, def),
             Action::Update(u) => {
                 let current = ns
