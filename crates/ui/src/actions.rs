@@ -52,13 +52,14 @@ fn starter_option() -> Vec<(String, String)> {
 #[function_component(Actions)]
 pub fn actions(props: &StoreProps) -> Html {
     let store = &props.store;
+    let (entities, subscriptions) = entity_paths(store);
     let form = FormProps {
         dispatch: store.dispatcher(),
         sim: crate::state::SimRef(store.sim.clone()),
         targets: sendable(store),
         sources: receivable(store),
-        entities: entity_paths(store).0,
-        subscriptions: entity_paths(store).1,
+        entities,
+        subscriptions,
     };
     html! {
         <>
