@@ -37,15 +37,10 @@ impl Namespace {
     ) -> Result<()> {
         let q = self.resolve(from)?;
         let r = self.known_receiver(receiver, from, seq)?;
-        let current = self.lock_of(q, seq).map(|l| (l.token, l.holder));
-        match current {
-            Some((t, holder)) if holder == r && format_lock_token(t).eq_ignore_ascii_case(token) => {
-                self.settle_as(r, q, seq, settlement)
-            }
-            _ => Err(self.rejection(
-                ErrorKind::MessageLockLost,
-                format!("the lock {} on #{seq} is no longer held: it lapsed, was lost, or the message was settled or received again (RCV-08)", crate::error::quote(token)),
-            )),
+        match uuid::Uuid::try_parse(token) {
+            Ok(token) => self.settle_locked(r, q, seq, token.as_u128(), settlement),
+            // Not a LockToken at all: no lock can be held with it.
+            Err(_) => Err(self.lock_lost(r, seq)),
         }
     }
 
@@ -84,17 +79,36 @@ impl Namespace {
             }
             Some(Handle::Locked(token)) => token,
         };
+        self.settle_locked(r, q, seq, token, settlement)
+    }
+
+    /// RCV-08: a lock that lapsed, was lost or is no longer the message's (settled, received
+    /// again) fails with MessageLockLost.
+    fn lock_lost(&mut self, r: u32, seq: u64) -> BrokerError {
+        let receiver = self.receiver_name(r).to_string();
+        self.rejection(
+            ErrorKind::MessageLockLost,
+            format!("the lock on #{seq} held by {receiver} was lost: it lapsed, was lost, or the message was already settled or received again (RCV-08)"),
+        )
+    }
+
+    /// Settlement with the lock `token`: the checks the broker makes (RCV-08, DLQ-02), then the
+    /// settlement itself.
+    fn settle_locked(
+        &mut self,
+        r: u32,
+        q: QueueRef,
+        seq: u64,
+        token: u128,
+        settlement: Settlement,
+    ) -> Result<()> {
         let now = self.now;
         self.get(q.entity)?;
         let holds = self
             .lock_of(q, seq)
             .is_some_and(|l| l.token == token && l.locked_until > now);
         if !holds {
-            // RCV-08: lapsed, lost, or already settled.
-            return Err(self.rejection(
-                ErrorKind::MessageLockLost,
-                format!("the lock on #{seq} held by {receiver} was lost: it lapsed, was lost, or the message was already settled (RCV-08)"),
-            ));
+            return Err(self.lock_lost(r, seq));
         }
         if matches!(settlement, Settlement::DeadLetter { .. }) && q.dlq {
             return Err(BrokerError::new(
