@@ -206,27 +206,18 @@ impl Namespace {
     }
 
     pub(super) fn fire(&mut self, at: Instant, timer: Timer) {
-        if let Timer::Expire { entity, seq } = timer {
-            // One look-up: still due, and not locked (TTL-09: a locked message is left alone;
-            // when its lock ends, `release` expires it at once or arms its expiry again).
-            let due = self
-                .get(entity)
-                .ok()
-                .and_then(|e| e.main.messages.get(&seq))
-                .is_some_and(|m| {
-                    m.state == MessageState::Active && m.expires_at <= at && m.lock.is_none()
-                });
-            if due {
-                // TTL-06/TTL-07 exact mode: expire at the instant.
-                self.expire(entity, seq, Rule::Ttl06);
-            }
-            return;
-        }
         if !self.timer_is_live(at, timer) {
             return;
         }
         match timer {
-            Timer::Expire { .. } => {}
+            Timer::Expire { entity, seq } => {
+                // TTL-09: a locked message is left alone; when its lock ends, `release` expires
+                // it at once or arms its expiry again.
+                if self.lock_of(QueueRef { entity, dlq: false }, seq).is_none() {
+                    // TTL-06/TTL-07 exact mode: expire at the instant.
+                    self.expire(entity, seq, Rule::Ttl06);
+                }
+            }
             Timer::LapseCheck { queue } => self.lapse_due(queue),
             Timer::AutoRenew { queue, seq, token } => self.auto_renew(queue, seq, token),
             Timer::Activate { entity, seq } => self.activate(entity, seq),
