@@ -484,3 +484,34 @@ fn settling_a_received_and_deleted_message_names_the_settlement_in_plain_words()
         assert!(!err.message.contains("abandond") && !err.message.contains("deferd"));
     }
 }
+
+/// Every run bounded: a namespace built with the playground's bounds refuses sends past the
+/// messages it may store and past the body bytes it may hold, naming the limit, and changes
+/// nothing else.
+#[test]
+fn a_namespace_refuses_sends_past_its_message_and_body_bounds() {
+    let mut ns = Namespace::builder()
+        .max_messages(Some(3))
+        .max_body_bytes(Some(10))
+        .build();
+    ns.create_queue("q", settings()).unwrap();
+    let body = |n: usize| NewMessage {
+        body: "x".repeat(n),
+        ..Default::default()
+    };
+    ns.send("q", body(4)).unwrap();
+    ns.send("q", body(4)).unwrap();
+    let err = ns.send("q", body(4)).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::QuotaExceeded);
+    assert!(err.message.contains("MB of message bodies"), "{err}");
+    assert!(err.tracking_id.is_some());
+    ns.send("q", body(2)).unwrap();
+    assert_eq!(ns.stored_totals(), (3, 10));
+    let err = ns.send("q", body(0)).unwrap_err();
+    assert!(err.message.contains("at most 3 messages"), "{err}");
+    assert_eq!(
+        ns.stored_totals(),
+        (3, 10),
+        "nothing stored past the bounds"
+    );
+}

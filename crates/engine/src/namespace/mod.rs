@@ -480,15 +480,6 @@ impl Namespace {
         next_guid(&mut self.tokens)
     }
 
-    /// How many bytes of message bodies the namespace stores now.
-    pub fn stored_body_bytes(&self) -> u64 {
-        self.entities
-            .iter()
-            .flatten()
-            .map(|e| e.main.body_bytes + e.dlq.body_bytes)
-            .sum()
-    }
-
     /// Whether `other` is in the same state, the log and the tracking-id stream aside: what a
     /// failed command may change (it logs a rejection, and a broker-side one draws a tracking id).
     pub fn same_state_except_log(&self, other: &Namespace) -> bool {
@@ -504,11 +495,20 @@ impl Namespace {
 
     /// How many messages the namespace stores now (every store, DLQs included).
     pub fn stored_messages(&self) -> u64 {
+        self.stored_totals().0
+    }
+
+    /// The messages the namespace stores now, and the bytes their bodies take in memory.
+    pub fn stored_totals(&self) -> (u64, u64) {
         self.entities
             .iter()
             .flatten()
-            .map(|e| (e.main.len() + e.dlq.len()) as u64)
-            .sum()
+            .fold((0, 0), |(n, bytes), e| {
+                (
+                    n + (e.main.len() + e.dlq.len()) as u64,
+                    bytes + e.main.body_bytes + e.dlq.body_bytes,
+                )
+            })
     }
 
     pub(super) fn emit(&mut self, q: QueueRef, seq: u64, kind: EventKind, rule: Option<Rule>) {

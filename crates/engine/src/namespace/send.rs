@@ -36,17 +36,20 @@ impl Namespace {
                 "messages are sent to the topic, not to a subscription",
             ));
         }
-        if let Some(limit) = self.max_messages {
-            if self.stored_messages() >= limit {
+        // The playground's bounds on what a namespace stores: one pass over the entities.
+        if self.max_messages.is_some() || self.max_body_bytes.is_some() {
+            let (messages, bytes) = self.stored_totals();
+            if let Some(limit) = self.max_messages.filter(|l| messages >= *l) {
                 return Err(self.rejection(
                     ErrorKind::QuotaExceeded,
                     format!("the playground holds at most {limit} messages in a namespace; receive or purge some first"),
                 ));
             }
-        }
-        if let Some(limit) = self.max_body_bytes {
             let body = message.body.len() as u64;
-            if self.stored_body_bytes().saturating_add(body) > limit {
+            if let Some(limit) = self
+                .max_body_bytes
+                .filter(|l| bytes.saturating_add(body) > *l)
+            {
                 return Err(self.rejection(
                     ErrorKind::QuotaExceeded,
                     format!("the playground holds at most {} MB of message bodies in a namespace; receive or purge some first (body_size simulates a size without the bytes)", limit / (1024 * 1024)),
