@@ -64,6 +64,9 @@ enum Op {
         r: u8,
         seq: u8,
         how: u8,
+        /// Settle the message of an earlier receive (the n-th lock seen) with its LockToken,
+        /// current or stale, by receiver `r` (its holder or not).
+        token: Option<u8>,
     },
     Fault {
         kind: u8,
@@ -92,7 +95,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0u8..7, 0u8..3, prop::collection::vec(0u8..12, 0..3))
             .prop_map(|(from, r, seqs)| Op::ReceiveDeferred { from, r, seqs }),
         1 => (0u8..7, 0u8..3).prop_map(|(from, r)| Op::Peek { from, r }),
-        5 => (0u8..7, 0u8..3, 0u8..12, 0u8..6).prop_map(|(from, r, seq, how)| Op::Settle { from, r, seq, how }),
+        5 => (0u8..7, 0u8..3, 0u8..12, 0u8..6, prop::option::of(any::<u8>()))
+            .prop_map(|(from, r, seq, how, token)| Op::Settle { from, r, seq, how, token }),
         1 => (0u8..4, 0u8..3, -5_000i64..30_000).prop_map(|(kind, r, busy_ms)| Op::Fault { kind, r, busy_ms }),
         1 => (0u8..5, 0u8..80, 0u8..5).prop_map(|(entity, lock_s, max_delivery)| Op::Update { entity, lock_s, max_delivery }),
         4 => (0u32..90_000).prop_map(|ms| Op::Advance { ms }),
@@ -153,7 +157,7 @@ fn namespace(seed: u64, realistic: bool, max_delivery: u32) -> Namespace {
     ns
 }
 
-fn command(ns: &Namespace, op: &Op) -> Option<Command> {
+fn command(ns: &Namespace, op: &Op, tokens: &[(String, u64, String)]) -> Option<Command> {
     let message = |ttl: &Option<u32>| NewMessage {
         time_to_live: ttl.map(i64::from),
         ..Default::default()
@@ -211,22 +215,33 @@ fn command(ns: &Namespace, op: &Op) -> Option<Command> {
             from_seq: Some(1),
             count: 5,
         },
-        Op::Settle { from, r, seq, how } => Command::Settle {
-            receiver: RECEIVERS[*r as usize].into(),
-            from: SOURCES[*from as usize].into(),
-            seq: u64::from(*seq),
-            settlement: match how {
-                0 | 5 => Settlement::Complete,
-                1 => Settlement::Abandon,
-                2 => Settlement::DeadLetter {
-                    reason: Some("Test".into()),
-                    description: None,
+        Op::Settle {
+            from,
+            r,
+            seq,
+            how,
+            token,
+        } => {
+            let earlier = token
+                .filter(|_| !tokens.is_empty())
+                .map(|i| &tokens[usize::from(i) % tokens.len()]);
+            Command::Settle {
+                receiver: RECEIVERS[*r as usize].into(),
+                from: earlier.map_or_else(|| SOURCES[*from as usize].into(), |t| t.0.clone()),
+                seq: earlier.map_or(u64::from(*seq), |t| t.1),
+                settlement: match how {
+                    0 | 5 => Settlement::Complete,
+                    1 => Settlement::Abandon,
+                    2 => Settlement::DeadLetter {
+                        reason: Some("Test".into()),
+                        description: None,
+                    },
+                    3 => Settlement::Defer,
+                    _ => Settlement::RenewLock,
                 },
-                3 => Settlement::Defer,
-                _ => Settlement::RenewLock,
-            },
-            lock_token: None,
-        },
+                lock_token: earlier.map(|t| t.2.clone()),
+            }
+        }
         Op::Fault { kind, r, busy_ms } => Command::Fault(match kind {
             0 => Fault::ServiceUpdate,
             1 => Fault::OsUpdate,
@@ -351,6 +366,8 @@ fn run(
     observe: bool,
 ) -> Result<Namespace, TestCaseError> {
     let mut ns = namespace(seed, realistic, max_delivery);
+    // Every LockToken a receive returned, current or stale, for settlements by token.
+    let mut tokens: Vec<(String, u64, String)> = Vec::new();
     for op in ops {
         match op {
             Op::Advance { ms } => ns.advance_to(ns.now() + i64::from(*ms)),
@@ -361,13 +378,21 @@ fn run(
                 }
             }
             _ => {
-                let Some(c) = command(&ns, op) else { continue };
+                let Some(c) = command(&ns, op, &tokens) else {
+                    continue;
+                };
                 // `apply` first fires what is due now; that is not the command's doing.
                 let now = ns.now();
                 ns.advance_to(now);
                 let before = ns.clone();
                 let receives_main = matches!(&c, Command::Receive { from, .. } if !from.ends_with("$deadletterqueue"));
-                match ns.apply(now, c) {
+                let result = ns.apply(now, c);
+                if let Ok(Reply::Messages(got)) = &result {
+                    tokens.extend(got.iter().filter_map(|m| {
+                        Some((m.entity.clone(), m.sequence_number, m.lock_token.clone()?))
+                    }));
+                }
+                match result {
                     Err(_) => prop_assert!(
                         ns.same_state_except_log(&before),
                         "a failed {op:?} changed the state"

@@ -515,3 +515,30 @@ fn a_namespace_refuses_sends_past_its_message_and_body_bounds() {
         "nothing stored past the bounds"
     );
 }
+
+/// Found re-reading the change: settling with a LockToken checks it is the settling receiver's
+/// lock, not only the message's (another client's message object does not settle it).
+#[test]
+fn a_lock_token_settles_only_for_the_receiver_that_holds_it() {
+    let mut ns = ns_with("q", settings());
+    ns.send("q", msg(None)).unwrap();
+    let got = ns
+        .receive(
+            "other",
+            "q",
+            ReceiveMode::PeekLock,
+            1,
+            ReceiveOptions::default(),
+        )
+        .unwrap();
+    let token = got[0].lock_token.clone().unwrap();
+    // R is a receiver too, with nothing left to get.
+    assert!(receive(&mut ns, "q").is_empty());
+    let err = ns
+        .settle_with_token(R, "q", 1, &token, Settlement::Complete)
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::MessageLockLost);
+    ns.settle_with_token("other", "q", 1, &token, Settlement::Complete)
+        .unwrap();
+    assert!(ns.entity("q").unwrap().main.is_empty());
+}

@@ -82,8 +82,8 @@ impl Namespace {
         self.settle_locked(r, q, seq, token, settlement)
     }
 
-    /// RCV-08: a lock that lapsed, was lost or is no longer the message's (settled, received
-    /// again) fails with MessageLockLost.
+    /// RCV-08: a lock that lapsed, was lost, is no longer the message's (settled, received
+    /// again) or is not this receiver's fails with MessageLockLost.
     fn lock_lost(&mut self, r: u32, seq: u64) -> BrokerError {
         let receiver = self.receiver_name(r).to_string();
         self.rejection(
@@ -106,7 +106,7 @@ impl Namespace {
         self.get(q.entity)?;
         let holds = self
             .lock_of(q, seq)
-            .is_some_and(|l| l.token == token && l.locked_until > now);
+            .is_some_and(|l| l.token == token && l.holder == r && l.locked_until > now);
         if !holds {
             return Err(self.lock_lost(r, seq));
         }
