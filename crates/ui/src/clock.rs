@@ -19,10 +19,14 @@ pub fn clock_bar(props: &StoreProps) -> Html {
     };
     let slider_max = end.max(now).max(MINUTE) + MINUTE;
     // Narration: the note of the last step that has played.
-    // The scenario's checks, as the CLI runs them: how many ran, and every failure so far.
-    let (checked, failures) = {
+    // The scenario's checks, as the CLI runs them: how many ran, how many failed, the first few
+    // failures (taken only when the scenario has checks: this renders on every tick).
+    let checks = {
         let sim = store.sim.borrow();
-        (sim.checked, sim.failures.clone())
+        (sim.checked > 0).then(|| {
+            let first: Vec<String> = sim.failures.iter().take(5).cloned().collect();
+            (sim.checked, sim.failures.len(), first)
+        })
     };
     let narration = {
         let sim = store.sim.borrow();
@@ -102,11 +106,11 @@ pub fn clock_bar(props: &StoreProps) -> Html {
             if let Some((step, note)) = narration {
                 <p class="narration" id="narration" aria-live="polite">{format!("Step {step}: {note}")}</p>
             }
-            if checked > 0 {
-                <div class={classes!("checks", (!failures.is_empty()).then_some("failed"))} id="checks" aria-live="polite">
-                    {format!("Checks: {checked} run, {} failed", failures.len())}
-                    if !failures.is_empty() {
-                        <ul>{ for failures.iter().take(5).map(|f| html! { <li>{f.clone()}</li> }) }</ul>
+            if let Some((checked, failed, first)) = checks {
+                <div class={classes!("checks", (failed > 0).then_some("failed"))} id="checks" aria-live="polite">
+                    {format!("Checks: {checked} run, {failed} failed")}
+                    if failed > 0 {
+                        <ul>{ for first.into_iter().map(|f| html! { <li>{f}</li> }) }</ul>
                     }
                 </div>
             }
