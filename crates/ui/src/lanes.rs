@@ -125,7 +125,10 @@ fn cards(props: &CardsProps) -> Html {
     } else {
         (1_500.0 * f64::from(props.store.speed)) as i64
     };
-    let queue = sim.ns.resolve(&path).ok();
+    let queue = QueueRef {
+        entity: e.id,
+        dlq: props.dlq,
+    };
     let recent: Vec<&Event> = sim
         .ns
         .log()
@@ -133,7 +136,7 @@ fn cards(props: &CardsProps) -> Html {
         .rev()
         .take(if fast { 0 } else { 500 })
         .take_while(|ev| ev.at >= now - recent_span)
-        .filter(|ev| queue.is_some_and(|q| q.entity == ev.entity && q.dlq == ev.dlq) && ev.seq > 0)
+        .filter(|ev| queue.entity == ev.entity && queue.dlq == ev.dlq && ev.seq > 0)
         .collect();
     let requeued = |seq: u64| {
         recent
@@ -158,7 +161,7 @@ fn cards(props: &CardsProps) -> Html {
         .collect();
     html! {
         <ol class={classes!("cards", reduced.then_some("reduced-motion"))}>
-            { for shown.into_iter().filter_map(|m| Some(card(&props.store, &sim.ns, (queue?, &path), m, now, requeued(m.sequence_number), !fast))) }
+            { for shown.into_iter().map(|m| card(&props.store, &sim.ns, (queue, &path), m, now, requeued(m.sequence_number), !fast)) }
             { for gone.into_iter().map(|(seq, what)| html! {
                 <li key={format!("gone-{seq}")} class="card ghost" aria-hidden="true"><span class="seq">{format!("#{seq}")}</span>{format!(" {what}")}</li>
             }) }
