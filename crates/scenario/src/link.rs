@@ -4,7 +4,7 @@
 use crate::{Scenario, ScenarioError};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use sbp_engine::limits::{LATEST_INSTANT, MAX_OPEN_WORK};
+use sbp_engine::limits::MAX_OPEN_WORK;
 use sbp_engine::time::{format_instant, Instant};
 
 /// The longest fragment accepted.
@@ -78,11 +78,7 @@ pub fn decode_scenario(payload: &str) -> Result<Scenario, ScenarioError> {
 /// Whether a link may open `scenario` at `at`: within the playground's last instant, and
 /// replaying to it takes no more than [`MAX_OPEN_WORK`] (about a second in a browser).
 pub fn openable_at(scenario: &Scenario, at: Instant) -> Result<(), String> {
-    if !(0..=LATEST_INSTANT).contains(&at) {
-        return Err(format!(
-            "its instant t={at} is outside 0..{LATEST_INSTANT} ms (playground limit)"
-        ));
-    }
+    crate::step::check_instant("its instant", at)?;
     let work = scenario.work_until(at);
     if work > MAX_OPEN_WORK {
         return Err(format!(

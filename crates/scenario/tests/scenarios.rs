@@ -310,3 +310,19 @@ fn a_link_that_would_replay_too_much_is_refused() {
     assert_eq!(dropped.at, None);
     assert!(decode_link(&encode_link(&dropped)).is_ok());
 }
+
+/// A link's instant past the playground's last instant is refused, naming the limit.
+#[test]
+fn a_link_past_the_last_instant_is_refused() {
+    let scenario = Scenario::from_json(r#"{"version":1}"#).unwrap();
+    let late = encode_link(&Link {
+        scenario,
+        at: Some(sbp_engine::limits::LATEST_INSTANT + 1),
+        speed: None,
+    });
+    let err = decode_link(&late).unwrap_err().to_string();
+    assert!(
+        err.contains("is outside t=0..30days (playground limit)"),
+        "{err}"
+    );
+}
