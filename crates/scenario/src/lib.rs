@@ -9,6 +9,7 @@ pub mod dur;
 pub mod link;
 pub mod model;
 pub mod presets;
+pub mod rewind;
 pub mod run;
 pub mod step;
 pub mod utc;
@@ -16,6 +17,7 @@ mod wire;
 
 pub use dur::Dur;
 pub use model::*;
+pub use rewind::Rewind;
 pub use run::{Holding, NamedCall, Simulation, StepOutcome};
 pub use step::{entity_command, Action, Step};
 

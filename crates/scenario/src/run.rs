@@ -122,6 +122,23 @@ impl Simulation {
         self.ns.now()
     }
 
+    /// A copy for a rewind checkpoint: without the scenario (the rewind holds the current one)
+    /// and with only the last `keep_log` events of the log.
+    pub(crate) fn snapshot(&self, keep_log: usize) -> Simulation {
+        Simulation {
+            scenario: Scenario::default(),
+            ns: self.ns.snapshot(keep_log),
+            start_unix_ms: self.start_unix_ms,
+            next_step: self.next_step,
+            next_expect: self.next_expect,
+            outcomes: self.outcomes.clone(),
+            failures: self.failures.clone(),
+            last_messages: self.last_messages.clone(),
+            named: self.named.clone(),
+            checked: self.checked,
+        }
+    }
+
     /// "2026-01-01T00:00:10Z" for an instant.
     pub fn utc(&self, at: Instant) -> String {
         utc::format_utc(self.start_unix_ms, at)

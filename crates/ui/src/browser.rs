@@ -51,7 +51,11 @@ pub fn initial_state() -> AppState {
     let (stored, stored_at) = load_stored();
     let mut state = AppState::new(stored.unwrap_or_else(starter), embed);
     if let Some(at) = stored_at {
-        if let Some(stopped) = crate::state::replay(&mut state.sim.borrow_mut(), at) {
+        if let Some(stopped) = crate::state::replay(
+            &mut state.sim.borrow_mut(),
+            &mut state.rewind.borrow_mut(),
+            at,
+        ) {
             state.notice = Some(stopped);
         }
     }

@@ -2,7 +2,7 @@
 //! The state holds the running [`Simulation`]; every broker rule stays in the engine.
 use sbp_engine::time::Instant;
 use sbp_engine::Counts;
-use sbp_scenario::{Scenario, Simulation, Step};
+use sbp_scenario::{Rewind, Scenario, Simulation, Step};
 use std::cell::RefCell;
 use std::rc::Rc;
 use yew::{Properties, Reducible, UseReducerHandle};
@@ -14,6 +14,9 @@ pub const SPEEDS: &[u32] = &[1, 10, 60, 100, 1_000, 10_000, 100_000];
 pub struct AppState {
     /// The running scenario. Shared and mutated in place; `version` tells Yew it changed.
     pub sim: Rc<RefCell<Simulation>>,
+    /// Checkpoints of this run, so that a rewind replays from the nearest one (shared and
+    /// mutated in place with `sim`).
+    pub rewind: Rc<RefCell<Rewind>>,
     pub version: u64,
     /// Bumped by every action but clock ticks, and by ticks at most every [`SLOW_MS`]: panels
     /// that need not follow every tick (charts, log, inspector) re-render on it.
@@ -60,7 +63,8 @@ pub enum Action {
     JumpNext,
     /// Back to t=0 of the same scenario (user actions kept).
     Reset,
-    /// Go to any instant: replay from the start (determinism makes this exact).
+    /// Go to any instant: replay from the nearest checkpoint before it (determinism makes this
+    /// exact).
     Seek(Instant),
     SetSpeed(u32),
     Load {
@@ -81,6 +85,7 @@ pub enum Action {
 impl AppState {
     pub fn new(sim: Simulation, embed: bool) -> Self {
         AppState {
+            rewind: Rc::new(RefCell::new(Rewind::starting_at(&sim))),
             sim: Rc::new(RefCell::new(sim)),
             version: 0,
             slow_version: 0,
@@ -141,7 +146,7 @@ impl Reducible for AppState {
                 let target = sim.now().saturating_add(step.max(1));
                 // A frame's work is bounded: under heavy traffic the clock runs behind.
                 let mut budget = TICK_WORK;
-                let on_time = sim.advance_within(target, &mut budget);
+                let on_time = s.rewind.borrow_mut().advance(&mut sim, target, &mut budget);
                 if !on_time && s.notice.is_none() {
                     s.notice = Some(BEHIND.into());
                 }
@@ -151,17 +156,16 @@ impl Reducible for AppState {
             Action::StepBy(d) => {
                 let mut sim = s.sim.borrow_mut();
                 let target = sim.now().saturating_add(d);
-                s.notice = replay(&mut sim, target);
+                s.notice = replay(&mut sim, &mut s.rewind.borrow_mut(), target);
             }
             Action::JumpNext => {
                 let mut sim = s.sim.borrow_mut();
                 match sim.next_event() {
                     Some((at, what)) => {
                         let target = at.max(sim.now());
-                        s.notice = replay(&mut sim, target).or(Some(format!(
-                            "Jumped to {}: {what}",
-                            sbp_engine::time::format_instant(at)
-                        )));
+                        s.notice = replay(&mut sim, &mut s.rewind.borrow_mut(), target).or(Some(
+                            format!("Jumped to {}: {what}", sbp_engine::time::format_instant(at)),
+                        ));
                     }
                     None => {
                         s.notice = Some(
@@ -171,13 +175,10 @@ impl Reducible for AppState {
                 }
             }
             Action::Reset => {
-                let scenario = s.sim.borrow().scenario.clone();
-                return Rc::new(s.rebuild(&scenario, 0, "Back to the start.".into()));
+                s.seek(0);
+                s.notice = s.notice.or(Some("Back to the start.".into()));
             }
-            Action::Seek(at) => {
-                let scenario = s.sim.borrow().scenario.clone();
-                return Rc::new(s.rebuild(&scenario, at.max(0), String::new()));
-            }
+            Action::Seek(at) => s.seek(at.max(0)),
             Action::SetSpeed(x) => {
                 if SPEEDS.contains(&x) {
                     s.speed = x;
@@ -202,7 +203,10 @@ impl Reducible for AppState {
                 return Rc::new(s.rebuild(&scenario, at.unwrap_or(0), notice));
             }
             Action::Do(step) => {
-                let result = s.sim.borrow_mut().push_step(*step);
+                let mut sim = s.sim.borrow_mut();
+                s.rewind.borrow_mut().forget_from(sim.now());
+                let result = sim.push_step(*step);
+                drop(sim);
                 match result {
                     Ok(text) => {
                         s.notice = Some(text);
@@ -212,7 +216,10 @@ impl Reducible for AppState {
                 }
             }
             Action::DoAt(step, at) => {
-                let result = s.sim.borrow_mut().schedule_step(*step, at);
+                let mut sim = s.sim.borrow_mut();
+                s.rewind.borrow_mut().forget_from(at.max(sim.now()));
+                let result = sim.schedule_step(*step, at);
+                drop(sim);
                 match result {
                     Ok(text) => {
                         s.notice = Some(text);
@@ -239,10 +246,11 @@ const TICK_WORK: usize = sbp_engine::limits::TICK_WORK;
 const REPLAY_WORK: usize = 4 * sbp_engine::limits::MAX_OPEN_WORK as usize;
 const BEHIND: &str = "The clock runs behind real time: this much traffic takes longer to simulate than the speed asks for.";
 
-/// Runs `sim` to `at` within [`REPLAY_WORK`]; says where it stopped if it could not get there.
-pub fn replay(sim: &mut Simulation, at: Instant) -> Option<String> {
+/// Runs `sim` to `at` within [`REPLAY_WORK`], taking checkpoints on the way; says where it
+/// stopped if it could not get there.
+pub fn replay(sim: &mut Simulation, rewind: &mut Rewind, at: Instant) -> Option<String> {
     let mut budget = REPLAY_WORK;
-    (!sim.advance_within(at, &mut budget)).then(|| {
+    (!rewind.advance(sim, at, &mut budget)).then(|| {
         format!(
             "Stopped at {}: going on to {} would take too long in one go; press play or step on.",
             sbp_engine::time::format_instant(sim.now()),
@@ -252,14 +260,35 @@ pub fn replay(sim: &mut Simulation, at: Instant) -> Option<String> {
 }
 
 impl AppState {
+    /// Goes to `at` from the running simulation or the nearest checkpoint before it (the same
+    /// scenario, so the same simulation object: views keyed on it stay).
+    fn seek(&mut self, at: Instant) {
+        let mut sim = self.sim.borrow_mut();
+        let mut rewind = self.rewind.borrow_mut();
+        if !rewind.seek(&mut sim, at) {
+            // No checkpoint at or before `at` (the first is at t=0): start afresh.
+            match Simulation::with_default_log_limit(&sim.scenario, LOG_LIMIT) {
+                Ok(fresh) => *sim = fresh,
+                Err(e) => {
+                    self.error = Some(format!("{e}. The current scenario is unchanged."));
+                    return;
+                }
+            }
+        }
+        self.notice = replay(&mut sim, &mut rewind, at);
+        self.error = None;
+    }
+
     /// Builds a fresh simulation of `scenario` and runs it to `at`. On a bad scenario the
     /// current one stays and the error is shown.
     fn rebuild(mut self, scenario: &Scenario, at: Instant, notice: String) -> Self {
         match Simulation::with_default_log_limit(scenario, crate::state::LOG_LIMIT) {
             Ok(mut sim) => {
                 // Replaying the user's own recorded steps must not count their errors as news.
-                let stopped = replay(&mut sim, at);
+                let mut rewind = Rewind::starting_at(&sim);
+                let stopped = replay(&mut sim, &mut rewind, at);
                 self.sim = Rc::new(RefCell::new(sim));
+                self.rewind = Rc::new(RefCell::new(rewind));
                 self.notice = stopped.or((!notice.is_empty()).then_some(notice));
                 self.error = None;
                 self.sample();

@@ -1,0 +1,191 @@
+//! Instant rewind: checkpoints of a running [`Simulation`], taken as it runs, so that going to
+//! any instant replays from the nearest checkpoint before it instead of from the start.
+//!
+//! A checkpoint is a copy of the simulation (the engine is deterministic, so going on from it is
+//! exactly what going on from the start would do); only its log is cut to the last
+//! [`CHECKPOINT_LOG`] events. Checkpoints are taken every `every` timers of work, so a replay
+//! from one costs at most that much; their memory is bounded by [`CHECKPOINT_BYTES`]: past it,
+//! every second checkpoint goes and the spacing doubles.
+use crate::model::Scenario;
+use crate::run::Simulation;
+use sbp_engine::time::Instant;
+
+/// Events a checkpoint keeps of the log (the log view after a rewind starts there).
+pub const CHECKPOINT_LOG: usize = 1_000;
+/// Timers of work between two checkpoints at first.
+pub const CHECKPOINT_EVERY: usize = 20_000;
+/// The most memory all checkpoints of one run may take (estimated).
+pub const CHECKPOINT_BYTES: usize = 64 << 20;
+/// The most checkpoints kept.
+pub const MAX_CHECKPOINTS: usize = 400;
+
+/// Estimated bytes of memory per stored message and per logged event in a checkpoint.
+const BYTES_PER_MESSAGE: usize = 600;
+const BYTES_PER_EVENT: usize = 96;
+const BYTES_PER_CHECKPOINT: usize = 8_192;
+
+struct Checkpoint {
+    at: Instant,
+    sim: Simulation,
+    bytes: usize,
+}
+
+/// The checkpoints of one scenario's run, in the order they were taken (by instant).
+pub struct Rewind {
+    checkpoints: Vec<Checkpoint>,
+    every: usize,
+    /// Timers fired since the last checkpoint.
+    since: usize,
+    bytes: usize,
+}
+
+impl Default for Rewind {
+    fn default() -> Self {
+        Rewind {
+            checkpoints: Vec::new(),
+            every: CHECKPOINT_EVERY,
+            since: 0,
+            bytes: 0,
+        }
+    }
+}
+
+impl Rewind {
+    /// A rewind whose first checkpoint is `sim` as it is now (usually at t=0).
+    pub fn starting_at(sim: &Simulation) -> Rewind {
+        let mut rewind = Rewind::default();
+        rewind.take(sim);
+        rewind
+    }
+
+    /// As [`Rewind::starting_at`], with checkpoints every `every` timers of work at first.
+    pub fn with_spacing(sim: &Simulation, every: usize) -> Rewind {
+        let mut rewind = Rewind {
+            every: every.max(1),
+            ..Rewind::default()
+        };
+        rewind.take(sim);
+        rewind
+    }
+
+    pub fn len(&self) -> usize {
+        self.checkpoints.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.checkpoints.is_empty()
+    }
+    /// The estimated memory the checkpoints take.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+    /// The instants of the checkpoints, oldest first.
+    pub fn instants(&self) -> impl Iterator<Item = Instant> + '_ {
+        self.checkpoints.iter().map(|c| c.at)
+    }
+
+    /// Runs `sim` towards `until` as [`Simulation::advance_within`] does (the same budget of
+    /// timers, the same answer), taking checkpoints on the way.
+    pub fn advance(&mut self, sim: &mut Simulation, until: Instant, budget: &mut usize) -> bool {
+        loop {
+            let allowed = (*budget).min(self.every.saturating_sub(self.since).max(1));
+            let mut chunk = allowed;
+            let reached = sim.advance_within(until, &mut chunk);
+            let used = allowed - chunk;
+            *budget -= used;
+            self.since += used;
+            if self.since >= self.every {
+                self.take(sim);
+            }
+            if reached || *budget == 0 {
+                return reached;
+            }
+        }
+    }
+
+    /// Forgets the checkpoints at or after `at`: the scenario changed from there on (a step
+    /// recorded at `at`).
+    pub fn forget_from(&mut self, at: Instant) {
+        while self.checkpoints.last().is_some_and(|c| c.at >= at) {
+            if let Some(c) = self.checkpoints.pop() {
+                self.bytes -= c.bytes;
+            }
+        }
+        self.since = 0;
+    }
+
+    /// A copy of the latest checkpoint at or before `at`, running `scenario` (the current
+    /// scenario, of which the checkpoint's steps are the start). None when there is none.
+    pub fn restore(&self, scenario: &Scenario, at: Instant) -> Option<Simulation> {
+        let index = self.checkpoints.partition_point(|c| c.at <= at);
+        let checkpoint = self.checkpoints.get(index.checked_sub(1)?)?;
+        let mut sim = checkpoint.sim.snapshot(CHECKPOINT_LOG);
+        sim.scenario = scenario.clone();
+        Some(sim)
+    }
+
+    /// Where to go on from for `at`, given the running `sim`: the running simulation itself when
+    /// it is at or before `at` and no checkpoint lies between, else a restored checkpoint.
+    pub fn seek(&mut self, sim: &mut Simulation, at: Instant) -> bool {
+        let latest = self
+            .checkpoints
+            .iter()
+            .rev()
+            .find(|c| c.at <= at)
+            .map(|c| c.at);
+        if sim.now() <= at && latest.is_none_or(|c| c <= sim.now()) {
+            return true;
+        }
+        match self.restore(&sim.scenario, at) {
+            Some(restored) => {
+                *sim = restored;
+                // Work from the restored checkpoint counts towards the next one only past
+                // the last checkpoint taken.
+                self.since = 0;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn take(&mut self, sim: &Simulation) {
+        self.since = 0;
+        let at = sim.now();
+        // A checkpoint is only ever added after the ones before it (a rewind forgets the later
+        // ones first, or goes on from a checkpoint at or before the last).
+        if self.checkpoints.last().is_some_and(|c| c.at > at) {
+            return;
+        }
+        let snapshot = sim.snapshot(CHECKPOINT_LOG);
+        let bytes = BYTES_PER_CHECKPOINT
+            + snapshot.ns.stored_messages() as usize * BYTES_PER_MESSAGE
+            + snapshot.ns.stored_totals().1 as usize
+            + snapshot.ns.log().len() * BYTES_PER_EVENT;
+        self.bytes += bytes;
+        self.checkpoints.push(Checkpoint {
+            at,
+            sim: snapshot,
+            bytes,
+        });
+        while self.checkpoints.len() > 1
+            && (self.bytes > CHECKPOINT_BYTES || self.checkpoints.len() > MAX_CHECKPOINTS)
+        {
+            self.thin();
+        }
+    }
+
+    /// Drops every second checkpoint (the first stays) and doubles the spacing.
+    fn thin(&mut self) {
+        let mut index = 0;
+        let mut freed = 0;
+        self.checkpoints.retain(|c| {
+            index += 1;
+            let keep = index % 2 == 1;
+            if !keep {
+                freed += c.bytes;
+            }
+            keep
+        });
+        self.bytes -= freed;
+        self.every = self.every.saturating_mul(2);
+    }
+}
