@@ -282,6 +282,15 @@ impl Namespace {
         }
     }
 
+    /// The producers, in the order they were first started.
+    pub fn producers(&self) -> &[crate::actors::Producer] {
+        &self.producers
+    }
+    /// The consumer groups, in the order they were first started.
+    pub fn consumer_groups(&self) -> &[crate::actors::ConsumerGroup] {
+        &self.consumers
+    }
+
     /// The producers and consumer groups, for display.
     pub fn actors(&self) -> Vec<ActorView> {
         let producers = self.producers.iter().map(|p| ActorView {

@@ -1,0 +1,369 @@
+//! The namespace as a graph, for the map: its places (senders, queues, topics, subscriptions,
+//! their dead-letter queues, consumers) and the edges between them, and which edge each logged
+//! event moves a message along. The broker's relations (fan-out, ForwardTo, dead-lettering, who
+//! holds a receiver) are decided here, so the map only draws them.
+use crate::entity::{EntityKind, QueueRef, SubscriptionRule};
+use crate::event::{Event, EventKind};
+use crate::namespace::Namespace;
+use crate::rules::Rule;
+use std::collections::BTreeMap;
+
+/// A place on the map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Place {
+    /// Sends made by the user's own calls (no producer).
+    Client,
+    /// A producer, by its index among the namespace's producers.
+    Producer(u32),
+    /// A queue, topic or subscription (`dlq: false`) or its dead-letter queue.
+    Queue(QueueRef),
+    /// A consumer group, by its index among the namespace's consumer groups.
+    Consumers(u32),
+    /// A receiver of the user's own calls, by its id.
+    Receiver(u32),
+}
+
+/// How a message moves along an edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Movement {
+    /// Sent or scheduled into a queue or topic.
+    Send,
+    /// TOP-01: a topic's copy into a subscription.
+    FanOut,
+    /// FWD-01/03: auto-forwarded.
+    Forward,
+    /// Moved into the dead-letter queue.
+    DeadLetter,
+    /// Locked, received and deleted, or peeked by a receiver.
+    Receive,
+    /// Completed, abandoned or deferred by the receiver that holds it.
+    Settle,
+    /// Gone from its queue without moving (expired and dropped).
+    Vanish,
+}
+
+/// One message moving along an edge (`from` = `to` for [`Movement::Vanish`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flow {
+    pub from: Place,
+    pub to: Place,
+    pub movement: Movement,
+    pub entity: u32,
+    pub seq: u64,
+}
+
+/// A standing edge of the map: who sends where, fan-out with its filter, forwards, the DLQ
+/// branch, who receives from where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edge {
+    pub from: Place,
+    pub to: Place,
+    pub movement: Movement,
+    /// The filter of a fan-out edge, ForwardTo or ForwardDeadLetteredMessagesTo, in words.
+    pub label: String,
+}
+
+/// What a place is, for the map's layout and labels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlaceView {
+    pub place: Place,
+    pub label: String,
+    /// The entity path of a queue place (what its lane shows), or the actor's queue.
+    pub path: String,
+    pub kind: PlaceKind,
+    /// Stored messages (queues), else 0.
+    pub depth: usize,
+    pub active: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlaceKind {
+    Client,
+    Producer,
+    Queue,
+    Topic,
+    Subscription,
+    DeadLetterQueue,
+    Consumers,
+    Receiver,
+}
+
+/// The map's places and edges, in a stable order (creation order of entities and actors), and
+/// what it needs to place the events of the log on its edges.
+#[derive(Clone, Debug, Default)]
+pub struct MapView {
+    pub places: Vec<PlaceView>,
+    pub edges: Vec<Edge>,
+    receiver_group: BTreeMap<u32, u32>,
+    /// The first producer sending to each entity.
+    producer_of: BTreeMap<u32, u32>,
+    topic_of: BTreeMap<u32, u32>,
+}
+
+impl MapView {
+    /// The edge an event moves a message along, if it moves one.
+    pub fn flow(&self, e: &Event) -> Option<Flow> {
+        let here = Place::Queue(QueueRef {
+            entity: e.entity,
+            dlq: e.dlq,
+        });
+        let holder = |r: u32| {
+            self.receiver_group
+                .get(&r)
+                .map_or(Place::Receiver(r), |&g| Place::Consumers(g))
+        };
+        let (from, to, movement) = match &e.kind {
+            EventKind::Sent { .. } if e.rule == Some(Rule::Top01) => (
+                Place::Queue(QueueRef {
+                    entity: *self.topic_of.get(&e.entity)?,
+                    dlq: false,
+                }),
+                here,
+                Movement::FanOut,
+            ),
+            EventKind::Sent { .. } | EventKind::Scheduled { .. } => (
+                self.producer_of
+                    .get(&e.entity)
+                    .map_or(Place::Client, |&p| Place::Producer(p)),
+                here,
+                Movement::Send,
+            ),
+            EventKind::Forwarded { to, .. } => (
+                here,
+                Place::Queue(QueueRef {
+                    entity: *to,
+                    dlq: false,
+                }),
+                Movement::Forward,
+            ),
+            EventKind::DeadLettered { .. } => (
+                Place::Queue(QueueRef {
+                    entity: e.entity,
+                    dlq: false,
+                }),
+                Place::Queue(QueueRef {
+                    entity: e.entity,
+                    dlq: true,
+                }),
+                Movement::DeadLetter,
+            ),
+            EventKind::Locked { receiver, .. }
+            | EventKind::ReceivedAndDeleted { receiver }
+            | EventKind::Peeked { receiver, .. } => (here, holder(*receiver), Movement::Receive),
+            EventKind::Completed { receiver, .. }
+            | EventKind::Abandoned { receiver }
+            | EventKind::Deferred { receiver } => (holder(*receiver), here, Movement::Settle),
+            EventKind::ExpiredDropped => (here, here, Movement::Vanish),
+            _ => return None,
+        };
+        Some(Flow {
+            from,
+            to,
+            movement,
+            entity: e.entity,
+            seq: e.seq,
+        })
+    }
+}
+
+impl Namespace {
+    /// The namespace as a map: places and standing edges.
+    pub fn map(&self) -> MapView {
+        let mut map = MapView::default();
+        let mut entities: Vec<_> = self.entities().collect();
+        entities.sort_by_key(|e| e.id);
+        for (i, p) in self.producers().iter().enumerate() {
+            map.producer_of.entry(p.queue.entity).or_insert(i as u32);
+        }
+        for (i, c) in self.consumer_groups().iter().enumerate() {
+            for &r in &c.receivers {
+                map.receiver_group.insert(r, i as u32);
+            }
+        }
+        for e in &entities {
+            let main = Place::Queue(QueueRef {
+                entity: e.id,
+                dlq: false,
+            });
+            let kind = match e.kind {
+                EntityKind::Queue => PlaceKind::Queue,
+                EntityKind::Topic => PlaceKind::Topic,
+                EntityKind::Subscription { topic } => {
+                    map.topic_of.insert(e.id, topic);
+                    map.edges.push(Edge {
+                        from: Place::Queue(QueueRef {
+                            entity: topic,
+                            dlq: false,
+                        }),
+                        to: main,
+                        movement: Movement::FanOut,
+                        label: filter_text(&e.rule),
+                    });
+                    PlaceKind::Subscription
+                }
+            };
+            map.places.push(PlaceView {
+                place: main,
+                label: e.path.clone(),
+                path: e.path.clone(),
+                kind,
+                depth: e.main.len(),
+                active: true,
+            });
+            if kind != PlaceKind::Topic {
+                let dlq = Place::Queue(QueueRef {
+                    entity: e.id,
+                    dlq: true,
+                });
+                map.places.push(PlaceView {
+                    place: dlq,
+                    label: "$deadletterqueue".into(),
+                    path: e.path.clone(),
+                    kind: PlaceKind::DeadLetterQueue,
+                    depth: e.dlq.len(),
+                    active: true,
+                });
+                map.edges.push(Edge {
+                    from: main,
+                    to: dlq,
+                    movement: Movement::DeadLetter,
+                    label: String::new(),
+                });
+            }
+            for (target, dlq, what) in [
+                (&e.settings.forward_to, false, "ForwardTo"),
+                (
+                    &e.settings.forward_dead_lettered_messages_to,
+                    true,
+                    "ForwardDeadLetteredMessagesTo",
+                ),
+            ] {
+                let Some(to) = target.as_deref().and_then(|t| self.entity(t)) else {
+                    continue;
+                };
+                map.edges.push(Edge {
+                    from: Place::Queue(QueueRef { entity: e.id, dlq }),
+                    to: Place::Queue(QueueRef {
+                        entity: to.id,
+                        dlq: false,
+                    }),
+                    movement: Movement::Forward,
+                    label: what.into(),
+                });
+            }
+        }
+        // The user's own sends go to queues and topics that no producer feeds.
+        let clientless: Vec<u32> = entities
+            .iter()
+            .filter(|e| !matches!(e.kind, EntityKind::Subscription { .. }))
+            .filter(|e| !map.producer_of.contains_key(&e.id))
+            .map(|e| e.id)
+            .collect();
+        if !clientless.is_empty() {
+            map.places.insert(
+                0,
+                PlaceView {
+                    place: Place::Client,
+                    label: "your sends".into(),
+                    path: String::new(),
+                    kind: PlaceKind::Client,
+                    depth: 0,
+                    active: true,
+                },
+            );
+        }
+        for (i, p) in self.producers().iter().enumerate() {
+            let place = Place::Producer(i as u32);
+            map.places.push(PlaceView {
+                place,
+                label: p.spec.name.clone(),
+                path: p.spec.to.clone(),
+                kind: PlaceKind::Producer,
+                depth: 0,
+                active: p.active,
+            });
+            map.edges.push(Edge {
+                from: place,
+                to: Place::Queue(p.queue),
+                movement: Movement::Send,
+                label: String::new(),
+            });
+        }
+        for (i, c) in self.consumer_groups().iter().enumerate() {
+            let place = Place::Consumers(i as u32);
+            map.places.push(PlaceView {
+                place,
+                label: format!("{} x{}", c.spec.name, c.spec.instances),
+                path: c.spec.from.clone(),
+                kind: PlaceKind::Consumers,
+                depth: c.busy.iter().filter(|b| b.is_some()).count(),
+                active: c.active,
+            });
+            map.edges.push(Edge {
+                from: Place::Queue(c.queue),
+                to: place,
+                movement: Movement::Receive,
+                label: String::new(),
+            });
+        }
+        for (id, r) in self.receivers().iter().enumerate() {
+            let id = id as u32;
+            if map.receiver_group.contains_key(&id) {
+                continue;
+            }
+            let place = Place::Receiver(id);
+            map.places.push(PlaceView {
+                place,
+                label: r.name.clone(),
+                path: String::new(),
+                kind: PlaceKind::Receiver,
+                depth: r.handles.len(),
+                active: true,
+            });
+            for &q in &r.attached {
+                map.edges.push(Edge {
+                    from: Place::Queue(q),
+                    to: place,
+                    movement: Movement::Receive,
+                    label: String::new(),
+                });
+            }
+        }
+        for entity in clientless {
+            map.edges.push(Edge {
+                from: Place::Client,
+                to: Place::Queue(QueueRef { entity, dlq: false }),
+                movement: Movement::Send,
+                label: String::new(),
+            });
+        }
+        map
+    }
+}
+
+/// A subscription's rule in words: "all messages" or its correlation filter.
+pub fn filter_text(rule: &SubscriptionRule) -> String {
+    match rule {
+        SubscriptionRule::MatchAll => "all messages".into(),
+        SubscriptionRule::Correlation {
+            subject,
+            correlation_id,
+            message_id,
+            application_properties,
+        } => {
+            let mut parts: Vec<String> = Vec::new();
+            let mut field = |name: &str, v: &Option<String>| {
+                if let Some(v) = v {
+                    parts.push(format!("{name} = {v}"));
+                }
+            };
+            field("Subject", subject);
+            field("CorrelationId", correlation_id);
+            field("MessageId", message_id);
+            for (k, v) in application_properties {
+                parts.push(format!("{k} = {v}"));
+            }
+            parts.join(", ")
+        }
+    }
+}
