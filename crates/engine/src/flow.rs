@@ -2,7 +2,7 @@
 //! their dead-letter queues, consumers) and the edges between them, and which edge each logged
 //! event moves a message along. The broker's relations (fan-out, ForwardTo, dead-lettering, who
 //! holds a receiver) are decided here, so the map only draws them.
-use crate::entity::{EntityKind, QueueRef, SubscriptionRule};
+use crate::entity::{Entity, EntityKind, QueueRef, SubscriptionRule};
 use crate::event::{Event, EventKind};
 use crate::namespace::Namespace;
 use crate::rules::Rule;
@@ -170,8 +170,8 @@ impl Namespace {
     /// The namespace as a map: places and standing edges.
     pub fn map(&self) -> MapView {
         let mut map = MapView::default();
-        let mut entities: Vec<_> = self.entities().collect();
-        entities.sort_by_key(|e| e.id);
+        // In creation order (ids), so that a new entity comes last and nothing else moves.
+        let entities: Vec<&Entity> = self.entities_by_id().collect();
         for (i, p) in self.producers().iter().enumerate() {
             map.producer_of.entry(p.queue.entity).or_insert(i as u32);
         }

@@ -52,14 +52,14 @@ impl Default for Rewind {
 
 impl Rewind {
     /// A rewind whose first checkpoint is `sim` as it is now (usually at t=0).
-    pub fn starting_at(sim: &Simulation) -> Rewind {
+    pub fn starting_at(sim: &mut Simulation) -> Rewind {
         let mut rewind = Rewind::default();
         rewind.take(sim);
         rewind
     }
 
     /// As [`Rewind::starting_at`], with checkpoints every `every` timers of work at first.
-    pub fn with_spacing(sim: &Simulation, every: usize) -> Rewind {
+    pub fn with_spacing(sim: &mut Simulation, every: usize) -> Rewind {
         let mut rewind = Rewind {
             every: every.max(1),
             ..Rewind::default()
@@ -118,7 +118,7 @@ impl Rewind {
     pub fn restore(&self, scenario: &Scenario, at: Instant) -> Option<Simulation> {
         let index = self.checkpoints.partition_point(|c| c.at <= at);
         let checkpoint = self.checkpoints.get(index.checked_sub(1)?)?;
-        let mut sim = checkpoint.sim.snapshot(CHECKPOINT_LOG);
+        let mut sim = checkpoint.sim.clone();
         sim.scenario = scenario.clone();
         Some(sim)
     }
@@ -147,7 +147,7 @@ impl Rewind {
         }
     }
 
-    fn take(&mut self, sim: &Simulation) {
+    fn take(&mut self, sim: &mut Simulation) {
         self.since = 0;
         let at = sim.now();
         // A checkpoint is only ever added after the ones before it (a rewind forgets the later

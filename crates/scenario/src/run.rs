@@ -124,7 +124,7 @@ impl Simulation {
 
     /// A copy for a rewind checkpoint: without the scenario (the rewind holds the current one)
     /// and with only the last `keep_log` events of the log.
-    pub(crate) fn snapshot(&self, keep_log: usize) -> Simulation {
+    pub(crate) fn snapshot(&mut self, keep_log: usize) -> Simulation {
         Simulation {
             scenario: Scenario::default(),
             ns: self.ns.snapshot(keep_log),

@@ -60,7 +60,7 @@ proptest! {
         let scenario = scenario(preset);
         let end = scenario.end().max(60_000);
         let mut sim = Simulation::new(&scenario).expect("valid");
-        let mut rewind = Rewind::with_spacing(&sim, every);
+        let mut rewind = Rewind::with_spacing(&mut sim, every);
         for m in moves {
             let at = end * m / 999;
             go(&mut rewind, &mut sim, at);
@@ -77,7 +77,7 @@ fn a_recorded_step_forgets_the_checkpoints_after_it_and_a_rewind_keeps_it() {
         .expect("preset");
     let scenario = scenario(index);
     let mut sim = Simulation::new(&scenario).expect("valid");
-    let mut rewind = Rewind::with_spacing(&sim, 3);
+    let mut rewind = Rewind::with_spacing(&mut sim, 3);
     go(&mut rewind, &mut sim, 90_000);
     let before = rewind.len();
     go(&mut rewind, &mut sim, 30_000);
@@ -106,7 +106,7 @@ fn checkpoints_stay_within_their_memory_and_count_bounds_on_a_long_traffic_run()
     )
     .expect("valid");
     let mut sim = Simulation::new(&scenario).expect("valid");
-    let mut rewind = Rewind::with_spacing(&sim, 50);
+    let mut rewind = Rewind::with_spacing(&mut sim, 50);
     let mut budget = usize::MAX;
     assert!(rewind.advance(&mut sim, 600_000, &mut budget));
     assert!(rewind.len() <= sbp_scenario::rewind::MAX_CHECKPOINTS);

@@ -63,12 +63,12 @@ pub fn actions(props: &StoreProps) -> Html {
     };
     html! {
         <>
-        <SendForm ..form.clone() />
-        <ReceiveForm ..form.clone() />
-        <FaultForm ..form.clone() />
-        <crate::traffic::ProducerForm ..form.clone() />
-        <crate::traffic::ConsumerForm ..form.clone() />
-        <EntityForm ..form />
+        {send_form(&form)}
+        {receive_form(&form)}
+        {fault_form(&form)}
+        {crate::traffic::producer_form(&form)}
+        {crate::traffic::consumer_form(&form)}
+        {entity_form(&form)}
         </>
     }
 }
@@ -106,7 +106,7 @@ fn send_step(v: &Values, _button: usize, now: Instant) -> Result<Action, String>
     Ok(Action::Do(Box::new(Step::new(StepAction::Send(send)))))
 }
 
-#[function_component(SendForm)]
+/// A form (a plain function: hook-free, so no component of its own; DataForm keeps renders few).
 fn send_form(props: &FormProps) -> Html {
     let fields = vec![
         choice_field("To ", "send-to", same(props.targets.clone())),
@@ -180,7 +180,7 @@ fn receive_step(v: &Values, button: usize, _now: Instant) -> Result<Action, Stri
     Ok(Action::Do(Box::new(step)))
 }
 
-#[function_component(ReceiveForm)]
+/// A form (a plain function: hook-free, so no component of its own; DataForm keeps renders few).
 fn receive_form(props: &FormProps) -> Html {
     let fields = vec![
         choice_field("From ", "receive-from", same(props.sources.clone())),
@@ -238,7 +238,7 @@ fn fault_step(v: &Values, button: usize, now: Instant) -> Result<Action, String>
     })
 }
 
-#[function_component(FaultForm)]
+/// A form (a plain function: hook-free, so no component of its own; DataForm keeps renders few).
 fn fault_form(props: &FormProps) -> Html {
     let paths = props.entities.clone();
     let fields = vec![
@@ -312,7 +312,7 @@ fn entity_step(v: &Values, _button: usize, _now: Instant) -> Result<Action, Stri
 
 /// Create an entity, or edit an existing one's settings (an update loses its locks: RCV-10).
 /// Limits are checked by the engine; the error is shown next to the field it names.
-#[function_component(EntityForm)]
+/// A form (a plain function: hook-free, so no component of its own; DataForm keeps renders few).
 fn entity_form(props: &FormProps) -> Html {
     let mut targets = vec![("new".to_string(), "a new entity".to_string())];
     let subscriptions = props.subscriptions.iter();

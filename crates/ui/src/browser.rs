@@ -33,20 +33,22 @@ fn starter() -> Simulation {
 
 /// What the page opens with: a link in the URL, else the scenario from local storage, else the
 /// starter. A broken link shows an error and keeps the stored scenario.
-pub fn initial_state() -> AppState {
-    let location = web_sys::window().map(|w| w.location());
-    let search = location
-        .as_ref()
-        .and_then(|l| l.search().ok())
+/// Whether the page's query says `name=1` (or `true`).
+pub fn query_flag(name: &str) -> bool {
+    let search = web_sys::window()
+        .and_then(|w| w.location().search().ok())
         .unwrap_or_default();
-    let hash = location
-        .as_ref()
-        .and_then(|l| l.hash().ok())
-        .unwrap_or_default();
-    let embed = web_sys::UrlSearchParams::new_with_str(&search)
+    web_sys::UrlSearchParams::new_with_str(&search)
         .ok()
-        .and_then(|p| p.get("embed"))
-        .is_some_and(|v| v == "1" || v == "true");
+        .and_then(|p| p.get(name))
+        .is_some_and(|v| v == "1" || v == "true")
+}
+
+pub fn initial_state() -> AppState {
+    let hash = web_sys::window()
+        .and_then(|w| w.location().hash().ok())
+        .unwrap_or_default();
+    let embed = query_flag("embed");
 
     let (stored, stored_at) = load_stored();
     let mut state = AppState::new(stored.unwrap_or_else(starter), embed);
@@ -191,4 +193,17 @@ pub fn fetch_text(url: &str, done: impl FnOnce(Result<String, String>) + 'static
     });
     xhr.set_onloadend(Some(wasm_bindgen::JsCast::unchecked_ref(&on_end)));
     let _ = xhr.send();
+}
+
+/// Scrolls the lane of entity `path` into view and flashes it (a click on the map).
+pub fn show_lane(path: &str) {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let selector = format!("[data-entity=\"{}\"]", path.replace('\\', "").replace('"', ""));
+    if let Ok(Some(lane)) = doc.query_selector(&selector) {
+        lane.scroll_into_view();
+        let _ = lane.class_list().remove_1("flash");
+        let _ = lane.class_list().add_1("flash");
+    }
 }

@@ -184,7 +184,7 @@ pub fn last_result(props: &crate::state::SlowProps) -> Html {
 }
 
 /// The rules (docs/RULES.md), and what the playground chose where no source decides.
-#[function_component(RulesPanel)]
+/// The rule list (static: a plain function).
 pub fn rules_panel() -> Html {
     html! {
         <details class="inspector" id="rules">

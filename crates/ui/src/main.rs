@@ -8,6 +8,7 @@ mod form;
 mod inspector;
 mod lanes;
 mod log;
+mod map;
 mod metrics;
 mod plot;
 mod sendlab;
@@ -73,6 +74,9 @@ fn app() -> Html {
             <main class="embed">
                 <clock::ClockBar store={store.clone()} />
                 {banner}
+                if browser::query_flag("map") {
+                    <map::NamespaceMap store={store.clone()} version={store.version} />
+                }
                 <lanes::Lanes store={store.clone()} />
             </main>
         };
@@ -92,6 +96,7 @@ fn app() -> Html {
                 <actions::Actions store={store.clone()} />
             </section>
             <section class="center" aria-label="Namespace">
+                <map::NamespaceMap store={store.clone()} version={store.version} />
                 <lanes::Lanes store={store.clone()} />
                 <sendlab::SendLab />
             </section>
@@ -101,7 +106,7 @@ fn app() -> Html {
                 <chart::Chart store={store.clone()} version={store.slow_version} />
                 <metrics::MetricsCharts store={store.clone()} version={store.slow_version} />
                 <log::EventLog sim={SimRef(store.sim.clone())} version={store.slow_version} />
-                <inspector::RulesPanel />
+                {inspector::rules_panel()}
             </section>
         </main>
         </>

@@ -83,9 +83,9 @@ pub enum Action {
 }
 
 impl AppState {
-    pub fn new(sim: Simulation, embed: bool) -> Self {
+    pub fn new(mut sim: Simulation, embed: bool) -> Self {
         AppState {
-            rewind: Rc::new(RefCell::new(Rewind::starting_at(&sim))),
+            rewind: Rc::new(RefCell::new(Rewind::starting_at(&mut sim))),
             sim: Rc::new(RefCell::new(sim)),
             version: 0,
             slow_version: 0,
@@ -285,7 +285,7 @@ impl AppState {
         match Simulation::with_default_log_limit(scenario, crate::state::LOG_LIMIT) {
             Ok(mut sim) => {
                 // Replaying the user's own recorded steps must not count their errors as news.
-                let mut rewind = Rewind::starting_at(&sim);
+                let mut rewind = Rewind::starting_at(&mut sim);
                 let stopped = replay(&mut sim, &mut rewind, at);
                 self.sim = Rc::new(RefCell::new(sim));
                 self.rewind = Rc::new(RefCell::new(rewind));

@@ -78,7 +78,6 @@ fn producer_step(
     )))))
 }
 
-#[function_component(ProducerForm)]
 pub fn producer_form(props: &FormProps) -> Html {
     let fields = vec![
         text_field("Name ", "producer-name", "web", ""),
@@ -153,7 +152,6 @@ fn pair(a: &str, b: &str) -> (String, String) {
     (a.to_string(), b.to_string())
 }
 
-#[function_component(ConsumerForm)]
 pub fn consumer_form(props: &FormProps) -> Html {
     let fields = vec![
         text_field("Name ", "consumer-name", "workers", ""),

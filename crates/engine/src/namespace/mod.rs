@@ -234,6 +234,10 @@ impl Namespace {
     pub fn receivers(&self) -> &[Receiver] {
         &self.receivers
     }
+    /// Live entities in creation order.
+    pub fn entities_by_id(&self) -> impl Iterator<Item = &Entity> {
+        self.entities.iter().flatten()
+    }
     /// Live entities in path order.
     pub fn entities(&self) -> impl Iterator<Item = &Entity> {
         self.paths
@@ -483,40 +487,14 @@ impl Namespace {
     /// A copy of the namespace keeping only the last `keep_log` events of its log (the rest
     /// count as dropped): a rewind checkpoint, which must stay small. The copy goes on exactly
     /// as the namespace would; only its log's older part is gone.
-    pub fn snapshot(&self, keep_log: usize) -> Namespace {
+    pub fn snapshot(&mut self, keep_log: usize) -> Namespace {
         let start = self.log.len().saturating_sub(keep_log);
-        let mut copy = self.clone_without_log();
-        copy.log = self.log[start..].to_vec();
+        let log = std::mem::take(&mut self.log);
+        let mut copy = self.clone();
+        copy.log = log[start..].to_vec();
         copy.log_dropped = self.log_dropped + start as u64;
+        self.log = log;
         copy
-    }
-
-    fn clone_without_log(&self) -> Namespace {
-        Namespace {
-            tier: self.tier,
-            expiry_mode: self.expiry_mode,
-            sweep_interval: self.sweep_interval,
-            now: self.now,
-            entities: self.entities.clone(),
-            entity_names: self.entity_names.clone(),
-            paths: self.paths.clone(),
-            receivers: self.receivers.clone(),
-            receiver_ids: self.receiver_ids.clone(),
-            timers: self.timers.clone(),
-            timer_order: self.timer_order,
-            log: Vec::new(),
-            tokens: self.tokens.clone(),
-            tracking: self.tracking.clone(),
-            traffic: self.traffic.clone(),
-            max_messages: self.max_messages,
-            max_body_bytes: self.max_body_bytes,
-            server_busy_until: self.server_busy_until,
-            producers: self.producers.clone(),
-            consumers: self.consumers.clone(),
-            metrics: self.metrics.clone(),
-            log_limit: self.log_limit,
-            log_dropped: self.log_dropped,
-        }
     }
 
     /// Whether `other` is in the same state, the log and the tracking-id stream aside: what a

@@ -1,0 +1,695 @@
+//! The namespace map: senders -> queues and topics -> subscriptions -> consumers, each with its
+//! dead-letter queue below it, ForwardTo edges, and messages travelling along the edges as the
+//! log records their moves. At high rates the edges show flows (thickness, a count per second)
+//! instead of dots. The engine says what is connected and which edge an event moves along
+//! (`Namespace::map`, `MapView::flow`); this file only lays it out and draws it.
+use crate::state::{Action, Store};
+use sbp_engine::namespace::queue_path;
+use sbp_engine::time::{format_duration, Instant};
+use sbp_engine::{Event, EventKind, MapView, Movement, Place, PlaceKind};
+use std::collections::VecDeque;
+use yew::prelude::*;
+
+const COLUMN_X: [f64; 4] = [10.0, 215.0, 420.0, 625.0];
+const NODE_W: f64 = 170.0;
+const NODE_H: f64 = 54.0;
+const DLQ_H: f64 = 40.0;
+const ROW_H: f64 = 112.0;
+const WIDTH: f64 = 805.0;
+/// How long a message takes along an edge (wall ms), and how long a mover is kept.
+const TRAVEL_MS: f64 = 700.0;
+/// The most movers on the map at once, and spawned per render; more means flow mode.
+const MAX_MOVERS: usize = 40;
+const SPAWN_PER_RENDER: usize = 12;
+/// Moves per wall second above which the map shows flows, and below which dots again.
+const FLOW_ON: usize = 30;
+const FLOW_OFF: usize = 10;
+/// Messages drawn inside a node.
+const DOTS: usize = 6;
+
+#[derive(Clone, Copy, PartialEq)]
+struct Rect {
+    x: f64,
+    y: f64,
+    h: f64,
+}
+
+impl Rect {
+    fn mid(self) -> (f64, f64) {
+        (self.x + NODE_W / 2.0, self.y + self.h / 2.0)
+    }
+}
+
+/// Where each place is drawn (few places: a list is enough).
+struct Layout(Vec<(Place, Rect)>);
+
+impl Layout {
+    fn get(&self, p: &Place) -> Option<&Rect> {
+        self.0.iter().find(|(q, _)| q == p).map(|(_, r)| r)
+    }
+}
+
+/// Where each place goes: a column by kind, a row by creation order, a DLQ under its entity.
+/// Adding a place appends it to its column; nothing else moves.
+fn layout(map: &MapView) -> Layout {
+    let mut rows = [0usize; 4];
+    let mut at = Vec::new();
+    for p in &map.places {
+        let column = match p.kind {
+            PlaceKind::Client | PlaceKind::Producer => 0,
+            PlaceKind::Queue | PlaceKind::Topic => 1,
+            PlaceKind::Subscription => 2,
+            PlaceKind::Consumers | PlaceKind::Receiver => 3,
+            PlaceKind::DeadLetterQueue => continue,
+        };
+        let row = rows[column];
+        rows[column] += 1;
+        let y = 10.0 + row as f64 * ROW_H;
+        at.push((
+            p.place,
+            Rect {
+                x: COLUMN_X[column],
+                y,
+                h: NODE_H,
+            },
+        ));
+        if let Place::Queue(q) = p.place {
+            let dlq = Place::Queue(sbp_engine::QueueRef { dlq: true, ..q });
+            at.push((
+                dlq,
+                Rect {
+                    x: COLUMN_X[column] + 14.0,
+                    y: y + NODE_H + 8.0,
+                    h: DLQ_H,
+                },
+            ));
+        }
+    }
+    Layout(at)
+}
+
+/// The ends of an edge: side to side between columns, bottom to top within one.
+fn ends(a: Rect, b: Rect) -> ((f64, f64), (f64, f64)) {
+    let (ax, ay) = a.mid();
+    let (bx, by) = b.mid();
+    if (a.x - b.x).abs() < NODE_W / 2.0 {
+        if by > ay {
+            ((ax - 40.0, a.y + a.h), (ax - 40.0, b.y))
+        } else {
+            ((a.x, ay), (b.x, by))
+        }
+    } else if bx > ax {
+        ((a.x + NODE_W, ay), (b.x, by))
+    } else {
+        ((a.x, ay), (b.x + NODE_W, by))
+    }
+}
+
+struct Mover {
+    id: u64,
+    from: (f64, f64),
+    to: (f64, f64),
+    class: &'static str,
+    extra: &'static str,
+    label: String,
+    born: f64,
+}
+
+/// What the map remembers between renders: the log position it has drawn up to, the movers in
+/// flight, and the rates per edge.
+type EdgeKey = (Place, Place, Movement);
+
+struct EdgeStats {
+    key: EdgeKey,
+    rate: f64,
+    total: u64,
+    /// Moves in the current render.
+    new: u64,
+}
+
+#[derive(Default)]
+struct Motion {
+    sim: usize,
+    seen: u64,
+    now: Instant,
+    movers: VecDeque<Mover>,
+    next_id: u64,
+    /// Per edge: messages per simulated second (smoothed), and in all.
+    edges: Vec<EdgeStats>,
+    /// Moves in the last wall second, for the switch to flows.
+    recent: VecDeque<(f64, usize)>,
+    flows: bool,
+}
+
+/// The class of an edge or a mover: "send", "fanout"...
+fn movement_class(m: Movement) -> &'static str {
+    match m {
+        Movement::Send => "send",
+        Movement::FanOut => "fanout",
+        Movement::Forward => "forward",
+        Movement::DeadLetter => "deadletter",
+        Movement::Receive => "receive",
+        Movement::Settle => "settle",
+        Movement::Vanish => "vanish",
+    }
+}
+
+fn movement_text(m: Movement) -> &'static str {
+    match m {
+        Movement::Send => "sent",
+        Movement::FanOut => "copied to a subscription (TOP-01)",
+        Movement::Forward => "forwarded (FWD-01)",
+        Movement::DeadLetter => "dead-lettered",
+        Movement::Receive => "received",
+        Movement::Settle => "settled",
+        Movement::Vanish => "expired and dropped (TTL-11)",
+    }
+}
+
+impl Motion {
+    fn count(&mut self, key: EdgeKey) {
+        match self.edges.iter_mut().find(|e| e.key == key) {
+            Some(e) => e.new += 1,
+            None => self.edges.push(EdgeStats {
+                key,
+                rate: 0.0,
+                total: 0,
+                new: 1,
+            }),
+        }
+    }
+
+    fn rate(&self, key: EdgeKey) -> f64 {
+        self.edges
+            .iter()
+            .find(|e| e.key == key)
+            .map_or(0.0, |e| e.rate)
+    }
+
+    /// Takes the events logged since the last render: counts them per edge and, unless the map
+    /// shows flows, starts a mover for each.
+    fn follow(&mut self, sim_id: usize, log: &[Event], total: u64, now: Instant, map: &MapView) {
+        let wall = crate::browser::now_ms();
+        let jumped = sim_id != self.sim || now < self.now || total < self.seen;
+        let new = if jumped {
+            0
+        } else {
+            (total - self.seen).min(log.len() as u64) as usize
+        };
+        let dt = (now - self.now).max(0);
+        self.sim = sim_id;
+        self.seen = total;
+        self.now = now;
+        if jumped {
+            self.movers.clear();
+            for e in &mut self.edges {
+                e.rate = 0.0;
+            }
+            return;
+        }
+        let layout = layout(map);
+        let mut spawned = 0;
+        let reduced = crate::browser::reduced_motion();
+        for e in &log[log.len() - new..] {
+            let Some(f) = map.flow(e) else { continue };
+            self.count((f.from, f.to, f.movement));
+            if self.flows || reduced || spawned >= SPAWN_PER_RENDER {
+                continue;
+            }
+            let (Some(&a), Some(&b)) = (layout.get(&f.from), layout.get(&f.to)) else {
+                continue;
+            };
+            let (from, to) = if f.movement == Movement::Vanish {
+                (a.mid(), a.mid())
+            } else if f.movement == Movement::Settle {
+                let (s, t) = ends(b, a);
+                (t, s)
+            } else {
+                ends(a, b)
+            };
+            let label = match &e.kind {
+                EventKind::DeadLettered { reason, .. } => reason.to_string(),
+                _ => String::new(),
+            };
+            // An expired message fades before it moves (TTL-11); an abandon goes back orange.
+            let extra = match &e.kind {
+                EventKind::DeadLettered { reason, .. } if reason == "TTLExpiredException" => " expired",
+                EventKind::Abandoned { .. } => " abandon",
+                _ => "",
+            };
+            self.next_id += 1;
+            self.movers.push_back(Mover {
+                id: self.next_id,
+                from,
+                to,
+                class: movement_class(f.movement),
+                extra,
+                label,
+                born: wall,
+            });
+            spawned += 1;
+        }
+        while self.movers.len() > MAX_MOVERS {
+            self.movers.pop_front();
+        }
+        while self.movers.front().is_some_and(|m| wall - m.born > TRAVEL_MS + 200.0) {
+            self.movers.pop_front();
+        }
+        // Rates per simulated second, smoothed over about two simulated seconds.
+        let alpha = (dt as f64 / 2_000.0).min(1.0);
+        let mut moved = 0;
+        for e in &mut self.edges {
+            if dt > 0 {
+                let now_rate = e.new as f64 * 1_000.0 / dt as f64;
+                e.rate = if e.total == 0 { now_rate } else { e.rate + alpha * (now_rate - e.rate) };
+            }
+            e.total += e.new;
+            moved += e.new;
+            e.new = 0;
+        }
+        self.recent.push_back((wall, moved as usize));
+        while self.recent.front().is_some_and(|(t, _)| wall - t > 1_000.0) {
+            self.recent.pop_front();
+        }
+        let per_second: usize = self.recent.iter().map(|(_, n)| n).sum();
+        if !self.flows && per_second > FLOW_ON {
+            self.flows = true;
+        } else if self.flows && per_second < FLOW_OFF {
+            self.flows = false;
+        }
+    }
+}
+
+#[derive(Properties)]
+pub struct MapProps {
+    pub store: Store,
+    /// The state's version: the map follows every clock tick.
+    pub version: u64,
+}
+
+impl PartialEq for MapProps {
+    fn eq(&self, other: &Self) -> bool {
+        self.version == other.version
+    }
+}
+
+/// Pan and zoom: the visible part of the map (its viewBox).
+#[derive(Clone, Copy, PartialEq)]
+struct View {
+    x: f64,
+    y: f64,
+    zoom: f64,
+}
+
+/// The map. Places and edges are drawn as one SVG text (small code, and cheap to replace on
+/// every tick); the movers are Yew nodes with keys, so that their CSS animations run on while
+/// the rest is redrawn; clicks are read from the `data-` attributes of what was clicked.
+#[function_component(NamespaceMap)]
+pub fn namespace_map(props: &MapProps) -> Html {
+    let store = &props.store;
+    let motion = use_mut_ref(Motion::default);
+    let view = use_state(|| View {
+        x: 0.0,
+        y: 0.0,
+        zoom: 1.0,
+    });
+    let drag = use_mut_ref(|| None::<(f64, f64, View, bool)>);
+    let sim = store.sim.borrow();
+    let now = sim.now();
+    let map = sim.ns.map();
+    let total = sim.ns.log_dropped() + sim.ns.log().len() as u64;
+    let sim_id = std::rc::Rc::as_ptr(&store.sim) as usize;
+    motion
+        .borrow_mut()
+        .follow(sim_id, sim.ns.log(), total, now, &map);
+    let motion = motion.borrow();
+    let layout = layout(&map);
+    let height = layout.0.iter().map(|(_, r)| r.y + r.h).fold(NODE_H, f64::max) + 14.0;
+    let names = Names(&map);
+    let view_box = format!(
+        "{} {} {} {}",
+        fmt(view.x),
+        fmt(view.y),
+        fmt(WIDTH / view.zoom),
+        fmt(height / view.zoom)
+    );
+    let drawing = drawing(&sim, &map, &layout, &motion, now, &view_box, &names);
+
+    let movers = motion.movers.iter().map(|m| {
+        let style = format!(
+            "--x0:{}px;--y0:{}px;--x1:{}px;--y1:{}px",
+            fmt(m.from.0),
+            fmt(m.from.1),
+            fmt(m.to.0),
+            fmt(m.to.1)
+        );
+        html! {
+            <g key={m.id} class={format!("mover {}{}", m.class, m.extra)} style={style}>
+                <circle r="5" />
+                if !m.label.is_empty() { <text x="8" y="-6">{m.label.clone()}</text> }
+            </g>
+        }
+    });
+
+    let zoom = |factor: f64| {
+        let view = view.clone();
+        Callback::from(move |_: MouseEvent| {
+            let v = *view;
+            view.set(View {
+                zoom: (v.zoom * factor).clamp(0.5, 4.0),
+                ..v
+            });
+        })
+    };
+    let fit = {
+        let view = view.clone();
+        Callback::from(move |_: MouseEvent| {
+            view.set(View {
+                x: 0.0,
+                y: 0.0,
+                zoom: 1.0,
+            })
+        })
+    };
+    let onwheel = {
+        let view = view.clone();
+        Callback::from(move |e: WheelEvent| {
+            if !e.ctrl_key() {
+                return;
+            }
+            e.prevent_default();
+            let v = *view;
+            let factor = if e.delta_y() < 0.0 { 1.2 } else { 1.0 / 1.2 };
+            view.set(View {
+                zoom: (v.zoom * factor).clamp(0.5, 4.0),
+                ..v
+            });
+        })
+    };
+    let onpointerdown = {
+        let drag = drag.clone();
+        let view = view.clone();
+        Callback::from(move |e: PointerEvent| {
+            *drag.borrow_mut() = Some((
+                f64::from(e.client_x()),
+                f64::from(e.client_y()),
+                *view,
+                false,
+            ));
+        })
+    };
+    let onpointermove = {
+        let drag = drag.clone();
+        let view = view.clone();
+        Callback::from(move |e: PointerEvent| {
+            let mut d = drag.borrow_mut();
+            if let Some((x0, y0, v, moved)) = d.as_mut() {
+                let dx = (f64::from(e.client_x()) - *x0) / v.zoom;
+                let dy = (f64::from(e.client_y()) - *y0) / v.zoom;
+                if *moved || dx.abs() + dy.abs() > 4.0 {
+                    *moved = true;
+                    view.set(View {
+                        x: v.x - dx,
+                        y: v.y - dy,
+                        ..*v
+                    });
+                }
+            }
+        })
+    };
+    let onpointerup = {
+        let drag = drag.clone();
+        Callback::from(move |_: PointerEvent| {
+            if let Some(d) = drag.borrow_mut().as_mut() {
+                d.0 = f64::NAN;
+            }
+        })
+    };
+    // A click (not the end of a drag) on a message opens it; on a place, its lane.
+    let onclick = {
+        let store = store.clone();
+        let drag = drag.clone();
+        Callback::from(move |e: MouseEvent| {
+            let dragged = drag.borrow_mut().take().is_some_and(|d| d.3);
+            if dragged {
+                return;
+            }
+            let Some(target) = e.target_dyn_into::<web_sys::Element>() else {
+                return;
+            };
+            if let Ok(Some(m)) = target.closest("[data-seq]") {
+                let seq = m.get_attribute("data-seq").and_then(|s| s.parse().ok());
+                if let (Some(path), Some(seq)) = (m.get_attribute("data-path"), seq) {
+                    store.dispatch(Action::Select(Some((path, seq))));
+                }
+            } else if let Ok(Some(node)) = target.closest("[data-lane]") {
+                if let Some(path) = node.get_attribute("data-lane") {
+                    crate::browser::show_lane(&path);
+                }
+            }
+        })
+    };
+
+    // The text alternative: every edge with what moved along it.
+    let table_rows = motion.edges.iter().map(|e| {
+        let (from, to, m) = e.key;
+        html! {
+            <tr><td>{names.get(from)}</td><td>{names.get(to)}</td><td>{movement_text(m)}</td>
+                <td>{e.total.to_string()}</td><td>{sbp_engine::time::format_decimal(e.rate, 1)}</td></tr>
+        }
+    });
+    html! {
+        <section class="map" aria-label="Namespace map">
+            <div class="map-bar">
+                <h2>{"Map"}</h2>
+                <span class="hint">{if motion.flows { "Flows: edge thickness and messages per second" } else { "Messages move along the edges; click a box for its lane, a dot for the message" }}</span>
+                <button class="small" onclick={zoom(1.25)} aria-label="Zoom in">{"+"}</button>
+                <button class="small" onclick={zoom(0.8)} aria-label="Zoom out">{"−"}</button>
+                <button class="small" onclick={fit}>{"Fit"}</button>
+            </div>
+            <div class={classes!("map-area", motion.flows.then_some("flows"))} {onclick} {onwheel} {onpointerdown} {onpointermove} {onpointerup}>
+                {Html::from_html_unchecked(drawing.into())}
+                <svg class="map-movers" viewBox={view_box} aria-hidden="true">{ for movers }</svg>
+            </div>
+            <details class="flows-table">
+                <summary>{"Flows as a table"}</summary>
+                <table id="map-flows">
+                    <thead><tr><th>{"From"}</th><th>{"To"}</th><th>{"Move"}</th><th>{"Messages"}</th><th>{"Per second"}</th></tr></thead>
+                    <tbody>{ for table_rows }</tbody>
+                </table>
+            </details>
+        </section>
+    }
+}
+
+/// Place names for labels and the table.
+struct Names<'a>(&'a MapView);
+
+impl Names<'_> {
+    fn get(&self, p: Place) -> String {
+        self.0
+            .places
+            .iter()
+            .find(|v| v.place == p)
+            .map(|v| match v.kind {
+                PlaceKind::DeadLetterQueue => queue_path(&v.path, true),
+                _ => v.label.clone(),
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The places and edges as SVG text.
+fn drawing(
+    sim: &sbp_scenario::Simulation,
+    map: &MapView,
+    layout: &Layout,
+    motion: &Motion,
+    now: Instant,
+    view_box: &str,
+    names: &Names,
+) -> String {
+    let mut out = format!(
+        "<svg id=\"namespace-map\" class=\"map-svg\" viewBox=\"{view_box}\" role=\"img\" aria-label=\"Map of the namespace: senders, queues and topics, subscriptions, consumers (the table below lists the flows)\"><g class=\"edges\">"
+    );
+    for e in &map.edges {
+        let (Some(a), Some(b)) = (layout.get(&e.from), layout.get(&e.to)) else {
+            continue;
+        };
+        let ((x1, y1), (x2, y2)) = ends(*a, *b);
+        let rate = motion.rate((e.from, e.to, e.movement));
+        let width = if motion.flows {
+            1.5 + 2.5 * (1.0 + rate).log10()
+        } else {
+            1.5
+        };
+        let (from, to) = (names.get(e.from), names.get(e.to));
+        out += &format!(
+            "<g class=\"edge {}\" data-from=\"{}\" data-to=\"{}\"><line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" style=\"stroke-width:{}px\"><title>{} → {}: {}{}</title></line>",
+            movement_class(e.movement),
+            escape(&from),
+            escape(&to),
+            fmt(x1),
+            fmt(y1),
+            fmt(x2),
+            fmt(y2),
+            fmt(width),
+            escape(&from),
+            escape(&to),
+            movement_text(e.movement),
+            if e.label.is_empty() { String::new() } else { format!(" ({})", escape(&e.label)) }
+        );
+        let (mx, my) = ((x1 + x2) / 2.0, (y1 + y2) / 2.0);
+        if motion.flows && rate >= 0.05 {
+            let digits = if rate >= 10.0 { 0 } else { 1 };
+            out += &format!(
+                "<text class=\"rate\" x=\"{}\" y=\"{}\">{}/s</text>",
+                fmt(mx),
+                fmt(my - 4.0),
+                sbp_engine::time::format_decimal(rate, digits)
+            );
+        }
+        if !e.label.is_empty() {
+            out += &format!(
+                "<text class=\"edge-label\" x=\"{}\" y=\"{}\">{}</text>",
+                fmt(mx),
+                fmt(my + 12.0),
+                escape(&clip(&e.label, 28))
+            );
+        }
+        out += "</g>";
+    }
+    out += "</g><g class=\"nodes\">";
+    let max_depth = map.places.iter().map(|p| p.depth).max().unwrap_or(0).max(10) as f64;
+    for p in &map.places {
+        let Some(&r) = layout.get(&p.place) else {
+            continue;
+        };
+        let (kind, counts) = match p.kind {
+            PlaceKind::Client => ("client", String::new()),
+            PlaceKind::Producer => ("producer", format!("→ {}", p.path)),
+            PlaceKind::Queue => ("queue", format!("{} stored", p.depth)),
+            PlaceKind::Topic => ("topic", format!("{} scheduled", p.depth)),
+            PlaceKind::Subscription => ("subscription", format!("{} stored", p.depth)),
+            PlaceKind::DeadLetterQueue => ("dlq", format!("{} stored", p.depth)),
+            PlaceKind::Consumers => ("consumers", format!("{} busy", p.depth)),
+            PlaceKind::Receiver => ("receiver", format!("{} held", p.depth)),
+        };
+        let place = match p.place {
+            Place::Queue(q) => queue_path(&p.path, q.dlq),
+            _ => p.label.clone(),
+        };
+        out += &format!(
+            "<g class=\"node {kind}{}\" data-place=\"{}\" data-lane=\"{}\" transform=\"translate({},{})\"><rect class=\"box\" width=\"{}\" height=\"{}\" rx=\"6\"/>",
+            if p.active { "" } else { " stopped" },
+            escape(&place),
+            escape(&p.path),
+            fmt(r.x),
+            fmt(r.y),
+            fmt(NODE_W),
+            fmt(r.h)
+        );
+        let level = (p.depth as f64 / max_depth).min(1.0);
+        if level > 0.0 {
+            out += &format!(
+                "<rect class=\"level\" x=\"1\" y=\"{}\" width=\"5\" height=\"{}\"/>",
+                fmt(r.h - 1.0 - (r.h - 2.0) * level),
+                fmt((r.h - 2.0) * level)
+            );
+        }
+        out += &format!(
+            "<text class=\"label\" x=\"10\" y=\"16\">{}</text><text class=\"count\" x=\"10\" y=\"30\">{}</text>",
+            escape(&clip(&p.label, 22)),
+            escape(&counts)
+        );
+        if let Place::Queue(q) = p.place {
+            message_dots(&mut out, sim, q, &p.path, r, now);
+        }
+        out += "</g>";
+    }
+    out += "</g></svg>";
+    out
+}
+
+/// The first messages of a queue as dots: a ring for the time left to ExpiresAt and one for
+/// the lock shrinking to LockedUntil; faded once expired; a click opens the message.
+fn message_dots(
+    out: &mut String,
+    sim: &sbp_scenario::Simulation,
+    q: sbp_engine::QueueRef,
+    path: &str,
+    r: Rect,
+    now: Instant,
+) {
+    let Some(e) = sim.ns.entity(path) else {
+        return;
+    };
+    let lock_duration = e.settings.lock_duration.max(1);
+    let path = queue_path(path, q.dlq);
+    for (i, m) in e.store(q.dlq).messages.values().take(DOTS).enumerate() {
+        let card = sim.ns.card(q, m);
+        let (cx, cy) = (NODE_W - 12.0 - i as f64 * 17.0, r.h - 11.0);
+        let (ttl_left, expiry) = match card.expiry {
+            sbp_engine::CardExpiry::At(at) => (
+                ((at - now) as f64 / m.effective_ttl.max(1) as f64).clamp(0.0, 1.0),
+                format!(" · ExpiresAt in {}", format_duration(at - now)),
+            ),
+            sbp_engine::CardExpiry::Passed => (0.0, " · past ExpiresAt".into()),
+            _ => (1.0, String::new()),
+        };
+        let (status, class) = card.status.text();
+        // Circumferences: the TTL ring r=5.5 (34.6), the lock ring r=7.5 (47.1).
+        *out += &format!(
+            "<g class=\"msg {class}\" data-path=\"{}\" data-seq=\"{}\" transform=\"translate({},{})\"><title>#{} · {}{expiry}{}</title><circle class=\"core\" r=\"3.5\"/><circle class=\"ttl\" r=\"5.5\" stroke-dasharray=\"{} 40\"/>",
+            escape(&path),
+            m.sequence_number,
+            fmt(cx),
+            fmt(cy),
+            m.sequence_number,
+            escape(&status),
+            card.locked_until
+                .map(|u| format!(" · LockedUntil in {}", format_duration(u - now)))
+                .unwrap_or_default(),
+            fmt(34.6 * ttl_left)
+        );
+        if let Some(until) = card.locked_until {
+            let left = ((until - now) as f64 / lock_duration as f64).clamp(0.0, 1.0);
+            *out += &format!(
+                "<circle class=\"lock\" r=\"7.5\" stroke-dasharray=\"{} 50\"/>",
+                fmt(47.1 * left)
+            );
+        }
+        *out += "</g>";
+    }
+}
+
+/// Text for SVG markup: the five characters XML gives meaning to, escaped.
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A coordinate for SVG, without core's float formatting (one decimal).
+fn fmt(v: f64) -> String {
+    sbp_engine::time::format_decimal(v, 1)
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(max - 1).collect();
+        out.push('…');
+        out
+    }
+}
