@@ -236,6 +236,73 @@ test('a fault on a schedule: a service update in 10 s loses the lock then', asyn
   await page.locator('#event-log', { hasText: 'lock lost through a service update' }).waitFor();
 });
 
+// A topic with two subscriptions, one forwarding to a queue that dead-letters expired messages.
+const MAP_FLOW = '#s=1zjVDNTsMwDH6VyOdUY4hTH4AX4IimyjRms2iTkDhsqMq742YrcNzRnz9_P17gi1Lm4KHfW_A4E_TwjL4LRax5D-mMyRn0zjhC100kQon90QRv5ERmxggWMpGD_uEqkCOOqrKAMCVVexE9VxXl0SVy-laMLjgKVEW8sPIy9K8LfBYqq_85pA9lr47Dr-MQ_KDiGY80NB2UFltSoWrVLUQe9Tgkp41ghXJ5y2PieCXeNrv_aN5hcSx3s_OJ1763vwwStrT1YLXvTBN7al1QdPWY23O8a-8If-ksbFXYbWi3V1hk0vlJ89dD_QE';
+const centre = (b) => ({ x: b.x + b.width / 2, y: b.y + b.height / 2 });
+// The map's drawing is redrawn on every tick: measure in one go in the page, not by a handle.
+const box = (page, sel) => page.evaluate((sel) => {
+  const el = document.querySelector(sel);
+  if (!el) return null;
+  const r = el.getBoundingClientRect();
+  return { x: r.x, y: r.y, width: r.width, height: r.height };
+}, sel);
+const inside = (p, b, slack = 8) => p.x >= b.x - slack && p.x <= b.x + b.width + slack && p.y >= b.y - slack && p.y <= b.y + b.height + slack;
+
+test('the map animates the fan-out and the forward along their edges; a dead-lettering ends in the DLQ; clicks open lane, message and instant', async (ctx) => {
+  const page = await fresh(ctx, MAP_FLOW);
+  await page.waitForSelector('#namespace-map [data-place="orders/subscriptions/ship"]');
+  await page.selectOption('#speed', '1');
+  await page.click('#play');
+  for (const [kind, to] of [['fanout', 'orders/subscriptions/audit'], ['forward', 'work']]) {
+    const mover = page.locator(`.map-movers .mover.${kind}`).first();
+    await mover.waitFor({ timeout: 8000 });
+    const a = centre(await mover.boundingBox());
+    await page.waitForTimeout(150);
+    const b = centre(await mover.boundingBox());
+    if (Math.abs(a.x - b.x) + Math.abs(a.y - b.y) < 2) throw new Error(`${kind}: the message does not move (${a.x},${a.y})`);
+    const edge = await box(page, `#namespace-map .edge.${kind}[data-to="${to}"] line`);
+    for (const p of [a, b]) if (!inside(p, edge)) throw new Error(`${kind}: ${p.x},${p.y} is off its edge ${JSON.stringify(edge)}`);
+  }
+  // A message dot opens the inspector with its life on one line.
+  await page.click('#pause');
+  await page.locator('#namespace-map [data-place="orders/subscriptions/audit"] .msg').first().click();
+  await page.locator('#inspector h2', { hasText: 'orders/subscriptions/audit #1' }).waitFor();
+  await page.locator('#life-line .mark.Sent').waitFor();
+  // A node opens its lane.
+  await page.locator('#namespace-map [data-place="work"] rect.box').click();
+  await page.locator('.lane.flash[data-entity="work"]').waitFor();
+  // The dead-lettering at t=6s travels into the DLQ node and ends there.
+  await page.click('#play');
+  const dl = page.locator('.map-movers .mover.deadletter').first();
+  await dl.waitFor({ timeout: 10000 });
+  const reason = await dl.textContent();
+  if (!reason.includes('TTLExpiredException')) throw new Error(`reason: ${reason}`);
+  await dl.evaluate((el) => new Promise((done) => { el.addEventListener('animationend', done, { once: true }); setTimeout(done, 1500); }));
+  const end = centre(await dl.boundingBox());
+  const dlqBox = await box(page, '#namespace-map [data-place="work/$deadletterqueue"] rect.box');
+  if (!inside(end, dlqBox, 2)) throw new Error(`the dead-lettering ended at ${end.x},${end.y}, not in the DLQ ${JSON.stringify(dlqBox)}`);
+  await page.click('#pause');
+  // The flows table lists what moved.
+  const table = await page.locator('#map-flows').textContent();
+  for (const want of ['copied to a subscription (TOP-01)', 'forwarded (FWD-01)', 'dead-lettered']) if (!table.includes(want)) throw new Error(`flows table: ${table}`);
+  // Clicking a mark on the message's life line moves the clock there.
+  await page.locator('#namespace-map [data-place="work/$deadletterqueue"] .msg').first().click();
+  await page.locator('#life-line .mark.DeadLettered circle').click();
+  await page.locator('#clock-rel', { hasText: 't=6s' }).waitFor();
+});
+
+test('at high rates the map shows flows: edge thickness and messages per second', async (ctx) => {
+  const page = await fresh(ctx);
+  await page.fill('#producer-rate', '200');
+  await page.click('#producer-submit');
+  await page.click('#consumer-submit');
+  await page.selectOption('#speed', '10');
+  await page.click('#play');
+  await page.locator('.map-area.flows').waitFor({ timeout: 10000 });
+  await page.locator('#namespace-map .edge.send .rate', { hasText: '/s' }).first().waitFor();
+  await page.click('#pause');
+});
+
 let passed = 0, failed = 0;
 for (const { name, fn } of tests) {
   const ctx = await browser.newContext();

@@ -202,9 +202,14 @@ impl Namespace {
                     PlaceKind::Subscription
                 }
             };
+            // A subscription is named within its topic (the edge from the topic says which).
+            let label = match e.kind {
+                EntityKind::Subscription { .. } => e.path.rsplit('/').next().unwrap_or(&e.path),
+                _ => &e.path,
+            };
             map.places.push(PlaceView {
                 place: main,
-                label: e.path.clone(),
+                label: label.to_string(),
                 path: e.path.clone(),
                 kind,
                 depth: e.main.len(),

@@ -29,13 +29,8 @@ fn fan_out_forward_dead_letter_receive_and_settle_move_along_the_maps_edges() {
     )
     .unwrap();
     ns.create_topic("orders", settings()).unwrap();
-    ns.create_subscription(
-        "orders",
-        "audit",
-        settings(),
-        SubscriptionRule::MatchAll,
-    )
-    .unwrap();
+    ns.create_subscription("orders", "audit", settings(), SubscriptionRule::MatchAll)
+        .unwrap();
     ns.create_subscription(
         "orders",
         "ship",
@@ -80,8 +75,9 @@ fn fan_out_forward_dead_letter_receive_and_settle_move_along_the_maps_edges() {
     // Every movement between two places runs along a standing edge (either way).
     for f in flows.iter().filter(|f| f.movement != Movement::Vanish) {
         assert!(
-            map.edges.iter().any(|e| (e.from, e.to) == (f.from, f.to)
-                || (e.from, e.to) == (f.to, f.from)),
+            map.edges
+                .iter()
+                .any(|e| (e.from, e.to) == (f.from, f.to) || (e.from, e.to) == (f.to, f.from)),
             "{f:?} has no edge"
         );
     }

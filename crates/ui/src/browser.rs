@@ -200,7 +200,10 @@ pub fn show_lane(path: &str) {
     let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
         return;
     };
-    let selector = format!("[data-entity=\"{}\"]", path.replace('\\', "").replace('"', ""));
+    let selector = format!(
+        "[data-entity=\"{}\"]",
+        path.replace('\\', "").replace('"', "")
+    );
     if let Ok(Some(lane)) = doc.query_selector(&selector) {
         lane.scroll_into_view();
         let _ = lane.class_list().remove_1("flash");

@@ -102,6 +102,8 @@ pub fn inspector(props: &crate::state::SlowProps) -> Html {
             if let Some(holder) = recv.as_ref().and_then(|r| r.lock_holder.clone()).filter(|_| q.is_some_and(|q| !q.dlq)) {
                 <DeadLetterForm store={store.clone()} path={path.clone()} seq={seq} holder={holder} />
             }
+            <h3>{"Life"}</h3>
+            {life_line(store, &sim, q, seq, recv.as_ref().or(peek.as_ref()))}
             <h3>{"History"}</h3>
             <ol class="history" id="history">{ for history }</ol>
         </section>
@@ -199,5 +201,132 @@ pub fn rules_panel() -> Html {
                 { for sbp_engine::Rule::ALL.iter().map(|r| html! { <li><strong>{r.id()}</strong>{" "}{r.summary()}</li> }) }
             </ul>
         </details>
+    }
+}
+
+/// The message's life on one line: each event a mark at its instant naming its rule, each lock
+/// a span from its delivery to its settlement or lapse, its ExpiresAt; hovering a mark shows the
+/// event, clicking it moves the clock there. Drawn as SVG text; the click is read from `data-at`.
+fn life_line(
+    store: &crate::state::Store,
+    sim: &sbp_scenario::Simulation,
+    q: Option<sbp_engine::QueueRef>,
+    seq: u64,
+    view: Option<&sbp_engine::MessageView>,
+) -> Html {
+    use crate::map::{escape, fmt};
+    use sbp_engine::EventKind;
+    let Some(q) = q else {
+        return Html::default();
+    };
+    let now = sim.now();
+    let events: Vec<&sbp_engine::Event> = sim
+        .ns
+        .log()
+        .iter()
+        .filter(|e| e.seq == seq && e.entity == q.entity)
+        .collect();
+    let Some(first) = events.first() else {
+        return Html::default();
+    };
+    let expires = view
+        .map(|v| v.effective_expires_at)
+        .filter(|&t| t < sbp_engine::time::NEVER);
+    let start = first.at;
+    let last = events.last().map_or(start, |e| e.at);
+    let end = [Some(now), Some(last), expires]
+        .into_iter()
+        .flatten()
+        .max()
+        .unwrap_or(start)
+        .max(start + 1);
+    const W: f64 = 460.0;
+    let x = |t: i64| 10.0 + (t - start) as f64 / (end - start) as f64 * (W - 20.0);
+    let mut out = String::from(
+        "<svg class=\"life\" id=\"life-line\" viewBox=\"0 0 460 74\" role=\"img\" aria-label=\"The message's life on a time line (the history below lists the same events)\"><line class=\"axis\" x1=\"10\" y1=\"36\" x2=\"450\" y2=\"36\"/>",
+    );
+    // Lock spans: from a delivery to what ended it (or LockedUntil while it holds).
+    let mut open: Option<(i64, i64)> = None;
+    let mut spans = Vec::new();
+    for e in &events {
+        match &e.kind {
+            EventKind::Locked { locked_until, .. } => open = Some((e.at, *locked_until)),
+            EventKind::LockRenewed { locked_until, .. } => {
+                if let Some(o) = open.as_mut() {
+                    o.1 = *locked_until;
+                }
+            }
+            EventKind::Completed { .. }
+            | EventKind::Abandoned { .. }
+            | EventKind::Deferred { .. }
+            | EventKind::LockLapsed
+            | EventKind::LockLost { .. }
+            | EventKind::DeadLettered { .. }
+            | EventKind::Forwarded { .. } => {
+                if let Some((from, _)) = open.take() {
+                    spans.push((from, e.at));
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some((from, until)) = open {
+        spans.push((from, until.min(now.max(from))));
+    }
+    for (from, to) in spans {
+        out += &format!(
+            "<rect class=\"lock-span\" x=\"{}\" y=\"30\" width=\"{}\" height=\"12\"><title>locked {} to {}</title></rect>",
+            fmt(x(from)),
+            fmt((x(to) - x(from)).max(1.0)),
+            format_instant(from),
+            format_instant(to)
+        );
+    }
+    if let Some(at) = expires {
+        out += &format!(
+            "<g class=\"mark expires\" data-at=\"{at}\"><line x1=\"{0}\" y1=\"14\" x2=\"{0}\" y2=\"58\"/><text x=\"{0}\" y=\"70\">ExpiresAt</text><title>ExpiresAt {1} (TTL-01)</title></g>",
+            fmt(x(at)),
+            format_instant(at)
+        );
+    }
+    out += &format!(
+        "<line class=\"now\" x1=\"{0}\" y1=\"22\" x2=\"{0}\" y2=\"50\"/>",
+        fmt(x(now.min(end)))
+    );
+    for (i, e) in events.iter().enumerate() {
+        let rule = e.rule.map(|r| r.id()).unwrap_or("");
+        let y = if i % 2 == 0 { 12.0 } else { 24.0 };
+        out += &format!(
+            "<g class=\"mark {}\" data-at=\"{}\" tabindex=\"0\"><circle cx=\"{}\" cy=\"36\" r=\"5\"/><text x=\"{}\" y=\"{}\">{}</text><title>{} {}{}: {}</title></g>",
+            e.kind.name(),
+            e.at,
+            fmt(x(e.at)),
+            fmt(x(e.at)),
+            fmt(y),
+            rule,
+            format_instant(e.at),
+            e.kind.name(),
+            if rule.is_empty() { String::new() } else { format!(" ({rule})") },
+            escape(&sim.ns.describe(e))
+        );
+    }
+    out += "</svg>";
+    let onclick = {
+        let store = store.clone();
+        Callback::from(move |e: MouseEvent| {
+            let at = e
+                .target_dyn_into::<web_sys::Element>()
+                .and_then(|t| t.closest("[data-at]").ok().flatten())
+                .and_then(|m| m.get_attribute("data-at"))
+                .and_then(|a| a.parse::<i64>().ok());
+            if let Some(at) = at {
+                store.dispatch(crate::state::Action::Seek(at));
+            }
+        })
+    };
+    html! {
+        <div class="life-line" {onclick} title="Click a mark to move the clock there">
+            {Html::from_html_unchecked(out.into())}
+        </div>
     }
 }

@@ -10,12 +10,12 @@ use sbp_engine::{Event, EventKind, MapView, Movement, Place, PlaceKind};
 use std::collections::VecDeque;
 use yew::prelude::*;
 
-const COLUMN_X: [f64; 4] = [10.0, 215.0, 420.0, 625.0];
-const NODE_W: f64 = 170.0;
+const COLUMN_X: [f64; 4] = [10.0, 190.0, 370.0, 550.0];
+const NODE_W: f64 = 146.0;
 const NODE_H: f64 = 54.0;
 const DLQ_H: f64 = 40.0;
 const ROW_H: f64 = 112.0;
-const WIDTH: f64 = 805.0;
+const WIDTH: f64 = 706.0;
 /// How long a message takes along an edge (wall ms), and how long a mover is kept.
 const TRAVEL_MS: f64 = 700.0;
 /// The most movers on the map at once, and spawned per render; more means flow mode.
@@ -224,6 +224,9 @@ impl Motion {
             } else if f.movement == Movement::Settle {
                 let (s, t) = ends(b, a);
                 (t, s)
+            } else if f.movement == Movement::DeadLetter {
+                // Into the dead-letter queue: it ends inside the DLQ's box.
+                (ends(a, b).0, b.mid())
             } else {
                 ends(a, b)
             };
@@ -233,7 +236,9 @@ impl Motion {
             };
             // An expired message fades before it moves (TTL-11); an abandon goes back orange.
             let extra = match &e.kind {
-                EventKind::DeadLettered { reason, .. } if reason == "TTLExpiredException" => " expired",
+                EventKind::DeadLettered { reason, .. } if reason == "TTLExpiredException" => {
+                    " expired"
+                }
                 EventKind::Abandoned { .. } => " abandon",
                 _ => "",
             };
@@ -252,7 +257,11 @@ impl Motion {
         while self.movers.len() > MAX_MOVERS {
             self.movers.pop_front();
         }
-        while self.movers.front().is_some_and(|m| wall - m.born > TRAVEL_MS + 200.0) {
+        while self
+            .movers
+            .front()
+            .is_some_and(|m| wall - m.born > TRAVEL_MS + 200.0)
+        {
             self.movers.pop_front();
         }
         // Rates per simulated second, smoothed over about two simulated seconds.
@@ -261,7 +270,11 @@ impl Motion {
         for e in &mut self.edges {
             if dt > 0 {
                 let now_rate = e.new as f64 * 1_000.0 / dt as f64;
-                e.rate = if e.total == 0 { now_rate } else { e.rate + alpha * (now_rate - e.rate) };
+                e.rate = if e.total == 0 {
+                    now_rate
+                } else {
+                    e.rate + alpha * (now_rate - e.rate)
+                };
             }
             e.total += e.new;
             moved += e.new;
@@ -324,7 +337,12 @@ pub fn namespace_map(props: &MapProps) -> Html {
         .follow(sim_id, sim.ns.log(), total, now, &map);
     let motion = motion.borrow();
     let layout = layout(&map);
-    let height = layout.0.iter().map(|(_, r)| r.y + r.h).fold(NODE_H, f64::max) + 14.0;
+    let height = layout
+        .0
+        .iter()
+        .map(|(_, r)| r.y + r.h)
+        .fold(NODE_H, f64::max)
+        + 14.0;
     let names = Names(&map);
     let view_box = format!(
         "{} {} {} {}",
@@ -482,7 +500,7 @@ pub fn namespace_map(props: &MapProps) -> Html {
     }
 }
 
-/// Place names for labels and the table.
+/// Place names for the table and the edges' data: entity paths, actor names.
 struct Names<'a>(&'a MapView);
 
 impl Names<'_> {
@@ -491,8 +509,8 @@ impl Names<'_> {
             .places
             .iter()
             .find(|v| v.place == p)
-            .map(|v| match v.kind {
-                PlaceKind::DeadLetterQueue => queue_path(&v.path, true),
+            .map(|v| match v.place {
+                Place::Queue(q) => queue_path(&v.path, q.dlq),
                 _ => v.label.clone(),
             })
             .unwrap_or_default()
@@ -560,7 +578,13 @@ fn drawing(
         out += "</g>";
     }
     out += "</g><g class=\"nodes\">";
-    let max_depth = map.places.iter().map(|p| p.depth).max().unwrap_or(0).max(10) as f64;
+    let max_depth = map
+        .places
+        .iter()
+        .map(|p| p.depth)
+        .max()
+        .unwrap_or(0)
+        .max(10) as f64;
     for p in &map.places {
         let Some(&r) = layout.get(&p.place) else {
             continue;
@@ -599,7 +623,7 @@ fn drawing(
         }
         out += &format!(
             "<text class=\"label\" x=\"10\" y=\"16\">{}</text><text class=\"count\" x=\"10\" y=\"30\">{}</text>",
-            escape(&clip(&p.label, 22)),
+            escape(&clip(&p.label, 20)),
             escape(&counts)
         );
         if let Place::Queue(q) = p.place {
@@ -664,7 +688,7 @@ fn message_dots(
 }
 
 /// Text for SVG markup: the five characters XML gives meaning to, escaped.
-fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -680,7 +704,7 @@ fn escape(s: &str) -> String {
 }
 
 /// A coordinate for SVG, without core's float formatting (one decimal).
-fn fmt(v: f64) -> String {
+pub(crate) fn fmt(v: f64) -> String {
     sbp_engine::time::format_decimal(v, 1)
 }
 
