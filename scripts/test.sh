@@ -15,7 +15,7 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 cargo test --workspace
 step "the engine's rule tests in wasm32-unknown-unknown (node, wasm-bindgen-test-runner)"
-cargo test -p sbp-engine --target wasm32-unknown-unknown --test rules --test traffic --test regressions
+cargo test -p sbp-engine --target wasm32-unknown-unknown --test rules --test traffic --test regressions --test map
 cargo build -p sbp-scenario --target wasm32-unknown-unknown
 step "every preset through the CLI"
 cargo run -q -p sbp-cli -- check

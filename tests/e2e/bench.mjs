@@ -103,8 +103,42 @@ async function traffic() {
   const work = await page.evaluate(() => window.__sbpTickWork || []);
   const simulated = await page.textContent('#clock-rel');
   const totals = await page.locator('#metrics .hint').textContent();
+  // Instant rewind: twenty moves of the timeline slider to random instants of the hour just
+  // run (a fixed sequence), each timed from the change to the rendered state.
+  const end = await page.locator('#timeline').evaluate((el) => Number(el.max));
+  const utc = await page.textContent('#clock-utc');
+  const reached = Date.parse(utc) - Date.parse('2026-01-01T00:00:00Z');
+  const moves = await page.evaluate(async ({ reached }) => {
+    let seed = 7;
+    const random = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+    const slider = document.querySelector('#timeline');
+    const out = [];
+    for (let i = 0; i < 20; i++) {
+      const at = Math.floor(random() * reached);
+      const t0 = performance.now();
+      slider.value = String(at);
+      slider.dispatchEvent(new Event('change', { bubbles: true }));
+      await new Promise((r) => setTimeout(r, 0));
+      out.push(performance.now() - t0);
+    }
+    return out;
+  }, { reached });
+  const clockAfter = await page.textContent('#clock-rel');
+  // A link at the hour's end, opened afresh.
+  await page.locator('#timeline').evaluate((el, v) => { el.value = String(v); el.dispatchEvent(new Event('change', { bubbles: true })); }, reached);
+  await page.click('#share');
+  const link = await page.inputValue('#share-link');
+  const expected = await page.textContent('#clock-rel');
   await ctx.close();
-  return { simulated, totals, intervals: stats(deltas), tick_work: stats(work.slice(-2000)) };
+  const other = await browser.newContext({ viewport: { width: 1500, height: 1000 } });
+  const p2 = await other.newPage();
+  p2.setDefaultTimeout(120000);
+  const t0 = Date.now();
+  await p2.goto(link);
+  await p2.locator('#clock-rel', { hasText: expected }).waitFor({ timeout: 20000 }).catch(() => {});
+  const opened = { ms: Date.now() - t0, clock: await p2.textContent('#clock-rel'), expected, notice: await p2.locator('#notice').textContent().catch(() => '') };
+  await other.close();
+  return { simulated, totals, intervals: stats(deltas), tick_work: stats(work.slice(-2000)), rewind: { ...stats(moves), end, clockAfter }, link_open: opened };
 }
 
 const result = {
@@ -126,4 +160,6 @@ console.log(`frames, 10,000 messages at x60: ${f(result.frames_10k_x60)} (budget
 const t = result.traffic_1000_per_s_x60;
 console.log(`producer at 1,000 msg/s + 10 consumers, x60 for 60 s of wall time (to ${t.simulated}): ${f(t)}`);
 console.log(`  ${t.totals}`);
+console.log(`rewind within that hour, 20 random moves of the timeline: ${g(t.rewind)} (budget median 100 ms)`);
+console.log(`a link at ${t.link_open.expected} of that run opened in ${t.link_open.ms} ms at ${t.link_open.clock} (budget 1 s)${t.link_open.notice ? ': ' + t.link_open.notice : ''}`);
 console.log(JSON.stringify(result));

@@ -83,6 +83,8 @@ enum Cmd {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Print the rule list as the browser fetches it (web/rules.json).
+    Rules,
     /// List the presets, or write them as files into a folder.
     Presets {
         #[arg(long)]
@@ -354,6 +356,10 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             } else {
                 ExitCode::FAILURE
             })
+        }
+        Cmd::Rules => {
+            write!(out, "{}", sbp_scenario::rules_data::rules_json())?;
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Presets { write } => {
             for (name, json) in PRESETS {

@@ -6,7 +6,6 @@ use crate::entity::{Entity, EntityKind, QueueRef, SubscriptionRule};
 use crate::event::{Event, EventKind};
 use crate::namespace::Namespace;
 use crate::rules::Rule;
-use std::collections::BTreeMap;
 
 /// A place on the map.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -94,10 +93,15 @@ pub enum PlaceKind {
 pub struct MapView {
     pub places: Vec<PlaceView>,
     pub edges: Vec<Edge>,
-    receiver_group: BTreeMap<u32, u32>,
-    /// The first producer sending to each entity.
-    producer_of: BTreeMap<u32, u32>,
-    topic_of: BTreeMap<u32, u32>,
+    /// (receiver, its consumer group), (entity, the first producer sending to it), (subscription,
+    /// its topic): few, so lists.
+    receiver_group: Vec<(u32, u32)>,
+    producer_of: Vec<(u32, u32)>,
+    topic_of: Vec<(u32, u32)>,
+}
+
+fn lookup(list: &[(u32, u32)], key: u32) -> Option<u32> {
+    list.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
 }
 
 impl MapView {
@@ -107,24 +111,19 @@ impl MapView {
             entity: e.entity,
             dlq: e.dlq,
         });
-        let holder = |r: u32| {
-            self.receiver_group
-                .get(&r)
-                .map_or(Place::Receiver(r), |&g| Place::Consumers(g))
-        };
+        let holder =
+            |r: u32| lookup(&self.receiver_group, r).map_or(Place::Receiver(r), Place::Consumers);
         let (from, to, movement) = match &e.kind {
             EventKind::Sent { .. } if e.rule == Some(Rule::Top01) => (
                 Place::Queue(QueueRef {
-                    entity: *self.topic_of.get(&e.entity)?,
+                    entity: lookup(&self.topic_of, e.entity)?,
                     dlq: false,
                 }),
                 here,
                 Movement::FanOut,
             ),
             EventKind::Sent { .. } | EventKind::Scheduled { .. } => (
-                self.producer_of
-                    .get(&e.entity)
-                    .map_or(Place::Client, |&p| Place::Producer(p)),
+                lookup(&self.producer_of, e.entity).map_or(Place::Client, Place::Producer),
                 here,
                 Movement::Send,
             ),
@@ -173,11 +172,13 @@ impl Namespace {
         // In creation order (ids), so that a new entity comes last and nothing else moves.
         let entities: Vec<&Entity> = self.entities_by_id().collect();
         for (i, p) in self.producers().iter().enumerate() {
-            map.producer_of.entry(p.queue.entity).or_insert(i as u32);
+            if lookup(&map.producer_of, p.queue.entity).is_none() {
+                map.producer_of.push((p.queue.entity, i as u32));
+            }
         }
         for (i, c) in self.consumer_groups().iter().enumerate() {
             for &r in &c.receivers {
-                map.receiver_group.insert(r, i as u32);
+                map.receiver_group.push((r, i as u32));
             }
         }
         for e in &entities {
@@ -189,7 +190,7 @@ impl Namespace {
                 EntityKind::Queue => PlaceKind::Queue,
                 EntityKind::Topic => PlaceKind::Topic,
                 EntityKind::Subscription { topic } => {
-                    map.topic_of.insert(e.id, topic);
+                    map.topic_of.push((e.id, topic));
                     map.edges.push(Edge {
                         from: Place::Queue(QueueRef {
                             entity: topic,
@@ -261,7 +262,7 @@ impl Namespace {
         let clientless: Vec<u32> = entities
             .iter()
             .filter(|e| !matches!(e.kind, EntityKind::Subscription { .. }))
-            .filter(|e| !map.producer_of.contains_key(&e.id))
+            .filter(|e| lookup(&map.producer_of, e.id).is_none())
             .map(|e| e.id)
             .collect();
         if !clientless.is_empty() {
@@ -313,7 +314,7 @@ impl Namespace {
         }
         for (id, r) in self.receivers().iter().enumerate() {
             let id = id as u32;
-            if map.receiver_group.contains_key(&id) {
+            if map.receiver_group.iter().any(|(r, _)| *r == id) {
                 continue;
             }
             let place = Place::Receiver(id);

@@ -10,6 +10,7 @@ pub mod link;
 pub mod model;
 pub mod presets;
 pub mod rewind;
+pub mod rules_data;
 pub mod run;
 pub mod step;
 pub mod utc;

@@ -326,3 +326,15 @@ fn a_link_past_the_last_instant_is_refused() {
         "{err}"
     );
 }
+
+/// The browser fetches `web/rules.json` (the rule texts are data, not compiled into the wasm): it
+/// must list every rule of the engine with its summary. `sbp rules > web/rules.json` rewrites it.
+#[test]
+fn the_fetched_rule_list_matches_the_engine() {
+    let file = include_str!("../../../web/rules.json");
+    assert_eq!(
+        file,
+        sbp_scenario::rules_data::rules_json(),
+        "web/rules.json is stale: run `cargo run -p sbp-cli -- rules > web/rules.json`"
+    );
+}

@@ -117,7 +117,7 @@ pub fn clock_bar(props: &StoreProps) -> Html {
             <div class="next" id="next-text">{"Next: "}{next_text}</div>
             <label class="timeline">{"Timeline "}
                 <input id="timeline" type="range" min="0" max={slider_max.to_string()} step="100"
-                    value={now.to_string()} onchange={on_seek} aria-label="Go to an instant (replays from the start)" />
+                    value={now.to_string()} onchange={on_seek} aria-label="Go to an instant (replays from the nearest checkpoint before it)" />
             </label>
             if !share_link.is_empty() {
                 <label class="share">{"Link (copied): "}

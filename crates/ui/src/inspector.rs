@@ -78,8 +78,8 @@ pub fn inspector(props: &crate::state::SlowProps) -> Html {
         .iter()
         .filter(|e| e.seq == seq && q.is_some_and(|q| q.entity == e.entity))
         .map(|e| {
-            let rule = e.rule.map(|r| html! { <abbr title={r.summary()}>{r.id()}</abbr> }).unwrap_or_else(|| html! {"-"});
-            let why = e.rule.map(|r| r.summary()).unwrap_or("");
+            let why = e.rule.map(crate::browser::rule_summary).unwrap_or_default();
+            let rule = e.rule.map(|r| html! { <abbr title={why.clone()}>{r.id()}</abbr> }).unwrap_or_else(|| html! {"-"});
             html! { <li><span class="t">{format_instant(e.at)}</span>{" "}<strong>{e.kind.name()}</strong>{" "}{rule}{": "}{sim.ns.describe(e)}<br/><small class="why">{why}</small></li> }
         })
         .collect();
@@ -185,20 +185,23 @@ pub fn last_result(props: &crate::state::SlowProps) -> Html {
     }
 }
 
-/// The rules (docs/RULES.md), and what the playground chose where no source decides.
-/// The rule list (static: a plain function).
+/// The rules (docs/RULES.md), and what the playground chose where no source decides: data
+/// (`rules.json`), fetched when the page opens.
+#[function_component(RulesPanel)]
 pub fn rules_panel() -> Html {
+    let texts = use_state(crate::browser::rule_texts);
+    {
+        let texts = texts.clone();
+        use_effect_with((), move |_| {
+            crate::browser::load_rule_texts(move || texts.set(crate::browser::rule_texts()));
+        });
+    }
     html! {
         <details class="inspector" id="rules">
             <summary>{"Rules and the playground's choices"}</summary>
-            <p><strong>{"TTL expiry and MaxDeliveryCount on the same lock release: "}</strong>
-                {"MaxDeliveryCount wins. The release is a failed delivery, counted and checked first (MaxDeliveryCountExceeded)."}</p>
-            <p><strong>{"Renewing the lock of a nominally expired message: "}</strong>
-                {"allowed. Expiry does not touch a locked message (TTL-09), so the holder may keep it."}</p>
-            <p>{"LockDuration defaults to 30 s as in the source article (the current Azure API creates 60 s). Every lock that ends without settlement counts as a failed delivery; defer counts one too."}</p>
-            <p>{"A forwarded message starts afresh in its target (DeliveryCount 0, FWD-01); forwarding out of a dead-letter queue counts as a hop, so every loop ends at the hop limit (FWD-02)."}</p>
+            { for texts.choices.iter().map(|c| html! { <p>{c.clone()}</p> }) }
             <ul class="rule-list">
-                { for sbp_engine::Rule::ALL.iter().map(|r| html! { <li><strong>{r.id()}</strong>{" "}{r.summary()}</li> }) }
+                { for texts.rules.iter().map(|(id, summary)| html! { <li><strong>{id.clone()}</strong>{" "}{summary.clone()}</li> }) }
             </ul>
         </details>
     }

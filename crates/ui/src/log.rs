@@ -39,7 +39,7 @@ pub fn event_log(props: &LogProps) -> Html {
                 html! {
                     <tr>
                         <td>{format_instant(e.at)}</td><td>{path}</td><td>{seq}</td><td>{e.kind.name()}</td>
-                        <td>{e.rule.map(|r| html! { <abbr title={r.summary()}>{r.id()}</abbr> }).unwrap_or_default()}</td>
+                        <td>{e.rule.map(|r| html! { <abbr title={crate::browser::rule_summary(r)}>{r.id()}</abbr> }).unwrap_or_default()}</td>
                         <td>{text}</td>
                     </tr>
                 }

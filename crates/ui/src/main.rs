@@ -106,7 +106,7 @@ fn app() -> Html {
                 <chart::Chart store={store.clone()} version={store.slow_version} />
                 <metrics::MetricsCharts store={store.clone()} version={store.slow_version} />
                 <log::EventLog sim={SimRef(store.sim.clone())} version={store.slow_version} />
-                {inspector::rules_panel()}
+                <inspector::RulesPanel />
             </section>
         </main>
         </>

@@ -7,7 +7,6 @@ use crate::state::{Action, Store};
 use sbp_engine::namespace::queue_path;
 use sbp_engine::time::{format_duration, Instant};
 use sbp_engine::{Event, EventKind, MapView, Movement, Place, PlaceKind};
-use std::collections::VecDeque;
 use yew::prelude::*;
 
 const COLUMN_X: [f64; 4] = [10.0, 190.0, 370.0, 550.0];
@@ -132,12 +131,12 @@ struct Motion {
     sim: usize,
     seen: u64,
     now: Instant,
-    movers: VecDeque<Mover>,
+    movers: Vec<Mover>,
     next_id: u64,
     /// Per edge: messages per simulated second (smoothed), and in all.
     edges: Vec<EdgeStats>,
     /// Moves in the last wall second, for the switch to flows.
-    recent: VecDeque<(f64, usize)>,
+    recent: Vec<(f64, usize)>,
     flows: bool,
 }
 
@@ -243,7 +242,7 @@ impl Motion {
                 _ => "",
             };
             self.next_id += 1;
-            self.movers.push_back(Mover {
+            self.movers.push(Mover {
                 id: self.next_id,
                 from,
                 to,
@@ -254,16 +253,9 @@ impl Motion {
             });
             spawned += 1;
         }
-        while self.movers.len() > MAX_MOVERS {
-            self.movers.pop_front();
-        }
-        while self
-            .movers
-            .front()
-            .is_some_and(|m| wall - m.born > TRAVEL_MS + 200.0)
-        {
-            self.movers.pop_front();
-        }
+        self.movers.retain(|m| wall - m.born <= TRAVEL_MS + 200.0);
+        let excess = self.movers.len().saturating_sub(MAX_MOVERS);
+        self.movers.drain(..excess);
         // Rates per simulated second, smoothed over about two simulated seconds.
         let alpha = (dt as f64 / 2_000.0).min(1.0);
         let mut moved = 0;
@@ -280,10 +272,8 @@ impl Motion {
             moved += e.new;
             e.new = 0;
         }
-        self.recent.push_back((wall, moved as usize));
-        while self.recent.front().is_some_and(|(t, _)| wall - t > 1_000.0) {
-            self.recent.pop_front();
-        }
+        self.recent.push((wall, moved as usize));
+        self.recent.retain(|(t, _)| wall - t <= 1_000.0);
         let per_second: usize = self.recent.iter().map(|(_, n)| n).sum();
         if !self.flows && per_second > FLOW_ON {
             self.flows = true;
@@ -306,27 +296,15 @@ impl PartialEq for MapProps {
     }
 }
 
-/// Pan and zoom: the visible part of the map (its viewBox).
-#[derive(Clone, Copy, PartialEq)]
-struct View {
-    x: f64,
-    y: f64,
-    zoom: f64,
-}
-
 /// The map. Places and edges are drawn as one SVG text (small code, and cheap to replace on
 /// every tick); the movers are Yew nodes with keys, so that their CSS animations run on while
-/// the rest is redrawn; clicks are read from the `data-` attributes of what was clicked.
+/// the rest is redrawn; clicks are read from the `data-` attributes of what was clicked. Zoom
+/// widens the drawing; its box scrolls, so panning is scrolling (a finger drag on a phone).
 #[function_component(NamespaceMap)]
 pub fn namespace_map(props: &MapProps) -> Html {
     let store = &props.store;
     let motion = use_mut_ref(Motion::default);
-    let view = use_state(|| View {
-        x: 0.0,
-        y: 0.0,
-        zoom: 1.0,
-    });
-    let drag = use_mut_ref(|| None::<(f64, f64, View, bool)>);
+    let zoom = use_state(|| 100u32);
     let sim = store.sim.borrow();
     let now = sim.now();
     let map = sim.ns.map();
@@ -344,13 +322,7 @@ pub fn namespace_map(props: &MapProps) -> Html {
         .fold(NODE_H, f64::max)
         + 14.0;
     let names = Names(&map);
-    let view_box = format!(
-        "{} {} {} {}",
-        fmt(view.x),
-        fmt(view.y),
-        fmt(WIDTH / view.zoom),
-        fmt(height / view.zoom)
-    );
+    let view_box = format!("0 0 {} {}", fmt(WIDTH), fmt(height));
     let drawing = drawing(&sim, &map, &layout, &motion, now, &view_box, &names);
 
     let movers = motion.movers.iter().map(|m| {
@@ -369,89 +341,16 @@ pub fn namespace_map(props: &MapProps) -> Html {
         }
     });
 
-    let zoom = |factor: f64| {
-        let view = view.clone();
+    let zoom_by = |percent: i32| {
+        let zoom = zoom.clone();
         Callback::from(move |_: MouseEvent| {
-            let v = *view;
-            view.set(View {
-                zoom: (v.zoom * factor).clamp(0.5, 4.0),
-                ..v
-            });
+            zoom.set((*zoom as i32 + percent).clamp(60, 400) as u32);
         })
     };
-    let fit = {
-        let view = view.clone();
-        Callback::from(move |_: MouseEvent| {
-            view.set(View {
-                x: 0.0,
-                y: 0.0,
-                zoom: 1.0,
-            })
-        })
-    };
-    let onwheel = {
-        let view = view.clone();
-        Callback::from(move |e: WheelEvent| {
-            if !e.ctrl_key() {
-                return;
-            }
-            e.prevent_default();
-            let v = *view;
-            let factor = if e.delta_y() < 0.0 { 1.2 } else { 1.0 / 1.2 };
-            view.set(View {
-                zoom: (v.zoom * factor).clamp(0.5, 4.0),
-                ..v
-            });
-        })
-    };
-    let onpointerdown = {
-        let drag = drag.clone();
-        let view = view.clone();
-        Callback::from(move |e: PointerEvent| {
-            *drag.borrow_mut() = Some((
-                f64::from(e.client_x()),
-                f64::from(e.client_y()),
-                *view,
-                false,
-            ));
-        })
-    };
-    let onpointermove = {
-        let drag = drag.clone();
-        let view = view.clone();
-        Callback::from(move |e: PointerEvent| {
-            let mut d = drag.borrow_mut();
-            if let Some((x0, y0, v, moved)) = d.as_mut() {
-                let dx = (f64::from(e.client_x()) - *x0) / v.zoom;
-                let dy = (f64::from(e.client_y()) - *y0) / v.zoom;
-                if *moved || dx.abs() + dy.abs() > 4.0 {
-                    *moved = true;
-                    view.set(View {
-                        x: v.x - dx,
-                        y: v.y - dy,
-                        ..*v
-                    });
-                }
-            }
-        })
-    };
-    let onpointerup = {
-        let drag = drag.clone();
-        Callback::from(move |_: PointerEvent| {
-            if let Some(d) = drag.borrow_mut().as_mut() {
-                d.0 = f64::NAN;
-            }
-        })
-    };
-    // A click (not the end of a drag) on a message opens it; on a place, its lane.
+    // A click on a message opens it; on a place, its lane.
     let onclick = {
         let store = store.clone();
-        let drag = drag.clone();
         Callback::from(move |e: MouseEvent| {
-            let dragged = drag.borrow_mut().take().is_some_and(|d| d.3);
-            if dragged {
-                return;
-            }
             let Some(target) = e.target_dyn_into::<web_sys::Element>() else {
                 return;
             };
@@ -481,13 +380,15 @@ pub fn namespace_map(props: &MapProps) -> Html {
             <div class="map-bar">
                 <h2>{"Map"}</h2>
                 <span class="hint">{if motion.flows { "Flows: edge thickness and messages per second" } else { "Messages move along the edges; click a box for its lane, a dot for the message" }}</span>
-                <button class="small" onclick={zoom(1.25)} aria-label="Zoom in">{"+"}</button>
-                <button class="small" onclick={zoom(0.8)} aria-label="Zoom out">{"−"}</button>
-                <button class="small" onclick={fit}>{"Fit"}</button>
+                <button class="small" onclick={zoom_by(25)} aria-label="Zoom in">{"+"}</button>
+                <button class="small" onclick={zoom_by(-25)} aria-label="Zoom out">{"−"}</button>
+                <button class="small" onclick={zoom_by(100 - *zoom as i32)}>{"Fit"}</button>
             </div>
-            <div class={classes!("map-area", motion.flows.then_some("flows"))} {onclick} {onwheel} {onpointerdown} {onpointermove} {onpointerup}>
-                {Html::from_html_unchecked(drawing.into())}
-                <svg class="map-movers" viewBox={view_box} aria-hidden="true">{ for movers }</svg>
+            <div class="map-scroll">
+                <div class={classes!("map-area", motion.flows.then_some("flows"))} style={format!("width:{}%", *zoom)} {onclick}>
+                    {Html::from_html_unchecked(drawing.into())}
+                    <svg class="map-movers" viewBox={view_box} aria-hidden="true">{ for movers }</svg>
+                </div>
             </div>
             <details class="flows-table">
                 <summary>{"Flows as a table"}</summary>
