@@ -37,6 +37,8 @@ pub struct Rewind {
     /// Timers fired since the last checkpoint.
     since: usize,
     bytes: usize,
+    /// The furthest instant this run has reached (with the scenario as it is).
+    furthest: Instant,
 }
 
 impl Default for Rewind {
@@ -46,6 +48,7 @@ impl Default for Rewind {
             every: CHECKPOINT_EVERY,
             since: 0,
             bytes: 0,
+            furthest: 0,
         }
     }
 }
@@ -96,6 +99,7 @@ impl Rewind {
             if self.since >= self.every {
                 self.take(sim);
             }
+            self.furthest = self.furthest.max(sim.now());
             if reached || *budget == 0 {
                 return reached;
             }
@@ -111,6 +115,12 @@ impl Rewind {
             }
         }
         self.since = 0;
+        self.furthest = self.furthest.min(at);
+    }
+
+    /// The furthest instant the run has reached: where a timeline can go back to at once.
+    pub fn furthest(&self) -> Instant {
+        self.furthest
     }
 
     /// A copy of the latest checkpoint at or before `at`, running `scenario` (the current

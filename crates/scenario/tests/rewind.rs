@@ -79,12 +79,18 @@ fn a_recorded_step_forgets_the_checkpoints_after_it_and_a_rewind_keeps_it() {
     let mut sim = Simulation::new(&scenario).expect("valid");
     let mut rewind = Rewind::with_spacing(&mut sim, 3);
     go(&mut rewind, &mut sim, 90_000);
+    assert_eq!(rewind.furthest(), 90_000);
     let before = rewind.len();
     go(&mut rewind, &mut sim, 30_000);
     let step = Step::new(Action::Fault(FaultDef::ServiceUpdate));
     sim.push_step(step).expect("recorded");
     rewind.forget_from(30_000);
     assert!(rewind.len() < before, "later checkpoints are forgotten");
+    assert_eq!(
+        rewind.furthest(),
+        30_000,
+        "the run is known up to the recorded step"
+    );
     assert!(rewind.instants().all(|t| t < 30_000));
     go(&mut rewind, &mut sim, 120_000);
     go(&mut rewind, &mut sim, 10_000);

@@ -200,10 +200,7 @@ pub fn show_lane(path: &str) {
     let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
         return;
     };
-    let selector = format!(
-        "[data-entity=\"{}\"]",
-        path.replace(['\\', '"'], "")
-    );
+    let selector = format!("[data-entity=\"{}\"]", path.replace(['\\', '"'], ""));
     if let Ok(Some(lane)) = doc.query_selector(&selector) {
         lane.scroll_into_view();
         let _ = lane.class_list().remove_1("flash");

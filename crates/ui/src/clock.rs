@@ -17,7 +17,9 @@ pub fn clock_bar(props: &StoreProps) -> Html {
         let next = sim.next_event();
         (now, sim.utc(now), sim.end(), next)
     };
-    let slider_max = end.max(now).max(MINUTE) + MINUTE;
+    // The slider reaches past the furthest instant run so far: back there is a rewind too.
+    let furthest = store.rewind.borrow().furthest();
+    let slider_max = end.max(now).max(furthest).max(MINUTE) + MINUTE;
     // Narration: the note of the last step that has played.
     // The scenario's checks, as the CLI runs them: how many ran, how many failed, the first few
     // failures (taken only when the scenario has checks: this renders on every tick).
