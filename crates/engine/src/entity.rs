@@ -37,6 +37,33 @@ pub enum SubscriptionRule {
 }
 
 impl SubscriptionRule {
+    /// A subscription's rule in words: "all messages" or its correlation filter.
+    pub fn text(&self) -> String {
+        match self {
+            SubscriptionRule::MatchAll => "all messages".into(),
+            SubscriptionRule::Correlation {
+                subject,
+                correlation_id,
+                message_id,
+                application_properties,
+            } => {
+                let mut parts: Vec<String> = Vec::new();
+                let mut field = |name: &str, v: &Option<String>| {
+                    if let Some(v) = v {
+                        parts.push(format!("{name} = {v}"));
+                    }
+                };
+                field("Subject", subject);
+                field("CorrelationId", correlation_id);
+                field("MessageId", message_id);
+                for (k, v) in application_properties {
+                    parts.push(format!("{k} = {v}"));
+                }
+                parts.join(", ")
+            }
+        }
+    }
+
     pub fn matches(&self, m: &Message) -> bool {
         match self {
             SubscriptionRule::MatchAll => true,

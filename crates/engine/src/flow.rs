@@ -2,7 +2,7 @@
 //! their dead-letter queues, consumers) and the edges between them, and which edge each logged
 //! event moves a message along. The broker's relations (fan-out, ForwardTo, dead-lettering, who
 //! holds a receiver) are decided here, so the map only draws them.
-use crate::entity::{Entity, EntityKind, QueueRef, SubscriptionRule};
+use crate::entity::{Entity, EntityKind, QueueRef};
 use crate::event::{Event, EventKind};
 use crate::namespace::Namespace;
 use crate::rules::Rule;
@@ -198,7 +198,7 @@ impl Namespace {
                         }),
                         to: main,
                         movement: Movement::FanOut,
-                        label: filter_text(&e.rule),
+                        label: e.rule.text(),
                     });
                     PlaceKind::Subscription
                 }
@@ -344,32 +344,5 @@ impl Namespace {
             });
         }
         map
-    }
-}
-
-/// A subscription's rule in words: "all messages" or its correlation filter.
-pub fn filter_text(rule: &SubscriptionRule) -> String {
-    match rule {
-        SubscriptionRule::MatchAll => "all messages".into(),
-        SubscriptionRule::Correlation {
-            subject,
-            correlation_id,
-            message_id,
-            application_properties,
-        } => {
-            let mut parts: Vec<String> = Vec::new();
-            let mut field = |name: &str, v: &Option<String>| {
-                if let Some(v) = v {
-                    parts.push(format!("{name} = {v}"));
-                }
-            };
-            field("Subject", subject);
-            field("CorrelationId", correlation_id);
-            field("MessageId", message_id);
-            for (k, v) in application_properties {
-                parts.push(format!("{k} = {v}"));
-            }
-            parts.join(", ")
-        }
     }
 }
