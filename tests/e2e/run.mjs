@@ -56,6 +56,8 @@ test('a share link opens exactly that state', async (ctx) => {
   await page.click('#step-1m');
   await page.click('#share');
   const link = await page.inputValue('#share-link');
+  // Packed by the browser's deflate (CompressionStream), read by the Rust decoder.
+  if (!link.includes('#s=1z')) throw new Error(`not a packed link: ${link}`);
   const other = await ctx.browser().newContext();
   const p2 = await fresh(other, link.slice(url.length));
   await p2.locator('.card .mid', { hasText: 'shared-1' }).waitFor();

@@ -101,7 +101,14 @@ pub fn link_at(scenario: Scenario, at: Instant, speed: Option<u32>) -> Link {
 
 /// `s=...&t=...&x=...`
 pub fn encode_link(link: &Link) -> String {
-    let mut out = format!("s={}", encode_scenario(&link.scenario));
+    link_fragment(&encode_scenario(&link.scenario), link)
+}
+
+/// The fragment for `link` with its scenario already encoded as `payload` (`1j...` or
+/// `1z...`): the browser packs the payload itself, with its own deflate, to keep miniz_oxide's
+/// compressor out of the wasm.
+pub fn link_fragment(payload: &str, link: &Link) -> String {
+    let mut out = format!("s={payload}");
     if let Some(at) = link.at {
         out.push_str(&format!("&t={at}"));
     }

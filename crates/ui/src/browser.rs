@@ -1,6 +1,6 @@
 //! Glue to the browser: the URL (share links, embed mode), local storage, the clipboard, time.
 use crate::state::{Action, AppState};
-use sbp_scenario::link::{decode_link, encode_link, link_at};
+use sbp_scenario::link::{decode_link, link_at, link_fragment};
 use sbp_scenario::{Scenario, Simulation};
 
 const STORAGE_KEY: &str = "sbp.scenario.link.v1";
@@ -108,19 +108,50 @@ fn load_stored() -> (Option<Simulation>, Option<i64>) {
 pub fn save(sim: &Simulation) {
     if let Some(s) = storage() {
         // A link that always opens again: at this instant if replaying to it fits the budget.
-        let fragment = encode_link(&link_at(sim.scenario.clone(), sim.now(), None));
-        let _ = s.set_item(STORAGE_KEY, &fragment);
+        // Stored unpacked (`1j`), so saving is synchronous and cheap.
+        let link = link_at(sim.scenario.clone(), sim.now(), None);
+        let payload = sbp_json_payload(&serde_json::to_string(&link.scenario).unwrap_or_default());
+        let _ = s.set_item(STORAGE_KEY, &link_fragment(&payload, &link));
     }
 }
 
-/// A link that opens exactly this scenario, instant and speed.
-pub fn share_url(sim: &Simulation, speed: u32) -> String {
-    let fragment = encode_link(&link_at(sim.scenario.clone(), sim.now(), Some(speed)));
+/// Builds a link that opens exactly this scenario, instant and speed, and hands it to `done`
+/// (the scenario is packed with the browser's deflate, which answers later).
+pub fn share_url(sim: &Simulation, speed: u32, done: impl FnOnce(String) + 'static) {
+    let link = link_at(sim.scenario.clone(), sim.now(), Some(speed));
     let base = web_sys::window()
         .and_then(|w| w.location().href().ok())
         .map(|h| h.split('#').next().unwrap_or_default().to_string())
         .unwrap_or_default();
-    format!("{base}#{fragment}")
+    let json = serde_json::to_string(&link.scenario).unwrap_or_default();
+    let on_packed = wasm_bindgen::closure::Closure::once_into_js(move |payload: String| {
+        done(format!("{base}#{}", link_fragment(&payload, &link)));
+    });
+    sbp_packed_payload(&json, wasm_bindgen::JsCast::unchecked_ref(&on_packed));
+}
+
+// The link payloads, with the browser's base64 and deflate (CompressionStream): the same
+// format `sbp_scenario::link` reads and writes (`1j` base64url JSON, `1z` base64url raw
+// deflate), without a compressor in the wasm.
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = r#"
+const b64url = (bytes) => {
+  let s = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+  return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+};
+export function sbp_json_payload(json) { return '1j' + b64url(new TextEncoder().encode(json)); }
+export function sbp_packed_payload(json, done) {
+  const bytes = new TextEncoder().encode(json);
+  const plain = () => done('1j' + b64url(bytes));
+  try {
+    new Response(new Blob([bytes]).stream().pipeThrough(new CompressionStream('deflate-raw'))).arrayBuffer()
+      .then((b) => { const packed = new Uint8Array(b); if (packed.length < bytes.length) done('1z' + b64url(packed)); else plain(); }, plain);
+  } catch (e) { plain(); }
+}
+"#)]
+extern "C" {
+    fn sbp_json_payload(json: &str) -> String;
+    fn sbp_packed_payload(json: &str, done: &js_sys::Function);
 }
 
 pub fn copy_to_clipboard(text: &str) {

@@ -73,9 +73,11 @@ pub fn clock_bar(props: &StoreProps) -> Html {
         let store = store.clone();
         let share_link = share_link.clone();
         Callback::from(move |_: MouseEvent| {
-            let url = browser::share_url(&store.sim.borrow(), store.speed);
-            browser::copy_to_clipboard(&url);
-            share_link.set(url);
+            let share_link = share_link.clone();
+            browser::share_url(&store.sim.borrow(), store.speed, move |url| {
+                browser::copy_to_clipboard(&url);
+                share_link.set(url);
+            });
         })
     };
     let next_text = match &next {

@@ -1,6 +1,7 @@
 //! The inspector: the selected message under the SDK's names, as peek shows it and as a locked
 //! receive shows it (TTL-10, MSG-02), and its history with the rule behind each event.
 use crate::form::field;
+use crate::markup::escape;
 use sbp_engine::time::{format_duration, format_instant, MAX_VALUE};
 use sbp_engine::{MessageView, Perspective};
 use yew::prelude::*;
@@ -72,17 +73,27 @@ pub fn inspector(props: &crate::state::SlowProps) -> Html {
     let peek = sim.ns.message(&path, seq, Perspective::Peek);
     let recv = sim.ns.message(&path, seq, Perspective::Receive);
     let q = sim.ns.resolve(&path).ok();
-    let history: Vec<Html> = sim
+    // The history as markup text (no handlers).
+    let mut history = String::from("<ol class=\"history\" id=\"history\">");
+    for e in sim
         .ns
         .log()
         .iter()
         .filter(|e| e.seq == seq && q.is_some_and(|q| q.entity == e.entity))
-        .map(|e| {
-            let why = e.rule.map(crate::browser::rule_summary).unwrap_or_default();
-            let rule = e.rule.map(|r| html! { <abbr title={why.clone()}>{r.id()}</abbr> }).unwrap_or_else(|| html! {"-"});
-            html! { <li><span class="t">{format_instant(e.at)}</span>{" "}<strong>{e.kind.name()}</strong>{" "}{rule}{": "}{sim.ns.describe(e)}<br/><small class="why">{why}</small></li> }
-        })
-        .collect();
+    {
+        let why = e.rule.map(crate::browser::rule_summary).unwrap_or_default();
+        let rule = e.rule.map_or("-".to_string(), |r| {
+            format!("<abbr title=\"{}\">{}</abbr>", escape(&why), r.id())
+        });
+        history += &format!(
+            "<li><span class=\"t\">{}</span> <strong>{}</strong> {rule}: {}<br/><small class=\"why\">{}</small></li>",
+            format_instant(e.at),
+            e.kind.name(),
+            escape(&sim.ns.describe(e)),
+            escape(&why)
+        );
+    }
+    history += "</ol>";
     html! {
         <section class="inspector" id="inspector" aria-label="Inspector">
             <h2>{format!("Inspector: {path} #{seq}")}</h2>
@@ -105,7 +116,7 @@ pub fn inspector(props: &crate::state::SlowProps) -> Html {
             <h3>{"Life"}</h3>
             {life_line(store, &sim, q, seq, recv.as_ref().or(peek.as_ref()))}
             <h3>{"History"}</h3>
-            <ol class="history" id="history">{ for history }</ol>
+            {Html::from_html_unchecked(history.into())}
         </section>
     }
 }
@@ -217,7 +228,7 @@ fn life_line(
     seq: u64,
     view: Option<&sbp_engine::MessageView>,
 ) -> Html {
-    use crate::map::{escape, fmt};
+    use crate::markup::fmt;
     use sbp_engine::EventKind;
     let Some(q) = q else {
         return Html::default();

@@ -9,6 +9,7 @@ mod inspector;
 mod lanes;
 mod log;
 mod map;
+mod markup;
 mod metrics;
 mod plot;
 mod sendlab;

@@ -3,6 +3,7 @@
 //! log records their moves. At high rates the edges show flows (thickness, a count per second)
 //! instead of dots. The engine says what is connected and which edge an event moves along
 //! (`Namespace::map`, `MapView::flow`); this file only lays it out and draws it.
+use crate::markup::{clip, escape, fmt};
 use crate::state::{Action, Store};
 use sbp_engine::namespace::queue_path;
 use sbp_engine::time::{format_duration, Instant};
@@ -585,36 +586,5 @@ fn message_dots(
             );
         }
         *out += "</g>";
-    }
-}
-
-/// Text for SVG markup: the five characters XML gives meaning to, escaped.
-pub(crate) fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// A coordinate for SVG, without core's float formatting (one decimal).
-pub(crate) fn fmt(v: f64) -> String {
-    sbp_engine::time::format_decimal(v, 1)
-}
-
-fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let mut out: String = s.chars().take(max - 1).collect();
-        out.push('…');
-        out
     }
 }
