@@ -50,7 +50,11 @@ fn go(rewind: &mut Rewind, sim: &mut Simulation, at: i64) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    // 64 cases in the test command; PROPTEST_CASES=N for a long run.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64),
+        ..ProptestConfig::default()
+    })]
     #[test]
     fn seeking_through_checkpoints_equals_a_fresh_run(
         preset in 0usize..PRESETS.len(),
