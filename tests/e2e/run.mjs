@@ -120,6 +120,9 @@ test('embed mode shows a minimal view', async (ctx) => {
   const page = await fresh(ctx, '?embed=1');
   await page.waitForSelector('.lane');
   if (await page.locator('#send-form').count() !== 0) throw new Error('the send form is shown in embed mode');
+  if (await page.locator('#namespace-map').count() !== 0) throw new Error('the map is shown without map=1');
+  const withMap = await fresh(ctx, '?embed=1&map=1');
+  await withMap.waitForSelector('#namespace-map [data-place="orders"]');
 });
 
 test('a reload keeps the scenario', async (ctx) => {

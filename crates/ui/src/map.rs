@@ -201,10 +201,9 @@ impl Motion {
         self.seen = total;
         self.now = now;
         if jumped {
+            // A rewind or another scenario: the flows count afresh from here.
             self.movers.clear();
-            for e in &mut self.edges {
-                e.rate = 0.0;
-            }
+            self.edges.clear();
             return;
         }
         let layout = layout(map);
