@@ -258,11 +258,17 @@ impl Namespace {
                 });
             }
         }
-        // The user's own sends go to queues and topics that no producer feeds.
+        // The user's own sends go to queues and topics that no producer and no forward feeds.
+        let forwarded_to = |path: &str| {
+            entities.iter().any(|e| {
+                e.settings.forward_to.as_deref() == Some(path)
+                    || e.settings.forward_dead_lettered_messages_to.as_deref() == Some(path)
+            })
+        };
         let clientless: Vec<u32> = entities
             .iter()
             .filter(|e| !matches!(e.kind, EntityKind::Subscription { .. }))
-            .filter(|e| lookup(&map.producer_of, e.id).is_none())
+            .filter(|e| lookup(&map.producer_of, e.id).is_none() && !forwarded_to(&e.path))
             .map(|e| e.id)
             .collect();
         if !clientless.is_empty() {

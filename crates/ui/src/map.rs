@@ -10,12 +10,12 @@ use sbp_engine::time::{format_duration, Instant};
 use sbp_engine::{Event, EventKind, MapView, Movement, Place, PlaceKind};
 use yew::prelude::*;
 
-const COLUMN_X: [f64; 4] = [10.0, 190.0, 370.0, 550.0];
+/// From one column's left edge to the next's; a column nobody uses takes no room.
+const COLUMN_STEP: f64 = 180.0;
 const NODE_W: f64 = 146.0;
 const NODE_H: f64 = 54.0;
 const DLQ_H: f64 = 40.0;
 const ROW_H: f64 = 112.0;
-const WIDTH: f64 = 706.0;
 /// How long a message takes along an edge (wall ms), and how long a mover is kept.
 const TRAVEL_MS: f64 = 700.0;
 /// The most movers on the map at once, and spawned per render; more means flow mode.
@@ -40,35 +40,77 @@ impl Rect {
     }
 }
 
-/// Where each place is drawn (few places: a list is enough).
-struct Layout(Vec<(Place, Rect)>);
+/// Where each place is drawn (few places: a list is enough), and the drawing's width.
+struct Layout {
+    at: Vec<(Place, Rect)>,
+    width: f64,
+}
 
 impl Layout {
     fn get(&self, p: &Place) -> Option<&Rect> {
-        self.0.iter().find(|(q, _)| q == p).map(|(_, r)| r)
+        self.at.iter().find(|(q, _)| q == p).map(|(_, r)| r)
     }
 }
 
-/// Where each place goes: a column by kind, a row by creation order, a DLQ under its entity.
-/// Adding a place appends it to its column; nothing else moves.
+/// Senders, queues and topics, subscriptions, receivers: left to right.
+fn column_of(kind: PlaceKind) -> Option<usize> {
+    match kind {
+        PlaceKind::Client | PlaceKind::Producer => Some(0),
+        PlaceKind::Queue | PlaceKind::Topic => Some(1),
+        PlaceKind::Subscription => Some(2),
+        PlaceKind::Consumers | PlaceKind::Receiver => Some(3),
+        PlaceKind::DeadLetterQueue => None,
+    }
+}
+
+/// Where each place goes: a column by kind, a DLQ under its entity. Entities take rows in
+/// creation order; a producer or consumer group the row of its entity, or the next free one
+/// below. Places come in creation order, so adding one never moves another.
 fn layout(map: &MapView) -> Layout {
-    let mut rows = [0usize; 4];
+    let mut used = [false; 4];
+    for p in &map.places {
+        if let Some(c) = column_of(p.kind) {
+            used[c] = true;
+        }
+    }
+    let mut x = [0.0; 4];
+    let mut next = 10.0;
+    for c in 0..4 {
+        if used[c] {
+            x[c] = next;
+            next += COLUMN_STEP;
+        }
+    }
+    let mut taken: [Vec<bool>; 4] = Default::default();
+    let mut entity_rows: Vec<(&str, usize)> = Vec::new();
     let mut at = Vec::new();
     for p in &map.places {
-        let column = match p.kind {
-            PlaceKind::Client | PlaceKind::Producer => 0,
-            PlaceKind::Queue | PlaceKind::Topic => 1,
-            PlaceKind::Subscription => 2,
-            PlaceKind::Consumers | PlaceKind::Receiver => 3,
-            PlaceKind::DeadLetterQueue => continue,
+        let Some(column) = column_of(p.kind) else {
+            continue;
         };
-        let row = rows[column];
-        rows[column] += 1;
+        let wanted = match p.kind {
+            PlaceKind::Producer | PlaceKind::Consumers => entity_rows
+                .iter()
+                .find(|(path, _)| *path == p.path)
+                .map_or(0, |(_, row)| *row),
+            _ => 0,
+        };
+        let free = &mut taken[column];
+        let row = (wanted..)
+            .find(|&r| !free.get(r).copied().unwrap_or(false))
+            .unwrap_or(wanted);
+        if free.len() <= row {
+            free.resize(row + 1, false);
+        }
+        free[row] = true;
+        if let Place::Queue(_) = p.place {
+            entity_rows.push((&p.path, row));
+        }
         let y = 10.0 + row as f64 * ROW_H;
         at.push((
             p.place,
             Rect {
-                x: COLUMN_X[column],
+                x: x[column],
                 y,
                 h: NODE_H,
             },
@@ -78,14 +120,17 @@ fn layout(map: &MapView) -> Layout {
             at.push((
                 dlq,
                 Rect {
-                    x: COLUMN_X[column] + 14.0,
+                    x: x[column] + 14.0,
                     y: y + NODE_H + 8.0,
                     h: DLQ_H,
                 },
             ));
         }
     }
-    Layout(at)
+    Layout {
+        at,
+        width: next - COLUMN_STEP + NODE_W + 24.0,
+    }
 }
 
 /// The ends of an edge: side to side between columns, bottom to top within one.
@@ -316,13 +361,13 @@ pub fn namespace_map(props: &MapProps) -> Html {
     let motion = motion.borrow();
     let layout = layout(&map);
     let height = layout
-        .0
+        .at
         .iter()
         .map(|(_, r)| r.y + r.h)
         .fold(NODE_H, f64::max)
         + 14.0;
     let names = Names(&map);
-    let view_box = format!("0 0 {} {}", fmt(WIDTH), fmt(height));
+    let view_box = format!("0 0 {} {}", fmt(layout.width), fmt(height));
     let drawing = drawing(&sim, &map, &layout, &motion, now, &view_box, &names);
 
     let movers = motion.movers.iter().map(|m| {
@@ -385,7 +430,7 @@ pub fn namespace_map(props: &MapProps) -> Html {
                 <button class="small" onclick={zoom_by(100 - *zoom as i32)}>{"Fit"}</button>
             </div>
             <div class="map-scroll">
-                <div class={classes!("map-area", motion.flows.then_some("flows"))} style={format!("width:{}%", *zoom)} {onclick}>
+                <div class={classes!("map-area", motion.flows.then_some("flows"))} style={format!("width:{}px;max-width:{}%", fmt(layout.width * f64::from(*zoom) / 100.0), *zoom)} {onclick}>
                     {Html::from_html_unchecked(drawing.into())}
                     <svg class="map-movers" viewBox={view_box} aria-hidden="true">{ for movers }</svg>
                 </div>
