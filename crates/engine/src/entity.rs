@@ -92,10 +92,11 @@ impl SubscriptionRule {
 }
 
 /// The messages of one queue or sub-queue: all of them by SequenceNumber (peek order), and the
-/// receivable ones (Active, unlocked) in retrieval order.
+/// receivable ones (Active, unlocked) in retrieval order. Messages are boxed: the map's nodes
+/// then move pointers, not whole messages (measured faster and smaller, `cargo bench`).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Store {
-    pub messages: BTreeMap<u64, Message>,
+    pub messages: BTreeMap<u64, Box<Message>>,
     pub available: BTreeSet<u64>,
     pub bytes: u64,
     /// The bytes the stored bodies take in memory (what `bytes` counts may be simulated).
@@ -122,7 +123,7 @@ impl Store {
                 return;
             }
             std::collections::btree_map::Entry::Vacant(v) => {
-                v.insert(m);
+                v.insert(Box::new(m));
             }
         }
         self.bytes = self.bytes.saturating_add(size);
@@ -133,7 +134,7 @@ impl Store {
     }
 
     pub(crate) fn remove(&mut self, seq: u64) -> Option<Message> {
-        let m = self.messages.remove(&seq)?;
+        let m = *self.messages.remove(&seq)?;
         self.available.remove(&seq);
         self.bytes = self.bytes.saturating_sub(m.body_size);
         self.body_bytes = self.body_bytes.saturating_sub(m.body.len() as u64);

@@ -114,7 +114,12 @@ fn cards(props: &CardsProps) -> Html {
     let path = queue_path(&props.path, props.dlq);
     let fast = props.store.playing && props.store.speed >= FAST_SPEED;
     let shown_count = if fast { FAST_WINDOW } else { WINDOW };
-    let shown: Vec<&Message> = store.messages.values().take(shown_count).collect();
+    let shown: Vec<&Message> = store
+        .messages
+        .values()
+        .take(shown_count)
+        .map(|m| &**m)
+        .collect();
     let more = store.messages.len().saturating_sub(shown_count);
     let reduced = crate::browser::reduced_motion();
     // Moves of the last moment (about 1.5 s of wall time at the current speed): a requeued card

@@ -83,7 +83,7 @@ impl Namespace {
         let e = self.get_mut(queue.entity).ok()?;
         let store = e.store_mut(queue.dlq);
         while let Some(&(at, seq, token)) = store.lapses.front() {
-            if live(store.messages.get(&seq), token, at) {
+            if live(store.messages.get(&seq).map(|m| &**m), token, at) {
                 store.lapse_armed = Some(at);
                 return Some(at);
             }
