@@ -308,6 +308,15 @@ test('at high rates the map shows flows: edge thickness and messages per second'
   await page.click('#pause');
 });
 
+test('a namespace larger than the map draws its first places and says how many more the lanes show', async (ctx) => {
+  // 85 queues (and "your sends"): the map draws 80 places.
+  const page = await fresh(ctx, '#s=1zXc67TsNAEEbhV0FTp_DsZWbxO1BRIopVsoULTGI7KJGVd2cFVU575tfo2-WnLev0PcuoB5nrV5NR3up8f7lc27WtcpC1tZOMw_91Pddjn-yyTW3p0_etzqe6nPqu3c7Tcu-t3epxk0cv8zb13Srjxy5___r1MgxDPz4FZQgMkSExZAZjcIbC8IqglCqlSqlSqpQqpUqpUqqUKqWB0kBpoDRQGigNlAZKA6WB0kBppDRSGimNlEZKI6WR0khppDRSmihNlCZKE6WJ0kRpojRRmihNlGZKM6WZ0kxppjRTminNlGZKM6VGqVFqlBqlRqlRapQapUapUeqUOqVOqVPqlDqlTqlT6pQ6pYXSQmmhtFBauvTz8Qs');
+  await page.locator('#map-hidden', { hasText: '6 more are in the lanes' }).waitFor();
+  if (await page.locator('#namespace-map [data-place="q078"]').count() !== 1) throw new Error('q078 is not drawn');
+  if (await page.locator('#namespace-map [data-place="q080"]').count() !== 0) throw new Error('q080 is drawn');
+  await page.locator('.lane[data-entity="q084"]').waitFor();
+});
+
 let passed = 0, failed = 0;
 for (const { name, fn } of tests) {
   const ctx = await browser.newContext();

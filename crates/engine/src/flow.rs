@@ -100,8 +100,20 @@ pub struct MapView {
     topic_of: Vec<(u32, u32)>,
 }
 
+/// A value by key in a list sorted by key (the map sorts its lists once built; `flow` runs
+/// for every logged event).
 fn lookup(list: &[(u32, u32)], key: u32) -> Option<u32> {
-    list.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    list.binary_search_by_key(&key, |(k, _)| *k)
+        .ok()
+        .map(|i| list[i].1)
+}
+
+/// Adds (key, value) to a list sorted by key unless the key is there (the first stays). Keys
+/// mostly come in order, so this appends.
+fn insert_sorted(list: &mut Vec<(u32, u32)>, key: u32, value: u32) {
+    if let Err(i) = list.binary_search_by_key(&key, |(k, _)| *k) {
+        list.insert(i, (key, value));
+    }
 }
 
 impl MapView {
@@ -171,14 +183,13 @@ impl Namespace {
         let mut map = MapView::default();
         // In creation order (ids), so that a new entity comes last and nothing else moves.
         let entities: Vec<&Entity> = self.entities_by_id().collect();
+        // The first producer of an entity stands for all of them.
         for (i, p) in self.producers().iter().enumerate() {
-            if lookup(&map.producer_of, p.queue.entity).is_none() {
-                map.producer_of.push((p.queue.entity, i as u32));
-            }
+            insert_sorted(&mut map.producer_of, p.queue.entity, i as u32);
         }
         for (i, c) in self.consumer_groups().iter().enumerate() {
             for &r in &c.receivers {
-                map.receiver_group.push((r, i as u32));
+                insert_sorted(&mut map.receiver_group, r, i as u32);
             }
         }
         for e in &entities {
@@ -190,6 +201,7 @@ impl Namespace {
                 EntityKind::Queue => PlaceKind::Queue,
                 EntityKind::Topic => PlaceKind::Topic,
                 EntityKind::Subscription { topic } => {
+                    // Pushed in id order: sorted, as `lookup` needs.
                     map.topic_of.push((e.id, topic));
                     map.edges.push(Edge {
                         from: Place::Queue(QueueRef {
@@ -320,7 +332,7 @@ impl Namespace {
         }
         for (id, r) in self.receivers().iter().enumerate() {
             let id = id as u32;
-            if map.receiver_group.iter().any(|(r, _)| *r == id) {
+            if lookup(&map.receiver_group, id).is_some() {
                 continue;
             }
             let place = Place::Receiver(id);

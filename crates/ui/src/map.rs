@@ -26,6 +26,8 @@ const FLOW_ON: usize = 30;
 const FLOW_OFF: usize = 10;
 /// Messages drawn inside a node.
 const DOTS: usize = 6;
+/// Places drawn at most (in creation order); the lanes list every entity.
+const MAX_PLACES: usize = 80;
 
 #[derive(Clone, Copy, PartialEq)]
 struct Rect {
@@ -84,7 +86,12 @@ fn layout(map: &MapView) -> Layout {
     let mut taken: [Vec<bool>; 4] = Default::default();
     let mut entity_rows: Vec<(&str, usize)> = Vec::new();
     let mut at = Vec::new();
-    for p in &map.places {
+    for p in map
+        .places
+        .iter()
+        .filter(|p| p.kind != PlaceKind::DeadLetterQueue)
+        .take(MAX_PLACES)
+    {
         let Some(column) = column_of(p.kind) else {
             continue;
         };
@@ -367,6 +374,12 @@ pub fn namespace_map(props: &MapProps) -> Html {
         .fold(NODE_H, f64::max)
         + 14.0;
     let names = Names(&map);
+    let hidden = map
+        .places
+        .iter()
+        .filter(|p| p.kind != PlaceKind::DeadLetterQueue)
+        .count()
+        .saturating_sub(MAX_PLACES);
     let view_box = format!("0 0 {} {}", fmt(layout.width), fmt(height));
     let drawing = drawing(&sim, &map, &layout, &motion, now, &view_box, &names);
 
@@ -424,6 +437,9 @@ pub fn namespace_map(props: &MapProps) -> Html {
         <section class="map" aria-label="Namespace map">
             <div class="map-bar">
                 <h2>{"Map"}</h2>
+                if hidden > 0 {
+                    <span class="hint" id="map-hidden">{format!("Showing the first {MAX_PLACES} places; {hidden} more are in the lanes.")}</span>
+                }
                 <span class="hint">{if motion.flows { "Flows: edge thickness and messages per second" } else { "Messages move along the edges; click a box for its lane, a dot for the message" }}</span>
                 <button class="small" onclick={zoom_by(25)} aria-label="Zoom in">{"+"}</button>
                 <button class="small" onclick={zoom_by(-25)} aria-label="Zoom out">{"−"}</button>
