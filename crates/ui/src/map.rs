@@ -26,6 +26,8 @@ const FLOW_ON: usize = 30;
 const FLOW_OFF: usize = 10;
 /// Messages drawn inside a node.
 const DOTS: usize = 6;
+/// How often (wall ms) the drawing follows the clock while the map shows flows.
+const FLOW_REDRAW_MS: f64 = 250.0;
 /// Places drawn at most (in creation order); the lanes list every entity.
 const MAX_PLACES: usize = 80;
 
@@ -191,6 +193,10 @@ struct Motion {
     /// Moves in the last wall second, for the switch to flows.
     recent: Vec<(f64, usize)>,
     flows: bool,
+    /// The last drawing, and when (wall ms) it was made: under flows it is redrawn at most
+    /// every [`FLOW_REDRAW_MS`], so heavy traffic does not pay for a drawing on every tick.
+    drawn: AttrValue,
+    drawn_at: f64,
 }
 
 /// The class of an edge or a mover: "send", "fanout"...
@@ -365,7 +371,11 @@ pub fn namespace_map(props: &MapProps) -> Html {
     motion
         .borrow_mut()
         .follow(sim_id, sim.ns.log(), total, now, &map);
-    let motion = motion.borrow();
+    let wall = crate::browser::now_ms();
+    let redraw = {
+        let m = motion.borrow();
+        !m.flows || wall - m.drawn_at >= FLOW_REDRAW_MS || m.drawn.is_empty()
+    };
     let layout = layout(&map);
     let height = layout
         .at
@@ -381,7 +391,22 @@ pub fn namespace_map(props: &MapProps) -> Html {
         .count()
         .saturating_sub(MAX_PLACES);
     let view_box = format!("0 0 {} {}", fmt(layout.width), fmt(height));
-    let drawing = drawing(&sim, &map, &layout, &motion, now, &view_box, &names);
+    if redraw {
+        let drawn: AttrValue = drawing(
+            &sim,
+            &map,
+            &layout,
+            &motion.borrow(),
+            now,
+            &view_box,
+            &names,
+        )
+        .into();
+        let mut m = motion.borrow_mut();
+        m.drawn = drawn;
+        m.drawn_at = wall;
+    }
+    let motion = motion.borrow();
 
     let movers = motion.movers.iter().map(|m| {
         let style = format!(
@@ -447,7 +472,7 @@ pub fn namespace_map(props: &MapProps) -> Html {
             </div>
             <div class="map-scroll">
                 <div class={classes!("map-area", motion.flows.then_some("flows"))} style={format!("width:{}px;max-width:{}%", fmt(layout.width * f64::from(*zoom) / 100.0), *zoom)} {onclick}>
-                    {Html::from_html_unchecked(drawing.into())}
+                    {Html::from_html_unchecked(motion.drawn.clone())}
                     <svg class="map-movers" viewBox={view_box} aria-hidden="true">{ for movers }</svg>
                 </div>
             </div>
