@@ -38,9 +38,11 @@ pub fn event_log(props: &LogProps) -> Html {
             String::new()
         };
         let rule = e.rule.map(|r| r.id()).unwrap_or("");
-        let hay = format!("{path} {seq} {} {rule} {text}", e.kind.name()).to_ascii_lowercase();
-        if !(needle.is_empty() || needle.split_whitespace().all(|w| hay.contains(w))) {
-            continue;
+        if !needle.is_empty() {
+            let hay = format!("{path} {seq} {} {rule} {text}", e.kind.name()).to_ascii_lowercase();
+            if !needle.split_whitespace().all(|w| hay.contains(w)) {
+                continue;
+            }
         }
         let rule_cell = e.rule.map_or(String::new(), |r| {
             format!(
