@@ -14,7 +14,7 @@ const WINDOW: usize = 40;
 /// While the clock runs fast, messages stream through: fewer cards, and the card elements are
 /// reused in place (unkeyed) instead of being removed and created every tick.
 const FAST_WINDOW: usize = 16;
-const FAST_SPEED: u32 = 60;
+pub const FAST_SPEED: u32 = 60;
 
 /// "12.3 s", "4 min 05 s", "expired": a countdown to `at`.
 pub fn countdown(now: Instant, at: Instant) -> String {

@@ -6,6 +6,9 @@ use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
 const SHOWN: usize = 200;
+/// Rows shown while the clock runs fast (nobody reads 200 rows scrolling by at x60; drawing
+/// them would cost every redraw).
+const SHOWN_FAST: usize = 40;
 
 /// Re-renders on the slow version or a rebuild, not on every clock tick.
 #[derive(Properties, PartialEq)]
@@ -13,6 +16,8 @@ pub struct LogProps {
     pub sim: SimRef,
     /// The state's slow version: the log follows a running clock every few hundred ms.
     pub version: u64,
+    /// The clock runs at x60 or faster.
+    pub fast: bool,
 }
 
 #[function_component(EventLog)]
@@ -58,7 +63,7 @@ pub fn event_log(props: &LogProps) -> Html {
             escape(&text)
         );
         shown += 1;
-        if shown == SHOWN {
+        if shown == if props.fast { SHOWN_FAST } else { SHOWN } {
             break;
         }
     }

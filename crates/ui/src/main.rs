@@ -106,7 +106,7 @@ fn app() -> Html {
                 <inspector::LastResult store={store.clone()} version={store.slow_version} />
                 <chart::Chart store={store.clone()} version={store.slow_version} />
                 <metrics::MetricsCharts store={store.clone()} version={store.slow_version} />
-                <log::EventLog sim={SimRef(store.sim.clone())} version={store.slow_version} />
+                <log::EventLog sim={SimRef(store.sim.clone())} version={store.slow_version} fast={store.playing && store.speed >= lanes::FAST_SPEED} />
                 <inspector::RulesPanel />
             </section>
         </main>

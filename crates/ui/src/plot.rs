@@ -7,6 +7,8 @@ use yew::prelude::*;
 
 const W: f64 = 480.0;
 const H: f64 = 120.0;
+/// Points drawn per line at most (about one per two pixels).
+const POINTS: usize = 240;
 
 /// One line: name, colour, dash pattern, and a value per instant.
 pub struct Line {
@@ -69,11 +71,19 @@ pub fn plot(title: &str, unit: &str, at: &[Instant], lines: &[Line]) -> Html {
         W = format_decimal(W, 1),
     );
     for l in lines {
-        let points: String = at
-            .iter()
-            .zip(&l.values)
-            .map(|(t, v)| format!("{},{} ", format_decimal(x(*t), 1), format_decimal(y(*v), 1)))
-            .collect();
+        // At most about POINTS points a line (every step-th, and the last): a chart 480 wide
+        // shows no more, and drawing them all would cost every redraw.
+        let step = at.len().div_ceil(POINTS).max(1);
+        let last = at.len().saturating_sub(1);
+        let mut points = String::new();
+        for (i, (t, v)) in at.iter().zip(&l.values).enumerate() {
+            if i % step == 0 || i == last {
+                points += &format_decimal(x(*t), 1);
+                points.push(',');
+                points += &format_decimal(y(*v), 1);
+                points.push(' ');
+            }
+        }
         out += &format!(
             "<polyline points=\"{points}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.6\" stroke-dasharray=\"{}\"/>",
             l.colour, l.dash
