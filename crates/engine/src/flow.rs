@@ -47,8 +47,6 @@ pub struct Flow {
     pub from: Place,
     pub to: Place,
     pub movement: Movement,
-    pub entity: u32,
-    pub seq: u64,
 }
 
 /// A standing edge of the map: who sends where, fan-out with its filter, forwards, the DLQ
@@ -167,13 +165,7 @@ impl MapView {
             EventKind::ExpiredDropped => (here, here, Movement::Vanish),
             _ => return None,
         };
-        Some(Flow {
-            from,
-            to,
-            movement,
-            entity: e.entity,
-            seq: e.seq,
-        })
+        Some(Flow { from, to, movement })
     }
 }
 
@@ -183,6 +175,8 @@ impl Namespace {
         let mut map = MapView::default();
         // In creation order (ids), so that a new entity comes last and nothing else moves.
         let entities: Vec<&Entity> = self.entities_by_id().collect();
+        // Entities a forward feeds (by id), found with the forward edges below.
+        let mut forwarded_to = vec![false; entities.last().map_or(0, |e| e.id as usize + 1)];
         // The first producer of an entity stands for all of them.
         for (i, p) in self.producers().iter().enumerate() {
             insert_sorted(&mut map.producer_of, p.queue.entity, i as u32);
@@ -259,6 +253,9 @@ impl Namespace {
                 let Some(to) = target.as_deref().and_then(|t| self.entity(t)) else {
                     continue;
                 };
+                if let Some(fed) = forwarded_to.get_mut(to.id as usize) {
+                    *fed = true;
+                }
                 map.edges.push(Edge {
                     from: Place::Queue(QueueRef { entity: e.id, dlq }),
                     to: Place::Queue(QueueRef {
@@ -271,16 +268,10 @@ impl Namespace {
             }
         }
         // The user's own sends go to queues and topics that no producer and no forward feeds.
-        let forwarded_to = |path: &str| {
-            entities.iter().any(|e| {
-                e.settings.forward_to.as_deref() == Some(path)
-                    || e.settings.forward_dead_lettered_messages_to.as_deref() == Some(path)
-            })
-        };
         let clientless: Vec<u32> = entities
             .iter()
             .filter(|e| !matches!(e.kind, EntityKind::Subscription { .. }))
-            .filter(|e| lookup(&map.producer_of, e.id).is_none() && !forwarded_to(&e.path))
+            .filter(|e| lookup(&map.producer_of, e.id).is_none() && !forwarded_to[e.id as usize])
             .map(|e| e.id)
             .collect();
         if !clientless.is_empty() {

@@ -72,6 +72,14 @@ fn fan_out_forward_dead_letter_receive_and_settle_move_along_the_maps_edges() {
     assert!(moved(work, Place::Consumers(0), Movement::Receive));
     assert!(moved(Place::Consumers(0), work, Movement::Settle));
     assert!(moved(work, queue(&ns, "work", true), Movement::DeadLetter));
+    // "Your sends" feed the topic; the queue a forward feeds gets no such edge.
+    let client_edge = |to: Place| {
+        map.edges
+            .iter()
+            .any(|e| e.from == Place::Client && e.to == to)
+    };
+    assert!(client_edge(topic));
+    assert!(!client_edge(work), "a forward target is fed by the forward");
     // Every movement between two places runs along a standing edge (either way).
     for f in flows.iter().filter(|f| f.movement != Movement::Vanish) {
         assert!(
