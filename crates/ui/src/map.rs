@@ -7,7 +7,7 @@ use crate::markup::{clip, escape, fmt};
 use crate::state::{Action, Store};
 use sbp_engine::namespace::queue_path;
 use sbp_engine::time::{format_duration, Instant};
-use sbp_engine::{Event, EventKind, MapView, Movement, Place, PlaceKind};
+use sbp_engine::{Event, EventKind, MapView, Movement, Place, PlaceKind, PlaceView};
 use yew::prelude::*;
 
 /// From one column's left edge to the next's; a column nobody uses takes no room.
@@ -246,7 +246,15 @@ impl Motion {
 
     /// Takes the events logged since the last render: counts them per edge and, unless the map
     /// shows flows, starts a mover for each.
-    fn follow(&mut self, sim_id: usize, log: &[Event], total: u64, now: Instant, map: &MapView) {
+    fn follow(
+        &mut self,
+        sim_id: usize,
+        log: &[Event],
+        total: u64,
+        now: Instant,
+        map: &MapView,
+        layout: &Layout,
+    ) {
         let wall = crate::browser::now_ms();
         let jumped = sim_id != self.sim || now < self.now || total < self.seen;
         let new = if jumped {
@@ -264,7 +272,6 @@ impl Motion {
             self.edges.clear();
             return;
         }
-        let layout = layout(map);
         let mut spawned = 0;
         let reduced = crate::browser::reduced_motion();
         for e in &log[log.len() - new..] {
@@ -368,15 +375,15 @@ pub fn namespace_map(props: &MapProps) -> Html {
     let map = sim.ns.map();
     let total = sim.ns.log_dropped() + sim.ns.log().len() as u64;
     let sim_id = std::rc::Rc::as_ptr(&store.sim) as usize;
+    let layout = layout(&map);
     motion
         .borrow_mut()
-        .follow(sim_id, sim.ns.log(), total, now, &map);
+        .follow(sim_id, sim.ns.log(), total, now, &map, &layout);
     let wall = crate::browser::now_ms();
     let redraw = {
         let m = motion.borrow();
         !m.flows || wall - m.drawn_at >= FLOW_REDRAW_MS || m.drawn.is_empty()
     };
-    let layout = layout(&map);
     let height = layout
         .at
         .iter()
@@ -496,11 +503,16 @@ impl Names<'_> {
             .places
             .iter()
             .find(|v| v.place == p)
-            .map(|v| match v.place {
-                Place::Queue(q) => queue_path(&v.path, q.dlq),
-                _ => v.label.clone(),
-            })
+            .map(place_name)
             .unwrap_or_default()
+    }
+}
+
+/// A place's name: a queue's path (its DLQ's `/$deadletterqueue` path), an actor's name.
+fn place_name(v: &PlaceView) -> String {
+    match v.place {
+        Place::Queue(q) => queue_path(&v.path, q.dlq),
+        _ => v.label.clone(),
     }
 }
 
@@ -586,10 +598,7 @@ fn drawing(
             PlaceKind::Consumers => ("consumers", format!("{} busy", p.depth)),
             PlaceKind::Receiver => ("receiver", format!("{} held", p.depth)),
         };
-        let place = match p.place {
-            Place::Queue(q) => queue_path(&p.path, q.dlq),
-            _ => p.label.clone(),
-        };
+        let place = place_name(p);
         out += &format!(
             "<g class=\"node {kind}{}\" data-place=\"{}\" data-lane=\"{}\" transform=\"translate({},{})\"><rect class=\"box\" width=\"{}\" height=\"{}\" rx=\"6\"/>",
             if p.active { "" } else { " stopped" },
