@@ -1,7 +1,7 @@
 //! The inspector: the selected message under the SDK's names, as peek shows it and as a locked
 //! receive shows it (TTL-10, MSG-02), and its history with the rule behind each event.
 use crate::form::field;
-use crate::markup::escape;
+use crate::markup::{escape, rule_abbr};
 use sbp_engine::time::{format_duration, format_instant, MAX_VALUE};
 use sbp_engine::{MessageView, Perspective};
 use yew::prelude::*;
@@ -73,18 +73,21 @@ pub fn inspector(props: &crate::state::SlowProps) -> Html {
     let peek = sim.ns.message(&path, seq, Perspective::Peek);
     let recv = sim.ns.message(&path, seq, Perspective::Receive);
     let q = sim.ns.resolve(&path).ok();
+    // The message's events (in its queue and that queue's DLQ), for its life line and history.
+    let events: Vec<&sbp_engine::Event> = match q {
+        Some(q) => sim
+            .ns
+            .log()
+            .iter()
+            .filter(|e| e.seq == seq && e.entity == q.entity)
+            .collect(),
+        None => Vec::new(),
+    };
     // The history as markup text (no handlers).
     let mut history = String::from("<ol class=\"history\" id=\"history\">");
-    for e in sim
-        .ns
-        .log()
-        .iter()
-        .filter(|e| e.seq == seq && q.is_some_and(|q| q.entity == e.entity))
-    {
+    for e in &events {
         let why = e.rule.map(crate::browser::rule_summary).unwrap_or_default();
-        let rule = e.rule.map_or("-".to_string(), |r| {
-            format!("<abbr title=\"{}\">{}</abbr>", escape(&why), r.id())
-        });
+        let rule = e.rule.map_or("-".to_string(), rule_abbr);
         history += &format!(
             "<li><span class=\"t\">{}</span> <strong>{}</strong> {rule}: {}<br/><small class=\"why\">{}</small></li>",
             format_instant(e.at),
@@ -114,7 +117,7 @@ pub fn inspector(props: &crate::state::SlowProps) -> Html {
                 <DeadLetterForm store={store.clone()} path={path.clone()} seq={seq} holder={holder} />
             }
             <h3>{"Life"}</h3>
-            {life_line(store, &sim, q, seq, recv.as_ref().or(peek.as_ref()))}
+            {life_line(store, &sim, &events, recv.as_ref().or(peek.as_ref()))}
             <h3>{"History"}</h3>
             {Html::from_html_unchecked(history.into())}
         </section>
@@ -224,22 +227,12 @@ pub fn rules_panel() -> Html {
 fn life_line(
     store: &crate::state::Store,
     sim: &sbp_scenario::Simulation,
-    q: Option<sbp_engine::QueueRef>,
-    seq: u64,
+    events: &[&sbp_engine::Event],
     view: Option<&sbp_engine::MessageView>,
 ) -> Html {
     use crate::markup::fmt;
     use sbp_engine::EventKind;
-    let Some(q) = q else {
-        return Html::default();
-    };
     let now = sim.now();
-    let events: Vec<&sbp_engine::Event> = sim
-        .ns
-        .log()
-        .iter()
-        .filter(|e| e.seq == seq && e.entity == q.entity)
-        .collect();
     let Some(first) = events.first() else {
         return Html::default();
     };
@@ -262,7 +255,7 @@ fn life_line(
     // Lock spans: from a delivery to what ended it (or LockedUntil while it holds).
     let mut open: Option<(i64, i64)> = None;
     let mut spans = Vec::new();
-    for e in &events {
+    for e in events {
         match &e.kind {
             EventKind::Locked { locked_until, .. } => open = Some((e.at, *locked_until)),
             EventKind::LockRenewed { locked_until, .. } => {

@@ -1,5 +1,5 @@
 //! The event log, filterable by entity, message and kind, newest first.
-use crate::markup::escape;
+use crate::markup::{escape, rule_abbr};
 use crate::state::SimRef;
 use sbp_engine::time::format_instant;
 use web_sys::HtmlInputElement;
@@ -49,12 +49,7 @@ pub fn event_log(props: &LogProps) -> Html {
                 continue;
             }
         }
-        let rule_cell = e.rule.map_or(String::new(), |r| {
-            format!(
-                "<abbr title=\"{}\">{rule}</abbr>",
-                escape(&crate::browser::rule_summary(r))
-            )
-        });
+        let rule_cell = e.rule.map_or(String::new(), rule_abbr);
         rows += &format!(
             "<tr><td>{}</td><td>{}</td><td>{seq}</td><td>{}</td><td>{rule_cell}</td><td>{}</td></tr>",
             format_instant(e.at),

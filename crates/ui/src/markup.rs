@@ -32,6 +32,15 @@ pub fn clip(s: &str, max: usize) -> String {
     }
 }
 
+/// A rule id as `<abbr>` with its summary as the title (the log, a message's history).
+pub fn rule_abbr(rule: sbp_engine::Rule) -> String {
+    format!(
+        "<abbr title=\"{}\">{}</abbr>",
+        escape(&crate::browser::rule_summary(rule)),
+        rule.id()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
