@@ -56,9 +56,7 @@ impl Default for Rewind {
 impl Rewind {
     /// A rewind whose first checkpoint is `sim` as it is now (usually at t=0).
     pub fn starting_at(sim: &mut Simulation) -> Rewind {
-        let mut rewind = Rewind::default();
-        rewind.take(sim);
-        rewind
+        Rewind::with_spacing(sim, CHECKPOINT_EVERY)
     }
 
     /// As [`Rewind::starting_at`], with checkpoints every `every` timers of work at first.
@@ -123,12 +121,16 @@ impl Rewind {
         self.furthest
     }
 
+    /// The latest checkpoint at or before `at`.
+    fn latest(&self, at: Instant) -> Option<&Checkpoint> {
+        let index = self.checkpoints.partition_point(|c| c.at <= at);
+        self.checkpoints.get(index.checked_sub(1)?)
+    }
+
     /// A copy of the latest checkpoint at or before `at`, running `scenario` (the current
     /// scenario, of which the checkpoint's steps are the start). None when there is none.
     pub fn restore(&self, scenario: &Scenario, at: Instant) -> Option<Simulation> {
-        let index = self.checkpoints.partition_point(|c| c.at <= at);
-        let checkpoint = self.checkpoints.get(index.checked_sub(1)?)?;
-        let mut sim = checkpoint.sim.clone();
+        let mut sim = self.latest(at)?.sim.clone();
         sim.scenario = scenario.clone();
         Some(sim)
     }
@@ -136,12 +138,7 @@ impl Rewind {
     /// Where to go on from for `at`, given the running `sim`: the running simulation itself when
     /// it is at or before `at` and no checkpoint lies between, else a restored checkpoint.
     pub fn seek(&mut self, sim: &mut Simulation, at: Instant) -> bool {
-        let latest = self
-            .checkpoints
-            .iter()
-            .rev()
-            .find(|c| c.at <= at)
-            .map(|c| c.at);
+        let latest = self.latest(at).map(|c| c.at);
         if sim.now() <= at && latest.is_none_or(|c| c <= sim.now()) {
             return true;
         }
@@ -166,9 +163,10 @@ impl Rewind {
             return;
         }
         let snapshot = sim.snapshot(CHECKPOINT_LOG);
+        let (messages, body_bytes) = snapshot.ns.stored_totals();
         let bytes = BYTES_PER_CHECKPOINT
-            + snapshot.ns.stored_messages() as usize * BYTES_PER_MESSAGE
-            + snapshot.ns.stored_totals().1 as usize
+            + messages as usize * BYTES_PER_MESSAGE
+            + body_bytes as usize
             + snapshot.ns.log().len() * BYTES_PER_EVENT;
         self.bytes += bytes;
         self.checkpoints.push(Checkpoint {
