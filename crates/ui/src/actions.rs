@@ -61,6 +61,8 @@ pub fn actions(props: &StoreProps) -> Html {
         entities,
         subscriptions,
     };
+    // The forms are plain functions, not components: they have no hooks, and each DataForm
+    // re-renders only when its own fields change.
     html! {
         <>
         {send_form(&form)}
@@ -106,7 +108,6 @@ fn send_step(v: &Values, _button: usize, now: Instant) -> Result<Action, String>
     Ok(Action::Do(Box::new(Step::new(StepAction::Send(send)))))
 }
 
-/// A form (a plain function: hook-free, so no component of its own; DataForm keeps renders few).
 fn send_form(props: &FormProps) -> Html {
     let fields = vec![
         choice_field("To ", "send-to", same(props.targets.clone())),
@@ -180,7 +181,6 @@ fn receive_step(v: &Values, button: usize, _now: Instant) -> Result<Action, Stri
     Ok(Action::Do(Box::new(step)))
 }
 
-/// A form (a plain function: hook-free, so no component of its own; DataForm keeps renders few).
 fn receive_form(props: &FormProps) -> Html {
     let fields = vec![
         choice_field("From ", "receive-from", same(props.sources.clone())),
@@ -238,7 +238,6 @@ fn fault_step(v: &Values, button: usize, now: Instant) -> Result<Action, String>
     })
 }
 
-/// A form (a plain function: hook-free, so no component of its own; DataForm keeps renders few).
 fn fault_form(props: &FormProps) -> Html {
     let paths = props.entities.clone();
     let fields = vec![
@@ -312,7 +311,6 @@ fn entity_step(v: &Values, _button: usize, _now: Instant) -> Result<Action, Stri
 
 /// Create an entity, or edit an existing one's settings (an update loses its locks: RCV-10).
 /// Limits are checked by the engine; the error is shown next to the field it names.
-/// A form (a plain function: hook-free, so no component of its own; DataForm keeps renders few).
 fn entity_form(props: &FormProps) -> Html {
     let mut targets = vec![("new".to_string(), "a new entity".to_string())];
     let subscriptions = props.subscriptions.iter();
