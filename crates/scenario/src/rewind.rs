@@ -162,12 +162,21 @@ impl Rewind {
         if self.checkpoints.last().is_some_and(|c| c.at > at) {
             return;
         }
-        let snapshot = sim.snapshot(CHECKPOINT_LOG);
-        let (messages, body_bytes) = snapshot.ns.stored_totals();
+        // Sized before it is copied: a state too large to keep beside the first checkpoint
+        // would only be thinned away again (taking others with it), so it is not copied at all
+        // (in the browser a copy grows the wasm memory for good).
+        let (messages, body_bytes) = sim.ns.stored_totals();
         let bytes = BYTES_PER_CHECKPOINT
             + messages as usize * BYTES_PER_MESSAGE
             + body_bytes as usize
-            + snapshot.ns.log().len() * BYTES_PER_EVENT;
+            + sim.ns.log().len().min(CHECKPOINT_LOG) * BYTES_PER_EVENT;
+        if let Some(first) = self.checkpoints.first() {
+            if first.bytes + bytes > CHECKPOINT_BYTES {
+                self.every = self.every.saturating_mul(2);
+                return;
+            }
+        }
+        let snapshot = sim.snapshot(CHECKPOINT_LOG);
         self.bytes += bytes;
         self.checkpoints.push(Checkpoint {
             at,

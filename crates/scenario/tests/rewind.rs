@@ -130,3 +130,35 @@ fn checkpoints_stay_within_their_memory_and_count_bounds_on_a_long_traffic_run()
     go(&mut rewind, &mut sim, 123_456);
     assert_same(&sim, &fresh(&scenario, 123_456));
 }
+
+#[test]
+fn a_state_too_large_to_keep_is_not_copied_and_rewinding_stays_exact() {
+    // 120,000 stored messages from t=11s: about 72 MB estimated, over the checkpoints' budget
+    // (64 MiB) on its own; at t=5s and t=10s (60,000 and 100,000) they fit, though not both.
+    let sends: Vec<String> = (0..12)
+        .map(|i| format!(r#"{{"at":"{i}s","send":{{"to":"q","count":10000,"ttl":"1h"}}}}"#))
+        .collect();
+    let scenario = Scenario::from_json(&format!(
+        r#"{{"version":1,"entities":[{{"queue":"q"}}],"timeline":[
+            {{"at":"0s","start_producer":{{"name":"web","to":"q","rate":10}}}},{}]}}"#,
+        sends.join(",")
+    ))
+    .expect("valid");
+    let mut sim = Simulation::new(&scenario).expect("valid");
+    let mut rewind = Rewind::with_spacing(&mut sim, 50);
+    let mut budget = usize::MAX;
+    assert!(rewind.advance(&mut sim, 30_000, &mut budget));
+    assert!(sim.ns.stored_messages() > 120_000);
+    assert!(rewind.bytes() <= sbp_scenario::rewind::CHECKPOINT_BYTES);
+    let kept: Vec<i64> = rewind.instants().collect();
+    assert!(
+        kept.iter().all(|&t| t <= 10_000),
+        "no checkpoint of the over-large state is kept: {kept:?}"
+    );
+    assert!(
+        kept.len() == 2 && kept[0] == 0 && kept[1] >= 5_000,
+        "the checkpoint before it stays (a copy taken and thinned away took it along): {kept:?}"
+    );
+    go(&mut rewind, &mut sim, 20_000);
+    assert_same(&sim, &fresh(&scenario, 20_000));
+}
