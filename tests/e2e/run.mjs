@@ -317,6 +317,29 @@ test('a namespace larger than the map draws its first places and says how many m
   await page.locator('.lane[data-entity="q084"]').waitFor();
 });
 
+test('languages: ?lang=, the picker, remembered, the browser default; events worded in each', async (ctx) => {
+  const page = await fresh(ctx, '?lang=de');
+  await page.locator('#play', { hasText: 'Abspielen' }).waitFor();
+  if (await page.getAttribute('html', 'lang') !== 'de') throw new Error('html lang is not de');
+  await send(page, { ttl: '10s' });
+  await page.locator('.card .state', { hasText: 'Aktiv' }).waitFor();
+  await page.locator('#event-log td', { hasText: 'eingereiht' }).first().waitFor();
+  await page.selectOption('#lang', 'sv');
+  await page.locator('#play', { hasText: 'Spela' }).waitFor();
+  await page.locator('.card .state', { hasText: 'Aktivt' }).waitFor();
+  await page.locator('#event-log td', { hasText: 'köat' }).first().waitFor();
+  await page.locator('#send-form h2', { hasText: 'Skicka' }).waitFor();
+  // Remembered without ?lang=.
+  await page.goto(url);
+  await page.locator('#play', { hasText: 'Spela' }).waitFor();
+  // A new visitor whose browser speaks Dutch.
+  const nl = await ctx.browser().newContext({ locale: 'nl-NL' });
+  const p2 = await fresh(nl);
+  await p2.locator('#play', { hasText: 'Afspelen' }).waitFor();
+  await p2.locator('.lane .kind', { hasText: 'Wachtrij' }).first().waitFor();
+  await nl.close();
+});
+
 let passed = 0, failed = 0;
 for (const { name, fn } of tests) {
   const ctx = await browser.newContext();

@@ -385,6 +385,8 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
 
 fn print_log(out: &mut impl Write, sim: &Simulation, json: bool) -> std::io::Result<()> {
     let ns = &sim.ns;
+    let words = sbp_scenario::catalog::Catalog::parse(sbp_scenario::words::ENGLISH)
+        .map_err(std::io::Error::other)?;
     if !json {
         writeln!(
             out,
@@ -395,7 +397,7 @@ fn print_log(out: &mut impl Write, sim: &Simulation, json: bool) -> std::io::Res
     for e in ns.log() {
         let path = ns.event_path(e);
         let rule = e.rule.map(|r| r.id()).unwrap_or("-");
-        let text = ns.describe(e);
+        let text = sbp_scenario::words::event_text(&words, ns, e);
         if json {
             let line = serde_json::json!({
                 "at_ms": e.at,

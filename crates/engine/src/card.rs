@@ -21,15 +21,15 @@ pub enum CardStatus {
 }
 
 impl CardStatus {
-    /// The status in words, and a short class name for styling.
-    pub fn text(&self) -> (String, &'static str) {
+    /// A short class name for styling (a dead-lettered message shows as active in its DLQ).
+    pub fn class(&self) -> &'static str {
         match self {
-            CardStatus::Locked { holder } => (format!("Locked by {holder}"), "locked"),
-            CardStatus::Scheduled => ("Scheduled".into(), "scheduled"),
-            CardStatus::Deferred => ("Deferred".into(), "deferred"),
-            CardStatus::ExpiredNotCollected => ("Expired, not yet collected".into(), "expired"),
-            CardStatus::DeadLettered => ("Dead-lettered".into(), "active"),
-            CardStatus::Active => ("Active".into(), "active"),
+            CardStatus::Locked { .. } => "locked",
+            CardStatus::Scheduled => "scheduled",
+            CardStatus::Deferred => "deferred",
+            CardStatus::ExpiredNotCollected => "expired",
+            CardStatus::DeadLettered => "active",
+            CardStatus::Active => "active",
         }
     }
 }
@@ -56,13 +56,14 @@ pub enum SettleKind {
 }
 
 impl SettleKind {
-    pub fn label(self) -> &'static str {
+    /// A short name (the UI's catalog key for the button).
+    pub fn key(self) -> &'static str {
         match self {
-            SettleKind::Complete => "Complete",
-            SettleKind::Abandon => "Abandon",
-            SettleKind::DeadLetter => "Dead-letter",
-            SettleKind::Defer => "Defer",
-            SettleKind::RenewLock => "Renew lock",
+            SettleKind::Complete => "settle-complete",
+            SettleKind::Abandon => "settle-abandon",
+            SettleKind::DeadLetter => "settle-dead-letter",
+            SettleKind::Defer => "settle-defer",
+            SettleKind::RenewLock => "settle-renew",
         }
     }
 }

@@ -4,6 +4,7 @@
 //! instants, and expectations), their validation with messages a person understands, the runner
 //! that plays them over the engine, the share-link codec, and the preset scenarios.
 pub mod bounds;
+pub mod catalog;
 mod check;
 pub mod dur;
 pub mod link;
@@ -15,6 +16,7 @@ pub mod run;
 pub mod step;
 pub mod utc;
 mod wire;
+pub mod words;
 
 pub use dur::Dur;
 pub use model::*;

@@ -20,15 +20,31 @@ pub struct Link {
     pub speed: Option<u32>,
 }
 
-/// The scenario as a compact, URL-safe payload.
+/// The scenario as a compact, URL-safe payload (packed when that is smaller and the `inflate`
+/// feature, which brings miniz_oxide, is on).
 pub fn encode_scenario(scenario: &Scenario) -> String {
     let json = serde_json::to_vec(scenario).unwrap_or_default();
-    let packed = miniz_oxide::deflate::compress_to_vec(&json, 9);
-    if packed.len() < json.len() {
-        format!("1z{}", URL_SAFE_NO_PAD.encode(packed))
-    } else {
-        format!("1j{}", URL_SAFE_NO_PAD.encode(json))
+    #[cfg(feature = "inflate")]
+    {
+        let packed = miniz_oxide::deflate::compress_to_vec(&json, 9);
+        if packed.len() < json.len() {
+            return format!("1z{}", URL_SAFE_NO_PAD.encode(packed));
+        }
     }
+    format!("1j{}", URL_SAFE_NO_PAD.encode(json))
+}
+
+/// A packed payload's JSON, at most [`MAX_JSON`] bytes.
+#[cfg(feature = "inflate")]
+fn inflate(bytes: &[u8]) -> Option<Vec<u8>> {
+    miniz_oxide::inflate::decompress_to_vec_with_limit(bytes, MAX_JSON).ok()
+}
+
+/// Without the `inflate` feature (the browser's build) a packed payload has been inflated by the
+/// browser before it gets here; one that reaches this did not inflate there.
+#[cfg(not(feature = "inflate"))]
+fn inflate(_: &[u8]) -> Option<Vec<u8>> {
+    None
 }
 
 pub fn decode_scenario(payload: &str) -> Result<Scenario, ScenarioError> {
@@ -58,9 +74,9 @@ pub fn decode_scenario(payload: &str) -> Result<Scenario, ScenarioError> {
         return err("its data is damaged (not base64url); was it cut off when copied?");
     };
     let json = match kind {
-        Some('z') => match miniz_oxide::inflate::decompress_to_vec_with_limit(&bytes, MAX_JSON) {
-            Ok(json) => json,
-            Err(_) => return err("its data is damaged or too large (it does not decompress)"),
+        Some('z') => match inflate(&bytes) {
+            Some(json) => json,
+            None => return err("its data is damaged or too large (it does not decompress)"),
         },
         Some('j') => bytes,
         _ => return err("it is not a Service Bus Playground link (unknown encoding)"),

@@ -4,6 +4,7 @@ use sbp_scenario::presets::PRESETS;
 use sbp_scenario::*;
 
 fn log_text(sim: &Simulation) -> String {
+    let words = catalog::Catalog::parse(words::ENGLISH).expect("the English catalog reads");
     sim.ns
         .log()
         .iter()
@@ -13,7 +14,7 @@ fn log_text(sim: &Simulation) -> String {
                 e.at,
                 sim.ns.event_path(e),
                 e.seq,
-                sim.ns.describe(e)
+                words::event_text(&words, &sim.ns, e)
             )
         })
         .collect()

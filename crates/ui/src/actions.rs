@@ -43,10 +43,7 @@ fn sendable(store: &crate::state::Store) -> Vec<String> {
 
 /// The built-in starter, then the presets `presets/index.json` lists (fetched: data, not code).
 fn starter_option() -> Vec<(String, String)> {
-    vec![(
-        "playground".to_string(),
-        "Playground (one queue)".to_string(),
-    )]
+    vec![("playground".to_string(), crate::i18n::t("starter"))]
 }
 
 #[function_component(Actions)]
@@ -78,7 +75,7 @@ pub fn actions(props: &StoreProps) -> Html {
 /// Fields: to, MessageId, TTL, schedule in, Subject, properties, body, how many.
 fn send_step(v: &Values, _button: usize, now: Instant) -> Result<Action, String> {
     if v.get("send-to").is_empty() {
-        return Err("To: create a queue or topic first".into());
+        return Err(crate::i18n::t("error-no-target"));
     }
     let mut properties = std::collections::BTreeMap::new();
     for pair in v
@@ -110,17 +107,17 @@ fn send_step(v: &Values, _button: usize, now: Instant) -> Result<Action, String>
 
 fn send_form(props: &FormProps) -> Html {
     let fields = vec![
-        choice_field("To ", "send-to", same(props.targets.clone())),
-        text_field("MessageId ", "send-id", "", "default: its SequenceNumber"),
-        text_field("TimeToLive ", "send-ttl", "10s", "e.g. 10s, 5m, MaxValue"),
-        text_field("Schedule in ", "send-schedule", "", "empty: now; e.g. 5m"),
-        text_field("Subject ", "send-subject", "", ""),
-        text_field("Properties ", "send-props", "", "key=value, key=value"),
-        text_field("Body ", "send-body", "hello", ""),
-        text_field("How many ", "send-count", "1", ""),
+        choice_field("send-to", same(props.targets.clone())),
+        text_field("send-id", "", true),
+        text_field("send-ttl", "10s", true),
+        text_field("send-schedule", "", true),
+        text_field("send-subject", "", false),
+        text_field("send-props", "", true),
+        text_field("send-body", "hello", false),
+        text_field("send-count", "1", false),
     ];
     html! {
-        <DataForm id="send-form" title="Send" {fields} buttons={vec![("send-button", "Send")]}
+        <DataForm id="send-form" {fields} buttons={vec!["send-button"]}
             parse={send_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
     }
 }
@@ -130,7 +127,7 @@ fn send_form(props: &FormProps) -> Html {
 fn receive_step(v: &Values, button: usize, _now: Instant) -> Result<Action, String> {
     let from = v.get("receive-from").to_string();
     if from.is_empty() {
-        return Err("From: create a queue first".into());
+        return Err(crate::i18n::t("error-no-source"));
     }
     let receiver =
         opt(v.get("receive-receiver").to_string()).unwrap_or_else(|| DEFAULT_RECEIVER.into());
@@ -183,37 +180,22 @@ fn receive_step(v: &Values, button: usize, _now: Instant) -> Result<Action, Stri
 
 fn receive_form(props: &FormProps) -> Html {
     let fields = vec![
-        choice_field("From ", "receive-from", same(props.sources.clone())),
-        text_field("Receiver ", "receive-receiver", "worker", ""),
+        choice_field("receive-from", same(props.sources.clone())),
+        text_field("receive-receiver", "worker", false),
         choice_field(
-            "Mode ",
             "receive-mode",
             pairs(&[
-                ("PeekLock", "PeekLock"),
-                ("ReceiveAndDelete", "ReceiveAndDelete"),
+                ("PeekLock", "mode-peeklock"),
+                ("ReceiveAndDelete", "mode-receiveanddelete"),
             ]),
         ),
-        text_field("Count ", "receive-count", "1", ""),
-        text_field(
-            "Auto-renew lock for ",
-            "receive-renew",
-            "",
-            "empty: off; e.g. 2m",
-        ),
-        text_field(
-            "Deferred sequence numbers ",
-            "deferred-seqs",
-            "",
-            "e.g. 3, 4",
-        ),
+        text_field("receive-count", "1", false),
+        text_field("receive-renew", "", true),
+        text_field("deferred-seqs", "", true),
     ];
-    let buttons = vec![
-        ("receive-button", "Receive"),
-        ("peek-button", "Peek"),
-        ("receive-deferred-button", "Receive deferred"),
-    ];
+    let buttons = vec!["receive-button", "peek-button", "receive-deferred-button"];
     html! {
-        <DataForm id="receive-form" title="Receive" {fields} {buttons}
+        <DataForm id="receive-form" {fields} {buttons}
             parse={receive_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
     }
 }
@@ -241,23 +223,18 @@ fn fault_step(v: &Values, button: usize, now: Instant) -> Result<Action, String>
 fn fault_form(props: &FormProps) -> Html {
     let paths = props.entities.clone();
     let fields = vec![
-        text_field("In (empty: now) ", "fault-in", "", "e.g. 30s"),
-        choice_field("Entity (for an update) ", "fault-entity", same(paths)),
-        text_field(
-            "Receiver (for a dropped connection) ",
-            "fault-receiver",
-            "worker",
-            "",
-        ),
+        text_field("fault-in", "", true),
+        choice_field("fault-entity", same(paths)),
+        text_field("fault-receiver", "worker", false),
     ];
     let buttons = vec![
-        ("fault-service", "Service update"),
-        ("fault-os", "OS update"),
-        ("fault-update", "Update entity (locks lost)"),
-        ("fault-disconnect", "Drop the receiver's connection"),
+        "fault-service",
+        "fault-os",
+        "fault-update",
+        "fault-disconnect",
     ];
     html! {
-        <DataForm id="fault-form" title="Faults" hint="Locks are volatile (RCV-10): these lose them." {fields} {buttons}
+        <DataForm id="fault-form" hint=true {fields} {buttons}
             parse={fault_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
     }
 }
@@ -289,7 +266,7 @@ fn entity_step(v: &Values, _button: usize, _now: Instant) -> Result<Action, Stri
         return Ok(Action::Do(Box::new(Step::new(StepAction::Update(update)))));
     }
     if v.get("entity-name").is_empty() {
-        return Err("Name: give the entity a name".into());
+        return Err(crate::i18n::t("error-no-name"));
     }
     let mut def = EntityDef {
         settings,
@@ -312,67 +289,41 @@ fn entity_step(v: &Values, _button: usize, _now: Instant) -> Result<Action, Stri
 /// Create an entity, or edit an existing one's settings (an update loses its locks: RCV-10).
 /// Limits are checked by the engine; the error is shown next to the field it names.
 fn entity_form(props: &FormProps) -> Html {
-    let mut targets = vec![("new".to_string(), "a new entity".to_string())];
+    let mut targets = vec![("new".to_string(), crate::i18n::t("new-entity"))];
     let subscriptions = props.subscriptions.iter();
     targets.extend(
         props
             .targets
             .iter()
             .chain(subscriptions)
-            .map(|p| (p.clone(), format!("edit {p}"))),
+            .map(|p| (p.clone(), crate::i18n::tf("edit-entity", &[("path", p)]))),
     );
     let fields = vec![
-        choice_field("Create or edit ", "entity-target", targets),
+        choice_field("entity-target", targets),
         choice_field(
-            "Kind (new) ",
             "entity-kind",
             pairs(&[
-                ("queue", "Queue"),
-                ("topic", "Topic"),
-                ("subscription", "Subscription (topic/subscriptions/name)"),
+                ("queue", "kind-queue"),
+                ("topic", "kind-topic"),
+                ("subscription", "kind-subscription-path"),
             ]),
         ),
-        text_field("Name (new) ", "entity-name", "", "e.g. payments").keyed("Name"),
-        text_field(
-            "Subject filter (new subscription) ",
-            "entity-rule-subject",
-            "",
-            "empty: takes every message",
-        ),
-        text_field(
-            "DefaultMessageTimeToLive ",
-            "entity-ttl",
-            "",
-            "default MaxValue (Basic 14d); min 1s",
-        )
-        .keyed("DefaultMessageTimeToLive"),
-        text_field("LockDuration ", "entity-lock", "", "default 30s; 5s..5m").keyed("LockDuration"),
-        text_field("MaxDeliveryCount ", "entity-max", "", "default 10; min 1")
-            .keyed("MaxDeliveryCount"),
-        text_field(
-            "AutoDeleteOnIdle ",
-            "entity-idle",
-            "",
-            "default never; min 5m",
-        )
-        .keyed("AutoDeleteOnIdle"),
-        text_field("ForwardTo ", "entity-forward", "", "empty: none").keyed("ForwardTo"),
-        text_field(
-            "ForwardDeadLetteredMessagesTo ",
-            "entity-forward-dl",
-            "",
-            "empty: none",
-        )
-        .keyed("ForwardDeadLetteredMessagesTo"),
+        text_field("entity-name", "", true).keyed("Name"),
+        text_field("entity-rule-subject", "", true),
+        text_field("entity-ttl", "", true).keyed("DefaultMessageTimeToLive"),
+        text_field("entity-lock", "", true).keyed("LockDuration"),
+        text_field("entity-max", "", true).keyed("MaxDeliveryCount"),
+        text_field("entity-idle", "", true).keyed("AutoDeleteOnIdle"),
+        text_field("entity-forward", "", true).keyed("ForwardTo"),
+        text_field("entity-forward-dl", "", true).keyed("ForwardDeadLetteredMessagesTo"),
         choice_field(
-            "DeadLetteringOnMessageExpiration ",
             "entity-dlq",
-            pairs(&[("", "default / unchanged"), ("on", "on"), ("off", "off")]),
+            pairs(&[("", "default-unchanged"), ("on", "on"), ("off", "off")]),
         ),
     ];
     html! {
-        <DataForm id="entity-form" title="Create or edit entity" hint="Empty fields keep the default (new) or the current value (edit)."
-            {fields} buttons={vec![("entity-create", "Create or update")]}
+        <DataForm id="entity-form" hint=true
+            {fields} buttons={vec!["entity-create"]}
             parse={entity_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
     }
 }
@@ -418,7 +369,7 @@ pub fn scenario_menu(props: &StoreProps) -> Html {
                             scenario: Box::new(scenario),
                             at: None,
                             speed: None,
-                            notice: format!("Loaded \"{title}\". Press play or step through it."),
+                            notice: crate::i18n::tf("loaded", &[("title", &title)]),
                         });
                     }
                     Err(e) => store.dispatch(Action::Error(e)),
@@ -430,7 +381,10 @@ pub fn scenario_menu(props: &StoreProps) -> Html {
                 );
             }
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
-                return store.dispatch(Action::Error(format!("There is no preset \"{name}\".")));
+                return store.dispatch(Action::Error(crate::i18n::tf(
+                    "no-preset",
+                    &[("name", &name)],
+                )));
             }
             crate::browser::fetch_text(&format!("presets/{name}.json"), move |text| {
                 load(text.and_then(|t| Scenario::from_json(&t).map_err(|e| e.to_string())))
@@ -441,35 +395,41 @@ pub fn scenario_menu(props: &StoreProps) -> Html {
         let store = store.clone();
         let pasted = pasted.clone();
         Callback::from(move |_: MouseEvent| {
-            let t = text(&pasted);
-            let parsed = if t.starts_with('{') {
-                Scenario::from_json(&t).map(|s| (s, None, None))
-            } else {
-                decode_link(&t).map(|l| (l.scenario, l.at, l.speed))
-            };
-            match parsed {
-                Ok((scenario, at, speed)) => store.dispatch(Action::Load {
-                    scenario: Box::new(scenario),
-                    at,
-                    speed,
-                    notice: "Opened.".into(),
-                }),
-                Err(e) => store.dispatch(Action::Error(format!(
-                    "{e}. Your current scenario is unchanged."
-                ))),
-            }
+            let store = store.clone();
+            crate::browser::unpack(&text(&pasted), move |t| open_text(&store, &t));
         })
     };
     let description = store.sim.borrow().scenario.description.clone();
     html! {
         <div class="menu">
-            <label>{"Preset "}
+            <label>{crate::i18n::t("preset")}{" "}
                 <Choice node={preset} id="preset" options={(*presets).clone()} />
             </label>
-            <button id="load-preset" onclick={on_preset}>{"Load"}</button>
-            {field("Open a link or scenario JSON ", "open-input", &pasted, "", "paste here", "text")}
-            <button id="open-button" onclick={on_open}>{"Open"}</button>
+            <button id="load-preset" onclick={on_preset}>{crate::i18n::t("load")}</button>
+            {field("open-input", &pasted, "", true, "text")}
+            <button id="open-button" onclick={on_open}>{crate::i18n::t("open")}</button>
             if !description.is_empty() { <p class="description" id="scenario-description">{description}</p> }
         </div>
+    }
+}
+
+/// Opens pasted text: a scenario file (JSON) or a link (already unpacked by the browser).
+fn open_text(store: &crate::state::Store, t: &str) {
+    let parsed = if t.starts_with('{') {
+        Scenario::from_json(t).map(|s| (s, None, None))
+    } else {
+        decode_link(t).map(|l| (l.scenario, l.at, l.speed))
+    };
+    match parsed {
+        Ok((scenario, at, speed)) => store.dispatch(Action::Load {
+            scenario: Box::new(scenario),
+            at,
+            speed,
+            notice: crate::i18n::t("opened"),
+        }),
+        Err(e) => store.dispatch(Action::Error(crate::i18n::tf(
+            "error-unchanged",
+            &[("error", &e.to_string())],
+        ))),
     }
 }

@@ -45,9 +45,7 @@ pub fn query_flag(name: &str) -> bool {
 }
 
 pub fn initial_state() -> AppState {
-    let hash = web_sys::window()
-        .and_then(|w| w.location().hash().ok())
-        .unwrap_or_default();
+    let hash = FRAGMENT.with(|f| f.borrow().clone());
     let embed = query_flag("embed");
 
     let (stored, stored_at) = load_stored();
@@ -73,19 +71,21 @@ pub fn initial_state() -> AppState {
                         scenario: Box::new(link.scenario),
                         at: link.at,
                         speed: link.speed,
-                        notice: format!(
-                            "Opened the shared scenario{}.",
-                            if name.is_empty() {
-                                String::new()
-                            } else {
-                                format!(" \"{name}\"")
-                            }
-                        ),
+                        notice: if name.is_empty() {
+                            crate::i18n::t("opened-shared")
+                        } else {
+                            crate::i18n::tf("opened-shared-named", &[("name", &name)])
+                        },
                     },
                 );
                 return (*loaded).clone();
             }
-            Err(e) => state.error = Some(format!("{e}. Your current scenario is unchanged.")),
+            Err(e) => {
+                state.error = Some(crate::i18n::tf(
+                    "error-unchanged",
+                    &[("error", &e.to_string())],
+                ))
+            }
         }
     }
     state
@@ -139,6 +139,35 @@ const b64url = (bytes) => {
   for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
   return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 };
+const MAX_JSON = 4 * 1024 * 1024;
+// A packed (`s=1z...`) payload in `text` inflated to its `1j` form, then `done(text)`; a payload
+// that does not inflate (or inflates past MAX_JSON) is left as it is, and the Rust decoder
+// says it is damaged.
+export function sbp_unpack(text, done) {
+  const m = /(^|[#&?])s=1z([A-Za-z0-9_\-]*)/.exec(text);
+  if (!m) { done(text); return; }
+  const keep = () => done(text);
+  try {
+    const b64 = m[2].replace(/-/g, '+').replace(/_/g, '/');
+    const bin = atob(b64 + '==='.slice((b64.length + 3) % 4));
+    const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0));
+    const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw')).getReader();
+    const parts = []; let size = 0;
+    const pump = () => reader.read().then(({ done: end, value }) => {
+      if (end) {
+        const all = new Uint8Array(size); let at = 0;
+        for (const p of parts) { all.set(p, at); at += p.length; }
+        done(text.replace('s=1z' + m[2], 's=1j' + b64url(all)));
+        return;
+      }
+      size += value.length;
+      if (size > MAX_JSON) { reader.cancel(); keep(); return; }
+      parts.push(value);
+      return pump();
+    });
+    pump().catch(keep);
+  } catch (e) { keep(); }
+}
 export function sbp_json_payload(json) { return '1j' + b64url(new TextEncoder().encode(json)); }
 export function sbp_packed_payload(json, done) {
   const bytes = new TextEncoder().encode(json);
@@ -152,6 +181,30 @@ export function sbp_packed_payload(json, done) {
 extern "C" {
     fn sbp_json_payload(json: &str) -> String;
     fn sbp_packed_payload(json: &str, done: &js_sys::Function);
+    fn sbp_unpack(text: &str, done: &js_sys::Function);
+}
+
+/// Hands `text` (a link, a fragment) to `done` with a packed payload inflated by the browser's
+/// DecompressionStream, so the Rust decoder needs no inflater.
+pub fn unpack(text: &str, done: impl FnOnce(String) + 'static) {
+    let on_unpacked = wasm_bindgen::closure::Closure::once_into_js(done);
+    sbp_unpack(text, wasm_bindgen::JsCast::unchecked_ref(&on_unpacked));
+}
+
+thread_local! {
+    /// The page's `#fragment`, unpacked before the first render.
+    static FRAGMENT: std::cell::RefCell<String> = std::cell::RefCell::default();
+}
+
+/// Unpacks the page's `#fragment`, then calls `done` (main runs this before the first render).
+pub fn unpack_fragment(done: impl FnOnce() + 'static) {
+    let hash = web_sys::window()
+        .and_then(|w| w.location().hash().ok())
+        .unwrap_or_default();
+    unpack(&hash, move |fragment| {
+        FRAGMENT.with(|f| *f.borrow_mut() = fragment);
+        done();
+    });
 }
 
 pub fn copy_to_clipboard(text: &str) {
@@ -207,7 +260,7 @@ pub fn tick_rendered() {
 /// Fetches a text file next to the page (the presets are data, fetched when needed), then calls
 /// `done` with it or with an error in words.
 pub fn fetch_text(url: &str, done: impl FnOnce(Result<String, String>) + 'static) {
-    let failed = format!("Could not load {url}.");
+    let failed = crate::i18n::tf("could-not-load", &[("url", url)]);
     let Ok(xhr) = web_sys::XmlHttpRequest::new() else {
         return done(Err(failed));
     };

@@ -1,6 +1,7 @@
 //! The clock bar: virtual UTC time, play/pause, speed, step, jump to the next event, reset, the
 //! timeline slider and the share button.
 use crate::browser;
+use crate::i18n::{t, tf};
 use crate::state::StoreProps;
 use crate::state::{Action, SPEEDS};
 use sbp_engine::time::{format_instant, MINUTE, SECOND};
@@ -54,7 +55,7 @@ pub fn clock_bar(props: &StoreProps) -> Html {
             let v = e.target_unchecked_into::<HtmlSelectElement>().value();
             match v.parse::<u32>() {
                 Ok(x) => store.dispatch(Action::SetSpeed(x)),
-                Err(_) => store.dispatch(Action::Error(format!("\"{v}\" is not a speed"))),
+                Err(_) => store.dispatch(Action::Error(tf("error-speed", &[("speed", &v)]))),
             }
         })
     };
@@ -81,51 +82,51 @@ pub fn clock_bar(props: &StoreProps) -> Html {
         })
     };
     let next_text = match &next {
-        Some((at, what)) => format!("{what} at {}", format_instant(*at)),
-        None => "nothing is due".into(),
+        Some((at, what)) => tf("next-at", &[("what", what), ("at", &format_instant(*at))]),
+        None => t("next-none"),
     };
     html! {
-        <section class="clock" aria-label="Clock">
+        <section class="clock" aria-label={t("clock")}>
             <div class="time">
-                <span class="utc" id="clock-utc" title="Virtual time in UTC">{utc}</span>
+                <span class="utc" id="clock-utc" title={t("clock-utc")}>{utc}</span>
                 <span class="rel" id="clock-rel">{format_instant(now)}</span>
             </div>
             <div class="controls">
                 if store.playing {
-                    <button id="pause" onclick={d(|| Action::Pause)} aria-label="Pause the clock">{"⏸ Pause"}</button>
+                    <button id="pause" onclick={d(|| Action::Pause)} aria-label={t("pause-label")}>{t("pause")}</button>
                 } else {
-                    <button id="play" class="primary" onclick={d(|| Action::Play)} aria-label="Play the clock">{"▶ Play"}</button>
+                    <button id="play" class="primary" onclick={d(|| Action::Play)} aria-label={t("play-label")}>{t("play")}</button>
                 }
-                <label>{"Speed "}
-                    <select id="speed" onchange={on_speed} aria-label="Speed">
+                <label>{t("speed")}{" "}
+                    <select id="speed" onchange={on_speed} aria-label={t("speed")}>
                         { for SPEEDS.iter().map(|x| html! { <option value={x.to_string()} selected={*x == store.speed}>{format!("x{x}")}</option> }) }
                     </select>
                 </label>
-                <button id="step-1s" onclick={step_by(SECOND)} aria-label="Step one second">{"+1 s"}</button>
-                <button id="step-1m" onclick={step_by(MINUTE)} aria-label="Step one minute">{"+1 min"}</button>
-                <button id="next-event" onclick={d(|| Action::JumpNext)} title={next_text.clone()} aria-label={format!("Jump to the next event: {next_text}")}>{"Next event ▸▸"}</button>
-                <button id="reset" onclick={d(|| Action::Reset)} aria-label="Reset to the start">{"Reset"}</button>
-                <button id="share" onclick={on_share} aria-label="Copy a link to this scenario">{"Share link"}</button>
+                <button id="step-1s" onclick={step_by(SECOND)} aria-label={t("step-1s-label")}>{"+1 s"}</button>
+                <button id="step-1m" onclick={step_by(MINUTE)} aria-label={t("step-1m-label")}>{"+1 min"}</button>
+                <button id="next-event" onclick={d(|| Action::JumpNext)} title={next_text.clone()} aria-label={tf("next-event-label", &[("next", &next_text)])}>{t("next-event")}</button>
+                <button id="reset" onclick={d(|| Action::Reset)} aria-label={t("reset-label")}>{t("reset")}</button>
+                <button id="share" onclick={on_share} aria-label={t("share-label")}>{t("share")}</button>
             </div>
             if let Some((step, note)) = narration {
-                <p class="narration" id="narration" aria-live="polite">{format!("Step {step}: {note}")}</p>
+                <p class="narration" id="narration" aria-live="polite">{tf("narration", &[("step", &step.to_string()), ("note", &note)])}</p>
             }
             if let Some((checked, failed, first)) = checks {
                 <div class={classes!("checks", (failed > 0).then_some("failed"))} id="checks" aria-live="polite">
-                    {format!("Checks: {checked} run, {failed} failed")}
+                    {tf("checks", &[("checked", &checked.to_string()), ("failed", &failed.to_string())])}
                     if failed > 0 {
                         <ul>{ for first.into_iter().map(|f| html! { <li>{f}</li> }) }</ul>
                     }
                 </div>
             }
-            <div class="next" id="next-text">{"Next: "}{next_text}</div>
-            <label class="timeline">{"Timeline "}
+            <div class="next" id="next-text">{tf("next", &[("next", &next_text)])}</div>
+            <label class="timeline">{t("timeline")}{" "}
                 <input id="timeline" type="range" min="0" max={slider_max.to_string()} step="100"
-                    value={now.to_string()} onchange={on_seek} aria-label="Go to an instant (replays from the nearest checkpoint before it)" />
+                    value={now.to_string()} onchange={on_seek} aria-label={t("timeline-label")} />
             </label>
             if !share_link.is_empty() {
-                <label class="share">{"Link (copied): "}
-                    <input id="share-link" readonly=true value={(*share_link).clone()} aria-label="Share link" />
+                <label class="share">{t("share-copied")}{" "}
+                    <input id="share-link" readonly=true value={(*share_link).clone()} aria-label={t("share")} />
                 </label>
             }
         </section>

@@ -1,5 +1,6 @@
 //! Form helpers shared by every form: reading inputs, parsing what a person typed (with a message
 //! that names the field), a labelled input, and a controlled `<select>`.
+use crate::i18n::t;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
@@ -18,24 +19,29 @@ pub fn opt(s: String) -> Option<String> {
 }
 
 /// A labelled input: one function instead of the same markup in every form (and less wasm).
+/// The label is the catalog's text for `id`, the placeholder (if any) for `id-ph`.
 pub fn field(
-    label: &'static str,
     id: &'static str,
     node: &NodeRef,
     value: &'static str,
-    placeholder: &'static str,
+    placeholder: bool,
     kind: &'static str,
 ) -> Html {
-    html! { <Input {label} {id} node={node.clone()} {value} {placeholder} {kind} /> }
+    let placeholder = if placeholder {
+        t(&format!("{id}-ph"))
+    } else {
+        String::new()
+    };
+    html! { <Input label={t(id)} {id} node={node.clone()} {value} {placeholder} {kind} /> }
 }
 
 #[derive(Properties, PartialEq)]
 pub struct InputProps {
-    pub label: &'static str,
+    pub label: String,
     pub id: &'static str,
     pub node: NodeRef,
     pub value: &'static str,
-    pub placeholder: &'static str,
+    pub placeholder: String,
     pub kind: &'static str,
 }
 
@@ -52,7 +58,7 @@ pub fn input(props: &InputProps) -> Html {
         });
     }
     html! {
-        <label>{props.label}<input ref={props.node.clone()} id={props.id} type={props.kind} placeholder={props.placeholder} /></label>
+        <label>{&props.label}{" "}<input ref={props.node.clone()} id={props.id} type={props.kind} placeholder={props.placeholder.clone()} /></label>
     }
 }
 
@@ -102,10 +108,11 @@ pub fn choice(props: &ChoiceProps) -> Html {
 pub fn same(paths: Vec<String>) -> Vec<(String, String)> {
     paths.into_iter().map(|p| (p.clone(), p)).collect()
 }
+/// Options whose labels are catalog keys: (value, key).
 pub fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
     items
         .iter()
-        .map(|(v, l)| (v.to_string(), l.to_string()))
+        .map(|(v, key)| (v.to_string(), t(key)))
         .collect()
 }
 
@@ -117,13 +124,13 @@ pub enum Kind {
     Choice(Vec<(String, String)>),
 }
 
-/// One field of a [`DataForm`]: label, element id, initial value, placeholder, kind.
+/// One field of a [`DataForm`]: element id (its label is the catalog's text for the id, its
+/// placeholder, if it has one, the text for `id-ph`), initial value, kind.
 #[derive(Clone, PartialEq)]
 pub struct Field {
-    pub label: &'static str,
     pub id: &'static str,
     pub value: &'static str,
-    pub placeholder: &'static str,
+    pub placeholder: bool,
     pub kind: Kind,
     /// An error that names this (e.g. "LockDuration") is shown next to the field.
     pub key: &'static str,
@@ -136,14 +143,8 @@ impl Field {
     }
 }
 
-pub fn text_field(
-    label: &'static str,
-    id: &'static str,
-    value: &'static str,
-    placeholder: &'static str,
-) -> Field {
+pub fn text_field(id: &'static str, value: &'static str, placeholder: bool) -> Field {
     Field {
-        label,
         id,
         value,
         placeholder,
@@ -152,27 +153,21 @@ pub fn text_field(
     }
 }
 
-pub fn choice_field(
-    label: &'static str,
-    id: &'static str,
-    options: Vec<(String, String)>,
-) -> Field {
+pub fn choice_field(id: &'static str, options: Vec<(String, String)>) -> Field {
     Field {
-        label,
         id,
         value: "",
-        placeholder: "",
+        placeholder: false,
         kind: Kind::Choice(options),
         key: "",
     }
 }
 
-pub fn check_field(label: &'static str, id: &'static str) -> Field {
+pub fn check_field(id: &'static str) -> Field {
     Field {
-        label,
         id,
         value: "",
-        placeholder: "",
+        placeholder: false,
         kind: Kind::Check,
         key: "",
     }
@@ -196,15 +191,19 @@ impl Values {
 pub type Parse =
     fn(&Values, usize, sbp_engine::time::Instant) -> Result<crate::state::Action, String>;
 
+/// A form's title is the catalog's text for its id, its hint (if it has one) the text for
+/// `id-hint`, a button's label the text for the button's id.
 #[derive(Properties)]
 pub struct DataFormProps {
     pub id: &'static str,
-    pub title: &'static str,
     #[prop_or_default]
-    pub hint: &'static str,
+    pub hint: bool,
     pub fields: Vec<Field>,
-    /// (element id, label) of each button; the first submits the form.
-    pub buttons: Vec<(&'static str, &'static str)>,
+    /// The element id of each button; the first submits the form.
+    pub buttons: Vec<&'static str>,
+    /// The language it was drawn in: a new one redraws it.
+    #[prop_or_else(crate::i18n::lang)]
+    pub lang: &'static str,
     pub parse: Parse,
     pub dispatch: yew::functional::UseReducerDispatcher<crate::state::AppState>,
     pub sim: crate::state::SimRef,
@@ -214,6 +213,7 @@ impl PartialEq for DataFormProps {
     fn eq(&self, other: &Self) -> bool {
         // `parse` is fixed per form; the fields, the dispatcher and the simulation decide.
         self.id == other.id
+            && self.lang == other.lang
             && self.fields == other.fields
             && self.dispatch == other.dispatch
             && self.sim == other.sim
@@ -292,14 +292,14 @@ pub fn data_form(props: &DataFormProps) -> Html {
         })
     };
     html! {
-        <form class="card-form" id={props.id} {onsubmit} aria-label={props.title}>
-            <h2>{props.title}</h2>
-            if !props.hint.is_empty() { <p class="hint">{props.hint}</p> }
+        <form class="card-form" id={props.id} {onsubmit} aria-label={t(props.id)}>
+            <h2>{t(props.id)}</h2>
+            if props.hint { <p class="hint">{t(&format!("{}-hint", props.id))}</p> }
             { for props.fields.iter().zip(refs.iter()).enumerate().map(|(i, (f, r))| {
                 let input = match &f.kind {
-                    Kind::Text => field(f.label, f.id, r, f.value, f.placeholder, "text"),
-                    Kind::Check => html! { <label class="check"><input ref={r.clone()} id={f.id} type="checkbox" />{f.label}</label> },
-                    Kind::Choice(options) => html! { <label>{f.label}<Choice node={r.clone()} id={f.id} options={options.clone()} /></label> },
+                    Kind::Text => field(f.id, r, f.value, f.placeholder, "text"),
+                    Kind::Check => html! { <label class="check"><input ref={r.clone()} id={f.id} type="checkbox" />{" "}{t(f.id)}</label> },
+                    Kind::Choice(options) => html! { <label>{t(f.id)}{" "}<Choice node={r.clone()} id={f.id} options={options.clone()} /></label> },
                 };
                 match &*error {
                     Some((_, m)) if placed == Some(i) => html! { <>{input}<p class="field-error" role="alert">{m.clone()}</p></> },
@@ -308,16 +308,16 @@ pub fn data_form(props: &DataFormProps) -> Html {
             }) }
             if let (Some((_, m)), None) = (&*error, placed) { <p class="field-error" role="alert">{m.clone()}</p> }
             <div class="row wrap">
-            { for props.buttons.iter().enumerate().map(|(i, (id, label))| {
+            { for props.buttons.iter().enumerate().map(|(i, id)| {
                 if i == 0 {
-                    html! { <button type="submit" class="primary" id={*id}>{*label}</button> }
+                    html! { <button type="submit" class="primary" id={*id}>{t(id)}</button> }
                 } else {
                     let run = run.clone();
                     let onclick = Callback::from(move |e: MouseEvent| {
                         e.prevent_default();
                         run(i);
                     });
-                    html! { <button type="button" id={*id} {onclick}>{*label}</button> }
+                    html! { <button type="button" id={*id} {onclick}>{t(id)}</button> }
                 }
             }) }
             </div>

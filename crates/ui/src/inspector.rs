@@ -1,25 +1,26 @@
 //! The inspector: the selected message under the SDK's names, as peek shows it and as a locked
 //! receive shows it (TTL-10, MSG-02), and its history with the rule behind each event.
 use crate::form::field;
+use crate::i18n::{event_text, t, tf};
 use crate::markup::{escape, rule_abbr};
 use sbp_engine::time::{format_duration, format_instant, MAX_VALUE};
 use sbp_engine::{MessageView, Perspective};
 use yew::prelude::*;
 
 fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, String)> {
-    let t = |at: i64| {
+    let when = |at: i64| {
         if at == sbp_engine::time::NEVER {
-            "never (DateTimeOffset.MaxValue)".to_string()
+            t("never-maxvalue")
         } else {
             format!("{} ({})", sim.utc(at), format_instant(at))
         }
     };
-    let opt_t = |at: Option<i64>| at.map(t).unwrap_or_else(|| "-".into());
+    let opt_t = |at: Option<i64>| at.map(when).unwrap_or_else(|| "-".into());
     vec![
         ("SequenceNumber", v.sequence_number.to_string()),
         ("MessageId", v.message_id.clone()),
         ("State", v.state.name().to_string()),
-        ("EnqueuedTime", t(v.enqueued_time)),
+        ("EnqueuedTime", when(v.enqueued_time)),
         (
             "TimeToLive",
             if v.time_to_live >= MAX_VALUE {
@@ -28,7 +29,7 @@ fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, S
                 format_duration(v.time_to_live)
             },
         ),
-        ("ExpiresAt", t(v.expires_at)),
+        ("ExpiresAt", when(v.expires_at)),
         ("ScheduledEnqueueTime", opt_t(v.scheduled_enqueue_time)),
         ("LockedUntil", opt_t(v.locked_until)),
         (
@@ -67,7 +68,7 @@ fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, S
 pub fn inspector(props: &crate::state::SlowProps) -> Html {
     let store = &props.store;
     let Some((path, seq)) = store.selected.clone() else {
-        return html! { <section class="inspector" id="inspector"><h2>{"Inspector"}</h2><p class="hint">{"Select a message card to see its properties and why it is where it is."}</p></section> };
+        return html! { <section class="inspector" id="inspector"><h2>{t("inspector")}</h2><p class="hint">{t("inspector-hint")}</p></section> };
     };
     let sim = store.sim.borrow();
     let peek = sim.ns.message(&path, seq, Perspective::Peek);
@@ -92,33 +93,33 @@ pub fn inspector(props: &crate::state::SlowProps) -> Html {
             "<li><span class=\"t\">{}</span> <strong>{}</strong> {rule}: {}<br/><small class=\"why\">{}</small></li>",
             format_instant(e.at),
             e.kind.name(),
-            escape(&sim.ns.describe(e)),
+            escape(&event_text(&sim.ns, e)),
             escape(&why)
         );
     }
     history += "</ol>";
     html! {
-        <section class="inspector" id="inspector" aria-label="Inspector">
-            <h2>{format!("Inspector: {path} #{seq}")}</h2>
+        <section class="inspector" id="inspector" aria-label={t("inspector")}>
+            <h2>{tf("inspector-of", &[("path", &path), ("seq", &seq.to_string())])}</h2>
             if let (Some(p), Some(r)) = (&peek, &recv) {
                 <table>
-                    <thead><tr><th>{"Property"}</th><th>{"As peek shows it"}</th><th>{"As a locked receive shows it"}</th></tr></thead>
+                    <thead><tr><th>{t("property")}</th><th>{t("as-peek")}</th><th>{t("as-receive")}</th></tr></thead>
                     <tbody>
                     { for rows(&sim, p).into_iter().zip(rows(&sim, r)).map(|((name, a), (_, b))| html! {
                         <tr><th scope="row">{name}</th><td>{a}</td><td>{b}</td></tr>
                     }) }
                     </tbody>
                 </table>
-                <p class="hint">{"DeliveryCount follows .NET: 1 on the first locked delivery; peek shows the raw count. The Python and JS SDKs show the raw count (one less) (MSG-02). With only the entity's default TTL, peek shows ExpiresAt MaxValue (TTL-10)."}</p>
+                <p class="hint">{t("inspector-note")}</p>
             } else {
-                <p>{"This message is no longer here (completed, expired, moved or deleted). Its history:"}</p>
+                <p>{t("inspector-gone")}</p>
             }
             if let Some(holder) = recv.as_ref().and_then(|r| r.lock_holder.clone()).filter(|_| q.is_some_and(|q| !q.dlq)) {
                 <DeadLetterForm store={store.clone()} path={path.clone()} seq={seq} holder={holder} />
             }
-            <h3>{"Life"}</h3>
+            <h3>{t("life")}</h3>
             {life_line(store, &sim, &events, recv.as_ref().or(peek.as_ref()))}
-            <h3>{"History"}</h3>
+            <h3>{t("history")}</h3>
             {Html::from_html_unchecked(history.into())}
         </section>
     }
@@ -166,10 +167,10 @@ pub fn dead_letter_form(props: &DeadLetterProps) -> Html {
         })
     };
     html! {
-        <form class="inline-form" {onsubmit} aria-label="Dead-letter with a reason">
-            {field("DeadLetterReason ", "dl-reason", &reason, "ValidationFailed", "", "text")}
-            {field("DeadLetterErrorDescription ", "dl-description", &description, "The order has no customer id.", "", "text")}
-            <button type="submit" id="dl-button">{format!("Dead-letter #{} as {}", props.seq, props.holder)}</button>
+        <form class="inline-form" {onsubmit} aria-label={t("dl-form")}>
+            {field("dl-reason", &reason, "ValidationFailed", false, "text")}
+            {field("dl-description", &description, "The order has no customer id.", false, "text")}
+            <button type="submit" id="dl-button">{tf("dl-button", &[("seq", &props.seq.to_string()), ("receiver", &props.holder)])}</button>
         </form>
     }
 }
@@ -182,10 +183,10 @@ pub fn last_result(props: &crate::state::SlowProps) -> Html {
         return html! {};
     }
     html! {
-        <section class="inspector" id="last-result" aria-label="Last peek or receive">
-            <h2>{"Last peek / receive returned"}</h2>
+        <section class="inspector" id="last-result" aria-label={t("last-result")}>
+            <h2>{t("last-result")}</h2>
             <table>
-                <thead><tr><th>{"Seq"}</th><th>{"MessageId"}</th><th>{"DeliveryCount"}</th><th>{"ExpiresAt"}</th><th>{"LockedUntil"}</th></tr></thead>
+                <thead><tr><th>{t("seq")}</th><th>{"MessageId"}</th><th>{"DeliveryCount"}</th><th>{"ExpiresAt"}</th><th>{"LockedUntil"}</th></tr></thead>
                 <tbody>
                 { for sim.last_messages.iter().take(50).map(|m| html! {
                     <tr>
@@ -212,7 +213,7 @@ pub fn rules_panel() -> Html {
     }
     html! {
         <details class="inspector" id="rules">
-            <summary>{"Rules and the playground's choices"}</summary>
+            <summary>{t("rules-title")}</summary>
             { for texts.choices.iter().map(|c| html! { <p>{c.clone()}</p> }) }
             <ul class="rule-list">
                 { for texts.rules.iter().map(|(id, summary)| html! { <li><strong>{id.clone()}</strong>{" "}{summary.clone()}</li> }) }
@@ -249,8 +250,9 @@ fn life_line(
         .max(start + 1);
     const W: f64 = 460.0;
     let x = |t: i64| 10.0 + (t - start) as f64 / (end - start) as f64 * (W - 20.0);
-    let mut out = String::from(
-        "<svg class=\"life\" id=\"life-line\" viewBox=\"0 0 460 74\" role=\"img\" aria-label=\"The message's life on a time line (the history below lists the same events)\"><line class=\"axis\" x1=\"10\" y1=\"36\" x2=\"450\" y2=\"36\"/>",
+    let mut out = format!(
+        "<svg class=\"life\" id=\"life-line\" viewBox=\"0 0 460 74\" role=\"img\" aria-label=\"{}\"><line class=\"axis\" x1=\"10\" y1=\"36\" x2=\"450\" y2=\"36\"/>",
+        escape(&t("life-label"))
     );
     // Lock spans: from a delivery to what ended it (or LockedUntil while it holds).
     let mut open: Option<(i64, i64)> = None;
@@ -282,11 +284,10 @@ fn life_line(
     }
     for (from, to) in spans {
         out += &format!(
-            "<rect class=\"lock-span\" x=\"{}\" y=\"30\" width=\"{}\" height=\"12\"><title>locked {} to {}</title></rect>",
+            "<rect class=\"lock-span\" x=\"{}\" y=\"30\" width=\"{}\" height=\"12\"><title>{}</title></rect>",
             fmt(x(from)),
             fmt((x(to) - x(from)).max(1.0)),
-            format_instant(from),
-            format_instant(to)
+            escape(&tf("locked-span", &[("from", &format_instant(from)), ("to", &format_instant(to))]))
         );
     }
     if let Some(at) = expires {
@@ -314,7 +315,7 @@ fn life_line(
             format_instant(e.at),
             e.kind.name(),
             if rule.is_empty() { String::new() } else { format!(" ({rule})") },
-            escape(&sim.ns.describe(e))
+            escape(&event_text(&sim.ns, e))
         );
     }
     out += "</svg>";
@@ -332,7 +333,7 @@ fn life_line(
         })
     };
     html! {
-        <div class="life-line" {onclick} title="Click a mark to move the clock there">
+        <div class="life-line" {onclick} title={t("life-click")}>
             {Html::from_html_unchecked(out.into())}
         </div>
     }

@@ -1,11 +1,14 @@
 //! The namespace view: every queue and subscription as a lane of message cards, with its
 //! dead-letter queue under it. Large lanes show a window of cards and a summary of the rest.
+use crate::i18n::{t, tf};
 use crate::state::Action;
 use crate::state::StoreProps;
 use sbp_engine::message::Message;
 use sbp_engine::namespace::queue_path;
 use sbp_engine::time::{format_duration, Instant, MAX_VALUE, NEVER};
-use sbp_engine::{CardExpiry, Entity, EntityKind, Event, EventKind, QueueRef, SettleKind};
+use sbp_engine::{
+    CardExpiry, CardStatus, Entity, EntityKind, Event, EventKind, QueueRef, SettleKind,
+};
 use sbp_scenario::{Action as StepAction, SettleDef, Step};
 use yew::prelude::*;
 
@@ -37,6 +40,19 @@ pub fn countdown(now: Instant, at: Instant) -> String {
     }
 }
 
+/// A card's status in words, and its class for styling.
+pub fn status_words(status: &CardStatus) -> (String, &'static str) {
+    let words = match status {
+        CardStatus::Locked { holder } => tf("status-locked", &[("receiver", holder)]),
+        CardStatus::Scheduled => t("status-scheduled"),
+        CardStatus::Deferred => t("status-deferred"),
+        CardStatus::ExpiredNotCollected => t("status-expired"),
+        CardStatus::DeadLettered => t("status-dead-lettered"),
+        CardStatus::Active => t("status-active"),
+    };
+    (words, status.class())
+}
+
 fn settings_text(e: &Entity) -> String {
     let s = &e.settings;
     let ttl = if s.default_message_time_to_live >= MAX_VALUE {
@@ -46,12 +62,28 @@ fn settings_text(e: &Entity) -> String {
     };
     match e.kind {
         EntityKind::Topic => format!("DefaultMessageTimeToLive {ttl}"),
-        _ => format!(
-            "LockDuration {} · MaxDeliveryCount {} · DefaultMessageTimeToLive {ttl} · dead-letter on expiry {}{}",
-            format_duration(s.lock_duration),
-            s.max_delivery_count,
-            if s.dead_lettering_on_message_expiration { "on" } else { "off" },
-            s.forward_to.as_ref().map(|f| format!(" · ForwardTo {f}")).unwrap_or_default()
+        _ => tf(
+            "lane-settings",
+            &[
+                ("lock", &format_duration(s.lock_duration)),
+                ("max", &s.max_delivery_count.to_string()),
+                ("ttl", &ttl),
+                (
+                    "dlq",
+                    &t(if s.dead_lettering_on_message_expiration {
+                        "on"
+                    } else {
+                        "off"
+                    }),
+                ),
+                (
+                    "forward",
+                    &s.forward_to
+                        .as_ref()
+                        .map(|f| format!(" · ForwardTo {f}"))
+                        .unwrap_or_default(),
+                ),
+            ],
         ),
     }
 }
@@ -63,28 +95,28 @@ pub fn lanes(props: &StoreProps) -> Html {
     let now = sim.now();
     let entities: Vec<&Entity> = sim.ns.entities().collect();
     if entities.is_empty() {
-        return html! { <p class="empty">{"No entities. Create a queue in the form on the left, or load a preset."}</p> };
+        return html! { <p class="empty">{t("no-entities")}</p> };
     }
     html! {
         <div class="lanes">
         { for entities.into_iter().map(|e| {
             let c = e.counts(now);
             let counts = match e.kind {
-                EntityKind::Topic => format!("{} scheduled · copies go to its subscriptions", c.scheduled),
-                _ => format!("{} active · {} locked · {} scheduled · {} deferred · {} dead-lettered{}", c.active, c.locked, c.scheduled, c.deferred, c.dead_lettered,
-                    if c.expired_uncollected > 0 { format!(" · {} expired, not yet collected", c.expired_uncollected) } else { String::new() }),
+                EntityKind::Topic => tf("counts-topic", &[("scheduled", &c.scheduled.to_string())]),
+                _ => tf("counts", &[("active", &c.active.to_string()), ("locked", &c.locked.to_string()), ("scheduled", &c.scheduled.to_string()), ("deferred", &c.deferred.to_string()), ("dead", &c.dead_lettered.to_string()),
+                    ("expired", &if c.expired_uncollected > 0 { tf("counts-expired", &[("expired", &c.expired_uncollected.to_string())]) } else { String::new() })]),
             };
-            let kind = match e.kind { EntityKind::Queue => "Queue", EntityKind::Topic => "Topic", EntityKind::Subscription { .. } => "Subscription" };
+            let kind = t(match e.kind { EntityKind::Queue => "kind-queue", EntityKind::Topic => "kind-topic", EntityKind::Subscription { .. } => "kind-subscription" });
             html! {
                 <article class="lane" aria-label={format!("{kind} {}", e.path)} data-entity={e.path.clone()}>
                     <header>
-                        <h3><span class="kind">{kind}</span>{" "}{e.path.clone()}</h3>
+                        <h3><span class="kind">{&kind}</span>{" "}{e.path.clone()}</h3>
                         <p class="counts" data-testid="counts">{counts}</p>
                         <p class="settings">{settings_text(e)}</p>
                     </header>
                     <Cards store={store.clone()} path={e.path.clone()} dlq={false} />
                     if e.kind != EntityKind::Topic {
-                        <div class="dlq" aria-label={format!("Dead-letter queue of {}", e.path)}>
+                        <div class="dlq" aria-label={tf("dlq-of", &[("path", &e.path)])}>
                             <h4>{queue_path(&e.path, true)}{format!(" · {}", e.dlq.len())}</h4>
                             <Cards store={store.clone()} path={e.path.clone()} dlq={true} />
                         </div>
@@ -149,18 +181,18 @@ fn cards(props: &CardsProps) -> Html {
             .find(|ev| ev.seq == seq)
             .is_some_and(|ev| matches!(ev.kind, EventKind::Requeued { .. }))
     };
-    let gone: Vec<(u64, &'static str)> = recent
+    let gone: Vec<(u64, String)> = recent
         .iter()
         .filter_map(|ev| {
             let what = match ev.kind {
-                EventKind::Completed { .. } => "completed",
-                EventKind::ReceivedAndDeleted { .. } => "received and deleted",
-                EventKind::ExpiredDropped => "expired and dropped",
-                EventKind::LostInTransfer { .. } => "lost in transfer",
-                EventKind::DeadLettered { .. } if !props.dlq => "moved to the DLQ",
+                EventKind::Completed { .. } => "gone-completed",
+                EventKind::ReceivedAndDeleted { .. } => "gone-received",
+                EventKind::ExpiredDropped => "gone-dropped",
+                EventKind::LostInTransfer { .. } => "gone-lost",
+                EventKind::DeadLettered { .. } if !props.dlq => "gone-dlq",
                 _ => return None,
             };
-            (!store.messages.contains_key(&ev.seq)).then_some((ev.seq, what))
+            (!store.messages.contains_key(&ev.seq)).then(|| (ev.seq, t(what)))
         })
         .take(10)
         .collect();
@@ -171,7 +203,7 @@ fn cards(props: &CardsProps) -> Html {
                 <li key={format!("gone-{seq}")} class="card ghost" aria-hidden="true"><span class="seq">{format!("#{seq}")}</span>{format!(" {what}")}</li>
             }) }
             if more > 0 {
-                <li class="more">{format!("+ {more} more messages (showing the first {shown_count} by SequenceNumber)")}</li>
+                <li class="more">{tf("more-messages", &[("more", &more.to_string()), ("shown", &shown_count.to_string())])}</li>
             }
         </ol>
     }
@@ -189,7 +221,7 @@ fn card(
     let seq = m.sequence_number;
     // What the card shows is the engine's: status, expiry, DeliveryCount, allowed settlements.
     let c = ns.card(q, m);
-    let (state, class) = c.status.text();
+    let (state, class) = status_words(&c.status);
     let select = {
         let store = store.clone();
         let path = path.to_string();
@@ -198,10 +230,10 @@ fn card(
         })
     };
     let expiry = match c.expiry {
-        CardExpiry::NeverInDeadLetterQueue => "never expires in a DLQ (TTL-12)".to_string(),
-        CardExpiry::Never => "never expires".to_string(),
-        CardExpiry::Passed => "ExpiresAt passed".to_string(),
-        CardExpiry::At(at) => format!("expires in {}", countdown(now, at)),
+        CardExpiry::NeverInDeadLetterQueue => t("never-expires-dlq"),
+        CardExpiry::Never => t("never-expires"),
+        CardExpiry::Passed => t("expires-passed"),
+        CardExpiry::At(at) => tf("expires-in", &[("left", &countdown(now, at))]),
     };
     let settle = |kind: SettleKind| {
         let store = store.clone();
@@ -228,7 +260,7 @@ fn card(
                 SettleKind::RenewLock => StepAction::RenewLock(def),
                 SettleKind::DeadLetter => StepAction::DeadLetter(SettleDef {
                     reason: Some("ManualDeadLetter".into()),
-                    description: Some("Dead-lettered from the playground".into()),
+                    description: Some(t("dl-manual")),
                     ..def
                 }),
             };
@@ -237,16 +269,16 @@ fn card(
     };
     let mut node = html! {
         <li class={classes!("card", class, requeued.then_some("requeued"))} data-seq={seq.to_string()} data-state={class}>
-            <button class="card-body" onclick={select} aria-label={format!("Inspect message #{seq} {}", m.message_id)}>
+            <button class="card-body" onclick={select} aria-label={tf("inspect", &[("seq", &seq.to_string()), ("id", &m.message_id)])}>
                 <span class="seq">{format!("#{seq}")}</span>
                 <span class="mid">{m.message_id.clone()}</span>
                 <span class="state">{state}</span>
                 <span class="expiry">{expiry}</span>
                 if let Some(until) = c.locked_until {
-                    <span class="lock">{format!("lock: {} left", countdown(now, until))}</span>
+                    <span class="lock">{tf("lock-left", &[("left", &countdown(now, until))])}</span>
                 }
                 if let Some(at) = c.enqueues_at {
-                    <span class="sched">{format!("enqueued in {}", countdown(now, at))}</span>
+                    <span class="sched">{tf("enqueued-in", &[("left", &countdown(now, at))])}</span>
                 }
                 <span class="dc">{format!("DeliveryCount {}", c.delivery_count)}</span>
                 if let Some(reason) = &c.dead_letter_reason {
@@ -254,9 +286,9 @@ fn card(
                 }
             </button>
             if !c.settlements.is_empty() {
-                <div class="settle" role="group" aria-label={format!("Settle #{seq}")}>
+                <div class="settle" role="group" aria-label={tf("settle", &[("seq", &seq.to_string())])}>
                     { for c.settlements.iter().map(|&kind| html! {
-                        <button onclick={settle(kind)} class={(kind == SettleKind::Complete).then_some("complete")}>{kind.label()}</button>
+                        <button onclick={settle(kind)} class={(kind == SettleKind::Complete).then_some("complete")}>{t(kind.key())}</button>
                     }) }
                 </div>
             }

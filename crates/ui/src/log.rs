@@ -1,4 +1,5 @@
 //! The event log, filterable by entity, message and kind, newest first.
+use crate::i18n::{t, tf};
 use crate::markup::{escape, rule_abbr};
 use crate::state::SimRef;
 use sbp_engine::time::format_instant;
@@ -34,9 +35,10 @@ pub fn event_log(props: &LogProps) -> Html {
     let mut shown = 0;
     // The rows as markup text: up to 200 of them every few hundred ms, no handlers.
     let mut rows = String::new();
+    let words = crate::i18n::catalog();
     for e in sim.ns.log().iter().rev() {
         let path = sim.ns.event_path(e);
-        let text = sim.ns.describe(e);
+        let text = sbp_scenario::words::event_text(&words, &sim.ns, e);
         let seq = if e.seq > 0 {
             format!("#{}", e.seq)
         } else {
@@ -63,13 +65,13 @@ pub fn event_log(props: &LogProps) -> Html {
         }
     }
     html! {
-        <section class="log" aria-label="Event log">
-            <h2>{"Event log"}</h2>
+        <section class="log" aria-label={t("log")}>
+            <h2>{t("log")}</h2>
             if sim.ns.log_dropped() > 0 {
-                <p class="hint">{format!("The {} oldest events were dropped to save memory; the metrics still count them.", sim.ns.log_dropped())}</p>
+                <p class="hint">{tf("log-dropped", &[("count", &sim.ns.log_dropped().to_string())])}</p>
             }
-            <label>{"Filter "}<input id="log-filter" {oninput} placeholder="entity, #seq, kind or rule, e.g. orders DeadLettered" /></label>
-            {Html::from_html_unchecked(format!("<table id=\"event-log\"><thead><tr><th>Time</th><th>Entity</th><th>Seq</th><th>Event</th><th>Rule</th><th>What happened</th></tr></thead><tbody>{rows}</tbody></table>").into())}
+            <label>{t("log-filter")}{" "}<input id="log-filter" {oninput} placeholder={t("log-filter-ph")} /></label>
+            {Html::from_html_unchecked(format!("<table id=\"event-log\"><thead><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>{rows}</tbody></table>", t("col-time"), t("col-entity"), t("seq"), t("col-event"), t("col-rule"), t("col-what")).into())}
         </section>
     }
 }

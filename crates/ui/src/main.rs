@@ -5,6 +5,7 @@ mod browser;
 mod chart;
 mod clock;
 mod form;
+mod i18n;
 mod inspector;
 mod lanes;
 mod log;
@@ -16,7 +17,8 @@ mod sendlab;
 mod state;
 mod traffic;
 
-use state::{Action, SimRef};
+use i18n::t;
+use state::{Action, SimRef, StoreProps};
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -58,13 +60,13 @@ fn app() -> Html {
         <>
         if let Some(err) = &store.error {
             <div class="banner error" role="alert" id="error-banner">
-                <strong>{"Error: "}</strong>{err.clone()}
-                <button class="link" onclick={dismiss.clone()} aria-label="Dismiss the message">{"✕"}</button>
+                <strong>{t("error-prefix")}</strong>{err.clone()}
+                <button class="link" onclick={dismiss.clone()} aria-label={t("dismiss")}>{"✕"}</button>
             </div>
         }
         if let Some(note) = &store.notice {
             <div class="banner notice" role="status" id="notice">{note.clone()}
-                <button class="link" onclick={dismiss} aria-label="Dismiss the message">{"✕"}</button>
+                <button class="link" onclick={dismiss} aria-label={t("dismiss")}>{"✕"}</button>
             </div>
         }
         </>
@@ -85,23 +87,24 @@ fn app() -> Html {
     html! {
         <>
         <header class="top">
-            <h1>{"Service Bus Playground"}</h1>
-            <p class="tagline">{"Watch Azure Service Bus messages expire, lock, lapse and dead-letter. Every step names the rule behind it."}</p>
+            <h1>{t("app-title")}</h1>
+            <p class="tagline">{t("app-tagline")}</p>
+            <LanguagePicker store={store.clone()} />
             <actions::ScenarioMenu store={store.clone()} />
         </header>
         <clock::ClockBar store={store.clone()} />
         {banner}
         <main class="layout">
-            <section class="left" aria-label="Actions">
+            <section class="left" aria-label={t("area-actions")}>
                 <traffic::Actors store={store.clone()} version={store.slow_version} />
                 <actions::Actions store={store.clone()} />
             </section>
-            <section class="center" aria-label="Namespace">
+            <section class="center" aria-label={t("area-namespace")}>
                 <map::NamespaceMap store={store.clone()} version={store.version} />
                 <lanes::Lanes store={store.clone()} />
                 <sendlab::SendLab />
             </section>
-            <section class="right" aria-label="Inspector and log">
+            <section class="right" aria-label={t("area-inspector")}>
                 <inspector::Inspector store={store.clone()} version={store.slow_version} />
                 <inspector::LastResult store={store.clone()} version={store.slow_version} />
                 <chart::Chart store={store.clone()} version={store.slow_version} />
@@ -114,6 +117,40 @@ fn app() -> Html {
     }
 }
 
+/// The language picker: the catalog is fetched, then every panel re-renders in it.
+#[function_component(LanguagePicker)]
+fn language_picker(props: &StoreProps) -> Html {
+    let store = props.store.clone();
+    let onchange = Callback::from(move |e: Event| {
+        let chosen = e
+            .target_unchecked_into::<web_sys::HtmlSelectElement>()
+            .value();
+        let Some(lang) = sbp_scenario::catalog::supported(&chosen) else {
+            return;
+        };
+        let store = store.clone();
+        i18n::load(lang, true, move |loaded| match loaded {
+            Ok(()) => store.dispatch(Action::Relabel),
+            Err(e) => store.dispatch(Action::Error(e)),
+        });
+    });
+    html! {
+        <label class="lang">{t("language")}{" "}
+            <select id="lang" {onchange}>
+                { for sbp_scenario::catalog::LANGUAGES.iter().map(|(code, name)| html! {
+                    <option value={*code} selected={*code == i18n::lang()}>{*name}</option>
+                }) }
+            </select>
+        </label>
+    }
+}
+
 fn main() {
-    yew::Renderer::<App>::new().render();
+    // The first render waits for the catalog (fetched data, a few KB): no flash of keys.
+    // So does a packed link: the browser inflates it.
+    i18n::load(i18n::initial_language(), false, |_| {
+        browser::unpack_fragment(|| {
+            yew::Renderer::<App>::new().render();
+        })
+    });
 }

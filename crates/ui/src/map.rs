@@ -657,7 +657,7 @@ fn message_dots(
             sbp_engine::CardExpiry::Passed => (0.0, " · past ExpiresAt".into()),
             _ => (1.0, String::new()),
         };
-        let (status, class) = card.status.text();
+        let (status, class) = crate::lanes::status_words(&card.status);
         // Circumferences: the TTL ring r=5.5 (34.6), the lock ring r=7.5 (47.1).
         *out += &format!(
             "<g class=\"msg {class}\" data-path=\"{}\" data-seq=\"{}\" transform=\"translate({},{})\"><title>#{} · {}{expiry}{}</title><circle class=\"core\" r=\"3.5\"/><circle class=\"ttl\" r=\"5.5\" stroke-dasharray=\"{} 40\"/>",

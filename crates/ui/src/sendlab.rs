@@ -176,14 +176,14 @@ pub fn send_lab() -> Html {
         <details class="lane sendlab" id="send-lab">
             <summary><strong>{"Send lab"}</strong>{": awaiting each send vs. overlapping them (SEND-01..04)"}</summary>
             <form class="inline-form" {onsubmit} aria-label="Send lab settings">
-                {field("Sends ", "lab-count", &count, "100", "", "text")}
-                {field("Round trip ", "lab-rtt", &rtt, "70ms", "", "text")}
-                {field("Store time ", "lab-store", &store, "10ms", "", "text")}
-                {field("Semaphore ", "lab-semaphore", &sem, "10", "", "text")}
-                {field("ServerBusy every ", "lab-busy", &busy, "", "0", "text")}
-                {field("QuotaExceeded every ", "lab-quota", &quota, "", "0", "text")}
-                {field("Entity not found every ", "lab-missing", &missing, "", "0", "text")}
-                {field("Too large every ", "lab-large", &large, "", "0", "text")}
+                {field("lab-count", &count, "100", false, "text")}
+                {field("lab-rtt", &rtt, "70ms", false, "text")}
+                {field("lab-store", &store, "10ms", false, "text")}
+                {field("lab-semaphore", &sem, "10", false, "text")}
+                {field("lab-busy", &busy, "", true, "text")}
+                {field("lab-quota", &quota, "", true, "text")}
+                {field("lab-missing", &missing, "", true, "text")}
+                {field("lab-large", &large, "", true, "text")}
                 <label>{"Show timeline of "}<Choice node={strategy} id="lab-strategy" options={options} /></label>
                 <button type="submit" class="primary" id="lab-run">{"Run"}</button>
             </form>

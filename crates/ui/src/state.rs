@@ -80,6 +80,8 @@ pub enum Action {
     Select(Option<(String, u64)>),
     Error(String),
     Dismiss,
+    /// The language changed: everything re-renders in it.
+    Relabel,
 }
 
 impl AppState {
@@ -148,7 +150,7 @@ impl Reducible for AppState {
                 let mut budget = TICK_WORK;
                 let on_time = s.rewind.borrow_mut().advance(&mut sim, target, &mut budget);
                 if !on_time && s.notice.is_none() {
-                    s.notice = Some(BEHIND.into());
+                    s.notice = Some(crate::i18n::t("behind"));
                 }
             }
             Action::Play => s.playing = true,
@@ -164,27 +166,30 @@ impl Reducible for AppState {
                     Some((at, what)) => {
                         let target = at.max(sim.now());
                         s.notice = replay(&mut sim, &mut s.rewind.borrow_mut(), target).or(Some(
-                            format!("Jumped to {}: {what}", sbp_engine::time::format_instant(at)),
+                            crate::i18n::tf(
+                                "jumped",
+                                &[
+                                    ("at", &sbp_engine::time::format_instant(at)),
+                                    ("what", &what),
+                                ],
+                            ),
                         ));
                     }
-                    None => {
-                        s.notice = Some(
-                            "Nothing is due: no timer, lock, expiry or step is waiting.".into(),
-                        )
-                    }
+                    None => s.notice = Some(crate::i18n::t("nothing-due")),
                 }
             }
             Action::Reset => {
                 s.seek(0);
-                s.notice = s.notice.or(Some("Back to the start.".into()));
+                s.notice = s.notice.or(Some(crate::i18n::t("back-to-start")));
             }
             Action::Seek(at) => s.seek(at.max(0)),
             Action::SetSpeed(x) => {
                 if SPEEDS.contains(&x) {
                     s.speed = x;
                 } else {
-                    s.error = Some(format!(
-                        "Speed x{x} is not offered; choose one of the listed speeds."
+                    s.error = Some(crate::i18n::tf(
+                        "speed-not-offered",
+                        &[("speed", &x.to_string())],
                     ));
                 }
             }
@@ -234,6 +239,7 @@ impl Reducible for AppState {
                 s.error = None;
                 s.notice = None;
             }
+            Action::Relabel => {}
         }
         s.sample();
         Rc::new(s)
@@ -244,17 +250,18 @@ impl Reducible for AppState {
 const TICK_WORK: usize = sbp_engine::limits::TICK_WORK;
 /// Timers a rewind, step or jump may fire before it stops and says so.
 const REPLAY_WORK: usize = 4 * sbp_engine::limits::MAX_OPEN_WORK as usize;
-const BEHIND: &str = "The clock runs behind real time: this much traffic takes longer to simulate than the speed asks for.";
 
 /// Runs `sim` to `at` within [`REPLAY_WORK`], taking checkpoints on the way; says where it
 /// stopped if it could not get there.
 pub fn replay(sim: &mut Simulation, rewind: &mut Rewind, at: Instant) -> Option<String> {
     let mut budget = REPLAY_WORK;
     (!rewind.advance(sim, at, &mut budget)).then(|| {
-        format!(
-            "Stopped at {}: going on to {} would take too long in one go; press play or step on.",
-            sbp_engine::time::format_instant(sim.now()),
-            sbp_engine::time::format_instant(at)
+        crate::i18n::tf(
+            "stopped-at",
+            &[
+                ("at", &sbp_engine::time::format_instant(sim.now())),
+                ("target", &sbp_engine::time::format_instant(at)),
+            ],
         )
     })
 }
@@ -270,7 +277,10 @@ impl AppState {
             match Simulation::with_default_log_limit(&sim.scenario, LOG_LIMIT) {
                 Ok(fresh) => *sim = fresh,
                 Err(e) => {
-                    self.error = Some(format!("{e}. The current scenario is unchanged."));
+                    self.error = Some(crate::i18n::tf(
+                        "error-unchanged",
+                        &[("error", &e.to_string())],
+                    ));
                     return;
                 }
             }
@@ -293,7 +303,12 @@ impl AppState {
                 self.error = None;
                 self.sample();
             }
-            Err(e) => self.error = Some(format!("{e}. The current scenario is unchanged.")),
+            Err(e) => {
+                self.error = Some(crate::i18n::tf(
+                    "error-unchanged",
+                    &[("error", &e.to_string())],
+                ))
+            }
         }
         self
     }

@@ -80,26 +80,21 @@ fn producer_step(
 
 pub fn producer_form(props: &FormProps) -> Html {
     let fields = vec![
-        text_field("Name ", "producer-name", "web", ""),
-        choice_field("To ", "producer-to", same(props.targets.clone())),
-        text_field("Messages per second ", "producer-rate", "5", ""),
-        text_field("TimeToLive ", "producer-ttl", "", "empty: none; e.g. 30s"),
-        text_field("MessageId prefix ", "producer-prefix", "", "default: name-"),
-        text_field("Burst every ", "producer-burst-every", "", "e.g. 1m"),
-        text_field("Burst size ", "producer-burst-size", "", "e.g. 50"),
-        text_field("Spike at ", "producer-spike-from", "", "t, e.g. 1m"),
-        text_field("Spike for ", "producer-spike-for", "", "e.g. 1m"),
-        text_field("Spike factor ", "producer-spike-factor", "", "e.g. 10"),
-        text_field("Stop after (messages) ", "producer-max", "", "empty: never"),
-        text_field(
-            "Schedule each ahead by ",
-            "producer-schedule",
-            "",
-            "empty: send now; e.g. 5m",
-        ),
+        text_field("producer-name", "web", false),
+        choice_field("producer-to", same(props.targets.clone())),
+        text_field("producer-rate", "5", false),
+        text_field("producer-ttl", "", true),
+        text_field("producer-prefix", "", true),
+        text_field("producer-burst-every", "", true),
+        text_field("producer-burst-size", "", true),
+        text_field("producer-spike-from", "", true),
+        text_field("producer-spike-for", "", true),
+        text_field("producer-spike-factor", "", true),
+        text_field("producer-max", "", true),
+        text_field("producer-schedule", "", true),
     ];
     html! {
-        <DataForm id="producer-form" title="Producer" {fields} buttons={vec![("producer-submit", "Start producer")]}
+        <DataForm id="producer-form" {fields} buttons={vec!["producer-submit"]}
             parse={producer_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
     }
 }
@@ -154,11 +149,10 @@ fn pair(a: &str, b: &str) -> (String, String) {
 
 pub fn consumer_form(props: &FormProps) -> Html {
     let fields = vec![
-        text_field("Name ", "consumer-name", "workers", ""),
-        choice_field("From ", "consumer-from", same(props.sources.clone())),
-        text_field("How many ", "consumer-instances", "2", ""),
+        text_field("consumer-name", "workers", false),
+        choice_field("consumer-from", same(props.sources.clone())),
+        text_field("consumer-instances", "2", false),
         choice_field(
-            "Mode ",
             "consumer-mode",
             vec![
                 pair("PeekLock", "PeekLock"),
@@ -166,7 +160,6 @@ pub fn consumer_form(props: &FormProps) -> Html {
             ],
         ),
         choice_field(
-            "Processing time ",
             "consumer-kind",
             vec![
                 pair("fixed", "fixed"),
@@ -174,22 +167,17 @@ pub fn consumer_form(props: &FormProps) -> Html {
                 pair("exponential", "exponential (mean)"),
             ],
         ),
-        text_field("Time (or min, or mean) ", "consumer-time", "1s", ""),
-        text_field("Max (uniform) ", "consumer-time-max", "", "e.g. 3s"),
-        text_field("Abandon % ", "consumer-abandon", "", "0"),
-        text_field("Dead-letter % ", "consumer-dead", "", "0"),
-        text_field("Defer % ", "consumer-defer", "", "0"),
-        text_field("Crash % ", "consumer-crash", "", "0"),
-        text_field(
-            "Auto lock renewal for ",
-            "consumer-renew",
-            "",
-            "empty: off; e.g. 5m",
-        ),
-        check_field(" Idempotent by MessageId (RCV-12)", "consumer-idempotent"),
+        text_field("consumer-time", "1s", false),
+        text_field("consumer-time-max", "", true),
+        text_field("consumer-abandon", "", true),
+        text_field("consumer-dead", "", true),
+        text_field("consumer-defer", "", true),
+        text_field("consumer-crash", "", true),
+        text_field("consumer-renew", "", true),
+        check_field("consumer-idempotent"),
     ];
     html! {
-        <DataForm id="consumer-form" title="Consumers" {fields} buttons={vec![("consumer-submit", "Start consumers")]}
+        <DataForm id="consumer-form" {fields} buttons={vec!["consumer-submit"]}
             parse={consumer_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
     }
 }

@@ -1,0 +1,159 @@
+//! The engine's events in words: the engine logs data (an `EventKind` with its values); this
+//! says it in a catalog's language. The CLI words with the English catalog, the browser with the
+//! one the reader chose; one text per event either way.
+use crate::catalog::Catalog;
+use sbp_engine::event::{Event, EventKind, LockLossCause};
+use sbp_engine::time::format_instant;
+use sbp_engine::Namespace;
+
+/// The English catalog, for the CLI and the tests (the browser fetches `web/i18n/<lang>.ftl`).
+pub const ENGLISH: &str = include_str!("../../../web/i18n/en.ftl");
+
+/// The catalog key of a lock loss cause.
+pub fn cause_key(cause: LockLossCause) -> &'static str {
+    match cause {
+        LockLossCause::ServiceUpdate => "cause-service-update",
+        LockLossCause::OsUpdate => "cause-os-update",
+        LockLossCause::EntityUpdated => "cause-entity-updated",
+        LockLossCause::ReceiverDisconnected => "cause-receiver-disconnected",
+    }
+}
+
+/// A sentence saying what happened and why, in `cat`'s language.
+pub fn event_text(cat: &Catalog, ns: &Namespace, e: &Event) -> String {
+    let seq = format!("#{}", e.seq);
+    let r = |id: u32| ns.receiver_name(id).to_string();
+    let one = |key: &str| cat.format(key, &[("seq", &seq)]);
+    let with = |key: &str, args: &[(&str, &str)]| {
+        let mut all = vec![("seq", seq.as_str())];
+        all.extend_from_slice(args);
+        cat.format(key, &all)
+    };
+    // An optional clause: its own text, or nothing.
+    let clause = |on: bool, key: &str| {
+        if on {
+            cat.format(key, &[])
+        } else {
+            String::new()
+        }
+    };
+    match &e.kind {
+        EventKind::EntityCreated => one("ev-created"),
+        EventKind::EntityUpdated => one("ev-updated"),
+        EventKind::EntityDeleted if e.rule.is_some() => one("ev-deleted-idle"),
+        EventKind::EntityDeleted => one("ev-deleted"),
+        EventKind::Sent {
+            expires_at,
+            ttl_capped,
+        } => with(
+            "ev-sent",
+            &[
+                ("capped", &clause(*ttl_capped, "ev-sent-capped")),
+                ("expires", &format_instant(*expires_at)),
+            ],
+        ),
+        EventKind::Scheduled {
+            scheduled_enqueue_time,
+        } => with(
+            "ev-scheduled",
+            &[("at", &format_instant(*scheduled_enqueue_time))],
+        ),
+        EventKind::ScheduleCancelled => one("ev-schedule-cancelled"),
+        EventKind::Activated { expires_at } => {
+            with("ev-activated", &[("expires", &format_instant(*expires_at))])
+        }
+        EventKind::Peeked {
+            receiver,
+            delivery_count,
+        } => with(
+            "ev-peeked",
+            &[
+                ("receiver", &r(*receiver)),
+                ("count", &delivery_count.to_string()),
+            ],
+        ),
+        EventKind::Locked {
+            receiver,
+            delivery_count,
+            locked_until,
+            by_sequence_number,
+        } => with(
+            "ev-locked",
+            &[
+                ("receiver", &r(*receiver)),
+                ("byseq", &clause(*by_sequence_number, "ev-locked-by-seq")),
+                ("until", &format_instant(*locked_until)),
+                ("count", &delivery_count.to_string()),
+                ("again", &clause(*delivery_count > 1, "ev-locked-again")),
+            ],
+        ),
+        EventKind::ReceivedAndDeleted { receiver } => {
+            with("ev-received-deleted", &[("receiver", &r(*receiver))])
+        }
+        EventKind::LostInTransfer { receiver } => {
+            with("ev-lost-in-transfer", &[("receiver", &r(*receiver))])
+        }
+        EventKind::LockRenewed { locked_until, auto } => with(
+            if *auto {
+                "ev-lock-auto-renewed"
+            } else {
+                "ev-lock-renewed"
+            },
+            &[("until", &format_instant(*locked_until))],
+        ),
+        EventKind::Completed {
+            receiver,
+            nominally_expired,
+        } => with(
+            "ev-completed",
+            &[
+                ("receiver", &r(*receiver)),
+                ("late", &clause(*nominally_expired, "ev-completed-late")),
+            ],
+        ),
+        EventKind::Abandoned { receiver } => with("ev-abandoned", &[("receiver", &r(*receiver))]),
+        EventKind::Deferred { receiver } => with("ev-deferred", &[("receiver", &r(*receiver))]),
+        EventKind::LockLapsed => one("ev-lock-lapsed"),
+        EventKind::LockLost { cause } => with(
+            "ev-lock-lost",
+            &[("cause", &cat.format(cause_key(*cause), &[]))],
+        ),
+        EventKind::Requeued { failed_deliveries } => {
+            with("ev-requeued", &[("failed", &failed_deliveries.to_string())])
+        }
+        EventKind::DeadLettered {
+            reason,
+            description,
+        } if description.is_empty() => with("ev-dead-lettered", &[("reason", reason)]),
+        EventKind::DeadLettered {
+            reason,
+            description,
+        } => with(
+            "ev-dead-lettered-described",
+            &[("reason", reason), ("description", description)],
+        ),
+        EventKind::ExpiredDropped => one("ev-expired-dropped"),
+        EventKind::Forwarded {
+            to,
+            new_sequence_number,
+        } => with(
+            "ev-forwarded",
+            &[
+                ("to", ns.entity_name(*to)),
+                ("newseq", &format!("#{new_sequence_number}")),
+            ],
+        ),
+        EventKind::ReceiverAttached { receiver } => {
+            with("ev-receiver-attached", &[("receiver", &r(*receiver))])
+        }
+        EventKind::ReceiverDetached { receiver } => {
+            with("ev-receiver-detached", &[("receiver", &r(*receiver))])
+        }
+        EventKind::Fault { what } => with("ev-fault", &[("what", what)]),
+        EventKind::Actor { what } => what.to_string(),
+        EventKind::Rejected { operation, error } => with(
+            "ev-rejected",
+            &[("operation", operation), ("error", error.name())],
+        ),
+    }
+}

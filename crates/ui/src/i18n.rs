@@ -1,0 +1,88 @@
+//! The reader's language: the catalog (`i18n/<lang>.ftl`, fetched data; see
+//! `sbp_scenario::catalog`), the choice (`?lang=`, then the remembered one, then the browser's),
+//! and lookups. Every word the UI shows goes through [`t`] or [`tf`].
+use sbp_scenario::catalog::{supported, Catalog};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+const STORAGE_KEY: &str = "sbp.lang";
+
+thread_local! {
+    static CATALOG: RefCell<Rc<Catalog>> = RefCell::default();
+    static LANG: Cell<&'static str> = const { Cell::new("en") };
+}
+
+/// The text of `key` in the current language (the key itself if the catalog lacks it).
+pub fn t(key: &str) -> String {
+    CATALOG.with(|c| c.borrow().format(key, &[]))
+}
+
+/// The text of `key` with its variables filled in.
+pub fn tf(key: &str, args: &[(&str, &str)]) -> String {
+    CATALOG.with(|c| c.borrow().format(key, args))
+}
+
+/// The current catalog (for wording many events at once).
+pub fn catalog() -> Rc<Catalog> {
+    CATALOG.with(|c| c.borrow().clone())
+}
+
+/// The current language code.
+pub fn lang() -> &'static str {
+    LANG.with(Cell::get)
+}
+
+/// The language to start in: `?lang=`, else the one chosen before, else the browser's, else
+/// English.
+pub fn initial_language() -> &'static str {
+    let window = web_sys::window();
+    let query = window
+        .as_ref()
+        .and_then(|w| w.location().search().ok())
+        .and_then(|s| web_sys::UrlSearchParams::new_with_str(&s).ok())
+        .and_then(|p| p.get("lang"));
+    let stored = window
+        .as_ref()
+        .and_then(|w| w.local_storage().ok().flatten())
+        .and_then(|s| s.get_item(STORAGE_KEY).ok().flatten());
+    let browser = window.as_ref().and_then(|w| w.navigator().language());
+    [query, stored, browser]
+        .into_iter()
+        .flatten()
+        .find_map(|tag| supported(&tag))
+        .unwrap_or("en")
+}
+
+/// Fetches and installs `lang`'s catalog, then calls `done` (also when the fetch fails: the
+/// page then shows keys, or keeps the language it had).
+pub fn load(lang: &'static str, remember: bool, done: impl FnOnce(Result<(), String>) + 'static) {
+    crate::browser::fetch_text(&format!("i18n/{lang}.ftl"), move |text| {
+        let parsed = text.and_then(|t| Catalog::parse(&t));
+        match parsed {
+            Ok(catalog) => {
+                CATALOG.with(|c| *c.borrow_mut() = Rc::new(catalog));
+                LANG.with(|l| l.set(lang));
+                if let Some(doc) = web_sys::window()
+                    .and_then(|w| w.document())
+                    .and_then(|d| d.document_element())
+                {
+                    let _ = doc.set_attribute("lang", lang);
+                }
+                if remember {
+                    if let Some(s) =
+                        web_sys::window().and_then(|w| w.local_storage().ok().flatten())
+                    {
+                        let _ = s.set_item(STORAGE_KEY, lang);
+                    }
+                }
+                done(Ok(()))
+            }
+            Err(e) => done(Err(e)),
+        }
+    });
+}
+
+/// What an event means, in the current language.
+pub fn event_text(ns: &sbp_engine::Namespace, e: &sbp_engine::event::Event) -> String {
+    CATALOG.with(|c| sbp_scenario::words::event_text(&c.borrow(), ns, e))
+}
