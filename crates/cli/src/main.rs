@@ -36,7 +36,7 @@ enum Cmd {
     },
     /// Run scenarios and check their expectations; exits 1 if any fails.
     Check {
-        /// Scenario files or `preset:<name>`; with none, every preset.
+        /// Scenario or lesson files, or `preset:<name>`; with none, every preset.
         files: Vec<String>,
     },
     /// Print the share-link fragment of a scenario.
@@ -172,6 +172,23 @@ fn load(file: &str) -> Result<Scenario, String> {
     Scenario::from_json(&text).map_err(|e| format!("{file}: {e}"))
 }
 
+/// The lesson in `file` if it is one (a JSON object with "parts"); an unreadable lesson is an
+/// error naming the file.
+fn load_lesson(file: &str) -> Result<Option<sbp_scenario::lesson::Lesson>, String> {
+    if file.starts_with("preset:") {
+        return Ok(None);
+    }
+    let text = read_limited(file)?;
+    let is_lesson =
+        serde_json::from_str::<serde_json::Value>(&text).is_ok_and(|v| v.get("parts").is_some());
+    if !is_lesson {
+        return Ok(None);
+    }
+    sbp_scenario::lesson::Lesson::from_json(&text)
+        .map(Some)
+        .map_err(|e| format!("{file}: {e}"))
+}
+
 fn run(command: Cmd) -> Result<ExitCode, Failure> {
     let mut out = std::io::stdout().lock();
     match command {
@@ -202,6 +219,28 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             };
             let (mut passed, mut failed) = (0, 0);
             for name in &names {
+                // A lesson: its start scenario, each prediction's computed answer, each goal
+                // reached by its solution.
+                if let Some(lesson) = load_lesson(name)? {
+                    match lesson.check() {
+                        Ok(answers) => {
+                            passed += 1;
+                            let said: Vec<String> =
+                                answers.iter().map(|a| a.value.clone()).collect();
+                            writeln!(
+                                out,
+                                "ok   {name} (lesson, {} parts; answers: {})",
+                                lesson.parts.len(),
+                                said.join(", ")
+                            )?;
+                        }
+                        Err(message) => {
+                            failed += 1;
+                            writeln!(out, "FAIL {name}\n  {message}")?;
+                        }
+                    }
+                    continue;
+                }
                 let outcome = load(name).and_then(|s| {
                     s.check_run_to(s.end())
                         .and_then(|_| Simulation::new(&s))

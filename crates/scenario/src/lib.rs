@@ -7,6 +7,7 @@ pub mod bounds;
 pub mod catalog;
 mod check;
 pub mod dur;
+pub mod lesson;
 pub mod link;
 pub mod model;
 pub mod presets;

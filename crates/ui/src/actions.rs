@@ -58,19 +58,54 @@ pub fn actions(props: &StoreProps) -> Html {
         entities,
         subscriptions,
     };
+    // The sections as tabs, so the lanes stay in view; a lesson shows only the ones it needs.
+    let shown: Vec<&'static str> = match store.lesson.as_deref() {
+        Some(run) if !run.lesson.controls.is_empty() => TABS
+            .iter()
+            .copied()
+            .filter(|t| run.lesson.controls.iter().any(|c| c == t))
+            .collect(),
+        _ => TABS.to_vec(),
+    };
+    let tab = if shown.contains(&store.tab) {
+        store.tab
+    } else {
+        shown.first().copied().unwrap_or("send")
+    };
     // The forms are plain functions, not components: they have no hooks, and each DataForm
     // re-renders only when its own fields change.
+    let section = match tab {
+        "receive" => receive_form(&form),
+        "faults" => fault_form(&form),
+        "traffic" => html! {
+            <>
+            <crate::traffic::Actors store={store.clone()} version={store.slow_version} />
+            {crate::traffic::producer_form(&form)}
+            {crate::traffic::consumer_form(&form)}
+            </>
+        },
+        "entities" => entity_form(&form),
+        _ => send_form(&form),
+    };
     html! {
         <>
-        {send_form(&form)}
-        {receive_form(&form)}
-        {fault_form(&form)}
-        {crate::traffic::producer_form(&form)}
-        {crate::traffic::consumer_form(&form)}
-        {entity_form(&form)}
+        <div class="tabs" role="tablist" aria-label={crate::i18n::t("area-actions")}>
+            { for shown.iter().map(|&t| {
+                let store = store.clone();
+                let onclick = Callback::from(move |_: MouseEvent| store.dispatch(Action::Tab(t)));
+                html! {
+                    <button role="tab" id={format!("tab-{t}")} aria-selected={(t == tab).to_string()}
+                        class={classes!("tab", (t == tab).then_some("selected"))} {onclick}>{crate::i18n::t(&format!("tab-{t}"))}</button>
+                }
+            }) }
+        </div>
+        <div role="tabpanel">{section}</div>
         </>
     }
 }
+
+/// The control sections, in their tab order.
+pub const TABS: [&str; 5] = ["send", "receive", "faults", "traffic", "entities"];
 
 /// Fields: to, MessageId, TTL, schedule in, Subject, properties, body, how many.
 fn send_step(v: &Values, _button: usize, now: Instant) -> Result<Action, String> {

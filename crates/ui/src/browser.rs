@@ -35,13 +35,17 @@ fn starter() -> Simulation {
 /// starter. A broken link shows an error and keeps the stored scenario.
 /// Whether the page's query says `name=1` (or `true`).
 pub fn query_flag(name: &str) -> bool {
+    query_value(name).is_some_and(|v| v == "1" || v == "true")
+}
+
+/// The value of `name` in the page's query, if given.
+pub fn query_value(name: &str) -> Option<String> {
     let search = web_sys::window()
         .and_then(|w| w.location().search().ok())
         .unwrap_or_default();
     web_sys::UrlSearchParams::new_with_str(&search)
         .ok()
         .and_then(|p| p.get(name))
-        .is_some_and(|v| v == "1" || v == "true")
 }
 
 pub fn initial_state() -> AppState {
@@ -49,7 +53,10 @@ pub fn initial_state() -> AppState {
     let embed = query_flag("embed");
 
     let (stored, stored_at) = load_stored();
+    // A newcomer (nothing stored, no link, no lesson asked for) sees the first screen.
+    let newcomer = stored.is_none() && hash.trim_start_matches('#').is_empty();
     let mut state = AppState::new(stored.unwrap_or_else(starter), embed);
+    state.welcome = newcomer && !embed && query_value("lesson").is_none();
     if let Some(at) = stored_at {
         if let Some(stopped) = crate::state::replay(
             &mut state.sim.borrow_mut(),

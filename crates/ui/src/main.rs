@@ -8,6 +8,7 @@ mod form;
 mod i18n;
 mod inspector;
 mod lanes;
+mod lesson;
 mod log;
 mod map;
 mod markup;
@@ -44,6 +45,15 @@ fn app() -> Html {
             move || drop(interval)
         });
     }
+    // `?lesson=<id>` opens that lesson.
+    {
+        let store = store.clone();
+        use_effect_with((), move |_| {
+            if let Some(id) = browser::query_value("lesson") {
+                lesson::start(&store, &id);
+            }
+        });
+    }
     // The benchmark's per-tick timing.
     use_effect_with(store.version, move |_| browser::tick_rendered());
     // The current scenario survives a reload (saved every few hundred ms while the clock runs).
@@ -72,6 +82,14 @@ fn app() -> Html {
         </>
     };
 
+    let lessons = {
+        let store = store.clone();
+        Callback::from(move |_: MouseEvent| store.dispatch(Action::ShowWelcome))
+    };
+    let undo = {
+        let store = store.clone();
+        Callback::from(move |_: MouseEvent| store.dispatch(Action::Undo))
+    };
     if store.embed {
         return html! {
             <main class="embed">
@@ -90,16 +108,21 @@ fn app() -> Html {
             <h1>{t("app-title")}</h1>
             <p class="tagline">{t("app-tagline")}</p>
             <LanguagePicker store={store.clone()} />
+            <button id="open-lessons" onclick={lessons}>{t("lessons")}</button>
+            <button id="undo" onclick={undo}>{t("undo")}</button>
             <actions::ScenarioMenu store={store.clone()} />
         </header>
         <clock::ClockBar store={store.clone()} />
         {banner}
         <main class="layout">
             <section class="left" aria-label={t("area-actions")}>
-                <traffic::Actors store={store.clone()} version={store.slow_version} />
                 <actions::Actions store={store.clone()} />
             </section>
             <section class="center" aria-label={t("area-namespace")}>
+                if store.welcome {
+                    <lesson::Welcome store={store.clone()} />
+                }
+                <lesson::LessonPanel store={store.clone()} />
                 <map::NamespaceMap store={store.clone()} version={store.version} />
                 <lanes::Lanes store={store.clone()} />
                 <sendlab::SendLab />

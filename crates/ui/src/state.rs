@@ -2,6 +2,7 @@
 //! The state holds the running [`Simulation`]; every broker rule stays in the engine.
 use sbp_engine::time::Instant;
 use sbp_engine::Counts;
+use sbp_scenario::lesson::{Answer, Lesson, Part};
 use sbp_scenario::{Rewind, Scenario, Simulation, Step};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -31,6 +32,12 @@ pub struct AppState {
     /// The message shown in the inspector: (entity path, SequenceNumber).
     pub selected: Option<(String, u64)>,
     pub embed: bool,
+    /// The lesson being taken, if any.
+    pub lesson: Option<Rc<LessonRun>>,
+    /// The control section shown (`send`, `receive`, `faults`, `traffic`, `entities`).
+    pub tab: &'static str,
+    /// The first screen (what this is, the lessons, the sandbox) is showing.
+    pub welcome: bool,
     /// Namespace-wide counts over time, for the chart.
     pub samples: Rc<RefCell<Vec<(Instant, Counts)>>>,
 }
@@ -80,6 +87,22 @@ pub enum Action {
     Select(Option<(String, u64)>),
     Error(String),
     Dismiss,
+    /// Takes back the last recorded step: the scenario without it, at the same instant.
+    Undo,
+    Tab(&'static str),
+    /// Leaves the first screen (for the sandbox, or a lesson).
+    CloseWelcome,
+    /// Shows the first screen (the lessons) again.
+    ShowWelcome,
+    /// Starts (or restarts) a lesson at its first part, from its start scenario.
+    StartLesson(Rc<Lesson>),
+    LessonNext,
+    /// The learner's prediction: the answer is computed, the clock moves to it.
+    LessonAnswer(String),
+    LessonHint,
+    /// Plays the goal's solution from now.
+    LessonShowMe,
+    LessonExit,
     /// The language changed: everything re-renders in it.
     Relabel,
 }
@@ -98,6 +121,9 @@ impl AppState {
             notice: None,
             selected: None,
             embed,
+            lesson: None,
+            tab: "send",
+            welcome: false,
             samples: Rc::default(),
         }
     }
@@ -240,6 +266,110 @@ impl Reducible for AppState {
                 s.notice = None;
             }
             Action::Relabel => {}
+            Action::Undo => {
+                let (scenario, now) = {
+                    let sim = s.sim.borrow();
+                    let mut scenario = sim.scenario.clone();
+                    // The last step that has run (a later scheduled one stays).
+                    let last = scenario
+                        .timeline
+                        .iter()
+                        .rposition(|step| step.at.ms() <= sim.now());
+                    match last {
+                        Some(i) => {
+                            scenario.timeline.remove(i);
+                        }
+                        None => {
+                            drop(sim);
+                            s.notice = Some(crate::i18n::t("undo-nothing"));
+                            return Rc::new(s);
+                        }
+                    }
+                    (scenario, sim.now())
+                };
+                let kept = (s.lesson.clone(), s.playing);
+                let mut s = s.rebuild(&scenario, now, crate::i18n::t("undone"));
+                (s.lesson, s.playing) = kept;
+                return Rc::new(s);
+            }
+            Action::Tab(tab) => s.tab = tab,
+            Action::CloseWelcome => s.welcome = false,
+            Action::ShowWelcome => s.welcome = true,
+            Action::StartLesson(lesson) => {
+                s.samples = Rc::default();
+                s.playing = false;
+                s.selected = None;
+                s.welcome = false;
+                let scenario = lesson.scenario.clone();
+                let mut s = s.rebuild(&scenario, 0, String::new());
+                s.tab = lesson
+                    .controls
+                    .first()
+                    .and_then(|c| crate::actions::TABS.iter().find(|t| **t == c.as_str()))
+                    .copied()
+                    .unwrap_or("send");
+                s.lesson = Some(Rc::new(LessonRun::new(lesson)));
+                return Rc::new(s);
+            }
+            Action::LessonNext => {
+                if let Some(run) = s.lesson.as_deref() {
+                    let mut next = run.clone();
+                    next.advance();
+                    s.lesson = Some(Rc::new(next));
+                }
+            }
+            Action::LessonAnswer(given) => {
+                let question = s
+                    .lesson
+                    .as_deref()
+                    .and_then(|run| run.part().and_then(|p| p.ask.clone()));
+                if let (Some(q), Some(run)) = (question, s.lesson.as_deref()) {
+                    let answer = q.answer(&s.sim.borrow());
+                    let mut next = run.clone();
+                    next.right = Some(q.is_right(&answer, &given));
+                    next.given = Some(given);
+                    if let Some(at) = answer.at {
+                        let mut sim = s.sim.borrow_mut();
+                        s.notice = replay(&mut sim, &mut s.rewind.borrow_mut(), at);
+                    }
+                    next.answer = Some(answer);
+                    s.playing = false;
+                    s.lesson = Some(Rc::new(next));
+                }
+            }
+            Action::LessonHint => {
+                if let Some(run) = s.lesson.as_deref() {
+                    let mut next = run.clone();
+                    next.hints += 1;
+                    s.lesson = Some(Rc::new(next));
+                }
+            }
+            Action::LessonShowMe => {
+                let solution = s
+                    .lesson
+                    .as_deref()
+                    .and_then(|run| run.part().map(|p| p.solution.clone()))
+                    .unwrap_or_default();
+                let mut sim = s.sim.borrow_mut();
+                s.rewind.borrow_mut().forget_from(sim.now());
+                if let Err(e) = sbp_scenario::lesson::play_solution(&mut sim, &solution) {
+                    s.error = Some(e);
+                }
+                drop(sim);
+                s.playing = true;
+            }
+            Action::LessonExit => s.lesson = None,
+        }
+        // A goal is checked live: reached once, it stays reached (and the progress is kept).
+        let reached = s.lesson.as_deref().and_then(|run| {
+            let goal = run.part()?.goal.as_ref()?;
+            (!run.reached && s.sim.borrow_mut().unmet(goal).is_empty()).then(|| run.clone())
+        });
+        if let Some(mut run) = reached {
+            run.reached = true;
+            s.playing = false;
+            crate::lesson::save_progress(&run.lesson.id, run.part + 1);
+            s.lesson = Some(Rc::new(run));
         }
         s.sample();
         Rc::new(s)
@@ -311,6 +441,49 @@ impl AppState {
             }
         }
         self
+    }
+}
+
+/// A lesson being taken: which part, and what the learner did in it.
+#[derive(Clone)]
+pub struct LessonRun {
+    pub lesson: Rc<Lesson>,
+    pub part: usize,
+    /// A prediction: what the learner answered, the true outcome, and whether they agree.
+    pub given: Option<String>,
+    pub answer: Option<Answer>,
+    pub right: Option<bool>,
+    /// Hints shown so far.
+    pub hints: usize,
+    /// A goal: reached.
+    pub reached: bool,
+}
+
+impl LessonRun {
+    pub fn new(lesson: Rc<Lesson>) -> Self {
+        LessonRun {
+            lesson,
+            part: 0,
+            given: None,
+            answer: None,
+            right: None,
+            hints: 0,
+            reached: false,
+        }
+    }
+
+    /// The current part (None when the lesson is finished).
+    pub fn part(&self) -> Option<&Part> {
+        self.lesson.parts.get(self.part)
+    }
+
+    /// On to the next part (an explanation's or a prediction's end counts as progress).
+    pub fn advance(&mut self) {
+        crate::lesson::save_progress(&self.lesson.id, self.part + 1);
+        *self = LessonRun {
+            part: self.part + 1,
+            ..LessonRun::new(self.lesson.clone())
+        };
     }
 }
 

@@ -1,0 +1,382 @@
+//! Lessons: a start scenario and a sequence of parts, each an explanation, a prediction or a
+//! goal. Data (`web/lessons/<id>.json`, fetched by the browser), in every language the
+//! playground speaks. The correct answer of a prediction is never written in the lesson: it is
+//! computed by running a copy of the simulation forward ([`Question::answer`]). A goal is an
+//! [`Expectation`] checked live against the state ([`Simulation::unmet`]).
+use crate::dur::Dur;
+use crate::model::{Expectation, ViewDef};
+use crate::run::Simulation;
+use crate::step::Step;
+use crate::Scenario;
+use sbp_engine::time::{format_duration, format_instant, parse_duration, Instant, DAY, MAX_VALUE};
+use sbp_engine::{EventKind, Perspective};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A text in each language (`{"en": "...", "de": "..."}`).
+pub type Texts = BTreeMap<String, String>;
+
+/// The text in `lang`, else in English, else "".
+pub fn text<'a>(texts: &'a Texts, lang: &str) -> &'a str {
+    texts
+        .get(lang)
+        .or_else(|| texts.get("en"))
+        .map_or("", String::as_str)
+}
+
+/// How far (simulated) a prediction looks ahead for its answer, and how much work it may do.
+pub const HORIZON: Instant = DAY;
+const WORK: usize = 200_000;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lesson {
+    pub id: String,
+    pub title: Texts,
+    /// The control sections the lesson shows: `send`, `receive`, `faults`, `traffic`,
+    /// `entities` (empty: all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub controls: Vec<String>,
+    pub scenario: Scenario,
+    pub parts: Vec<Part>,
+}
+
+/// One part: exactly one of `explain`, `predict` or `do`, with what that kind needs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Part {
+    /// A short text; may highlight something on the page (a CSS selector).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Texts>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub highlight: Option<String>,
+    /// A question about what happens next; `ask` says what is asked, `choices` offers answers
+    /// (without them the learner types one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predict: Option<Texts>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ask: Option<Question>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<String>,
+    /// A goal reached by acting in the UI, checked live; hints on request; `solution` is what
+    /// "show me" plays (its steps' `at` count from when it is pressed).
+    #[serde(default, rename = "do", skip_serializing_if = "Option::is_none")]
+    pub goal_text: Option<Texts>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<Expectation>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hints: Vec<Texts>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub solution: Vec<Step>,
+}
+
+/// What kind a part is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartKind {
+    Explain,
+    Predict,
+    Do,
+}
+
+impl Part {
+    pub fn kind(&self) -> Option<PartKind> {
+        match (&self.explain, &self.predict, &self.goal_text) {
+            (Some(_), None, None) => Some(PartKind::Explain),
+            (None, Some(_), None) => Some(PartKind::Predict),
+            (None, None, Some(_)) => Some(PartKind::Do),
+            _ => None,
+        }
+    }
+
+    /// The part's text in `lang`.
+    pub fn text(&self, lang: &str) -> &str {
+        self.explain
+            .as_ref()
+            .or(self.predict.as_ref())
+            .or(self.goal_text.as_ref())
+            .map_or("", |t| text(t, lang))
+    }
+}
+
+/// What a prediction asks about a message (`entity`: where it is, `seq`: its SequenceNumber).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Question {
+    /// At what instant does `event` (an event kind: `DeadLettered`, `ExpiredDropped`,
+    /// `Requeued`...) happen to it? Answered as a duration from the start ("40s") or "never".
+    InstantOf {
+        event: String,
+        entity: String,
+        seq: u64,
+    },
+    /// What does `property` (an SDK name: `DeliveryCount`, `DeadLetterReason`, `ExpiresAt`...)
+    /// show right after `event` (without one: now), as peek shows it or (`"view": "receive"`)
+    /// as a locked receive does? Times are answered as durations from the start, or "MaxValue".
+    Property {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        event: Option<String>,
+        entity: String,
+        seq: u64,
+        property: String,
+        #[serde(default)]
+        view: ViewDef,
+    },
+    /// Which of `events` happens to it first? ("none" if none does.)
+    FirstOf {
+        events: Vec<String>,
+        entity: String,
+        seq: u64,
+    },
+}
+
+/// The true outcome: the answer in words and the instant it happened (None: it did not).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answer {
+    pub value: String,
+    pub at: Option<Instant>,
+}
+
+impl Question {
+    fn target(&self) -> (&str, u64) {
+        match self {
+            Question::InstantOf { entity, seq, .. }
+            | Question::Property { entity, seq, .. }
+            | Question::FirstOf { entity, seq, .. } => (entity, *seq),
+        }
+    }
+
+    fn wants(&self, kind: &EventKind) -> bool {
+        match self {
+            Question::InstantOf { event, .. } => kind.name() == event,
+            Question::Property { event, .. } => event.as_deref() == Some(kind.name()),
+            Question::FirstOf { events, .. } => events.iter().any(|e| e == kind.name()),
+        }
+    }
+
+    /// Runs a copy of `sim` forward (at most [`HORIZON`] and a bounded amount of work) until the
+    /// asked event happens to the message; `sim` itself does not change.
+    pub fn answer(&self, sim: &Simulation) -> Answer {
+        if let Question::Property {
+            event: None,
+            entity,
+            seq,
+            property,
+            view,
+        } = self
+        {
+            return Answer {
+                value: property_now(sim, entity, *seq, property, *view),
+                at: None,
+            };
+        }
+        let mut run = sim.clone();
+        let (entity, seq) = self.target();
+        let entity = entity.strip_suffix("/$deadletterqueue").unwrap_or(entity);
+        let until = sim.now().saturating_add(HORIZON);
+        let mut budget = WORK;
+        let mut seen = run.ns.log().len() + run.ns.log_dropped() as usize;
+        loop {
+            let next = run.next_due().filter(|&t| t <= until);
+            let Some(next) = next else {
+                return self.unanswered();
+            };
+            if !run.advance_within(next, &mut budget) && budget == 0 {
+                return self.unanswered();
+            }
+            let total = run.ns.log().len() + run.ns.log_dropped() as usize;
+            let fresh = total.saturating_sub(seen).min(run.ns.log().len());
+            seen = total;
+            let start = run.ns.log().len() - fresh;
+            let found = run.ns.log()[start..]
+                .iter()
+                .find(|e| {
+                    e.seq == seq && run.ns.entity_name(e.entity) == entity && self.wants(&e.kind)
+                })
+                .cloned();
+            if let Some(e) = found {
+                let value = match self {
+                    Question::InstantOf { .. } => {
+                        format_instant(e.at).trim_start_matches("t=").to_string()
+                    }
+                    Question::FirstOf { .. } => e.kind.name().to_string(),
+                    Question::Property { property, view, .. } => {
+                        property_now(&run, &run.ns.event_path(&e), seq, property, *view)
+                    }
+                };
+                return Answer {
+                    value,
+                    at: Some(e.at),
+                };
+            }
+        }
+    }
+
+    fn unanswered(&self) -> Answer {
+        Answer {
+            value: match self {
+                Question::InstantOf { .. } => "never".into(),
+                _ => "none".into(),
+            },
+            at: None,
+        }
+    }
+
+    /// Whether `given` (what the learner chose or typed) is the answer: times compared as
+    /// durations ("1m" = "60s" = "t=1m"), anything else as words, case and spaces aside.
+    pub fn is_right(&self, answer: &Answer, given: &str) -> bool {
+        let given = given.trim();
+        let time = |s: &str| parse_duration(s.trim().trim_start_matches("t=")).ok();
+        if let (Some(a), Some(b)) = (time(given), time(&answer.value)) {
+            return a == b;
+        }
+        given.eq_ignore_ascii_case(answer.value.trim())
+    }
+}
+
+impl Lesson {
+    pub fn from_json(text: &str) -> Result<Lesson, String> {
+        let lesson: Lesson = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        lesson.validate()?;
+        Ok(lesson)
+    }
+
+    /// What serde cannot check: each part is one kind with what that kind needs; every text is
+    /// in English at least.
+    pub fn validate(&self) -> Result<(), String> {
+        self.scenario.validate().map_err(|e| e.to_string())?;
+        if self.parts.is_empty() {
+            return Err("a lesson has at least one part".into());
+        }
+        for (i, part) in self.parts.iter().enumerate() {
+            let at = |m: &str| Err(format!("parts[{i}]: {m}"));
+            match part.kind() {
+                None => return at("give exactly one of \"explain\", \"predict\" or \"do\""),
+                Some(PartKind::Predict) if part.ask.is_none() => {
+                    return at("a prediction says what it asks (\"ask\")")
+                }
+                Some(PartKind::Do) if part.goal.is_none() || part.solution.is_empty() => {
+                    return at("a goal has a \"goal\" and a \"solution\"")
+                }
+                _ => {}
+            }
+            if part.text("en").is_empty() {
+                return at("every text is written in English at least");
+            }
+        }
+        Ok(())
+    }
+
+    /// Plays the lesson as a learner who always succeeds: each prediction's answer is computed
+    /// and the clock moves to it; each goal's solution is played until the goal holds (at most
+    /// [`HORIZON`] after it starts). Returns the answers, or what went wrong.
+    pub fn check(&self) -> Result<Vec<Answer>, String> {
+        let mut sim = Simulation::new(&self.scenario).map_err(|e| e.to_string())?;
+        let mut answers = Vec::new();
+        for (i, part) in self.parts.iter().enumerate() {
+            match part.kind() {
+                Some(PartKind::Predict) => {
+                    let Some(q) = &part.ask else { continue };
+                    let answer = q.answer(&sim);
+                    if !part.choices.is_empty()
+                        && !part.choices.iter().any(|c| q.is_right(&answer, c))
+                    {
+                        return Err(format!(
+                            "parts[{i}]: the answer \"{}\" is not among the choices",
+                            answer.value
+                        ));
+                    }
+                    if let Some(at) = answer.at {
+                        sim.advance_to(at);
+                    }
+                    answers.push(answer);
+                }
+                Some(PartKind::Do) => {
+                    let Some(goal) = &part.goal else { continue };
+                    if sim.unmet(goal).is_empty() {
+                        return Err(format!(
+                            "parts[{i}]: the goal holds before anything is done"
+                        ));
+                    }
+                    play_solution(&mut sim, &part.solution)
+                        .map_err(|m| format!("parts[{i}]: {m}"))?;
+                    let until = sim.now().saturating_add(HORIZON);
+                    while !sim.unmet(goal).is_empty() {
+                        match sim.next_due().filter(|&t| t <= until) {
+                            Some(t) => sim.advance_to(t),
+                            None => {
+                                return Err(format!(
+                                    "parts[{i}]: the solution does not reach the goal: {}",
+                                    sim.unmet(goal).join("; ")
+                                ))
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !sim.failures.is_empty() {
+            return Err(sim.failures.join("; "));
+        }
+        Ok(answers)
+    }
+}
+
+/// What `property` of message `seq` in `path` shows now ("-" if it is not there).
+fn property_now(sim: &Simulation, path: &str, seq: u64, property: &str, view: ViewDef) -> String {
+    let perspective = match view {
+        ViewDef::Peek => Perspective::Peek,
+        ViewDef::Receive => Perspective::Receive,
+    };
+    let view = sim
+        .ns
+        .message(path, seq, perspective)
+        .and_then(|v| serde_json::to_value(v).ok())
+        .unwrap_or_default();
+    property_text(property, &view[property])
+}
+
+/// A property's value in words: times as durations from the start ("MaxValue" for never).
+fn property_text(name: &str, value: &serde_json::Value) -> String {
+    const TIMES: [&str; 5] = [
+        "ExpiresAt",
+        "EnqueuedTime",
+        "LockedUntil",
+        "ScheduledEnqueueTime",
+        "TimeToLive",
+    ];
+    match value {
+        serde_json::Value::Number(n) if TIMES.contains(&name) => match n.as_i64() {
+            Some(ms) if ms >= MAX_VALUE => "MaxValue".into(),
+            Some(ms) => format_duration(ms),
+            None => n.to_string(),
+        },
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => "-".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Schedules a solution's steps from now (each step's `at` counts from now).
+pub fn play_solution(sim: &mut Simulation, steps: &[Step]) -> Result<(), String> {
+    let now = sim.now();
+    for step in steps {
+        let mut step = step.clone();
+        let at = now.saturating_add(step.at.ms());
+        step.at = Dur(0);
+        sim.schedule_step(step, at).map_err(|e| e.message)?;
+    }
+    Ok(())
+}
+
+impl Simulation {
+    /// What of `goal` does not hold now, in words (empty: it holds). Checking changes nothing:
+    /// the failures and the count of checks stay as they were.
+    pub fn unmet(&mut self, goal: &Expectation) -> Vec<String> {
+        let (failures, checked) = (self.failures.len(), self.checked);
+        self.check("now", goal);
+        let unmet = self.failures.split_off(failures);
+        self.checked = checked;
+        unmet
+    }
+}

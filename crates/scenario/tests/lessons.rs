@@ -1,0 +1,132 @@
+//! The lessons (`web/lessons/*.json`): each reads, is written in every language, has answers
+//! the engine computes and goals its solutions reach (as `sbp check` plays them), and the track
+//! (`index.json`) lists each with its title and number of parts.
+use sbp_scenario::catalog::LANGUAGES;
+use sbp_scenario::lesson::{Lesson, Texts};
+use std::path::{Path, PathBuf};
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../web/lessons")
+}
+
+fn lessons() -> Vec<Lesson> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir())
+        .expect("web/lessons")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json") && !p.ends_with("index.json"))
+        .collect();
+    found.sort();
+    found
+        .iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(p).expect("readable");
+            Lesson::from_json(&text).unwrap_or_else(|e| panic!("{p:?}: {e}"))
+        })
+        .collect()
+}
+
+fn in_every_language(what: &str, texts: &Texts) {
+    for (lang, _) in LANGUAGES {
+        assert!(
+            texts.get(lang).is_some_and(|t| !t.trim().is_empty()),
+            "{what} has no {lang} text"
+        );
+    }
+}
+
+#[test]
+fn every_lesson_passes_its_check_start_answers_and_solutions() {
+    let all = lessons();
+    assert!(all.len() >= 11, "the track has {} lessons", all.len());
+    for lesson in &all {
+        let answers = lesson
+            .check()
+            .unwrap_or_else(|e| panic!("{}: {e}", lesson.id));
+        let predictions = lesson.parts.iter().filter(|p| p.ask.is_some()).count();
+        assert_eq!(answers.len(), predictions, "{}", lesson.id);
+        assert!(
+            (3..=8).contains(&lesson.parts.len()),
+            "{} has {} parts",
+            lesson.id,
+            lesson.parts.len()
+        );
+    }
+}
+
+#[test]
+fn every_text_of_every_lesson_is_in_every_language() {
+    for lesson in lessons() {
+        in_every_language(&format!("{} title", lesson.id), &lesson.title);
+        for (i, part) in lesson.parts.iter().enumerate() {
+            let what = format!("{} parts[{i}]", lesson.id);
+            for texts in [&part.explain, &part.predict, &part.goal_text]
+                .into_iter()
+                .flatten()
+            {
+                in_every_language(&what, texts);
+            }
+            for hint in &part.hints {
+                in_every_language(&format!("{what} hint"), hint);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_track_lists_every_lesson_with_its_title_and_parts() {
+    let index: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir().join("index.json")).expect("index.json"),
+    )
+    .expect("index.json is JSON");
+    let listed = index["lessons"].as_array().expect("a list");
+    let all = lessons();
+    assert_eq!(
+        listed.len(),
+        all.len(),
+        "index.json lists every lesson once"
+    );
+    for entry in listed {
+        let id = entry["id"].as_str().expect("an id");
+        let lesson = all
+            .iter()
+            .find(|l| l.id == id)
+            .unwrap_or_else(|| panic!("index.json lists {id}, which is not a lesson"));
+        assert_eq!(
+            entry["parts"].as_u64(),
+            Some(lesson.parts.len() as u64),
+            "{id}"
+        );
+        let title: Texts = serde_json::from_value(entry["title"].clone()).expect("titles");
+        assert_eq!(title, lesson.title, "{id}");
+    }
+}
+
+#[test]
+fn a_prediction_is_answered_from_the_state_and_changes_nothing() {
+    use sbp_scenario::lesson::Question;
+    let lesson = lessons()
+        .into_iter()
+        .find(|l| l.id == "ttl-basics")
+        .expect("ttl-basics");
+    let mut sim = sbp_scenario::Simulation::new(&lesson.scenario).expect("starts");
+    sbp_scenario::lesson::play_solution(&mut sim, &lesson.parts[1].solution).expect("plays");
+    sim.advance_to(5_000);
+    let q = lesson.parts[2].ask.clone().expect("a question");
+    let before = (sim.now(), sim.ns.log().len());
+    let answer = q.answer(&sim);
+    assert_eq!(
+        (sim.now(), sim.ns.log().len()),
+        before,
+        "answering ran the copy only"
+    );
+    assert_eq!(answer.at, Some(30_000));
+    assert!(q.is_right(&answer, "30s") && q.is_right(&answer, "t=30s"));
+    assert!(!q.is_right(&answer, "35s"));
+    // A message that never expires: the answer is "never".
+    let never = Question::InstantOf {
+        event: "DeadLettered".into(),
+        entity: "orders".into(),
+        seq: 9,
+    };
+    assert_eq!(never.answer(&sim).value, "never");
+}

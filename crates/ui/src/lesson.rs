@@ -1,0 +1,330 @@
+//! Lessons in the browser: the list (`lessons/index.json`), a lesson's parts one at a time
+//! (explain, predict, do), progress in local storage, and the first screen. The lessons are data
+//! (`web/lessons/*.json`, fetched); what a part checks and answers is `sbp_scenario::lesson`'s.
+use crate::i18n::{lang, t, tf};
+use crate::state::{Action, LessonRun, Store, StoreProps};
+use sbp_scenario::lesson::{text, Lesson, PartKind, Question};
+use std::rc::Rc;
+use yew::prelude::*;
+
+const PROGRESS_KEY: &str = "sbp.lessons.v1";
+
+fn storage() -> Option<web_sys::Storage> {
+    web_sys::window().and_then(|w| w.local_storage().ok().flatten())
+}
+
+/// How many parts of lesson `id` were done (kept as `id=n;id=n` in local storage).
+pub fn progress(id: &str) -> usize {
+    let stored = storage()
+        .and_then(|s| s.get_item(PROGRESS_KEY).ok().flatten())
+        .unwrap_or_default();
+    stored
+        .split(';')
+        .filter_map(|entry| entry.split_once('='))
+        .find(|(k, _)| *k == id)
+        .and_then(|(_, n)| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Remembers that `done` parts of lesson `id` are done (never fewer than before).
+pub fn save_progress(id: &str, done: usize) {
+    let Some(s) = storage() else { return };
+    if done <= progress(id) {
+        return;
+    }
+    let stored = s.get_item(PROGRESS_KEY).ok().flatten().unwrap_or_default();
+    let mut entries: Vec<String> = stored
+        .split(';')
+        .filter(|e| !e.is_empty() && e.split_once('=').is_some_and(|(k, _)| k != id))
+        .map(String::from)
+        .collect();
+    entries.push(format!("{id}={done}"));
+    let _ = s.set_item(PROGRESS_KEY, &entries.join(";"));
+}
+
+/// A lesson of the track: its id, title per language and number of parts.
+#[derive(Clone, PartialEq)]
+pub struct Listed {
+    pub id: String,
+    pub title: sbp_scenario::lesson::Texts,
+    pub parts: usize,
+}
+
+/// Fetches `lessons/index.json` (the track, in order).
+fn load_index(done: impl FnOnce(Vec<Listed>) + 'static) {
+    crate::browser::fetch_text("lessons/index.json", move |text| {
+        let value: serde_json::Value = text
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        let listed = value["lessons"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|l| {
+                        Some(Listed {
+                            id: l["id"].as_str()?.to_string(),
+                            title: l["title"]
+                                .as_object()?
+                                .iter()
+                                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                                .collect(),
+                            parts: l["parts"].as_u64().unwrap_or(0) as usize,
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        done(listed);
+    });
+}
+
+/// Fetches and starts lesson `id`.
+pub fn start(store: &Store, id: &str) {
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        return store.dispatch(Action::Error(tf("no-lesson", &[("id", id)])));
+    }
+    let store = store.clone();
+    let id = id.to_string();
+    crate::browser::fetch_text(&format!("lessons/{id}.json"), move |text| {
+        match text.and_then(|t| Lesson::from_json(&t)) {
+            Ok(lesson) => store.dispatch(Action::StartLesson(Rc::new(lesson))),
+            Err(e) => store.dispatch(Action::Error(tf(
+                "lesson-broken",
+                &[("id", &id), ("error", &e)],
+            ))),
+        }
+    });
+}
+
+/// The track: each lesson with its progress, a click starts it.
+#[function_component(LessonList)]
+pub fn lesson_list(props: &StoreProps) -> Html {
+    let listed = use_state(Vec::<Listed>::new);
+    {
+        let listed = listed.clone();
+        use_effect_with((), move |_| load_index(move |l| listed.set(l)));
+    }
+    let lang = lang();
+    html! {
+        <ol class="lesson-list" id="lesson-list">
+            { for listed.iter().map(|l| {
+                let store = props.store.clone();
+                let id = l.id.clone();
+                let onclick = Callback::from(move |_: MouseEvent| start(&store, &id));
+                let done = progress(&l.id).min(l.parts);
+                html! {
+                    <li>
+                        <button class={classes!("lesson-item", (l.parts > 0 && done == l.parts).then_some("done"))} data-lesson={l.id.clone()} {onclick}>
+                            {text(&l.title, lang).to_string()}
+                        </button>
+                        <span class="progress">{if l.parts > 0 && done == l.parts { "✓".to_string() } else { format!("{done}/{}", l.parts) }}</span>
+                    </li>
+                }
+            }) }
+        </ol>
+    }
+}
+
+/// The first screen: what this is, the first lesson, the sandbox, the presets.
+#[function_component(Welcome)]
+pub fn welcome(props: &StoreProps) -> Html {
+    let store = props.store.clone();
+    let first = {
+        let store = store.clone();
+        Callback::from(move |_: MouseEvent| {
+            let store = store.clone();
+            load_index(move |l| {
+                if let Some(first) = l.first() {
+                    start(&store, &first.id);
+                }
+            });
+        })
+    };
+    let sandbox = {
+        let store = store.clone();
+        Callback::from(move |_: MouseEvent| store.dispatch(Action::CloseWelcome))
+    };
+    html! {
+        <section class="welcome" id="welcome" aria-label={t("welcome-title")}>
+            <h2>{t("welcome-title")}</h2>
+            <p>{t("welcome-what")}</p>
+            <div class="row wrap">
+                <button class="primary big" id="start-first-lesson" onclick={first}>{t("start-first-lesson")}</button>
+                <button class="big" id="open-sandbox" onclick={sandbox}>{t("open-sandbox")}</button>
+            </div>
+            <h3>{t("lessons")}</h3>
+            <LessonList store={store.clone()} />
+            <p class="hint">{t("welcome-presets")}</p>
+        </section>
+    }
+}
+
+/// The lesson being taken: the current part with what it needs, and the way on.
+#[function_component(LessonPanel)]
+pub fn lesson_panel(props: &StoreProps) -> Html {
+    let store = &props.store;
+    let typed = use_node_ref();
+    // An explanation may point at something on the page: it is outlined while the part shows.
+    let highlight = store
+        .lesson
+        .as_deref()
+        .and_then(|r| r.part().and_then(|p| p.highlight.clone()));
+    use_effect_with(highlight, |selector| {
+        let found = selector.as_ref().and_then(|s| {
+            web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.query_selector(s).ok().flatten())
+        });
+        if let Some(el) = &found {
+            let _ = el.class_list().add_1("highlight");
+        }
+        move || {
+            if let Some(el) = found {
+                let _ = el.class_list().remove_1("highlight");
+            }
+        }
+    });
+    let Some(run) = store.lesson.clone() else {
+        return html! {};
+    };
+    let lang = lang();
+    let d = |a: fn() -> Action| {
+        let store = store.clone();
+        Callback::from(move |_: MouseEvent| store.dispatch(a()))
+    };
+    let restart = {
+        let store = store.clone();
+        let lesson = run.lesson.clone();
+        Callback::from(move |_: MouseEvent| store.dispatch(Action::StartLesson(lesson.clone())))
+    };
+    let total = run.lesson.parts.len();
+    let header = html! {
+        <header class="lesson-head">
+            <h2 id="lesson-title">{text(&run.lesson.title, lang).to_string()}</h2>
+            <span class="lesson-step" id="lesson-step">{tf("lesson-part", &[("part", &(run.part + 1).min(total).to_string()), ("total", &total.to_string())])}</span>
+            <div class="row wrap">
+                <button id="lesson-undo" onclick={d(|| Action::Undo)}>{t("undo")}</button>
+                <button id="lesson-restart" onclick={restart}>{t("lesson-restart")}</button>
+                <button id="lesson-exit" onclick={d(|| Action::LessonExit)}>{t("lesson-exit")}</button>
+            </div>
+        </header>
+    };
+    let Some(part) = run.part() else {
+        return html! {
+            <section class="lesson" id="lesson" aria-live="polite">
+                {header}
+                <p class="lesson-done" id="lesson-complete">{t("lesson-complete")}</p>
+                <LessonList store={store.clone()} />
+            </section>
+        };
+    };
+    let next = html! { <button class="primary" id="lesson-next" onclick={d(|| Action::LessonNext)}>{t("lesson-next")}</button> };
+    let body = match part.kind() {
+        Some(PartKind::Predict) => predict(store, &run, &typed, next),
+        Some(PartKind::Do) => goal(store, &run, lang, next),
+        _ => next,
+    };
+    html! {
+        <section class={classes!("lesson", part.kind().map(kind_class))} id="lesson" aria-live="polite">
+            {header}
+            <p class="lesson-text" id="lesson-text">{part.text(lang).to_string()}</p>
+            {body}
+        </section>
+    }
+}
+
+fn kind_class(kind: PartKind) -> &'static str {
+    match kind {
+        PartKind::Explain => "explain",
+        PartKind::Predict => "predict",
+        PartKind::Do => "do",
+    }
+}
+
+/// A prediction: choices (or a typed value), then the true outcome next to it.
+fn predict(store: &Store, run: &LessonRun, typed: &NodeRef, next: Html) -> Html {
+    let Some(part) = run.part() else {
+        return next;
+    };
+    if let (Some(given), Some(answer), Some(right)) = (&run.given, &run.answer, run.right) {
+        let at = answer
+            .at
+            .map(|at| {
+                tf(
+                    "predict-at",
+                    &[("at", &sbp_engine::time::format_instant(at))],
+                )
+            })
+            .unwrap_or_default();
+        return html! {
+            <>
+            <p class={classes!("reveal", if right { "right" } else { "wrong" })} id="predict-reveal">
+                {tf(if right { "predict-right" } else { "predict-wrong" }, &[("given", given), ("answer", &answer.value)])}{at}
+            </p>
+            {next}
+            </>
+        };
+    }
+    let answer = |given: String| {
+        let store = store.clone();
+        Callback::from(move |_: MouseEvent| store.dispatch(Action::LessonAnswer(given.clone())))
+    };
+    if !part.choices.is_empty() {
+        return html! {
+            <div class="choices row wrap" role="group" aria-label={t("predict-choose")}>
+                { for part.choices.iter().map(|c| html! { <button class="choice" data-choice={c.clone()} onclick={answer(c.clone())}>{c.clone()}</button> }) }
+            </div>
+        };
+    }
+    let check = {
+        let store = store.clone();
+        let typed = typed.clone();
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            store.dispatch(Action::LessonAnswer(crate::form::text(&typed)))
+        })
+    };
+    let placeholder = match part.ask {
+        Some(Question::InstantOf { .. }) => t("predict-instant-ph"),
+        _ => String::new(),
+    };
+    html! {
+        <form class="row wrap" onsubmit={check}>
+            <input id="predict-input" ref={typed.clone()} {placeholder} aria-label={t("predict-answer")} />
+            <button type="submit" class="primary" id="predict-check">{t("predict-check")}</button>
+        </form>
+    }
+}
+
+/// A goal: checked live; hints on request; "show me" plays the solution.
+fn goal(store: &Store, run: &LessonRun, lang: &str, next: Html) -> Html {
+    let Some(part) = run.part() else {
+        return next;
+    };
+    if run.reached {
+        return html! {
+            <>
+            <p class="reveal right" id="goal-reached">{t("goal-reached")}</p>
+            {next}
+            </>
+        };
+    }
+    let d = |a: fn() -> Action| {
+        let store = store.clone();
+        Callback::from(move |_: MouseEvent| store.dispatch(a()))
+    };
+    html! {
+        <>
+        <ul class="hints" id="hints">
+            { for part.hints.iter().take(run.hints).map(|h| html! { <li>{text(h, lang).to_string()}</li> }) }
+        </ul>
+        <div class="row wrap">
+            if run.hints < part.hints.len() {
+                <button id="lesson-hint" onclick={d(|| Action::LessonHint)}>{t("lesson-hint")}</button>
+            }
+            <button id="lesson-show-me" onclick={d(|| Action::LessonShowMe)}>{t("lesson-show-me")}</button>
+        </div>
+        </>
+    }
+}
