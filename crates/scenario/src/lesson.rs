@@ -154,8 +154,9 @@ impl Question {
     }
 
     /// Runs a copy of `sim` forward (at most [`HORIZON`] and a bounded amount of work) until the
-    /// asked event happens to the message; `sim` itself does not change.
-    pub fn answer(&self, sim: &Simulation) -> Answer {
+    /// asked event happens to the message; `sim` itself does not change (the copy is a rewind
+    /// checkpoint's, which the browser has anyway).
+    pub fn answer(&self, sim: &mut Simulation) -> Answer {
         if let Question::Property {
             event: None,
             entity,
@@ -169,7 +170,8 @@ impl Question {
                 at: None,
             };
         }
-        let mut run = sim.clone();
+        let mut run = sim.snapshot(0);
+        run.scenario = sim.scenario.clone();
         let (entity, seq) = self.target();
         let entity = entity.strip_suffix("/$deadletterqueue").unwrap_or(entity);
         let until = sim.now().saturating_add(HORIZON);
@@ -276,7 +278,7 @@ impl Lesson {
             match part.kind() {
                 Some(PartKind::Predict) => {
                     let Some(q) = &part.ask else { continue };
-                    let answer = q.answer(&sim);
+                    let answer = q.answer(&mut sim);
                     if !part.choices.is_empty()
                         && !part.choices.iter().any(|c| q.is_right(&answer, c))
                     {

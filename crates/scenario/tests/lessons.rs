@@ -113,7 +113,7 @@ fn a_prediction_is_answered_from_the_state_and_changes_nothing() {
     sim.advance_to(5_000);
     let q = lesson.parts[2].ask.clone().expect("a question");
     let before = (sim.now(), sim.ns.log().len());
-    let answer = q.answer(&sim);
+    let answer = q.answer(&mut sim);
     assert_eq!(
         (sim.now(), sim.ns.log().len()),
         before,
@@ -128,5 +128,5 @@ fn a_prediction_is_answered_from_the_state_and_changes_nothing() {
         entity: "orders".into(),
         seq: 9,
     };
-    assert_eq!(never.answer(&sim).value, "never");
+    assert_eq!(never.answer(&mut sim).value, "never");
 }

@@ -50,8 +50,9 @@ pub struct Listed {
     pub parts: usize,
 }
 
-/// Fetches `lessons/index.json` (the track, in order).
-fn load_index(done: impl FnOnce(Vec<Listed>) + 'static) {
+/// Fetches `lessons/index.json` (the track, in order). One instance for every caller (a boxed
+/// callback): its parsing is not copied per caller into the wasm.
+fn load_index(done: Box<dyn FnOnce(Vec<Listed>)>) {
     crate::browser::fetch_text("lessons/index.json", move |text| {
         let value: serde_json::Value = text
             .ok()
@@ -64,11 +65,7 @@ fn load_index(done: impl FnOnce(Vec<Listed>) + 'static) {
                     .filter_map(|l| {
                         Some(Listed {
                             id: l["id"].as_str()?.to_string(),
-                            title: l["title"]
-                                .as_object()?
-                                .iter()
-                                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                                .collect(),
+                            title: texts(&l["title"]),
                             parts: l["parts"].as_u64().unwrap_or(0) as usize,
                         })
                     })
@@ -77,6 +74,18 @@ fn load_index(done: impl FnOnce(Vec<Listed>) + 'static) {
             .unwrap_or_default();
         done(listed);
     });
+}
+
+/// `{"en": "...", ...}` as [`Texts`](sbp_scenario::lesson::Texts), inserted one by one (a
+/// `collect` would add a sort to the wasm).
+fn texts(v: &serde_json::Value) -> sbp_scenario::lesson::Texts {
+    let mut out = sbp_scenario::lesson::Texts::new();
+    for (k, v) in v.as_object().into_iter().flatten() {
+        if let Some(text) = v.as_str() {
+            out.insert(k.clone(), text.to_string());
+        }
+    }
+    out
 }
 
 /// Fetches and starts lesson `id`.
@@ -103,7 +112,7 @@ pub fn lesson_list(props: &StoreProps) -> Html {
     let listed = use_state(Vec::<Listed>::new);
     {
         let listed = listed.clone();
-        use_effect_with((), move |_| load_index(move |l| listed.set(l)));
+        use_effect_with((), move |_| load_index(Box::new(move |l| listed.set(l))));
     }
     let lang = lang();
     html! {
@@ -134,11 +143,11 @@ pub fn welcome(props: &StoreProps) -> Html {
         let store = store.clone();
         Callback::from(move |_: MouseEvent| {
             let store = store.clone();
-            load_index(move |l| {
+            load_index(Box::new(move |l| {
                 if let Some(first) = l.first() {
                     start(&store, &first.id);
                 }
-            });
+            }));
         })
     };
     let sandbox = {

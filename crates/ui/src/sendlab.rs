@@ -2,8 +2,9 @@
 //! settings and rejections injected. The numbers come from the engine's `send_lab` model.
 use crate::form::field;
 use crate::form::{parse, text, Choice};
+use crate::i18n::{t, tf};
+use crate::markup::{escape, fmt};
 use sbp_engine::send_lab::{run, Injected, SendLabResult, SendLabSpec, SendStrategy};
-use sbp_engine::time::format_decimal;
 use sbp_engine::time::format_duration;
 use yew::prelude::*;
 
@@ -20,14 +21,15 @@ fn strategies(n: u32) -> [SendStrategy; 4] {
 
 fn label(s: SendStrategy) -> String {
     match s {
-        SendStrategy::AwaitEach => "await each send".into(),
-        SendStrategy::StartAllThenAwait => "start all, then await all".into(),
-        SendStrategy::Semaphore(n) => format!("semaphore of {n}"),
-        SendStrategy::FireAndForget => "fire and forget".into(),
+        SendStrategy::AwaitEach => t("lab-await-each"),
+        SendStrategy::StartAllThenAwait => t("lab-start-all"),
+        SendStrategy::Semaphore(n) => tf("lab-semaphore-of", &[("n", &n.to_string())]),
+        SendStrategy::FireAndForget => t("lab-fire-forget"),
     }
 }
 
-fn timeline(r: &SendLabResult) -> Html {
+/// One line per send, and the sends in flight, as SVG markup text (no handlers).
+fn timeline(r: &SendLabResult) -> String {
     let end = r.all_settled.max(1) as f64;
     let rows = r.traces.len().min(ROWS);
     let h = (rows as f64 * 4.0).max(40.0) + 20.0;
@@ -36,36 +38,109 @@ fn timeline(r: &SendLabResult) -> Html {
     let queue: String = r
         .in_flight
         .iter()
-        .map(|(t, n)| {
+        .map(|(t, n)| format!("{},{} ", fmt(x(*t)), fmt(38.0 - *n as f64 / max_q * 34.0)))
+        .collect();
+    let mut out = format!(
+        "<svg viewBox=\"0 0 480 {}\" role=\"img\" class=\"lab-timeline\" aria-label=\"{}\">",
+        fmt(h),
+        escape(&tf(
+            "lab-timeline-label",
+            &[
+                ("sends", &r.traces.len().to_string()),
+                ("over", &format_duration(r.all_settled)),
+            ]
+        ))
+    );
+    for (i, tr) in r.traces.iter().take(ROWS).enumerate() {
+        let y = fmt(4.0 + i as f64 * 4.0);
+        let colour = if !tr.stored {
+            "#b0262c"
+        } else if tr.attempts > 1 {
+            "#9a5b00"
+        } else {
+            "#0a5ea8"
+        };
+        out += &format!(
+            "<line x1=\"{}\" x2=\"{}\" y1=\"{y}\" y2=\"{y}\" stroke=\"{colour}\" stroke-width=\"3\" stroke-dasharray=\"{}\"/>",
+            fmt(x(tr.started)),
+            fmt(x(tr.settled).max(x(tr.started) + 1.0)),
+            if tr.observed { "" } else { "3 2" }
+        );
+    }
+    out += &format!(
+        "<text x=\"2\" y=\"{0}\" font-size=\"10\">t=0</text><text x=\"476\" y=\"{0}\" font-size=\"10\" text-anchor=\"end\">{1}</text></svg><figure class=\"metric\"><figcaption>{2}</figcaption><svg viewBox=\"0 0 480 42\" role=\"img\" aria-label=\"{2}\"><polyline points=\"{queue}\" fill=\"none\" stroke=\"#6b3fa0\" stroke-width=\"1.6\"/></svg></figure>",
+        fmt(h - 4.0),
+        format_duration(r.all_settled),
+        escape(&tf("lab-in-flight", &[("max", &r.max_in_flight.to_string())]))
+    );
+    out
+}
+
+/// The four strategies' figures, the chosen one's timeline and its first rejections, as markup.
+fn results_markup(results: &[(SendStrategy, SendLabResult)], chosen: usize) -> String {
+    let mut out = format!(
+        "<table id=\"lab-results\"><thead><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>",
+        t("lab-strategy-col"),
+        t("lab-caller-waits"),
+        t("lab-all-settled"),
+        t("lab-most-in-flight"),
+        t("lab-failures-seen"),
+        t("lab-failures-unseen")
+    );
+    for (s, r) in results {
+        out += &format!(
+            "<tr data-strategy=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            s.id(),
+            escape(&label(*s)),
+            format_duration(r.caller_done),
+            format_duration(r.all_settled),
+            r.max_in_flight,
+            r.observed_failures,
+            r.unobserved_failures
+        );
+    }
+    out += "</tbody></table>";
+    let Some((shown_strategy, shown)) = results.get(chosen) else {
+        return out;
+    };
+    out += &format!(
+        "<h3>{}</h3><p class=\"hint\">{}</p>{}",
+        escape(&tf(
+            "lab-timeline-of",
+            &[("strategy", &label(*shown_strategy))]
+        )),
+        escape(&t("lab-timeline-hint")),
+        timeline(shown)
+    );
+    let rejections: Vec<String> = shown
+        .traces
+        .iter()
+        .filter_map(|tr| tr.rejection.as_ref().map(|r| (tr, r)))
+        .take(8)
+        .map(|(tr, r)| {
+            let key = match (r.is_transient, tr.observed) {
+                (true, true) => "lab-rejection-retried",
+                (true, false) => "lab-rejection-retried-unseen",
+                (false, true) => "lab-rejection-lost",
+                (false, false) => "lab-rejection-lost-unseen",
+            };
             format!(
-                "{},{} ",
-                format_decimal(x(*t), 1),
-                format_decimal(38.0 - *n as f64 / max_q * 34.0, 1)
+                "<li>{}</li>",
+                escape(&tf(
+                    key,
+                    &[
+                        ("send", &(tr.index + 1).to_string()),
+                        ("error", r.error.name()),
+                        ("tracking", &r.tracking_id),
+                    ]
+                ))
             )
         })
         .collect();
-    html! {
-        <>
-        <svg viewBox={format!("0 0 480 {}", format_decimal(h, 1))} role="img" class="lab-timeline"
-            aria-label={format!("{} sends over {}; failed sends in red", r.traces.len(), format_duration(r.all_settled))}>
-            { for r.traces.iter().take(ROWS).enumerate().map(|(i, t)| {
-                let y = 4.0 + i as f64 * 4.0;
-                let failed = !t.stored;
-                let colour = if failed { "#b0262c" } else if t.attempts > 1 { "#9a5b00" } else { "#0a5ea8" };
-                html! { <line x1={format_decimal(x(t.started), 1)} x2={format_decimal(x(t.settled).max(x(t.started) + 1.0), 1)} y1={format_decimal(y, 1)} y2={format_decimal(y, 1)}
-                    stroke={colour} stroke-width="3" stroke-dasharray={if t.observed { "" } else { "3 2" }} /> }
-            }) }
-            <text x="2" y={format_decimal(h - 4.0, 1)} font-size="10">{"t=0"}</text>
-            <text x="476" y={format_decimal(h - 4.0, 1)} font-size="10" text-anchor="end">{format_duration(r.all_settled)}</text>
-        </svg>
-        <figure class="metric">
-            <figcaption>{format!("Sends in flight (fire and forget: the client's hidden queue), at most {}", r.max_in_flight)}</figcaption>
-            <svg viewBox="0 0 480 42" role="img" aria-label={format!("at most {} sends in flight", r.max_in_flight)}>
-                <polyline points={queue} fill="none" stroke="#6b3fa0" stroke-width="1.6" />
-            </svg>
-        </figure>
-        </>
+    if !rejections.is_empty() {
+        out += &format!("<ul class=\"rejections\">{}</ul>", rejections.concat());
     }
+    out
 }
 
 #[function_component(SendLab)]
@@ -99,15 +174,15 @@ pub fn send_lab() -> Html {
             };
             let build = || -> Result<SendLabSpec, String> {
                 Ok(SendLabSpec {
-                    count: n("Sends", &count)?.max(1),
-                    rtt: d("Round trip", &rtt)?,
-                    store: d("Store time", &store)?,
-                    strategy: SendStrategy::Semaphore(n("Semaphore", &sem)?.max(1)),
+                    count: n(&t("lab-count"), &count)?.max(1),
+                    rtt: d(&t("lab-rtt"), &rtt)?,
+                    store: d(&t("lab-store"), &store)?,
+                    strategy: SendStrategy::Semaphore(n(&t("lab-semaphore"), &sem)?.max(1)),
                     injected: Injected {
-                        server_busy_every: n("ServerBusy every", &busy)?,
-                        quota_exceeded_every: n("QuotaExceeded every", &quota)?,
-                        entity_not_found_every: n("Entity not found every", &missing)?,
-                        message_too_large_every: n("Too large every", &large)?,
+                        server_busy_every: n(&t("lab-busy"), &busy)?,
+                        quota_exceeded_every: n(&t("lab-quota"), &quota)?,
+                        entity_not_found_every: n(&t("lab-missing"), &missing)?,
+                        message_too_large_every: n(&t("lab-large"), &large)?,
                     },
                     retry_delay: 800,
                     seed: 1,
@@ -120,7 +195,7 @@ pub fn send_lab() -> Html {
     };
     let body = match &*spec {
         None => {
-            html! { <p class="hint">{"Press Run to compare the four ways of sending the same batch."}</p> }
+            html! { <p class="hint">{t("lab-press-run")}</p> }
         }
         Some(Err(m)) => {
             html! { <p class="field-error" role="alert" id="lab-error">{m.clone()}</p> }
@@ -142,29 +217,7 @@ pub fn send_lab() -> Html {
                     )
                 })
                 .collect();
-            let (shown_strategy, shown) = &results[*chosen];
-            let rejections: Vec<Html> = shown.traces.iter().filter_map(|t| t.rejection.as_ref().map(|r| (t, r))).take(8).map(|(t, r)| html! {
-                <li>{format!("send {}: {} (tracking id {}), {}{}", t.index + 1, r.error.name(), r.tracking_id,
-                    if r.is_transient { "retryable: retried and stored" } else { "not retryable: lost" },
-                    if t.observed { "" } else { "; nobody saw it" })}</li>
-            }).collect();
-            html! {
-                <>
-                <table id="lab-results">
-                    <thead><tr><th>{"Strategy"}</th><th>{"Caller waits"}</th><th>{"All settled"}</th><th>{"Most in flight"}</th><th>{"Failures seen"}</th><th>{"Failures nobody saw"}</th></tr></thead>
-                    <tbody>
-                    { for results.iter().map(|(s, r)| html! {
-                        <tr data-strategy={s.id()}><td>{label(*s)}</td><td>{format_duration(r.caller_done)}</td><td>{format_duration(r.all_settled)}</td>
-                        <td>{r.max_in_flight}</td><td>{r.observed_failures}</td><td>{r.unobserved_failures}</td></tr>
-                    }) }
-                    </tbody>
-                </table>
-                <h3>{format!("Timeline: {}", label(*shown_strategy))}</h3>
-                <p class="hint">{"One line per send, from start to the broker's answer. Blue: stored; amber: ServerBusy, retried; red: rejected; dashed: nobody awaited it."}</p>
-                {timeline(shown)}
-                if !rejections.is_empty() { <ul class="rejections">{ for rejections }</ul> }
-                </>
-            }
+            Html::from_html_unchecked(results_markup(&results, *chosen).into())
         }
     };
     let options: Vec<(String, String)> = strategies(10)
@@ -174,8 +227,8 @@ pub fn send_lab() -> Html {
         .collect();
     html! {
         <details class="lane sendlab" id="send-lab">
-            <summary><strong>{"Send lab"}</strong>{": awaiting each send vs. overlapping them (SEND-01..04)"}</summary>
-            <form class="inline-form" {onsubmit} aria-label="Send lab settings">
+            <summary><strong>{t("lab-title")}</strong>{t("lab-summary")}</summary>
+            <form class="inline-form" {onsubmit} aria-label={t("lab-settings")}>
                 {field("lab-count", &count, "100", false, "text")}
                 {field("lab-rtt", &rtt, "70ms", false, "text")}
                 {field("lab-store", &store, "10ms", false, "text")}
@@ -184,8 +237,8 @@ pub fn send_lab() -> Html {
                 {field("lab-quota", &quota, "", true, "text")}
                 {field("lab-missing", &missing, "", true, "text")}
                 {field("lab-large", &large, "", true, "text")}
-                <label>{"Show timeline of "}<Choice node={strategy} id="lab-strategy" options={options} /></label>
-                <button type="submit" class="primary" id="lab-run">{"Run"}</button>
+                <label>{t("lab-show-timeline")}{" "}<Choice node={strategy} id="lab-strategy" options={options} /></label>
+                <button type="submit" class="primary" id="lab-run">{t("lab-run")}</button>
             </form>
             {body}
         </details>

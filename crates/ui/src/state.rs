@@ -324,7 +324,7 @@ impl Reducible for AppState {
                     .as_deref()
                     .and_then(|run| run.part().and_then(|p| p.ask.clone()));
                 if let (Some(q), Some(run)) = (question, s.lesson.as_deref()) {
-                    let answer = q.answer(&s.sim.borrow());
+                    let answer = q.answer(&mut s.sim.borrow_mut());
                     let mut next = run.clone();
                     next.right = Some(q.is_right(&answer, &given));
                     next.given = Some(given);
