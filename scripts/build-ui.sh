@@ -5,3 +5,5 @@ cd "$(dirname "$0")/.."
 export PATH="$PWD/tests/e2e/node_modules/.bin:$HOME/.cargo/bin:$PATH"   # wasm-opt from npm's binaryen
 export TRUNK_OFFLINE=true TRUNK_SKIP_VERSION_CHECK=true
 trunk build --release --offline
+# The send lab's page, a wasm of its own that the playground loads when the lab is opened.
+trunk build lab.html --release --offline --dist dist/lab --public-url /lab/

@@ -78,6 +78,7 @@ async function frames(messages) {
   await page.click('#send-button');
   await page.locator('.lane[data-entity="orders"] .counts', { hasText: `${messages} active` }).waitFor();
   // Some of them locked, so lock countdowns run too.
+  await page.click('#tab-receive');
   await page.fill('#receive-count', '100');
   await page.click('#receive-button');
   await page.selectOption('#speed', '60');
@@ -107,6 +108,7 @@ async function traffic() {
   page.setDefaultTimeout(120000);
   await page.goto(url);
   await page.waitForSelector('.lane');
+  await page.click('#tab-traffic');
   await page.fill('#producer-rate', '1000');
   await page.click('#producer-submit');
   await page.fill('#consumer-instances', '10');

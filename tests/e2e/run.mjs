@@ -1,6 +1,7 @@
 // End-to-end tests: the built app (dist/) served on 127.0.0.1, driven in Debian's headless chromium.
 import { chromium } from 'playwright-core';
 import path from 'node:path';
+import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { serve, CHROMIUM_ARGS } from './serve.mjs';
 
@@ -23,6 +24,8 @@ async function send(page, { ttl = '10s', id = '' } = {}) {
   if (id) await page.fill('#send-id', id);
   await page.click('#send-button');
 }
+// The control sections are tabs: open one before using its form.
+const tab = (page, name) => page.click(`#tab-${name}`);
 const dlq = (page) => page.locator('.lane[data-entity="orders"] .dlq');
 
 test('send with a TTL, accelerate, see it expire into the DLQ with its reason', async (ctx) => {
@@ -40,6 +43,7 @@ test('send with a TTL, accelerate, see it expire into the DLQ with its reason', 
 test('a lapsed lock and redelivery with DeliveryCount 2', async (ctx) => {
   const page = await fresh(ctx);
   await send(page, { ttl: 'MaxValue', id: 'job-2' });
+  await tab(page, 'receive');
   await page.click('#receive-button');
   await page.locator('.card[data-state="locked"]').waitFor();
   const next = await page.textContent('#next-text');
@@ -136,6 +140,7 @@ test('a reload keeps the scenario', async (ctx) => {
 
 test('an out-of-range setting is refused next to its field and changes nothing', async (ctx) => {
   const page = await fresh(ctx);
+  await tab(page, 'entities');
   await page.fill('#entity-name', 'payments');
   await page.fill('#entity-lock', '2s');
   await page.click('#entity-create');
@@ -152,6 +157,8 @@ test('keyboard alone: send and receive with Tab and Enter', async (ctx) => {
   await page.focus('#send-ttl');
   await page.keyboard.press('Enter'); // submits the send form
   await page.locator('.card[data-state="active"]').waitFor();
+  await page.focus('#tab-receive');
+  await page.keyboard.press('Enter'); // opens the Receive section
   await page.focus('#receive-button');
   await page.keyboard.press('Enter');
   await page.locator('.card[data-state="locked"]').waitFor();
@@ -181,21 +188,24 @@ test('a preset loads from the menu and plays with its narration', async (ctx) =>
   await page.locator('#event-log', { hasText: 'after its nominal expiry' }).waitFor();
 });
 
-test('the send lab shows 8 s one by one and under 1 s overlapped', async (ctx) => {
+test('the send lab (its own page, loaded when opened) shows 8 s one by one and under 1 s overlapped', async (ctx) => {
   const page = await fresh(ctx);
+  if (await page.locator('#send-lab iframe').count() !== 0) throw new Error('the lab loaded before it was opened');
   await page.click('#send-lab summary');
-  await page.click('#lab-run');
-  const row = async (s) => (await page.locator(`#lab-results tr[data-strategy="${s}"]`).textContent());
+  const lab = page.frameLocator('#send-lab iframe');
+  await lab.locator('#lab-run').click();
+  const row = async (s) => (await lab.locator(`#lab-results tr[data-strategy="${s}"]`).textContent());
   if (!(await row('AwaitEach')).includes('8s')) throw new Error(await row('AwaitEach'));
   if (!(await row('Semaphore(10)')).includes('800ms')) throw new Error(await row('Semaphore(10)'));
-  await page.fill('#lab-quota', '10');
-  await page.click('#lab-run');
+  await lab.locator('#lab-quota').fill('10');
+  await lab.locator('#lab-run').click();
   const ff = await row('FireAndForget');
   if (!ff.trim().endsWith('010')) throw new Error(`fire and forget: ${ff}`);
 });
 
 test('a producer and consumers run, show in metrics, and stop', async (ctx) => {
   const page = await fresh(ctx);
+  await tab(page, 'traffic');
   await page.fill('#producer-rate', '20');
   await page.click('#producer-submit');
   await page.click('#consumer-submit');
@@ -211,6 +221,7 @@ test('a producer and consumers run, show in metrics, and stop', async (ctx) => {
 
 test('a heavy scenario recorded in the browser survives a reload (it opens at its start)', async (ctx) => {
   const page = await fresh(ctx);
+  await tab(page, 'traffic');
   await page.fill('#producer-rate', '10000');
   await page.click('#producer-submit');
   await page.locator('#actors', { hasText: 'producer web' }).waitFor();
@@ -231,8 +242,10 @@ test('a heavy scenario recorded in the browser survives a reload (it opens at it
 test('a fault on a schedule: a service update in 10 s loses the lock then', async (ctx) => {
   const page = await fresh(ctx);
   await send(page, { ttl: '1h', id: 'scheduled-fault' });
+  await tab(page, 'receive');
   await page.click('#receive-button');
   await page.locator('.card[data-state="locked"]').waitFor();
+  await tab(page, 'faults');
   await page.fill('#fault-in', '10s');
   await page.click('#fault-service');
   await page.locator('#notice', { hasText: 'scheduled for t=10s' }).waitFor();
@@ -298,6 +311,7 @@ test('the map animates the fan-out and the forward along their edges; a dead-let
 
 test('at high rates the map shows flows: edge thickness and messages per second', async (ctx) => {
   const page = await fresh(ctx);
+  await tab(page, 'traffic');
   await page.fill('#producer-rate', '200');
   await page.click('#producer-submit');
   await page.click('#consumer-submit');
@@ -338,6 +352,117 @@ test('languages: ?lang=, the picker, remembered, the browser default; events wor
   await p2.locator('#play', { hasText: 'Afspelen' }).waitFor();
   await p2.locator('.lane .kind', { hasText: 'Wachtrij' }).first().waitFor();
   await nl.close();
+});
+
+// Lessons: the learner's moves, part by part. `next` for an explanation; `[answer, wrong]`
+// for a prediction (the test gives one or the other and checks the reveal says which); a
+// function for a goal, reached by clicking in the UI.
+const sendForm = async (page, { to, ttl = '', schedule = '', count = '1' } = {}) => {
+  await tab(page, 'send');
+  if (to) await page.selectOption('#send-to', to);
+  await page.fill('#send-ttl', ttl);
+  await page.fill('#send-schedule', schedule);
+  await page.fill('#send-count', count);
+  await page.click('#send-button');
+};
+const receiveForm = async (page, mode = 'PeekLock') => {
+  await tab(page, 'receive');
+  await page.selectOption('#receive-mode', mode);
+  await page.click('#receive-button');
+};
+const settle = (page, entity, label) =>
+  page.locator(`.lane[data-entity="${entity}"] > ol .card .settle button`, { hasText: label }).first().click();
+const TRACK = [
+  ['ttl-basics', ['next', (p) => sendForm(p, { ttl: '30s' }), ['30s', '1m'], ['TTLExpiredException', 'MessageLockLost'], 'next']],
+  ['entity-default', ['next', (p) => sendForm(p, { ttl: '10m' }), ['1m', '10m'], (p) => sendForm(p, { ttl: '' }), ['MaxValue', '2m'], 'next']],
+  ['expiry-dropped', ['next', (p) => sendForm(p, { to: 'orders', ttl: '20s' }), ['ExpiredDropped', 'DeadLettered'],
+    (p) => sendForm(p, { to: 'audit', ttl: '20s' }), ['DeadLettered', 'ExpiredDropped']]],
+  ['scheduled-ttl', ['next', (p) => sendForm(p, { ttl: '10m', schedule: '5m' }), ['5m', '0s'], ['15m', '10m']]],
+  ['lazy-expiry', ['next', (p) => sendForm(p, { ttl: '10s' }), ['never', '10s'],
+    async (p) => { await p.click('#step-1m'); await receiveForm(p); }]],
+  ['locks-vs-expiry', ['next', async (p) => { await sendForm(p, { ttl: '20s' }); await receiveForm(p); }, ['1m', '20s'],
+    async (p) => {
+      await sendForm(p, { ttl: '20s' });
+      await receiveForm(p);
+      await p.click('#next-event'); // its ExpiresAt: the lock holds it
+      await p.click('#step-1s');
+      await settle(p, 'orders', 'Complete');
+    }]],
+  ['receive-modes', ['next', (p) => sendForm(p, { count: '2' }), (p) => receiveForm(p, 'ReceiveAndDelete'),
+    async (p) => { await receiveForm(p); await settle(p, 'orders', 'Abandon'); }, ['2', '1'],
+    async (p) => { await receiveForm(p); await settle(p, 'orders', 'Complete'); }]],
+  ['max-delivery-count', ['next', (p) => sendForm(p), ['1', '0'],
+    async (p) => { for (let i = 0; i < 3; i++) { await receiveForm(p); await settle(p, 'orders', 'Abandon'); } }]],
+  ['lock-renewal', ['next', async (p) => { await sendForm(p); await receiveForm(p); }, ['30s', '1m'],
+    async (p) => { await receiveForm(p); await tab(p, 'faults'); await p.click('#fault-service'); }, ['3', '2']]],
+  ['auto-delete-on-idle', ['next', (p) => sendForm(p), ['5m', '10m']]],
+  ['topic-ttl', ['next', (p) => sendForm(p, { ttl: '5m' }), ['1m', '5m'], ['5m', '10m']]],
+];
+
+async function takeLesson(page, id, moves, rightFirst) {
+  await page.locator(`#lesson-list [data-lesson="${id}"]`).click();
+  await page.locator('#lesson-step', { hasText: `1 ` }).waitFor();
+  let right = rightFirst;
+  for (const [i, move] of moves.entries()) {
+    await page.locator('#lesson-step', { hasText: `${i + 1} ` }).waitFor();
+    if (move === 'next') {
+      await page.click('#lesson-next');
+    } else if (Array.isArray(move)) {
+      const given = right ? move[0] : move[1];
+      const choice = page.locator(`.choices button[data-choice="${given}"]`);
+      if (await page.locator('.choices').count()) await choice.click();
+      else { await page.fill('#predict-input', given); await page.click('#predict-check'); }
+      await page.locator(`#predict-reveal.${right ? 'right' : 'wrong'}`).waitFor();
+      right = !right;
+      await page.click('#lesson-next');
+    } else {
+      await move(page);
+      await page.locator('#goal-reached').waitFor();
+      await page.click('#lesson-next');
+    }
+  }
+  await page.locator('#lesson-complete').waitFor();
+}
+
+test('the whole track of lessons, goals reached by clicking, predictions right and wrong; progress kept', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en');
+  await page.locator('#welcome').waitFor(); // a newcomer sees the first screen
+  let rightFirst = false;
+  for (const [id, moves] of TRACK) {
+    await takeLesson(page, id, moves, rightFirst);
+    rightFirst = !rightFirst;
+  }
+  // Progress survives a reload: every lesson is ticked in the list.
+  await page.reload();
+  await page.click('#open-lessons');
+  if (await page.locator('#lesson-list .lesson-item.done').count() !== TRACK.length) throw new Error('progress was not kept');
+});
+
+test('a lesson in each language: its words, the reveal, restart and undo', async (ctx) => {
+  const lesson = JSON.parse(fs.readFileSync(path.join(root, 'lessons', 'ttl-basics.json'), 'utf8'));
+  for (const lang of ['en', 'de', 'nl', 'sv']) {
+    const page = await fresh(ctx, `?lang=${lang}&lesson=ttl-basics`);
+    await page.locator('#lesson-text', { hasText: lesson.parts[0].explain[lang].slice(0, 40) }).waitFor();
+    await page.click('#lesson-next');
+    await page.locator('#lesson-text', { hasText: lesson.parts[1].do[lang].slice(0, 20) }).waitFor();
+    // Undo takes back a wrong send; the goal then is reached with the right one.
+    await sendForm(page, { ttl: '45s' });
+    await page.locator('.card').first().waitFor();
+    await page.click('#lesson-undo');
+    if (await page.locator('.lane[data-entity="orders"] > ol .card').count() !== 0) throw new Error(`${lang}: undo kept the send`);
+    await sendForm(page, { ttl: '30s' });
+    await page.locator('#goal-reached').waitFor();
+    await page.click('#lesson-next');
+    await page.fill('#predict-input', lang === 'de' ? '1m' : '30s');
+    await page.click('#predict-check');
+    await page.locator(`#predict-reveal.${lang === 'de' ? 'wrong' : 'right'}`).waitFor();
+    if (lang === 'sv') {
+      await page.click('#lesson-restart');
+      await page.locator('#lesson-step', { hasText: '1 ' }).waitFor();
+      if (await page.locator('.card').count() !== 0) throw new Error('restart kept the state');
+    }
+    await page.close();
+  }
 });
 
 let passed = 0, failed = 0;

@@ -41,12 +41,77 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             Ok(ms.min(MAX_VALUE))
         };
     }
-    let d = humantime::parse_duration(t).map_err(|e| {
+    parse_units(t).map(|ms| ms.min(MAX_VALUE)).map_err(|e| {
         format!("\"{t}\" is not a duration ({e}); write e.g. \"30s\", \"5m\", \"1h 30m\", \"500ms\" or \"MaxValue\"")
-    })?;
-    Ok(i64::try_from(d.as_millis())
-        .unwrap_or(i64::MAX)
-        .min(MAX_VALUE))
+    })
+}
+
+/// Milliseconds in each unit humantime's syntax knows, longest names first where one is a
+/// prefix of another.
+const UNITS: [(&str, i64); 26] = [
+    ("msec", 1),
+    ("ms", 1),
+    ("seconds", SECOND),
+    ("second", SECOND),
+    ("secs", SECOND),
+    ("sec", SECOND),
+    ("s", SECOND),
+    ("minutes", MINUTE),
+    ("minute", MINUTE),
+    ("mins", MINUTE),
+    ("min", MINUTE),
+    ("m", MINUTE),
+    ("hours", HOUR),
+    ("hour", HOUR),
+    ("hrs", HOUR),
+    ("hr", HOUR),
+    ("h", HOUR),
+    ("days", DAY),
+    ("day", DAY),
+    ("d", DAY),
+    ("weeks", 7 * DAY),
+    ("week", 7 * DAY),
+    ("w", 7 * DAY),
+    ("months", MONTH),
+    ("month", MONTH),
+    ("M", MONTH),
+];
+/// humantime's month and year (30.44 and 365.25 days).
+const MONTH: i64 = 2_630_016 * SECOND;
+const YEAR: i64 = 31_557_600 * SECOND;
+
+/// "1h 30m", "2days 5s", "500ms": numbers each followed by a unit (humantime's syntax, whole
+/// milliseconds), summed without overflow.
+fn parse_units(text: &str) -> Result<i64, String> {
+    let mut total: i64 = 0;
+    let mut rest = text.trim_start();
+    while !rest.is_empty() {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 {
+            return Err("expected a number".into());
+        }
+        let value: i64 = rest[..digits]
+            .parse()
+            .map_err(|_| "the number is too large")?;
+        rest = rest[digits..].trim_start();
+        let unit_len = rest.len()
+            - rest
+                .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+                .len();
+        let unit = &rest[..unit_len];
+        let scale = match unit {
+            "years" | "year" | "y" => YEAR,
+            "" => return Err("a unit is missing".into()),
+            _ => UNITS
+                .iter()
+                .find(|(name, _)| *name == unit)
+                .map(|(_, ms)| *ms)
+                .ok_or_else(|| format!("unknown unit \"{unit}\""))?,
+        };
+        total = total.saturating_add(value.saturating_mul(scale));
+        rest = rest[unit_len..].trim_start();
+    }
+    Ok(total)
 }
 
 /// A short human form: "1h 30m", "500ms", "MaxValue", "-5s". Never overflows (i64::MIN too).
@@ -59,10 +124,35 @@ pub fn format_duration(d: Duration) -> String {
     if ms == 0 {
         return "0s".into();
     }
-    format!(
-        "{sign}{}",
-        humantime::format_duration(std::time::Duration::from_millis(ms))
-    )
+    // humantime's format: years, months (30.44 days) and days spelt out, then h, m, s, ms.
+    let (secs, millis) = (ms / 1000, ms % 1000);
+    let (years, rest) = (secs / 31_557_600, secs % 31_557_600);
+    let (months, rest) = (rest / 2_630_016, rest % 2_630_016);
+    let (days, rest) = (rest / 86_400, rest % 86_400);
+    let parts = [
+        (years, "year"),
+        (months, "month"),
+        (days, "day"),
+        (rest / 3600, "h"),
+        (rest % 3600 / 60, "m"),
+        (rest % 60, "s"),
+        (millis, "ms"),
+    ];
+    let mut out = String::from(sign);
+    for (i, (value, unit)) in parts.into_iter().enumerate() {
+        if value == 0 {
+            continue;
+        }
+        if out.len() > sign.len() {
+            out.push(' ');
+        }
+        out.push_str(&value.to_string());
+        out.push_str(unit);
+        if i < 3 && value > 1 {
+            out.push('s');
+        }
+    }
+    out
 }
 
 /// "t=1m 30s" for an instant relative to the scenario start, or "never".

@@ -10,7 +10,8 @@ use crate::step::Step;
 use crate::Scenario;
 use sbp_engine::time::{format_duration, format_instant, parse_duration, Instant, DAY, MAX_VALUE};
 use sbp_engine::{EventKind, Perspective};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// A text in each language (`{"en": "...", "de": "..."}`).
@@ -28,8 +29,7 @@ pub fn text<'a>(texts: &'a Texts, lang: &str) -> &'a str {
 pub const HORIZON: Instant = DAY;
 const WORK: usize = 200_000;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Lesson {
     pub id: String,
     pub title: Texts,
@@ -42,8 +42,7 @@ pub struct Lesson {
 }
 
 /// One part: exactly one of `explain`, `predict` or `do`, with what that kind needs.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Part {
     /// A short text; may highlight something on the page (a CSS selector).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,8 +98,8 @@ impl Part {
 }
 
 /// What a prediction asks about a message (`entity`: where it is, `seq`: its SequenceNumber).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Question {
     /// At what instant does `event` (an event kind: `DeadLettered`, `ExpiredDropped`,
     /// `Requeued`...) happen to it? Answered as a duration from the start ("40s") or "never".
@@ -118,7 +117,7 @@ pub enum Question {
         entity: String,
         seq: u64,
         property: String,
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "is_peek")]
         view: ViewDef,
     },
     /// Which of `events` happens to it first? ("none" if none does.)
@@ -236,8 +235,37 @@ impl Question {
 }
 
 impl Lesson {
+    /// Reads a lesson file. The lesson's own fields are read from a JSON value (the browser's
+    /// wasm has that reader already); its scenario, goals and solutions by the scenario format's
+    /// own readers, so they mean exactly what they mean in a scenario file.
     pub fn from_json(text: &str) -> Result<Lesson, String> {
-        let lesson: Lesson = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let o = fields(
+            &v,
+            "the lesson",
+            &["id", "title", "controls", "scenario", "parts"],
+        )?;
+        let id = o
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or("the lesson has no \"id\"")?
+            .to_string();
+        let scenario = o.get("scenario").ok_or("the lesson has no \"scenario\"")?;
+        let lesson = Lesson {
+            id,
+            title: texts(o.get("title"), "title")?,
+            controls: strings(o.get("controls"), "controls")?,
+            scenario: Scenario::from_json(&scenario.to_string())
+                .map_err(|e| format!("scenario: {e}"))?,
+            parts: o
+                .get("parts")
+                .and_then(Value::as_array)
+                .ok_or("the lesson has no \"parts\" list")?
+                .iter()
+                .enumerate()
+                .map(|(i, p)| part(p).map_err(|e| format!("parts[{i}]: {e}")))
+                .collect::<Result<_, _>>()?,
+        };
         lesson.validate()?;
         Ok(lesson)
     }
@@ -357,6 +385,152 @@ fn property_text(name: &str, value: &serde_json::Value) -> String {
         serde_json::Value::Null => "-".into(),
         other => other.to_string(),
     }
+}
+
+fn is_peek(view: &ViewDef) -> bool {
+    *view == ViewDef::Peek
+}
+
+/// `v` as an object with only the `known` keys.
+fn fields<'a>(
+    v: &'a Value,
+    what: &str,
+    known: &[&str],
+) -> Result<&'a serde_json::Map<String, Value>, String> {
+    let o = v
+        .as_object()
+        .ok_or_else(|| format!("{what} is not a JSON object"))?;
+    match o.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(unknown) => Err(format!(
+            "{what} has an unknown field \"{unknown}\" (known: {})",
+            known.join(", ")
+        )),
+        None => Ok(o),
+    }
+}
+
+/// `{"en": "...", ...}` (absent: empty).
+fn texts(v: Option<&Value>, what: &str) -> Result<Texts, String> {
+    let mut out = Texts::new();
+    let Some(v) = v else { return Ok(out) };
+    let o = v
+        .as_object()
+        .ok_or_else(|| format!("{what} is not a text per language"))?;
+    for (lang, text) in o {
+        let text = text
+            .as_str()
+            .ok_or_else(|| format!("{what}.{lang} is not a text"))?;
+        out.insert(lang.clone(), text.to_string());
+    }
+    Ok(out)
+}
+
+/// A list of texts (absent: empty).
+fn strings(v: Option<&Value>, what: &str) -> Result<Vec<String>, String> {
+    let Some(v) = v else { return Ok(Vec::new()) };
+    v.as_array()
+        .ok_or_else(|| format!("{what} is not a list"))?
+        .iter()
+        .map(|s| {
+            s.as_str()
+                .map(String::from)
+                .ok_or_else(|| format!("{what} holds something that is not a text"))
+        })
+        .collect()
+}
+
+fn part(v: &Value) -> Result<Part, String> {
+    let o = fields(
+        v,
+        "a part",
+        &[
+            "explain",
+            "highlight",
+            "predict",
+            "ask",
+            "choices",
+            "do",
+            "goal",
+            "hints",
+            "solution",
+        ],
+    )?;
+    let optional_texts = |key: &str| o.get(key).map(|t| texts(Some(t), key)).transpose();
+    Ok(Part {
+        explain: optional_texts("explain")?,
+        highlight: o.get("highlight").and_then(Value::as_str).map(String::from),
+        predict: optional_texts("predict")?,
+        ask: o.get("ask").map(question).transpose()?,
+        choices: strings(o.get("choices"), "choices")?,
+        goal_text: optional_texts("do")?,
+        goal: o
+            .get("goal")
+            .map(|g| {
+                serde_json::from_str::<Expectation>(&g.to_string())
+                    .map_err(|e| format!("goal: {e}"))
+            })
+            .transpose()?,
+        hints: o
+            .get("hints")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|h| texts(Some(h), "a hint"))
+            .collect::<Result<_, _>>()?,
+        solution: match o.get("solution") {
+            Some(steps) => serde_json::from_str::<Vec<Step>>(&steps.to_string())
+                .map_err(|e| format!("solution: {e}"))?,
+            None => Vec::new(),
+        },
+    })
+}
+
+fn question(v: &Value) -> Result<Question, String> {
+    let o = fields(v, "ask", &["instant_of", "property", "first_of"])?;
+    let (kind, q) = o
+        .iter()
+        .next()
+        .filter(|_| o.len() == 1)
+        .ok_or("ask is one of instant_of, property or first_of")?;
+    let q = fields(
+        q,
+        kind,
+        &["event", "entity", "seq", "property", "view", "events"],
+    )?;
+    let text = |key: &str| {
+        q.get(key)
+            .and_then(Value::as_str)
+            .map(String::from)
+            .ok_or_else(|| format!("{kind} has no \"{key}\""))
+    };
+    let entity = text("entity")?;
+    let seq = q
+        .get("seq")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| format!("{kind} has no \"seq\""))?;
+    Ok(match kind.as_str() {
+        "instant_of" => Question::InstantOf {
+            event: text("event")?,
+            entity,
+            seq,
+        },
+        "property" => Question::Property {
+            event: q.get("event").and_then(Value::as_str).map(String::from),
+            entity,
+            seq,
+            property: text("property")?,
+            view: match q.get("view").and_then(Value::as_str) {
+                None | Some("peek") => ViewDef::Peek,
+                Some("receive") => ViewDef::Receive,
+                Some(other) => return Err(format!("view \"{other}\" is peek or receive")),
+            },
+        },
+        _ => Question::FirstOf {
+            events: strings(q.get("events"), "events")?,
+            entity,
+            seq,
+        },
+    })
 }
 
 /// Schedules a solution's steps from now (each step's `at` counts from now).

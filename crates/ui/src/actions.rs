@@ -46,9 +46,9 @@ fn starter_option() -> Vec<(String, String)> {
     vec![("playground".to_string(), crate::i18n::t("starter"))]
 }
 
-#[function_component(Actions)]
-pub fn actions(props: &StoreProps) -> Html {
-    let store = &props.store;
+/// The control sections. A plain function: the forms in it re-render only when their fields
+/// change (DataForm), the running actors on the slow version.
+pub fn actions(store: &crate::state::Store) -> Html {
     let (entities, subscriptions) = entity_paths(store);
     let form = FormProps {
         dispatch: store.dispatcher(),
@@ -99,7 +99,8 @@ pub fn actions(props: &StoreProps) -> Html {
                 }
             }) }
         </div>
-        <div role="tabpanel">{section}</div>
+        // Keyed by the tab: another section is a new form, not this one's state reused.
+        <div role="tabpanel" key={tab}>{section}</div>
         </>
     }
 }
@@ -121,7 +122,7 @@ fn send_step(v: &Values, _button: usize, now: Instant) -> Result<Action, String>
     {
         let (k, val) = pair
             .split_once('=')
-            .ok_or_else(|| format!("Properties: write key=value, not \"{pair}\""))?;
+            .ok_or_else(|| crate::i18n::tf("error-property", &[("pair", pair)]))?;
         properties.insert(k.trim().to_string(), val.trim().to_string());
     }
     let send = SendDef {
@@ -129,12 +130,21 @@ fn send_step(v: &Values, _button: usize, now: Instant) -> Result<Action, String>
         message_id: opt(v.get("send-id").to_string()),
         ttl: parse::dur("TimeToLive", v.get("send-ttl"))?,
         // "in 5m" from now: the step records the absolute instant.
-        scheduled_enqueue_time: parse::dur("Schedule in", v.get("send-schedule"))?
-            .map(|d| Dur(now.saturating_add(d.ms()))),
+        scheduled_enqueue_time: parse::dur(
+            &crate::i18n::t("send-schedule"),
+            v.get("send-schedule"),
+        )?
+        .map(|d| Dur(now.saturating_add(d.ms()))),
         subject: opt(v.get("send-subject").to_string()),
         properties,
         body: v.get("send-body").to_string(),
-        count: parse::real("How many", v.get("send-count"), 1.0, 10_000.0)?.map(|n| n as u32),
+        count: parse::real(
+            &crate::i18n::t("send-count"),
+            v.get("send-count"),
+            1.0,
+            10_000.0,
+        )?
+        .map(|n| n as u32),
         ..Default::default()
     };
     Ok(Action::Do(Box::new(Step::new(StepAction::Send(send)))))
@@ -166,7 +176,13 @@ fn receive_step(v: &Values, button: usize, _now: Instant) -> Result<Action, Stri
     }
     let receiver =
         opt(v.get("receive-receiver").to_string()).unwrap_or_else(|| DEFAULT_RECEIVER.into());
-    let count = parse::real("Count", v.get("receive-count"), 1.0, 10_000.0)?.map(|n| n as u32);
+    let count = parse::real(
+        &crate::i18n::t("receive-count"),
+        v.get("receive-count"),
+        1.0,
+        10_000.0,
+    )?
+    .map(|n| n as u32);
     let step = match button {
         1 => Step::new(StepAction::Peek(PeekDef {
             from,
@@ -183,11 +199,11 @@ fn receive_step(v: &Values, button: usize, _now: Instant) -> Result<Action, Stri
                 .filter(|s| !s.is_empty())
                 .map(|s| {
                     s.parse::<u64>()
-                        .map_err(|_| format!("Deferred sequence numbers: \"{s}\" is not a number"))
+                        .map_err(|_| crate::i18n::tf("error-seq", &[("seq", s)]))
                 })
                 .collect::<Result<Vec<u64>, String>>()?;
             if seqs.is_empty() {
-                return Err("Deferred sequence numbers: give one or more, e.g. 3, 4".into());
+                return Err(crate::i18n::t("error-no-seqs"));
             }
             Step::new(StepAction::ReceiveDeferred(ReceiveDeferredDef {
                 from,
@@ -205,7 +221,10 @@ fn receive_step(v: &Values, button: usize, _now: Instant) -> Result<Action, Stri
                 ModeDef::PeekLock
             },
             count,
-            max_auto_lock_renewal: parse::dur("Auto-renew lock for", v.get("receive-renew"))?,
+            max_auto_lock_renewal: parse::dur(
+                &crate::i18n::t("receive-renew"),
+                v.get("receive-renew"),
+            )?,
             transfer_fails: false,
             name: None,
         })),
@@ -249,10 +268,12 @@ fn fault_step(v: &Values, button: usize, now: Instant) -> Result<Action, String>
         ))),
     };
     // Faults on a schedule: "in 30s" records the step for that instant.
-    Ok(match parse::dur("In", v.get("fault-in"))? {
-        Some(d) => Action::DoAt(Box::new(step), now.saturating_add(d.ms())),
-        None => Action::Do(Box::new(step)),
-    })
+    Ok(
+        match parse::dur(&crate::i18n::t("fault-in"), v.get("fault-in"))? {
+            Some(d) => Action::DoAt(Box::new(step), now.saturating_add(d.ms())),
+            None => Action::Do(Box::new(step)),
+        },
+    )
 }
 
 fn fault_form(props: &FormProps) -> Html {

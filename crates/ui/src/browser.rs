@@ -194,6 +194,7 @@ extern "C" {
 /// Hands `text` (a link, a fragment) to `done` with a packed payload inflated by the browser's
 /// DecompressionStream, so the Rust decoder needs no inflater.
 pub fn unpack(text: &str, done: impl FnOnce(String) + 'static) {
+    let done: Box<dyn FnOnce(String)> = Box::new(done);
     let on_unpacked = wasm_bindgen::closure::Closure::once_into_js(done);
     sbp_unpack(text, wasm_bindgen::JsCast::unchecked_ref(&on_unpacked));
 }
@@ -267,6 +268,11 @@ pub fn tick_rendered() {
 /// Fetches a text file next to the page (the presets are data, fetched when needed), then calls
 /// `done` with it or with an error in words.
 pub fn fetch_text(url: &str, done: impl FnOnce(Result<String, String>) + 'static) {
+    fetch_boxed(url, Box::new(done))
+}
+
+/// The one body of [`fetch_text`] (a boxed callback: one copy in the wasm, not one per caller).
+fn fetch_boxed(url: &str, done: Box<dyn FnOnce(Result<String, String>)>) {
     let failed = crate::i18n::tf("could-not-load", &[("url", url)]);
     let Ok(xhr) = web_sys::XmlHttpRequest::new() else {
         return done(Err(failed));

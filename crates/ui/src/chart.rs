@@ -2,9 +2,9 @@
 use crate::plot::{line, plot};
 use yew::prelude::*;
 
-#[function_component(Chart)]
-pub fn chart(props: &crate::state::SlowProps) -> Html {
-    let samples = props.store.samples.borrow();
+/// A plain function (no hooks): the panel that calls it follows the slow version.
+pub fn chart(store: &crate::state::Store) -> Html {
+    let samples = store.samples.borrow();
     if samples.is_empty() {
         return html! {};
     }
@@ -16,21 +16,21 @@ pub fn chart(props: &crate::state::SlowProps) -> Html {
             .collect::<Vec<f64>>()
     };
     let lines = [
-        line("active", "#1d7a46", "", series(|c| c.active)),
-        line("locked", "#6b3fa0", "6 3", series(|c| c.locked)),
-        line("scheduled", "#0a5ea8", "2 3", series(|c| c.scheduled)),
-        line("deferred", "#9a5b00", "8 3 2 3", series(|c| c.deferred)),
+        line("s-active", "#1d7a46", "", series(|c| c.active)),
+        line("s-locked", "#6b3fa0", "6 3", series(|c| c.locked)),
+        line("s-scheduled", "#0a5ea8", "2 3", series(|c| c.scheduled)),
+        line("s-deferred", "#9a5b00", "8 3 2 3", series(|c| c.deferred)),
         line(
-            "dead-lettered",
+            "s-dead-lettered",
             "#b0262c",
             "1 2",
             series(|c| c.dead_lettered),
         ),
     ];
     html! {
-        <section class="chart" aria-label="Counts over time">
-            <h2>{"Counts over time"}</h2>
-            {plot("Messages by state", "", &at, &lines)}
+        <section class="chart" aria-label={crate::i18n::t("chart")}>
+            <h2>{crate::i18n::t("chart")}</h2>
+            {plot(&crate::i18n::t("plot-by-state"), "", &at, &lines)}
         </section>
     }
 }

@@ -344,10 +344,14 @@ pub mod parse {
         // serde_json's number parser is in the wasm anyway; core's f64 parser would add its tables.
         match serde_json::from_str::<f64>(s) {
             Ok(v) if v.is_finite() && (min..=max).contains(&v) => Ok(Some(v)),
-            _ => Err(format!(
-                "{field}: \"{s}\" is not a number from {} to {}",
-                sbp_engine::time::format_decimal(min, 3),
-                sbp_engine::time::format_decimal(max, 3)
+            _ => Err(crate::i18n::tf(
+                "error-number",
+                &[
+                    ("field", field),
+                    ("value", s),
+                    ("min", &sbp_engine::time::format_decimal(min, 3)),
+                    ("max", &sbp_engine::time::format_decimal(max, 3)),
+                ],
             )),
         }
     }
@@ -358,8 +362,14 @@ pub mod parse {
         }
         match s.parse::<u64>() {
             Ok(n) if (min..=max).contains(&n) => Ok(Some(n)),
-            _ => Err(format!(
-                "{field}: \"{s}\" is not a whole number from {min} to {max}"
+            _ => Err(crate::i18n::tf(
+                "error-whole",
+                &[
+                    ("field", field),
+                    ("value", s),
+                    ("min", &min.to_string()),
+                    ("max", &max.to_string()),
+                ],
             )),
         }
     }

@@ -10,6 +10,12 @@ const STORAGE_KEY: &str = "sbp.lang";
 thread_local! {
     static CATALOG: RefCell<Rc<Catalog>> = RefCell::default();
     static LANG: Cell<&'static str> = const { Cell::new("en") };
+    static BASE: Cell<&'static str> = const { Cell::new("") };
+}
+
+/// Where the catalogs are, relative to the page ("" next to it, "../" one folder up).
+pub fn set_base(base: &'static str) {
+    BASE.with(|b| b.set(base));
 }
 
 /// The text of `key` in the current language (the key itself if the catalog lacks it).
@@ -56,7 +62,12 @@ pub fn initial_language() -> &'static str {
 /// Fetches and installs `lang`'s catalog, then calls `done` (also when the fetch fails: the
 /// page then shows keys, or keeps the language it had).
 pub fn load(lang: &'static str, remember: bool, done: impl FnOnce(Result<(), String>) + 'static) {
-    crate::browser::fetch_text(&format!("i18n/{lang}.ftl"), move |text| {
+    load_boxed(lang, remember, Box::new(done))
+}
+
+fn load_boxed(lang: &'static str, remember: bool, done: Box<dyn FnOnce(Result<(), String>)>) {
+    let base = BASE.with(Cell::get);
+    crate::browser::fetch_text(&format!("{base}i18n/{lang}.ftl"), move |text| {
         let parsed = text.and_then(|t| Catalog::parse(&t));
         match parsed {
             Ok(catalog) => {

@@ -64,6 +64,28 @@ fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, S
     ]
 }
 
+/// The message's properties as peek and as a locked receive show them, as markup text.
+fn properties_table(
+    sim: &sbp_scenario::Simulation,
+    peek: &MessageView,
+    recv: &MessageView,
+) -> String {
+    let mut out = format!(
+        "<table><thead><tr><th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>",
+        escape(&t("property")),
+        escape(&t("as-peek")),
+        escape(&t("as-receive"))
+    );
+    for ((name, a), (_, b)) in rows(sim, peek).into_iter().zip(rows(sim, recv)) {
+        out += &format!(
+            "<tr><th scope=\"row\">{name}</th><td>{}</td><td>{}</td></tr>",
+            escape(&a),
+            escape(&b)
+        );
+    }
+    out + "</tbody></table>"
+}
+
 #[function_component(Inspector)]
 pub fn inspector(props: &crate::state::SlowProps) -> Html {
     let store = &props.store;
@@ -102,14 +124,7 @@ pub fn inspector(props: &crate::state::SlowProps) -> Html {
         <section class="inspector" id="inspector" aria-label={t("inspector")}>
             <h2>{tf("inspector-of", &[("path", &path), ("seq", &seq.to_string())])}</h2>
             if let (Some(p), Some(r)) = (&peek, &recv) {
-                <table>
-                    <thead><tr><th>{t("property")}</th><th>{t("as-peek")}</th><th>{t("as-receive")}</th></tr></thead>
-                    <tbody>
-                    { for rows(&sim, p).into_iter().zip(rows(&sim, r)).map(|((name, a), (_, b))| html! {
-                        <tr><th scope="row">{name}</th><td>{a}</td><td>{b}</td></tr>
-                    }) }
-                    </tbody>
-                </table>
+                {Html::from_html_unchecked(properties_table(&sim, p, r).into())}
                 <p class="hint">{t("inspector-note")}</p>
             } else {
                 <p>{t("inspector-gone")}</p>
@@ -176,50 +191,63 @@ pub fn dead_letter_form(props: &DeadLetterProps) -> Html {
 }
 
 /// What the last peek or receive returned, as that call showed it (TTL-10, MSG-02).
-#[function_component(LastResult)]
-pub fn last_result(props: &crate::state::SlowProps) -> Html {
-    let sim = props.store.sim.borrow();
+/// A plain function (no hooks): the panel that calls it follows the slow version.
+pub fn last_result(store: &crate::state::Store) -> Html {
+    let sim = store.sim.borrow();
     if sim.last_messages.is_empty() {
         return html! {};
     }
-    html! {
-        <section class="inspector" id="last-result" aria-label={t("last-result")}>
-            <h2>{t("last-result")}</h2>
-            <table>
-                <thead><tr><th>{t("seq")}</th><th>{"MessageId"}</th><th>{"DeliveryCount"}</th><th>{"ExpiresAt"}</th><th>{"LockedUntil"}</th></tr></thead>
-                <tbody>
-                { for sim.last_messages.iter().take(50).map(|m| html! {
-                    <tr>
-                        <td>{format!("#{}", m.sequence_number)}</td><td>{m.message_id.clone()}</td><td>{m.delivery_count}</td>
-                        <td>{format_instant(m.expires_at)}</td><td>{m.locked_until.map(format_instant).unwrap_or_else(|| "-".into())}</td>
-                    </tr>
-                }) }
-                </tbody>
-            </table>
-        </section>
+    let mut rows = String::new();
+    for m in sim.last_messages.iter().take(50) {
+        rows += &format!(
+            "<tr><td>#{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            m.sequence_number,
+            escape(&m.message_id),
+            m.delivery_count,
+            format_instant(m.expires_at),
+            m.locked_until
+                .map(format_instant)
+                .unwrap_or_else(|| "-".into())
+        );
     }
+    let title = t("last-result");
+    Html::from_html_unchecked(
+        format!(
+            "<section class=\"inspector\" id=\"last-result\" aria-label=\"{0}\"><h2>{0}</h2><table><thead><tr><th>{1}</th><th>MessageId</th><th>DeliveryCount</th><th>ExpiresAt</th><th>LockedUntil</th></tr></thead><tbody>{rows}</tbody></table></section>",
+            escape(&title),
+            escape(&t("seq"))
+        )
+        .into(),
+    )
 }
 
 /// The rules (docs/RULES.md), and what the playground chose where no source decides: data
-/// (`rules.json`), fetched when the page opens.
-#[function_component(RulesPanel)]
+/// (`rules.json`), fetched before the first render.
 pub fn rules_panel() -> Html {
-    let texts = use_state(crate::browser::rule_texts);
-    {
-        let texts = texts.clone();
-        use_effect_with((), move |_| {
-            crate::browser::load_rule_texts(move || texts.set(crate::browser::rule_texts()));
-        });
-    }
+    let texts = crate::browser::rule_texts();
     html! {
         <details class="inspector" id="rules">
             <summary>{t("rules-title")}</summary>
-            { for texts.choices.iter().map(|c| html! { <p>{c.clone()}</p> }) }
-            <ul class="rule-list">
-                { for texts.rules.iter().map(|(id, summary)| html! { <li><strong>{id.clone()}</strong>{" "}{summary.clone()}</li> }) }
-            </ul>
+            {Html::from_html_unchecked(rules_markup(&texts).into())}
         </details>
     }
+}
+
+/// The playground's choices and the rule list, as markup text.
+fn rules_markup(texts: &crate::browser::RuleTexts) -> String {
+    let mut out = String::new();
+    for c in &texts.choices {
+        out += &format!("<p>{}</p>", escape(c));
+    }
+    out += "<ul class=\"rule-list\">";
+    for (id, summary) in &texts.rules {
+        out += &format!(
+            "<li><strong>{}</strong> {}</li>",
+            escape(id),
+            escape(summary)
+        );
+    }
+    out + "</ul>"
 }
 
 /// The message's life on one line: each event a mark at its instant naming its rule, each lock

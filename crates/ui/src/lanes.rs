@@ -2,7 +2,6 @@
 //! dead-letter queue under it. Large lanes show a window of cards and a summary of the rest.
 use crate::i18n::{t, tf};
 use crate::state::Action;
-use crate::state::StoreProps;
 use sbp_engine::message::Message;
 use sbp_engine::namespace::queue_path;
 use sbp_engine::time::{format_duration, Instant, MAX_VALUE, NEVER};
@@ -88,9 +87,8 @@ fn settings_text(e: &Entity) -> String {
     }
 }
 
-#[function_component(Lanes)]
-pub fn lanes(props: &StoreProps) -> Html {
-    let store = &props.store;
+/// The lanes. A plain function, not a component: it follows every tick anyway.
+pub fn lanes(store: &crate::state::Store) -> Html {
     let sim = store.sim.borrow();
     let now = sim.now();
     let entities: Vec<&Entity> = sim.ns.entities().collect();
@@ -114,11 +112,11 @@ pub fn lanes(props: &StoreProps) -> Html {
                         <p class="counts" data-testid="counts">{counts}</p>
                         <p class="settings">{settings_text(e)}</p>
                     </header>
-                    <Cards store={store.clone()} path={e.path.clone()} dlq={false} />
+                    {cards(store, &e.path, false)}
                     if e.kind != EntityKind::Topic {
                         <div class="dlq" aria-label={tf("dlq-of", &[("path", &e.path)])}>
                             <h4>{queue_path(&e.path, true)}{format!(" · {}", e.dlq.len())}</h4>
-                            <Cards store={store.clone()} path={e.path.clone()} dlq={true} />
+                            {cards(store, &e.path, true)}
                         </div>
                     }
                 </article>
@@ -128,23 +126,16 @@ pub fn lanes(props: &StoreProps) -> Html {
     }
 }
 
-#[derive(Properties, PartialEq)]
-struct CardsProps {
-    store: crate::state::Store,
-    path: String,
-    dlq: bool,
-}
-
-#[function_component(Cards)]
-fn cards(props: &CardsProps) -> Html {
-    let sim = props.store.sim.borrow();
+/// One queue's cards (the entity's or its DLQ's).
+fn cards(app: &crate::state::Store, entity_path: &str, dlq: bool) -> Html {
+    let sim = app.sim.borrow();
     let now = sim.now();
-    let Some(e) = sim.ns.entity(&props.path) else {
+    let Some(e) = sim.ns.entity(entity_path) else {
         return html! {};
     };
-    let store = e.store(props.dlq);
-    let path = queue_path(&props.path, props.dlq);
-    let fast = props.store.playing && props.store.speed >= FAST_SPEED;
+    let store = e.store(dlq);
+    let path = queue_path(entity_path, dlq);
+    let fast = app.playing && app.speed >= FAST_SPEED;
     let shown_count = if fast { FAST_WINDOW } else { WINDOW };
     let shown: Vec<&Message> = store
         .messages
@@ -160,12 +151,9 @@ fn cards(props: &CardsProps) -> Html {
     let recent_span = if fast {
         0
     } else {
-        (1_500.0 * f64::from(props.store.speed)) as i64
+        (1_500.0 * f64::from(app.speed)) as i64
     };
-    let queue = QueueRef {
-        entity: e.id,
-        dlq: props.dlq,
-    };
+    let queue = QueueRef { entity: e.id, dlq };
     let recent: Vec<&Event> = sim
         .ns
         .log()
@@ -189,7 +177,7 @@ fn cards(props: &CardsProps) -> Html {
                 EventKind::ReceivedAndDeleted { .. } => "gone-received",
                 EventKind::ExpiredDropped => "gone-dropped",
                 EventKind::LostInTransfer { .. } => "gone-lost",
-                EventKind::DeadLettered { .. } if !props.dlq => "gone-dlq",
+                EventKind::DeadLettered { .. } if !dlq => "gone-dlq",
                 _ => return None,
             };
             (!store.messages.contains_key(&ev.seq)).then(|| (ev.seq, t(what)))
@@ -198,7 +186,7 @@ fn cards(props: &CardsProps) -> Html {
         .collect();
     html! {
         <ol class={classes!("cards", reduced.then_some("reduced-motion"))}>
-            { for shown.into_iter().map(|m| card(&props.store, &sim.ns, (queue, &path), m, now, requeued(m.sequence_number), !fast)) }
+            { for shown.into_iter().map(|m| card(app, &sim.ns, (queue, &path), m, now, requeued(m.sequence_number), !fast)) }
             { for gone.into_iter().map(|(seq, what)| html! {
                 <li key={format!("gone-{seq}")} class="card ghost" aria-hidden="true"><span class="seq">{format!("#{seq}")}</span>{format!(" {what}")}</li>
             }) }

@@ -50,9 +50,17 @@ pub struct Listed {
     pub parts: usize,
 }
 
-/// Fetches `lessons/index.json` (the track, in order). One instance for every caller (a boxed
-/// callback): its parsing is not copied per caller into the wasm.
-fn load_index(done: Box<dyn FnOnce(Vec<Listed>)>) {
+thread_local! {
+    static TRACK: std::cell::RefCell<Rc<Vec<Listed>>> = std::cell::RefCell::default();
+}
+
+/// The track, as fetched before the first render (empty if that failed).
+pub fn track() -> Rc<Vec<Listed>> {
+    TRACK.with(|t| t.borrow().clone())
+}
+
+/// Fetches `lessons/index.json` (the track, in order), then calls `done`.
+pub fn load_index(done: Box<dyn FnOnce()>) {
     crate::browser::fetch_text("lessons/index.json", move |text| {
         let value: serde_json::Value = text
             .ok()
@@ -72,7 +80,8 @@ fn load_index(done: Box<dyn FnOnce(Vec<Listed>)>) {
                     .collect()
             })
             .unwrap_or_default();
-        done(listed);
+        TRACK.with(|t| *t.borrow_mut() = Rc::new(listed));
+        done();
     });
 }
 
@@ -107,18 +116,13 @@ pub fn start(store: &Store, id: &str) {
 }
 
 /// The track: each lesson with its progress, a click starts it.
-#[function_component(LessonList)]
-pub fn lesson_list(props: &StoreProps) -> Html {
-    let listed = use_state(Vec::<Listed>::new);
-    {
-        let listed = listed.clone();
-        use_effect_with((), move |_| load_index(Box::new(move |l| listed.set(l))));
-    }
+pub fn lesson_list(store: &Store) -> Html {
+    let listed = track();
     let lang = lang();
     html! {
         <ol class="lesson-list" id="lesson-list">
             { for listed.iter().map(|l| {
-                let store = props.store.clone();
+                let store = store.clone();
                 let id = l.id.clone();
                 let onclick = Callback::from(move |_: MouseEvent| start(&store, &id));
                 let done = progress(&l.id).min(l.parts);
@@ -136,18 +140,14 @@ pub fn lesson_list(props: &StoreProps) -> Html {
 }
 
 /// The first screen: what this is, the first lesson, the sandbox, the presets.
-#[function_component(Welcome)]
-pub fn welcome(props: &StoreProps) -> Html {
-    let store = props.store.clone();
+pub fn welcome(store: &Store) -> Html {
+    let store = store.clone();
     let first = {
         let store = store.clone();
         Callback::from(move |_: MouseEvent| {
-            let store = store.clone();
-            load_index(Box::new(move |l| {
-                if let Some(first) = l.first() {
-                    start(&store, &first.id);
-                }
-            }));
+            if let Some(first) = track().first() {
+                start(&store, &first.id);
+            }
         })
     };
     let sandbox = {
@@ -163,7 +163,7 @@ pub fn welcome(props: &StoreProps) -> Html {
                 <button class="big" id="open-sandbox" onclick={sandbox}>{t("open-sandbox")}</button>
             </div>
             <h3>{t("lessons")}</h3>
-            <LessonList store={store.clone()} />
+            {lesson_list(&store)}
             <p class="hint">{t("welcome-presets")}</p>
         </section>
     }
@@ -224,7 +224,7 @@ pub fn lesson_panel(props: &StoreProps) -> Html {
             <section class="lesson" id="lesson" aria-live="polite">
                 {header}
                 <p class="lesson-done" id="lesson-complete">{t("lesson-complete")}</p>
-                <LessonList store={store.clone()} />
+                {lesson_list(store)}
             </section>
         };
     };

@@ -1,25 +1,10 @@
 //! The Service Bus Playground in the browser. A thin Yew app: it drives the engine's clock, sends
-//! it commands (recorded as scenario steps) and renders its state.
-mod actions;
-mod browser;
-mod chart;
-mod clock;
-mod form;
-mod i18n;
-mod inspector;
-mod lanes;
-mod lesson;
-mod log;
-mod map;
-mod markup;
-mod metrics;
-mod plot;
-mod sendlab;
-mod state;
-mod traffic;
+//! it commands (recorded as scenario steps) and renders its state. The parts are in the library
+//! (`lib.rs`); the send lab is a page of its own (`lab.rs`), loaded when it is opened.
 
-use i18n::t;
-use state::{Action, SimRef, StoreProps};
+use sbp_ui::i18n::{self, t};
+use sbp_ui::state::{Action, SimRef, SlowProps};
+use sbp_ui::{actions, browser, chart, clock, inspector, lanes, lesson, log, map, metrics};
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -98,7 +83,7 @@ fn app() -> Html {
                 if browser::query_flag("map") {
                     <map::NamespaceMap store={store.clone()} version={store.version} />
                 }
-                <lanes::Lanes store={store.clone()} />
+                {lanes::lanes(&store)}
             </main>
         };
     }
@@ -107,7 +92,7 @@ fn app() -> Html {
         <header class="top">
             <h1>{t("app-title")}</h1>
             <p class="tagline">{t("app-tagline")}</p>
-            <LanguagePicker store={store.clone()} />
+            {language_picker(&store)}
             <button id="open-lessons" onclick={lessons}>{t("lessons")}</button>
             <button id="undo" onclick={undo}>{t("undo")}</button>
             <actions::ScenarioMenu store={store.clone()} />
@@ -116,34 +101,63 @@ fn app() -> Html {
         {banner}
         <main class="layout">
             <section class="left" aria-label={t("area-actions")}>
-                <actions::Actions store={store.clone()} />
+                {actions::actions(&store)}
             </section>
             <section class="center" aria-label={t("area-namespace")}>
                 if store.welcome {
-                    <lesson::Welcome store={store.clone()} />
+                    {lesson::welcome(&store)}
                 }
                 <lesson::LessonPanel store={store.clone()} />
                 <map::NamespaceMap store={store.clone()} version={store.version} />
-                <lanes::Lanes store={store.clone()} />
-                <sendlab::SendLab />
+                {lanes::lanes(&store)}
+                <SendLabFrame />
             </section>
             <section class="right" aria-label={t("area-inspector")}>
                 <inspector::Inspector store={store.clone()} version={store.slow_version} />
-                <inspector::LastResult store={store.clone()} version={store.slow_version} />
-                <chart::Chart store={store.clone()} version={store.slow_version} />
-                <metrics::MetricsCharts store={store.clone()} version={store.slow_version} />
+                <SlowPanels store={store.clone()} version={store.slow_version} />
                 <log::EventLog sim={SimRef(store.sim.clone())} version={store.slow_version} fast={store.playing && store.speed >= lanes::FAST_SPEED} />
-                <inspector::RulesPanel />
+                {inspector::rules_panel()}
             </section>
         </main>
         </>
     }
 }
 
+/// The panels that follow a running clock every few hundred ms: what the last call returned,
+/// the counts over time, the metrics. Plain functions inside one component.
+#[function_component(SlowPanels)]
+fn slow_panels(props: &SlowProps) -> Html {
+    html! {
+        <>
+        {inspector::last_result(&props.store)}
+        {chart::chart(&props.store)}
+        {metrics::metrics_charts(&props.store)}
+        </>
+    }
+}
+
+/// The send lab (SEND-01..04) is a page of its own with its own small wasm: it is loaded into
+/// the page when the reader opens it, so the playground's wasm does not carry it.
+#[function_component(SendLabFrame)]
+fn send_lab_frame() -> Html {
+    let open = use_state(|| false);
+    let onclick = {
+        let open = open.clone();
+        Callback::from(move |_: MouseEvent| open.set(!*open))
+    };
+    html! {
+        <details class="lane sendlab" id="send-lab">
+            <summary {onclick}><strong>{t("lab-title")}</strong>{t("lab-summary")}</summary>
+            if *open {
+                <iframe class="lab-frame" src={format!("lab/index.html?lang={}", i18n::lang())} title={t("lab-title")}></iframe>
+            }
+        </details>
+    }
+}
+
 /// The language picker: the catalog is fetched, then every panel re-renders in it.
-#[function_component(LanguagePicker)]
-fn language_picker(props: &StoreProps) -> Html {
-    let store = props.store.clone();
+fn language_picker(store: &sbp_ui::state::Store) -> Html {
+    let store = store.clone();
     let onchange = Callback::from(move |e: Event| {
         let chosen = e
             .target_unchecked_into::<web_sys::HtmlSelectElement>()
@@ -169,11 +183,20 @@ fn language_picker(props: &StoreProps) -> Html {
 }
 
 fn main() {
-    // The first render waits for the catalog (fetched data, a few KB): no flash of keys.
-    // So does a packed link: the browser inflates it.
-    i18n::load(i18n::initial_language(), false, |_| {
-        browser::unpack_fragment(|| {
-            yew::Renderer::<App>::new().render();
-        })
+    // The first render waits for the data it shows, fetched at once side by side (a few KB
+    // each): the catalog (no flash of keys), the rule texts and the lesson track. Then a packed
+    // link in the URL is inflated by the browser, and the app renders.
+    let pending = Rc::new(std::cell::Cell::new(3u8));
+    let ready: Rc<dyn Fn()> = Rc::new(move || {
+        pending.set(pending.get() - 1);
+        if pending.get() == 0 {
+            browser::unpack_fragment(|| {
+                yew::Renderer::<App>::new().render();
+            })
+        }
     });
+    let (a, b, c) = (ready.clone(), ready.clone(), ready);
+    i18n::load(i18n::initial_language(), false, move |_| a());
+    browser::load_rule_texts(move || b());
+    lesson::load_index(Box::new(move || c()));
 }

@@ -3,6 +3,7 @@
 //! log records their moves. At high rates the edges show flows (thickness, a count per second)
 //! instead of dots. The engine says what is connected and which edge an event moves along
 //! (`Namespace::map`, `MapView::flow`); this file only lays it out and draws it.
+use crate::i18n::{t, tf};
 use crate::markup::{clip, escape, fmt};
 use crate::state::{Action, Store};
 use sbp_engine::namespace::queue_path;
@@ -212,15 +213,16 @@ fn movement_class(m: Movement) -> &'static str {
     }
 }
 
+/// The catalog key of what moved along an edge.
 fn movement_text(m: Movement) -> &'static str {
     match m {
-        Movement::Send => "sent",
-        Movement::FanOut => "copied to a subscription (TOP-01)",
-        Movement::Forward => "forwarded (FWD-01)",
-        Movement::DeadLetter => "dead-lettered",
-        Movement::Receive => "received",
-        Movement::Settle => "settled",
-        Movement::Vanish => "expired and dropped (TTL-11)",
+        Movement::Send => "move-send",
+        Movement::FanOut => "move-fanout",
+        Movement::Forward => "move-forward",
+        Movement::DeadLetter => "move-deadletter",
+        Movement::Receive => "move-receive",
+        Movement::Settle => "move-settle",
+        Movement::Vanish => "move-vanish",
     }
 }
 
@@ -461,21 +463,21 @@ pub fn namespace_map(props: &MapProps) -> Html {
     let table_rows = motion.edges.iter().map(|e| {
         let (from, to, m) = e.key;
         html! {
-            <tr><td>{names.get(from)}</td><td>{names.get(to)}</td><td>{movement_text(m)}</td>
+            <tr><td>{names.get(from)}</td><td>{names.get(to)}</td><td>{t(movement_text(m))}</td>
                 <td>{e.total.to_string()}</td><td>{sbp_engine::time::format_decimal(e.rate, 1)}</td></tr>
         }
     });
     html! {
-        <section class="map" aria-label="Namespace map">
+        <section class="map" aria-label={t("map-label-short")}>
             <div class="map-bar">
-                <h2>{"Map"}</h2>
+                <h2>{t("map")}</h2>
                 if hidden > 0 {
-                    <span class="hint" id="map-hidden">{format!("Showing the first {MAX_PLACES} places; {hidden} more are in the lanes.")}</span>
+                    <span class="hint" id="map-hidden">{tf("map-hidden", &[("max", &MAX_PLACES.to_string()), ("hidden", &hidden.to_string())])}</span>
                 }
-                <span class="hint">{if motion.flows { "Flows: edge thickness and messages per second" } else { "Messages move along the edges; click a box for its lane, a dot for the message" }}</span>
-                <button class="small" onclick={zoom_by(25)} aria-label="Zoom in">{"+"}</button>
-                <button class="small" onclick={zoom_by(-25)} aria-label="Zoom out">{"−"}</button>
-                <button class="small" onclick={zoom_by(100 - *zoom as i32)}>{"Fit"}</button>
+                <span class="hint">{t(if motion.flows { "map-hint-flows" } else { "map-hint-moves" })}</span>
+                <button class="small" onclick={zoom_by(25)} aria-label={t("zoom-in")}>{"+"}</button>
+                <button class="small" onclick={zoom_by(-25)} aria-label={t("zoom-out")}>{"−"}</button>
+                <button class="small" onclick={zoom_by(100 - *zoom as i32)}>{t("zoom-fit")}</button>
             </div>
             <div class="map-scroll">
                 <div class={classes!("map-area", motion.flows.then_some("flows"))} style={format!("width:{}px;max-width:{}%", fmt(layout.width * f64::from(*zoom) / 100.0), *zoom)} {onclick}>
@@ -484,9 +486,9 @@ pub fn namespace_map(props: &MapProps) -> Html {
                 </div>
             </div>
             <details class="flows-table">
-                <summary>{"Flows as a table"}</summary>
+                <summary>{t("flows-table")}</summary>
                 <table id="map-flows">
-                    <thead><tr><th>{"From"}</th><th>{"To"}</th><th>{"Move"}</th><th>{"Messages"}</th><th>{"Per second"}</th></tr></thead>
+                    <thead><tr><th>{t("col-from")}</th><th>{t("col-to")}</th><th>{t("col-move")}</th><th>{t("col-messages")}</th><th>{t("col-per-second")}</th></tr></thead>
                     <tbody>{ for table_rows }</tbody>
                 </table>
             </details>
@@ -527,7 +529,8 @@ fn drawing(
     names: &Names,
 ) -> String {
     let mut out = format!(
-        "<svg id=\"namespace-map\" class=\"map-svg\" viewBox=\"{view_box}\" role=\"img\" aria-label=\"Map of the namespace: senders, queues and topics, subscriptions, consumers (the table below lists the flows)\"><g class=\"edges\">"
+        "<svg id=\"namespace-map\" class=\"map-svg\" viewBox=\"{view_box}\" role=\"img\" aria-label=\"{}\"><g class=\"edges\">",
+        escape(&t("map-label"))
     );
     for e in &map.edges {
         let (Some(a), Some(b)) = (layout.get(&e.from), layout.get(&e.to)) else {
@@ -588,15 +591,16 @@ fn drawing(
         let Some(&r) = layout.get(&p.place) else {
             continue;
         };
+        let depth = |key: &str| tf(key, &[("n", &p.depth.to_string())]);
         let (kind, counts) = match p.kind {
             PlaceKind::Client => ("client", String::new()),
             PlaceKind::Producer => ("producer", format!("→ {}", p.path)),
-            PlaceKind::Queue => ("queue", format!("{} stored", p.depth)),
-            PlaceKind::Topic => ("topic", format!("{} scheduled", p.depth)),
-            PlaceKind::Subscription => ("subscription", format!("{} stored", p.depth)),
-            PlaceKind::DeadLetterQueue => ("dlq", format!("{} stored", p.depth)),
-            PlaceKind::Consumers => ("consumers", format!("{} busy", p.depth)),
-            PlaceKind::Receiver => ("receiver", format!("{} held", p.depth)),
+            PlaceKind::Queue => ("queue", depth("place-stored")),
+            PlaceKind::Topic => ("topic", depth("place-scheduled")),
+            PlaceKind::Subscription => ("subscription", depth("place-stored")),
+            PlaceKind::DeadLetterQueue => ("dlq", depth("place-stored")),
+            PlaceKind::Consumers => ("consumers", depth("place-busy")),
+            PlaceKind::Receiver => ("receiver", depth("place-held")),
         };
         let place = place_name(p);
         out += &format!(
@@ -619,7 +623,14 @@ fn drawing(
         }
         out += &format!(
             "<text class=\"label\" x=\"10\" y=\"16\">{}</text><text class=\"count\" x=\"10\" y=\"30\">{}</text>",
-            escape(&clip(&p.label, 20)),
+            escape(&clip(
+                &if p.kind == PlaceKind::Client {
+                    t("place-client")
+                } else {
+                    p.label.clone()
+                },
+                20
+            )),
             escape(&counts)
         );
         if let Place::Queue(q) = p.place {
@@ -652,9 +663,9 @@ fn message_dots(
         let (ttl_left, expiry) = match card.expiry {
             sbp_engine::CardExpiry::At(at) => (
                 ((at - now) as f64 / m.effective_ttl.max(1) as f64).clamp(0.0, 1.0),
-                format!(" · ExpiresAt in {}", format_duration(at - now)),
+                tf("dot-expires-in", &[("left", &format_duration(at - now))]),
             ),
-            sbp_engine::CardExpiry::Passed => (0.0, " · past ExpiresAt".into()),
+            sbp_engine::CardExpiry::Passed => (0.0, t("dot-expired")),
             _ => (1.0, String::new()),
         };
         let (status, class) = crate::lanes::status_words(&card.status);
@@ -668,7 +679,7 @@ fn message_dots(
             m.sequence_number,
             escape(&status),
             card.locked_until
-                .map(|u| format!(" · LockedUntil in {}", format_duration(u - now)))
+                .map(|u| tf("dot-locked", &[("left", &format_duration(u - now))]))
                 .unwrap_or_default(),
             fmt(34.6 * ttl_left)
         );

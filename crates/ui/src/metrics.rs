@@ -1,5 +1,6 @@
 //! Metrics charts: throughput, end-to-end latency, expired and dead-lettered over time, from the
 //! engine's metric buckets. Each series has a dash pattern and a text legend.
+use crate::i18n::{t, tf};
 use crate::plot::{line, plot};
 use sbp_engine::time::format_duration;
 use yew::prelude::*;
@@ -7,9 +8,9 @@ use yew::prelude::*;
 /// At most this many points per series.
 const POINTS: usize = 240;
 
-#[function_component(MetricsCharts)]
-pub fn metrics_charts(props: &crate::state::SlowProps) -> Html {
-    let sim = props.store.sim.borrow();
+/// A plain function (no hooks): the panel that calls it follows the slow version.
+pub fn metrics_charts(store: &crate::state::Store) -> Html {
+    let sim = store.sim.borrow();
     let metrics = sim.ns.metrics();
     if metrics
         .buckets
@@ -28,7 +29,7 @@ pub fn metrics_charts(props: &crate::state::SlowProps) -> Html {
         |get: fn(&sbp_engine::Bucket) -> f64| buckets.iter().map(get).collect::<Vec<f64>>();
     let throughput = [
         line(
-            "sent / s",
+            "m-sent",
             "#0a5ea8",
             "",
             series(|b| b.sent as f64)
@@ -37,7 +38,7 @@ pub fn metrics_charts(props: &crate::state::SlowProps) -> Html {
                 .collect(),
         ),
         line(
-            "completed / s",
+            "m-completed",
             "#1d7a46",
             "6 3",
             series(|b| b.completed as f64)
@@ -46,7 +47,7 @@ pub fn metrics_charts(props: &crate::state::SlowProps) -> Html {
                 .collect(),
         ),
         line(
-            "locks lost",
+            "m-locks-lost",
             "#6b3fa0",
             "1 2",
             series(|b| b.lock_lost as f64),
@@ -54,38 +55,41 @@ pub fn metrics_charts(props: &crate::state::SlowProps) -> Html {
     ];
     let latency = [
         line(
-            "mean latency",
+            "m-mean-latency",
             "#1d7a46",
             "",
             series(|b| b.mean_latency().unwrap_or(0) as f64),
         ),
         line(
-            "max latency",
+            "m-max-latency",
             "#b0262c",
             "2 3",
             series(|b| b.latency_max as f64),
         ),
     ];
     let losses = [
-        line("expired", "#b0262c", "", series(|b| b.expired as f64)),
+        line("m-expired", "#b0262c", "", series(|b| b.expired as f64)),
         line(
-            "dead-lettered",
+            "m-dead-lettered",
             "#9a5b00",
             "6 3",
             series(|b| b.dead_lettered as f64),
         ),
     ];
     html! {
-        <section class="chart" id="metrics" aria-label="Metrics">
-            <h2>{"Metrics"}</h2>
-            <p class="hint">{format!(
-                "Totals: {} sent, {} completed (mean end-to-end latency {}), {} expired, {} dead-lettered, {} abandoned, {} locks lost, {} duplicates processed, {} duplicates skipped, {} crashes, {} rejected sends. One point = {}.",
-                total.sent, total.completed, total.mean_latency().map(format_duration).unwrap_or_else(|| "-".into()),
-                total.expired, total.dead_lettered, total.abandoned, total.lock_lost, total.duplicates_processed,
-                total.duplicates_skipped, total.crashed, total.rejected, format_duration(width))}</p>
-            {plot("Throughput", "", &at, &throughput)}
-            {plot("End-to-end latency (enqueued to completed)", " ms", &at, &latency)}
-            {plot("Expired and dead-lettered per point", "", &at, &losses)}
+        <section class="chart" id="metrics" aria-label={t("metrics")}>
+            <h2>{t("metrics")}</h2>
+            <p class="hint">{tf("metrics-totals", &[
+                ("sent", &total.sent.to_string()), ("completed", &total.completed.to_string()),
+                ("latency", &total.mean_latency().map(format_duration).unwrap_or_else(|| "-".into())),
+                ("expired", &total.expired.to_string()), ("dead", &total.dead_lettered.to_string()),
+                ("abandoned", &total.abandoned.to_string()), ("lost", &total.lock_lost.to_string()),
+                ("processed", &total.duplicates_processed.to_string()), ("skipped", &total.duplicates_skipped.to_string()),
+                ("crashed", &total.crashed.to_string()), ("rejected", &total.rejected.to_string()),
+                ("point", &format_duration(width))])}</p>
+            {plot(&t("plot-throughput"), "", &at, &throughput)}
+            {plot(&t("plot-latency"), " ms", &at, &latency)}
+            {plot(&t("plot-losses"), "", &at, &losses)}
         </section>
     }
 }

@@ -12,6 +12,7 @@ const POINTS: usize = 240;
 
 /// One line: name, colour, dash pattern, and a value per instant.
 pub struct Line {
+    /// The series' catalog key.
     pub name: &'static str,
     pub colour: &'static str,
     pub dash: &'static str,
@@ -48,7 +49,13 @@ pub fn plot(title: &str, unit: &str, at: &[Instant], lines: &[Line]) -> Html {
     let last = |l: &Line| l.values.last().copied().unwrap_or(0.0);
     let summary: Vec<String> = lines
         .iter()
-        .map(|l| format!("{} {}{unit}", l.name, format_decimal(last(l), 0)))
+        .map(|l| {
+            format!(
+                "{} {}{unit}",
+                crate::i18n::t(l.name),
+                format_decimal(last(l), 0)
+            )
+        })
         .collect();
     let axis = H - 16.0;
     // Drawn as markup text: no handlers, and far less code than one element at a time.
@@ -95,7 +102,7 @@ pub fn plot(title: &str, unit: &str, at: &[Instant], lines: &[Line]) -> Html {
             "<li><svg width=\"26\" height=\"8\" aria-hidden=\"true\"><line x1=\"0\" y1=\"4\" x2=\"26\" y2=\"4\" stroke=\"{}\" stroke-width=\"2\" stroke-dasharray=\"{}\"/></svg> {}: {}{unit}</li>",
             l.colour,
             l.dash,
-            l.name,
+            crate::i18n::t(l.name),
             format_decimal(last(l), 0)
         );
     }

@@ -226,8 +226,8 @@ pub fn send_lab() -> Html {
         .map(|(i, s)| (i.to_string(), label(*s)))
         .collect();
     html! {
-        <details class="lane sendlab" id="send-lab">
-            <summary><strong>{t("lab-title")}</strong>{t("lab-summary")}</summary>
+        <section class="lane sendlab" id="lab">
+            <h2>{t("lab-title")}{t("lab-summary")}</h2>
             <form class="inline-form" {onsubmit} aria-label={t("lab-settings")}>
                 {field("lab-count", &count, "100", false, "text")}
                 {field("lab-rtt", &rtt, "70ms", false, "text")}
@@ -241,6 +241,6 @@ pub fn send_lab() -> Html {
                 <button type="submit" class="primary" id="lab-run">{t("lab-run")}</button>
             </form>
             {body}
-        </details>
+        </section>
     }
 }

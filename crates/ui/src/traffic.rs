@@ -1,9 +1,11 @@
 //! Traffic: producers and consumer groups (started and stopped as scenario steps), and the list
 //! of what is running. The engine runs them; these forms only build their settings.
+use crate::form::pairs;
 use crate::form::parse::{dur, percent, real};
 use crate::form::{
     check_field, choice_field, same, text_field, DataForm, FormProps, Parse, Values,
 };
+use crate::i18n::{t, tf};
 use crate::state::Action;
 use sbp_scenario::Action as StepAction;
 use sbp_scenario::*;
@@ -13,7 +15,7 @@ fn both<A, B>(what: &str, a: Option<A>, b: Option<B>) -> Result<Option<(A, B)>, 
     match (a, b) {
         (Some(a), Some(b)) => Ok(Some((a, b))),
         (None, None) => Ok(None),
-        _ => Err(format!("{what}: give both values, or neither")),
+        _ => Err(tf("error-both", &[("what", what)])),
     }
 }
 
@@ -25,10 +27,10 @@ fn producer_step(
     _now: sbp_engine::time::Instant,
 ) -> Result<Action, String> {
     let burst = both(
-        "Burst",
-        dur("Burst every", v.get("producer-burst-every"))?,
+        &t("producer-burst-every"),
+        dur(&t("producer-burst-every"), v.get("producer-burst-every"))?,
         real(
-            "Burst size",
+            &t("producer-burst-size"),
             v.get("producer-burst-size"),
             1.0,
             f64::from(sbp_engine::limits::MAX_BURST),
@@ -39,9 +41,14 @@ fn producer_step(
         size: size as u32,
     });
     let spike = match (
-        dur("Spike at", v.get("producer-spike-from"))?,
-        dur("Spike for", v.get("producer-spike-for"))?,
-        real("Spike factor", v.get("producer-spike-factor"), 0.0, 1_000.0)?,
+        dur(&t("producer-spike-from"), v.get("producer-spike-from"))?,
+        dur(&t("producer-spike-for"), v.get("producer-spike-for"))?,
+        real(
+            &t("producer-spike-factor"),
+            v.get("producer-spike-factor"),
+            0.0,
+            1_000.0,
+        )?,
     ) {
         (Some(from), Some(duration), Some(factor)) => Some(SpikeDef {
             from,
@@ -49,7 +56,7 @@ fn producer_step(
             factor,
         }),
         (None, None, None) => None,
-        _ => return Err("Spike: give when, how long and the factor".into()),
+        _ => return Err(t("error-spike")),
     };
     let p = ProducerDef {
         name: if v.get("producer-name").is_empty() {
@@ -59,18 +66,18 @@ fn producer_step(
         },
         to: v.get("producer-to").to_string(),
         rate: real(
-            "Messages per second",
+            &t("producer-rate"),
             v.get("producer-rate"),
             0.0,
             sbp_engine::limits::MAX_RATE,
         )?
         .unwrap_or(0.0),
-        ttl: dur("TimeToLive", v.get("producer-ttl"))?,
+        ttl: dur(&t("producer-ttl"), v.get("producer-ttl"))?,
         message_id_prefix: Some(v.get("producer-prefix").to_string()).filter(|p| !p.is_empty()),
         burst,
         spike,
-        max_messages: real("Stop after", v.get("producer-max"), 1.0, 1e9)?.map(|n| n as u64),
-        schedule_offset: dur("Schedule each ahead by", v.get("producer-schedule"))?,
+        max_messages: real(&t("producer-max"), v.get("producer-max"), 1.0, 1e9)?.map(|n| n as u64),
+        schedule_offset: dur(&t("producer-schedule"), v.get("producer-schedule"))?,
         ..Default::default()
     };
     Ok(Action::Do(Box::new(Step::new(StepAction::StartProducer(
@@ -106,11 +113,11 @@ fn consumer_step(
     _button: usize,
     _now: sbp_engine::time::Instant,
 ) -> Result<Action, String> {
-    let a = dur("Processing time", v.get("consumer-time"))?.unwrap_or(Dur(1_000));
+    let a = dur(&t("consumer-time"), v.get("consumer-time"))?.unwrap_or(Dur(1_000));
     let processing = match v.get("consumer-kind") {
         "uniform" => ProcessingDef::Uniform {
             min: a,
-            max: dur("Processing max", v.get("consumer-time-max"))?.unwrap_or(a),
+            max: dur(&t("consumer-time-max"), v.get("consumer-time-max"))?.unwrap_or(a),
         },
         "exponential" => ProcessingDef::Exponential { mean: a },
         _ => ProcessingDef::Fixed(a),
@@ -122,18 +129,24 @@ fn consumer_step(
             v.get("consumer-name").to_string()
         },
         from: v.get("consumer-from").to_string(),
-        instances: real("How many", v.get("consumer-instances"), 1.0, 1_000.0)?.map(|n| n as u32),
+        instances: real(
+            &t("consumer-instances"),
+            v.get("consumer-instances"),
+            1.0,
+            1_000.0,
+        )?
+        .map(|n| n as u32),
         mode: if v.get("consumer-mode") == "ReceiveAndDelete" {
             ModeDef::ReceiveAndDelete
         } else {
             ModeDef::PeekLock
         },
         processing: Some(processing),
-        abandon: percent("Abandon %", v.get("consumer-abandon"))?,
-        dead_letter: percent("Dead-letter %", v.get("consumer-dead"))?,
-        defer: percent("Defer %", v.get("consumer-defer"))?,
-        crash: percent("Crash %", v.get("consumer-crash"))?,
-        max_auto_lock_renewal: dur("Auto lock renewal", v.get("consumer-renew"))?,
+        abandon: percent(&t("consumer-abandon"), v.get("consumer-abandon"))?,
+        dead_letter: percent(&t("consumer-dead"), v.get("consumer-dead"))?,
+        defer: percent(&t("consumer-defer"), v.get("consumer-defer"))?,
+        crash: percent(&t("consumer-crash"), v.get("consumer-crash"))?,
+        max_auto_lock_renewal: dur(&t("consumer-renew"), v.get("consumer-renew"))?,
         idempotent: v.get("consumer-idempotent") == "true",
         poll_interval: None,
         restart_delay: None,
@@ -143,10 +156,6 @@ fn consumer_step(
     )))))
 }
 
-fn pair(a: &str, b: &str) -> (String, String) {
-    (a.to_string(), b.to_string())
-}
-
 pub fn consumer_form(props: &FormProps) -> Html {
     let fields = vec![
         text_field("consumer-name", "workers", false),
@@ -154,18 +163,18 @@ pub fn consumer_form(props: &FormProps) -> Html {
         text_field("consumer-instances", "2", false),
         choice_field(
             "consumer-mode",
-            vec![
-                pair("PeekLock", "PeekLock"),
-                pair("ReceiveAndDelete", "ReceiveAndDelete"),
-            ],
+            pairs(&[
+                ("PeekLock", "mode-peeklock"),
+                ("ReceiveAndDelete", "mode-receiveanddelete"),
+            ]),
         ),
         choice_field(
             "consumer-kind",
-            vec![
-                pair("fixed", "fixed"),
-                pair("uniform", "uniform min..max"),
-                pair("exponential", "exponential (mean)"),
-            ],
+            pairs(&[
+                ("fixed", "proc-fixed"),
+                ("uniform", "proc-uniform"),
+                ("exponential", "proc-exponential"),
+            ]),
         ),
         text_field("consumer-time", "1s", false),
         text_field("consumer-time-max", "", true),
@@ -191,8 +200,8 @@ pub fn actors(props: &crate::state::SlowProps) -> Html {
         return html! {};
     }
     html! {
-        <section class="card-form" id="actors" aria-label="Running producers and consumers">
-            <h2>{"Running"}</h2>
+        <section class="card-form" id="actors" aria-label={t("actors-label")}>
+            <h2>{t("actors")}</h2>
             <ul class="actors">
             { for actors.into_iter().map(|a| {
                 let stop = {
@@ -207,12 +216,13 @@ pub fn actors(props: &crate::state::SlowProps) -> Html {
                         store.dispatch(Action::Do(Box::new(step)));
                     })
                 };
+                let kind = t(&format!("actor-{}", a.kind.name()));
                 html! {
                     <li>
-                        <strong>{format!("{} {}", a.kind.name(), a.name)}</strong>{format!(" → {} ", a.entity)}
-                        <span class="state">{if a.active { "running" } else { "stopped" }}</span><br/>
+                        <strong>{format!("{kind} {}", a.name)}</strong>{format!(" → {} ", a.entity)}
+                        <span class="state">{t(if a.active { "actor-running" } else { "actor-stopped" })}</span><br/>
                         <small>{a.summary.clone()}</small>
-                        if a.active { <button onclick={stop} aria-label={format!("Stop {} {}", a.kind.name(), a.name)}>{"Stop"}</button> }
+                        if a.active { <button onclick={stop} aria-label={tf("actor-stop-label", &[("kind", &kind), ("name", &a.name)])}>{t("actor-stop")}</button> }
                     </li>
                 }
             }) }

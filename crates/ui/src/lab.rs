@@ -1,0 +1,11 @@
+//! The send lab's page (`lab.html`, SEND-01..04): loaded into the playground when the reader
+//! opens the lab, so the playground's wasm does not carry the lab.
+use sbp_ui::i18n;
+
+fn main() {
+    // The catalogs are one folder up (the lab is served from `lab/`).
+    i18n::set_base("../");
+    i18n::load(i18n::initial_language(), false, |_| {
+        yew::Renderer::<sbp_ui::sendlab::SendLab>::new().render();
+    });
+}

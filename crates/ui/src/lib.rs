@@ -1,0 +1,19 @@
+//! The Service Bus Playground in the browser: the parts of the Yew app (`main.rs` puts them
+//! together) and of the send lab's page (`lab.rs`). Each binary carries only what it uses.
+pub mod actions;
+pub mod browser;
+pub mod chart;
+pub mod clock;
+pub mod form;
+pub mod i18n;
+pub mod inspector;
+pub mod lanes;
+pub mod lesson;
+pub mod log;
+pub mod map;
+pub mod markup;
+pub mod metrics;
+pub mod plot;
+pub mod sendlab;
+pub mod state;
+pub mod traffic;
