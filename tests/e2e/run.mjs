@@ -190,7 +190,9 @@ test('a preset loads from the menu and plays with its narration', async (ctx) =>
 
 test('the send lab (its own page, loaded when opened) shows 8 s one by one and under 1 s overlapped', async (ctx) => {
   const page = await fresh(ctx);
-  if (await page.locator('#send-lab iframe').count() !== 0) throw new Error('the lab loaded before it was opened');
+  const labLoaded = () => page.evaluate(() => performance.getEntriesByType('resource').some((e) => e.name.includes('sbp-lab')));
+  await page.waitForTimeout(300);
+  if (await labLoaded()) throw new Error('the lab loaded before it was opened');
   await page.click('#send-lab summary');
   const lab = page.frameLocator('#send-lab iframe');
   await lab.locator('#lab-run').click();

@@ -406,3 +406,12 @@ error-seq = Zurückgestellte Sequenznummern: „{ $seq }“ ist keine Zahl
 error-no-seqs = Zurückgestellte Sequenznummern: geben Sie eine oder mehrere an, z. B. 3, 4
 error-number = { $field }: „{ $value }“ ist keine Zahl von { $min } bis { $max }
 error-whole = { $field }: „{ $value }“ ist keine ganze Zahl von { $min } bis { $max }
+
+## Einbettungen, Workshops
+next-lesson = Nächste Lektion ▸
+embed = Einbetten
+embed-autoplay = Sofort abspielen
+embed-loop = Wiederholen
+embed-lanes = Bahnen
+embed-height = Höhe (px)
+embed-copy = Einbettungscode kopieren

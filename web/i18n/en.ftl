@@ -424,3 +424,12 @@ error-seq = Deferred sequence numbers: "{ $seq }" is not a number
 error-no-seqs = Deferred sequence numbers: give one or more, e.g. 3, 4
 error-number = { $field }: "{ $value }" is not a number from { $min } to { $max }
 error-whole = { $field }: "{ $value }" is not a whole number from { $min } to { $max }
+
+## Embeds, workshops
+next-lesson = Next lesson ▸
+embed = Embed
+embed-autoplay = Play at once
+embed-loop = Loop
+embed-lanes = Lanes
+embed-height = Height (px)
+embed-copy = Copy embed code

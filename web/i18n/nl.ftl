@@ -406,3 +406,12 @@ error-seq = Uitgestelde volgnummers: "{ $seq }" is geen getal
 error-no-seqs = Uitgestelde volgnummers: geef er één of meer, bijv. 3, 4
 error-number = { $field }: "{ $value }" is geen getal van { $min } tot { $max }
 error-whole = { $field }: "{ $value }" is geen geheel getal van { $min } tot { $max }
+
+## Insluiten, workshops
+next-lesson = Volgende les ▸
+embed = Insluiten
+embed-autoplay = Meteen afspelen
+embed-loop = Herhalen
+embed-lanes = Banen
+embed-height = Hoogte (px)
+embed-copy = Insluitcode kopiëren

@@ -406,3 +406,12 @@ error-seq = Uppskjutna sekvensnummer: "{ $seq }" är inget tal
 error-no-seqs = Uppskjutna sekvensnummer: ange ett eller flera, t.ex. 3, 4
 error-number = { $field }: "{ $value }" är inget tal från { $min } till { $max }
 error-whole = { $field }: "{ $value }" är inget heltal från { $min } till { $max }
+
+## Inbäddning, workshoppar
+next-lesson = Nästa lektion ▸
+embed = Bädda in
+embed-autoplay = Spela direkt
+embed-loop = Upprepa
+embed-lanes = Banor
+embed-height = Höjd (px)
+embed-copy = Kopiera inbäddningskod

@@ -48,6 +48,16 @@ fn inflate(_: &[u8]) -> Option<Vec<u8>> {
 }
 
 pub fn decode_scenario(payload: &str) -> Result<Scenario, ScenarioError> {
+    let text = decode_payload(payload)?;
+    Scenario::from_json(&text).map_err(|e| {
+        ScenarioError::Link(format!(
+            "it holds a scenario this playground cannot read: {e}"
+        ))
+    })
+}
+
+/// A payload's JSON text (`1j...` or `1z...`): what a scenario link and a lesson link carry.
+pub fn decode_payload(payload: &str) -> Result<String, ScenarioError> {
     let err = |m: &str| Err(ScenarioError::Link(m.to_string()));
     let payload = payload.trim();
     if payload.len() > MAX_FRAGMENT {
@@ -81,14 +91,10 @@ pub fn decode_scenario(payload: &str) -> Result<Scenario, ScenarioError> {
         Some('j') => bytes,
         _ => return err("it is not a Service Bus Playground link (unknown encoding)"),
     };
-    let Ok(text) = std::str::from_utf8(&json) else {
-        return err("its data is damaged (not UTF-8 text)");
-    };
-    Scenario::from_json(text).map_err(|e| {
-        ScenarioError::Link(format!(
-            "it holds a scenario this playground cannot read: {e}"
-        ))
-    })
+    match String::from_utf8(json) {
+        Ok(text) => Ok(text),
+        Err(_) => err("its data is damaged (not UTF-8 text)"),
+    }
 }
 
 /// Whether a link may open `scenario` at `at`: within the playground's last instant, and

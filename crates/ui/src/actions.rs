@@ -161,10 +161,14 @@ fn send_form(props: &FormProps) -> Html {
         text_field("send-body", "hello", false),
         text_field("send-count", "1", false),
     ];
-    html! {
-        <DataForm id="send-form" {fields} buttons={vec!["send-button"]}
-            parse={send_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
-    }
+    data_form(
+        "send-form",
+        false,
+        fields,
+        vec!["send-button"],
+        send_step,
+        props,
+    )
 }
 
 /// Fields: from, receiver, mode, count, auto-renew, deferred sequence numbers. Buttons: receive,
@@ -248,10 +252,7 @@ fn receive_form(props: &FormProps) -> Html {
         text_field("deferred-seqs", "", true),
     ];
     let buttons = vec!["receive-button", "peek-button", "receive-deferred-button"];
-    html! {
-        <DataForm id="receive-form" {fields} {buttons}
-            parse={receive_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
-    }
+    data_form("receive-form", false, fields, buttons, receive_step, props)
 }
 
 /// Fields: in, entity, receiver. Buttons: service update, OS update, entity update, disconnect.
@@ -289,10 +290,7 @@ fn fault_form(props: &FormProps) -> Html {
         "fault-update",
         "fault-disconnect",
     ];
-    html! {
-        <DataForm id="fault-form" hint=true {fields} {buttons}
-            parse={fault_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
-    }
+    data_form("fault-form", true, fields, buttons, fault_step, props)
 }
 
 /// Fields: target, kind, name, subject filter, DefaultMessageTimeToLive, LockDuration,
@@ -377,11 +375,46 @@ fn entity_form(props: &FormProps) -> Html {
             pairs(&[("", "default-unchanged"), ("on", "on"), ("off", "off")]),
         ),
     ];
-    html! {
-        <DataForm id="entity-form" hint=true
-            {fields} buttons={vec!["entity-create"]}
-            parse={entity_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
+    data_form(
+        "entity-form",
+        true,
+        fields,
+        vec!["entity-create"],
+        entity_step,
+        props,
+    )
+}
+
+/// Loads preset `name` (fetched: `presets/<name>.json`; "playground" is the starter). Its
+/// expectations are checked as it plays, as the CLI checks them.
+pub fn load_preset(store: &crate::state::Store, name: &str) {
+    let load = {
+        let store = store.clone();
+        move |parsed: Result<Scenario, String>| match parsed {
+            Ok(scenario) => {
+                let title = scenario.name.clone();
+                store.dispatch(Action::Load {
+                    scenario: Box::new(scenario),
+                    at: None,
+                    speed: None,
+                    notice: crate::i18n::tf("loaded", &[("title", &title)]),
+                });
+            }
+            Err(e) => store.dispatch(Action::Error(e)),
+        }
+    };
+    if name == "playground" {
+        return load(Scenario::from_json(crate::browser::STARTER).map_err(|e| e.to_string()));
     }
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        return store.dispatch(Action::Error(crate::i18n::tf(
+            "no-preset",
+            &[("name", name)],
+        )));
+    }
+    crate::browser::fetch_text(&format!("presets/{name}.json"), move |text| {
+        load(text.and_then(|t| Scenario::from_json(&t).map_err(|e| e.to_string())))
+    });
 }
 
 /// Presets and "open a link or scenario file".
@@ -413,39 +446,7 @@ pub fn scenario_menu(props: &StoreProps) -> Html {
     let on_preset = {
         let store = store.clone();
         let preset = preset.clone();
-        Callback::from(move |_: MouseEvent| {
-            let name = select(&preset);
-            let load = {
-                let store = store.clone();
-                move |parsed: Result<Scenario, String>| match parsed {
-                    Ok(scenario) => {
-                        // Its expectations are checked as it plays, as the CLI checks them.
-                        let title = scenario.name.clone();
-                        store.dispatch(Action::Load {
-                            scenario: Box::new(scenario),
-                            at: None,
-                            speed: None,
-                            notice: crate::i18n::tf("loaded", &[("title", &title)]),
-                        });
-                    }
-                    Err(e) => store.dispatch(Action::Error(e)),
-                }
-            };
-            if name == "playground" {
-                return load(
-                    Scenario::from_json(crate::browser::STARTER).map_err(|e| e.to_string()),
-                );
-            }
-            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
-                return store.dispatch(Action::Error(crate::i18n::tf(
-                    "no-preset",
-                    &[("name", &name)],
-                )));
-            }
-            crate::browser::fetch_text(&format!("presets/{name}.json"), move |text| {
-                load(text.and_then(|t| Scenario::from_json(&t).map_err(|e| e.to_string())))
-            });
-        })
+        Callback::from(move |_: MouseEvent| load_preset(&store, &select(&preset)))
     };
     let on_open = {
         let store = store.clone();
@@ -459,10 +460,10 @@ pub fn scenario_menu(props: &StoreProps) -> Html {
     html! {
         <div class="menu">
             <label>{crate::i18n::t("preset")}{" "}
-                <Choice node={preset} id="preset" options={(*presets).clone()} />
+                {choice(&preset, "preset", &presets)}
             </label>
             <button id="load-preset" onclick={on_preset}>{crate::i18n::t("load")}</button>
-            {field("open-input", &pasted, "", true, "text")}
+            {field("open-input", &pasted, true, "text")}
             <button id="open-button" onclick={on_open}>{crate::i18n::t("open")}</button>
             if !description.is_empty() { <p class="description" id="scenario-description">{description}</p> }
         </div>

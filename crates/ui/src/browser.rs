@@ -48,6 +48,16 @@ pub fn query_value(name: &str) -> Option<String> {
         .and_then(|p| p.get(name))
 }
 
+/// The payload of a lesson link (`#lesson=1j...`, already unpacked), if the page has one.
+pub fn lesson_payload() -> Option<String> {
+    FRAGMENT.with(|f| {
+        f.borrow()
+            .trim_start_matches('#')
+            .strip_prefix("lesson=")
+            .map(String::from)
+    })
+}
+
 pub fn initial_state() -> AppState {
     let hash = FRAGMENT.with(|f| f.borrow().clone());
     let embed = query_flag("embed");
@@ -57,6 +67,8 @@ pub fn initial_state() -> AppState {
     let newcomer = stored.is_none() && hash.trim_start_matches('#').is_empty();
     let mut state = AppState::new(stored.unwrap_or_else(starter), embed);
     state.welcome = newcomer && !embed && query_value("lesson").is_none();
+    state.looping = query_flag("loop");
+    state.playing = query_flag("autoplay");
     if let Some(at) = stored_at {
         if let Some(stopped) = crate::state::replay(
             &mut state.sim.borrow_mut(),
@@ -67,7 +79,8 @@ pub fn initial_state() -> AppState {
         }
     }
     let fragment = hash.trim_start_matches('#');
-    if !fragment.is_empty() {
+    // A lesson link (`#lesson=...`) is opened by the app once it runs (main.rs).
+    if !fragment.is_empty() && lesson_payload().is_none() {
         match decode_link(fragment) {
             Ok(link) => {
                 let name = link.scenario.name.clone();
@@ -147,15 +160,15 @@ const b64url = (bytes) => {
   return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 };
 const MAX_JSON = 4 * 1024 * 1024;
-// A packed (`s=1z...`) payload in `text` inflated to its `1j` form, then `done(text)`; a payload
+// A packed (`s=1z...` or `lesson=1z...`) payload in `text` inflated to its `1j` form, then `done(text)`; a payload
 // that does not inflate (or inflates past MAX_JSON) is left as it is, and the Rust decoder
 // says it is damaged.
 export function sbp_unpack(text, done) {
-  const m = /(^|[#&?])s=1z([A-Za-z0-9_\-]*)/.exec(text);
+  const m = /(^|[#&?])(s|lesson)=1z([A-Za-z0-9_\-]*)/.exec(text);
   if (!m) { done(text); return; }
   const keep = () => done(text);
   try {
-    const b64 = m[2].replace(/-/g, '+').replace(/_/g, '/');
+    const b64 = m[3].replace(/-/g, '+').replace(/_/g, '/');
     const bin = atob(b64 + '==='.slice((b64.length + 3) % 4));
     const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0));
     const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw')).getReader();
@@ -164,7 +177,7 @@ export function sbp_unpack(text, done) {
       if (end) {
         const all = new Uint8Array(size); let at = 0;
         for (const p of parts) { all.set(p, at); at += p.length; }
-        done(text.replace('s=1z' + m[2], 's=1j' + b64url(all)));
+        done(text.replace(m[2] + '=1z' + m[3], m[2] + '=1j' + b64url(all)));
         return;
       }
       size += value.length;
@@ -174,6 +187,11 @@ export function sbp_unpack(text, done) {
     });
     pump().catch(keep);
   } catch (e) { keep(); }
+}
+export function sbp_tick_work(ms) {
+  const list = window.__sbpTickWork || (window.__sbpTickWork = []);
+  list.push(ms);
+  if (list.length > 2000) list.shift();
 }
 export function sbp_json_payload(json) { return '1j' + b64url(new TextEncoder().encode(json)); }
 export function sbp_packed_payload(json, done) {
@@ -189,6 +207,7 @@ extern "C" {
     fn sbp_json_payload(json: &str) -> String;
     fn sbp_packed_payload(json: &str, done: &js_sys::Function);
     fn sbp_unpack(text: &str, done: &js_sys::Function);
+    fn sbp_tick_work(ms: f64);
 }
 
 /// Hands `text` (a link, a fragment) to `done` with a packed payload inflated by the browser's
@@ -213,6 +232,74 @@ pub fn unpack_fragment(done: impl FnOnce() + 'static) {
         FRAGMENT.with(|f| *f.borrow_mut() = fragment);
         done();
     });
+}
+
+/// The embed form's options: autoplay, loop, the panels, the height.
+pub fn embed_options() -> String {
+    let mut out = String::new();
+    for (id, key, on) in [
+        ("embed-autoplay", "embed-autoplay", true),
+        ("embed-loop", "embed-loop", false),
+        ("embed-map", "map", false),
+        ("embed-lanes", "embed-lanes", true),
+        ("embed-log", "log", false),
+    ] {
+        out += &format!(
+            "<label class=\"check\"><input type=\"checkbox\" id=\"{id}\"{}> {}</label>",
+            if on { " checked" } else { "" },
+            crate::markup::escape(&crate::i18n::t(key))
+        );
+    }
+    out + &format!(
+        "<label>{} <input id=\"embed-height\" value=\"480\" size=\"5\"></label>",
+        crate::markup::escape(&crate::i18n::t("embed-height"))
+    )
+}
+
+/// Whether the checkbox with this id is ticked, and an input's text.
+fn checked(id: &str) -> bool {
+    input(id).is_some_and(|i| i.checked())
+}
+fn input(id: &str) -> Option<web_sys::HtmlInputElement> {
+    let el = web_sys::window()?.document()?.get_element_by_id(id)?;
+    wasm_bindgen::JsCast::dyn_into(el).ok()
+}
+
+/// The iframe snippet that embeds `url` (a share link) with the options of the embed form:
+/// autoplay, loop, the panels, the height; the reader's language and lesson. The script line
+/// lets the host page size the frame to its content (the page posts `sbp-size` messages).
+pub fn embed_code(url: &str, lesson: Option<&str>) -> String {
+    let (page, fragment) = url.split_once('#').unwrap_or((url, ""));
+    let page = page.split('?').next().unwrap_or(page);
+    let panels: Vec<&str> = [
+        ("map", "embed-map"),
+        ("lanes", "embed-lanes"),
+        ("log", "embed-log"),
+    ]
+    .into_iter()
+    .filter(|(_, id)| checked(id))
+    .map(|(p, _)| p)
+    .collect();
+    let mut query = format!(
+        "?embed=1&lang={}&panels={}",
+        crate::i18n::lang(),
+        panels.join(",")
+    );
+    for (flag, id) in [("autoplay", "embed-autoplay"), ("loop", "embed-loop")] {
+        if checked(id) {
+            query += &format!("&{flag}=1");
+        }
+    }
+    if let Some(id) = lesson {
+        query += &format!("&lesson={id}");
+    }
+    let height = input("embed-height")
+        .and_then(|i| i.value().trim().parse::<u32>().ok())
+        .unwrap_or(480)
+        .clamp(200, 4000);
+    format!(
+        "<iframe src=\"{page}{query}#{fragment}\" width=\"100%\" height=\"{height}\" style=\"border:0;max-width:100%\" loading=\"lazy\" title=\"Service Bus Playground\"></iframe>\n<script>addEventListener('message',e=>{{for(const f of document.querySelectorAll('iframe'))if(e.data&&e.data.type==='sbp-size'&&f.contentWindow===e.source)f.style.height=e.data.height+'px'}})</script>"
+    )
 }
 
 pub fn copy_to_clipboard(text: &str) {
@@ -247,22 +334,7 @@ pub fn tick_rendered() {
     let Some(start) = TICK_STARTED.with(|t| t.take()) else {
         return;
     };
-    let Some(window) = web_sys::window() else {
-        return;
-    };
-    let key = wasm_bindgen::JsValue::from_str("__sbpTickWork");
-    let list = js_sys::Reflect::get(&window, &key)
-        .ok()
-        .and_then(|v| wasm_bindgen::JsCast::dyn_into::<js_sys::Array>(v).ok())
-        .unwrap_or_else(|| {
-            let a = js_sys::Array::new();
-            let _ = js_sys::Reflect::set(&window, &key, &a);
-            a
-        });
-    list.push(&wasm_bindgen::JsValue::from_f64(now_ms() - start));
-    if list.length() > 2_000 {
-        list.shift();
-    }
+    sbp_tick_work(now_ms() - start);
 }
 
 /// Fetches a text file next to the page (the presets are data, fetched when needed), then calls

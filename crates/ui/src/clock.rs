@@ -12,6 +12,7 @@ use yew::prelude::*;
 pub fn clock_bar(props: &StoreProps) -> Html {
     let store = &props.store;
     let share_link = use_state(String::new);
+    let embed_code = use_state(String::new);
     let (now, utc, end, next) = {
         let mut sim = store.sim.borrow_mut();
         let now = sim.now();
@@ -81,6 +82,21 @@ pub fn clock_bar(props: &StoreProps) -> Html {
             });
         })
     };
+    // "Copy embed code": an iframe for this scenario, instant, speed, lesson and language, with
+    // the options chosen; a line of script lets the host page size it to its content.
+    let on_embed = {
+        let store = store.clone();
+        let embed_code = embed_code.clone();
+        Callback::from(move |_: MouseEvent| {
+            let embed_code = embed_code.clone();
+            let lesson = store.lesson.as_ref().map(|run| run.lesson.id.clone());
+            browser::share_url(&store.sim.borrow(), store.speed, move |url| {
+                let code = browser::embed_code(&url, lesson.as_deref());
+                browser::copy_to_clipboard(&code);
+                embed_code.set(code);
+            });
+        })
+    };
     let next_text = match &next {
         Some((at, what)) => tf("next-at", &[("what", what), ("at", &format_instant(*at))]),
         None => t("next-none"),
@@ -124,6 +140,16 @@ pub fn clock_bar(props: &StoreProps) -> Html {
                 <input id="timeline" type="range" min="0" max={slider_max.to_string()} step="100"
                     value={now.to_string()} onchange={on_seek} aria-label={t("timeline-label")} />
             </label>
+            <details class="embed-options" id="embed-options">
+                <summary>{t("embed")}</summary>
+                // The options as markup text: they are read from the page when the code is made,
+                // and the same text is not redrawn, so what the reader ticked stays.
+                {Html::from_html_unchecked(browser::embed_options().into())}
+                <button id="embed-code" onclick={on_embed}>{t("embed-copy")}</button>
+                if !embed_code.is_empty() {
+                    <textarea id="embed-snippet" readonly=true rows="4" aria-label={t("embed")} value={(*embed_code).clone()} />
+                }
+            </details>
             if !share_link.is_empty() {
                 <label class="share">{t("share-copied")}{" "}
                     <input id="share-link" readonly=true value={(*share_link).clone()} aria-label={t("share")} />

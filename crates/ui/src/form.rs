@@ -19,88 +19,37 @@ pub fn opt(s: String) -> Option<String> {
 }
 
 /// A labelled input: one function instead of the same markup in every form (and less wasm).
-/// The label is the catalog's text for `id`, the placeholder (if any) for `id-ph`.
-pub fn field(
-    id: &'static str,
-    node: &NodeRef,
-    value: &'static str,
-    placeholder: bool,
-    kind: &'static str,
-) -> Html {
+/// The label is the catalog's text for `id`, the placeholder (if any) for `id-ph`. It is
+/// uncontrolled: its first value is set once, by the form that owns it ([`set_values`]), since a
+/// `value` written on every render would wipe what the reader typed.
+pub fn field(id: &'static str, node: &NodeRef, placeholder: bool, kind: &'static str) -> Html {
     let placeholder = if placeholder {
         t(&format!("{id}-ph"))
     } else {
         String::new()
     };
-    html! { <Input label={t(id)} {id} node={node.clone()} {value} {placeholder} {kind} /> }
-}
-
-#[derive(Properties, PartialEq)]
-pub struct InputProps {
-    pub label: String,
-    pub id: &'static str,
-    pub node: NodeRef,
-    pub value: &'static str,
-    pub placeholder: String,
-    pub kind: &'static str,
-}
-
-/// An uncontrolled input whose initial value is set once, when it is mounted: a `value`
-/// attribute would be written again on every render and wipe what the user typed.
-#[function_component(Input)]
-pub fn input(props: &InputProps) -> Html {
-    {
-        let (node, value) = (props.node.clone(), props.value);
-        use_effect_with((), move |_| {
-            if let Some(input) = node.cast::<HtmlInputElement>() {
-                input.set_value(value);
-            }
-        });
-    }
     html! {
-        <label>{&props.label}{" "}<input ref={props.node.clone()} id={props.id} type={props.kind} placeholder={props.placeholder.clone()} /></label>
+        <label>{t(id)}{" "}<input ref={node.clone()} {id} type={kind} {placeholder} /></label>
     }
 }
 
-/// A controlled `<select>`: Yew re-renders options, so the chosen value lives in state and each
-/// option says whether it is selected. Reading the element's value (by NodeRef) still works.
-#[derive(Properties, PartialEq)]
-pub struct ChoiceProps {
-    pub id: AttrValue,
-    pub node: NodeRef,
-    /// (value, label)
-    pub options: Vec<(String, String)>,
+/// Sets the inputs' first values (a form calls this once, when it is mounted).
+pub fn set_values(inputs: &[(NodeRef, &'static str)]) {
+    for (node, value) in inputs {
+        if let Some(input) = node.cast::<HtmlInputElement>() {
+            input.set_value(value);
+        }
+    }
 }
 
-#[function_component(Choice)]
-pub fn choice(props: &ChoiceProps) -> Html {
-    let chosen = use_state(|| {
-        props
-            .options
-            .first()
-            .map(|o| o.0.clone())
-            .unwrap_or_default()
-    });
-    let onchange = {
-        let chosen = chosen.clone();
-        Callback::from(move |e: Event| {
-            chosen.set(e.target_unchecked_into::<HtmlSelectElement>().value())
-        })
-    };
-    // After the entities change (a preset loaded), a choice that no longer exists falls back to
-    // the first option.
-    let current = if props.options.iter().any(|(v, _)| *v == *chosen) {
-        (*chosen).clone()
-    } else {
-        props
-            .options
-            .first()
-            .map(|o| o.0.clone())
-            .unwrap_or_default()
-    };
+/// A `<select>` (read by its NodeRef), its first option chosen at first (Yew inserts options
+/// last first, so without it the last would be). Not controlled: the browser keeps what the
+/// reader chose while the options stay as they are (the forms re-render only when their fields
+/// change).
+pub fn choice(node: &NodeRef, id: &'static str, options: &[(String, String)]) -> Html {
     html! {
-        <select ref={props.node.clone()} id={props.id.clone()} {onchange}>
-            { for props.options.iter().map(|(v, label)| html! { <option value={v.clone()} selected={*v == current}>{label.clone()}</option> }) }
+        <select ref={node.clone()} {id}>
+            { for options.iter().enumerate().map(|(i, (v, label))| html! { <option value={v.clone()} selected={i == 0}>{label.clone()}</option> }) }
         </select>
     }
 }
@@ -229,6 +178,17 @@ pub fn data_form(props: &DataFormProps) -> Html {
     // The error, and the key of the field it names (the engine's `field`, or a parse error's
     // "Key: ..." prefix).
     let error = use_state(|| None::<(Option<String>, String)>);
+    {
+        // Text fields only: a NodeRef's cast is unchecked, and a select given a value of ""
+        // would lose its choice.
+        let first: Vec<(NodeRef, &'static str)> = refs
+            .iter()
+            .zip(&props.fields)
+            .filter(|(_, f)| f.kind == Kind::Text)
+            .map(|(r, f)| (r.clone(), f.value))
+            .collect();
+        use_effect_with((), move |_| set_values(&first));
+    }
     let run = {
         let (refs, error, parse, dispatch, sim) = (
             refs.clone(),
@@ -297,9 +257,9 @@ pub fn data_form(props: &DataFormProps) -> Html {
             if props.hint { <p class="hint">{t(&format!("{}-hint", props.id))}</p> }
             { for props.fields.iter().zip(refs.iter()).enumerate().map(|(i, (f, r))| {
                 let input = match &f.kind {
-                    Kind::Text => field(f.id, r, f.value, f.placeholder, "text"),
+                    Kind::Text => field(f.id, r, f.placeholder, "text"),
                     Kind::Check => html! { <label class="check"><input ref={r.clone()} id={f.id} type="checkbox" />{" "}{t(f.id)}</label> },
-                    Kind::Choice(options) => html! { <label>{t(f.id)}{" "}<Choice node={r.clone()} id={f.id} options={options.clone()} /></label> },
+                    Kind::Choice(options) => html! { <label>{t(f.id)}{" "}{choice(r, f.id, options)}</label> },
                 };
                 match &*error {
                     Some((_, m)) if placed == Some(i) => html! { <>{input}<p class="field-error" role="alert">{m.clone()}</p></> },
@@ -375,6 +335,22 @@ pub mod parse {
     }
     pub fn percent(field: &str, s: &str) -> Result<f64, String> {
         Ok(real(field, s, 0.0, 100.0)?.unwrap_or(0.0) / 100.0)
+    }
+}
+
+/// One form of the controls, drawn by [`DataForm`]. One place builds the component for every
+/// form (not one copy per form in the wasm).
+#[inline(never)]
+pub fn data_form(
+    id: &'static str,
+    hint: bool,
+    fields: Vec<Field>,
+    buttons: Vec<&'static str>,
+    parse: Parse,
+    props: &FormProps,
+) -> Html {
+    html! {
+        <DataForm {id} {hint} {fields} {buttons} {parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
     }
 }
 

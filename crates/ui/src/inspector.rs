@@ -153,6 +153,13 @@ pub struct DeadLetterProps {
 pub fn dead_letter_form(props: &DeadLetterProps) -> Html {
     let reason = use_node_ref();
     let description = use_node_ref();
+    {
+        let first = [
+            (reason.clone(), "ValidationFailed"),
+            (description.clone(), "The order has no customer id."),
+        ];
+        use_effect_with((), move |_| crate::form::set_values(&first));
+    }
     let onsubmit = {
         let (reason, description) = (reason.clone(), description.clone());
         let store = props.store.clone();
@@ -183,42 +190,11 @@ pub fn dead_letter_form(props: &DeadLetterProps) -> Html {
     };
     html! {
         <form class="inline-form" {onsubmit} aria-label={t("dl-form")}>
-            {field("dl-reason", &reason, "ValidationFailed", false, "text")}
-            {field("dl-description", &description, "The order has no customer id.", false, "text")}
+            {field("dl-reason", &reason, false, "text")}
+            {field("dl-description", &description, false, "text")}
             <button type="submit" id="dl-button">{tf("dl-button", &[("seq", &props.seq.to_string()), ("receiver", &props.holder)])}</button>
         </form>
     }
-}
-
-/// What the last peek or receive returned, as that call showed it (TTL-10, MSG-02).
-/// A plain function (no hooks): the panel that calls it follows the slow version.
-pub fn last_result(store: &crate::state::Store) -> Html {
-    let sim = store.sim.borrow();
-    if sim.last_messages.is_empty() {
-        return html! {};
-    }
-    let mut rows = String::new();
-    for m in sim.last_messages.iter().take(50) {
-        rows += &format!(
-            "<tr><td>#{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            m.sequence_number,
-            escape(&m.message_id),
-            m.delivery_count,
-            format_instant(m.expires_at),
-            m.locked_until
-                .map(format_instant)
-                .unwrap_or_else(|| "-".into())
-        );
-    }
-    let title = t("last-result");
-    Html::from_html_unchecked(
-        format!(
-            "<section class=\"inspector\" id=\"last-result\" aria-label=\"{0}\"><h2>{0}</h2><table><thead><tr><th>{1}</th><th>MessageId</th><th>DeliveryCount</th><th>ExpiresAt</th><th>LockedUntil</th></tr></thead><tbody>{rows}</tbody></table></section>",
-            escape(&title),
-            escape(&t("seq"))
-        )
-        .into(),
-    )
 }
 
 /// The rules (docs/RULES.md), and what the playground chose where no source decides: data

@@ -97,6 +97,33 @@ fn texts(v: &serde_json::Value) -> sbp_scenario::lesson::Texts {
     out
 }
 
+/// A lesson link's lesson (its JSON, packed as a scenario link's is), started.
+pub fn open_payload(store: &Store, payload: &str) {
+    let json = sbp_scenario::link::decode_payload(payload).map_err(|e| e.to_string());
+    begin(store, "#lesson", json);
+}
+
+/// A workshop's lessons in order (`?lessons=a,b,c`), or none.
+pub fn chain() -> Vec<String> {
+    crate::browser::query_value("lessons")
+        .map(|l| {
+            l.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// In workshop mode, a prediction not answered yet shows alone (the reveal brings the rest).
+pub fn question_alone(store: &Store) -> bool {
+    store.lesson.as_deref().is_some_and(|run| {
+        run.given.is_none()
+            && run.part().and_then(|p| p.kind()) == Some(PartKind::Predict)
+            && crate::browser::query_flag("workshop")
+    })
+}
+
 /// Fetches and starts lesson `id`.
 pub fn start(store: &Store, id: &str) {
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
@@ -105,14 +132,20 @@ pub fn start(store: &Store, id: &str) {
     let store = store.clone();
     let id = id.to_string();
     crate::browser::fetch_text(&format!("lessons/{id}.json"), move |text| {
-        match text.and_then(|t| Lesson::from_json(&t)) {
-            Ok(lesson) => store.dispatch(Action::StartLesson(Rc::new(lesson))),
-            Err(e) => store.dispatch(Action::Error(tf(
-                "lesson-broken",
-                &[("id", &id), ("error", &e)],
-            ))),
-        }
+        begin(&store, &id, text)
     });
+}
+
+/// Reads a lesson's JSON and starts it, or says why it cannot (one place for every way a
+/// lesson arrives: fetched by id, or carried by a link).
+fn begin(store: &Store, id: &str, json: Result<String, String>) {
+    match json.and_then(|t| Lesson::from_json(&t)) {
+        Ok(lesson) => store.dispatch(Action::StartLesson(Rc::new(lesson))),
+        Err(e) => store.dispatch(Action::Error(tf(
+            "lesson-broken",
+            &[("id", id), ("error", &e)],
+        ))),
+    }
 }
 
 /// The track: each lesson with its progress, a click starts it.
@@ -220,11 +253,26 @@ pub fn lesson_panel(props: &StoreProps) -> Html {
         </header>
     };
     let Some(part) = run.part() else {
+        // In a workshop, on to the next lesson of its chain; else the track.
+        let chain = chain();
+        let next = chain
+            .iter()
+            .position(|id| *id == run.lesson.id)
+            .and_then(|i| chain.get(i + 1))
+            .cloned();
+        let after = match next {
+            Some(id) => {
+                let store = store.clone();
+                let onclick = Callback::from(move |_: MouseEvent| start(&store, &id));
+                html! { <button class="primary big" id="next-lesson" {onclick}>{t("next-lesson")}</button> }
+            }
+            None => lesson_list(store),
+        };
         return html! {
             <section class="lesson" id="lesson" aria-live="polite">
                 {header}
                 <p class="lesson-done" id="lesson-complete">{t("lesson-complete")}</p>
-                {lesson_list(store)}
+                {after}
             </section>
         };
     };

@@ -3,8 +3,8 @@
 //! (`lib.rs`); the send lab is a page of its own (`lab.rs`), loaded when it is opened.
 
 use sbp_ui::i18n::{self, t};
-use sbp_ui::state::{Action, SimRef, SlowProps};
-use sbp_ui::{actions, browser, chart, clock, inspector, lanes, lesson, log, map, metrics};
+use sbp_ui::state::{Action, SlowProps};
+use sbp_ui::{actions, browser, chart, inspector, lanes, lesson, metrics};
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -30,11 +30,19 @@ fn app() -> Html {
             move || drop(interval)
         });
     }
-    // `?lesson=<id>` opens that lesson.
+    // A lesson link (`#lesson=...`, from the lesson builder) or `?lesson=<id>` (or the first
+    // of a workshop's `?lessons=a,b,c`) opens that lesson.
     {
         let store = store.clone();
         use_effect_with((), move |_| {
-            if let Some(id) = browser::query_value("lesson") {
+            if let Some(name) = browser::query_value("preset") {
+                actions::load_preset(&store, &name);
+            }
+            if let Some(payload) = browser::lesson_payload() {
+                lesson::open_payload(&store, &payload);
+            } else if let Some(id) =
+                browser::query_value("lesson").or_else(|| lesson::chain().into_iter().next())
+            {
                 lesson::start(&store, &id);
             }
         });
@@ -76,14 +84,23 @@ fn app() -> Html {
         Callback::from(move |_: MouseEvent| store.dispatch(Action::Undo))
     };
     if store.embed {
+        // The panels an embed shows: `?panels=map,lanes,log` (`map=1` is the older way to add
+        // the map); lanes by default. A lesson shows above them.
+        let panels = browser::query_value("panels").unwrap_or_else(|| "lanes".into());
+        let shows = |p: &str| panels.split(',').any(|x| x.trim() == p);
         return html! {
             <main class="embed">
-                <clock::ClockBar store={store.clone()} />
+                {parts::clock(&store)}
                 {banner}
-                if browser::query_flag("map") {
-                    <map::NamespaceMap store={store.clone()} version={store.version} />
+                {parts::lesson(&store)}
+                if shows("map") || browser::query_flag("map") {
+                    {parts::map(&store)}
                 }
-                {lanes::lanes(&store)}
+                if shows("controls") || store.lesson.is_some() { {actions::actions(&store)} }
+                if shows("lanes") { {lanes::lanes(&store)} }
+                if shows("log") {
+                    {parts::log(&store)}
+                }
             </main>
         };
     }
@@ -97,9 +114,9 @@ fn app() -> Html {
             <button id="undo" onclick={undo}>{t("undo")}</button>
             <actions::ScenarioMenu store={store.clone()} />
         </header>
-        <clock::ClockBar store={store.clone()} />
+        {parts::clock(&store)}
         {banner}
-        <main class="layout">
+        <main class={classes!("layout", lesson::question_alone(&store).then_some("workshop-question"))}>
             <section class="left" aria-label={t("area-actions")}>
                 {actions::actions(&store)}
             </section>
@@ -107,15 +124,15 @@ fn app() -> Html {
                 if store.welcome {
                     {lesson::welcome(&store)}
                 }
-                <lesson::LessonPanel store={store.clone()} />
-                <map::NamespaceMap store={store.clone()} version={store.version} />
+                {parts::lesson(&store)}
+                {parts::map(&store)}
                 {lanes::lanes(&store)}
-                <SendLabFrame />
+                {send_lab_frame()}
             </section>
             <section class="right" aria-label={t("area-inspector")}>
                 <inspector::Inspector store={store.clone()} version={store.slow_version} />
                 <SlowPanels store={store.clone()} version={store.slow_version} />
-                <log::EventLog sim={SimRef(store.sim.clone())} version={store.slow_version} fast={store.playing && store.speed >= lanes::FAST_SPEED} />
+                {parts::log(&store)}
                 {inspector::rules_panel()}
             </section>
         </main>
@@ -123,34 +140,52 @@ fn app() -> Html {
     }
 }
 
-/// The panels that follow a running clock every few hundred ms: what the last call returned,
-/// the counts over time, the metrics. Plain functions inside one component.
+/// The panels both layouts (the page and an embed) show, each built in one place (not one copy
+/// per layout in the wasm).
+mod parts {
+    use sbp_ui::state::{SimRef, Store};
+    use sbp_ui::{clock, lanes, lesson, log, map};
+    use yew::prelude::*;
+
+    #[inline(never)]
+    pub fn clock(store: &Store) -> Html {
+        html! { <clock::ClockBar store={store.clone()} /> }
+    }
+    #[inline(never)]
+    pub fn lesson(store: &Store) -> Html {
+        html! { <lesson::LessonPanel store={store.clone()} /> }
+    }
+    #[inline(never)]
+    pub fn map(store: &Store) -> Html {
+        html! { <map::NamespaceMap store={store.clone()} version={store.version} /> }
+    }
+    #[inline(never)]
+    pub fn log(store: &Store) -> Html {
+        let fast = store.playing && store.speed >= lanes::FAST_SPEED;
+        html! { <log::EventLog sim={SimRef(store.sim.clone())} version={store.slow_version} {fast} /> }
+    }
+}
+
+/// The panels that follow a running clock every few hundred ms: the counts over time and the
+/// metrics. Plain functions inside one component.
 #[function_component(SlowPanels)]
 fn slow_panels(props: &SlowProps) -> Html {
     html! {
         <>
-        {inspector::last_result(&props.store)}
         {chart::chart(&props.store)}
         {metrics::metrics_charts(&props.store)}
         </>
     }
 }
 
-/// The send lab (SEND-01..04) is a page of its own with its own small wasm: it is loaded into
-/// the page when the reader opens it, so the playground's wasm does not carry it.
-#[function_component(SendLabFrame)]
+/// The send lab (SEND-01..04) is a page of its own with its own small wasm. Its frame loads
+/// lazily: inside the closed `<details>` it is not rendered, so it loads when the reader opens
+/// it, and the playground's wasm does not carry the lab.
 fn send_lab_frame() -> Html {
-    let open = use_state(|| false);
-    let onclick = {
-        let open = open.clone();
-        Callback::from(move |_: MouseEvent| open.set(!*open))
-    };
     html! {
         <details class="lane sendlab" id="send-lab">
-            <summary {onclick}><strong>{t("lab-title")}</strong>{t("lab-summary")}</summary>
-            if *open {
-                <iframe class="lab-frame" src={format!("lab/index.html?lang={}", i18n::lang())} title={t("lab-title")}></iframe>
-            }
+            <summary><strong>{t("lab-title")}</strong>{t("lab-summary")}</summary>
+            <iframe class="lab-frame" loading="lazy" src={format!("lab/index.html?lang={}", i18n::lang())} title={t("lab-title")}></iframe>
         </details>
     }
 }
@@ -196,6 +231,15 @@ fn main() {
         }
     });
     let (a, b, c) = (ready.clone(), ready.clone(), ready);
+    // Workshop mode: one lesson, large type (web/style.css).
+    if browser::query_flag("workshop") {
+        if let Some(body) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.body())
+        {
+            let _ = body.class_list().add_1("workshop");
+        }
+    }
     i18n::load(i18n::initial_language(), false, move |_| a());
     browser::load_rule_texts(move || b());
     lesson::load_index(Box::new(move || c()));

@@ -1,7 +1,7 @@
 //! The send lab (SEND-01..04): one batch sent four ways, with the round trip and store time as
 //! settings and rejections injected. The numbers come from the engine's `send_lab` model.
 use crate::form::field;
-use crate::form::{parse, text, Choice};
+use crate::form::{choice, parse, text};
 use crate::i18n::{t, tf};
 use crate::markup::{escape, fmt};
 use sbp_engine::send_lab::{run, Injected, SendLabResult, SendLabSpec, SendStrategy};
@@ -147,6 +147,15 @@ fn results_markup(results: &[(SendStrategy, SendLabResult)], chosen: usize) -> S
 pub fn send_lab() -> Html {
     let refs = use_state(|| std::array::from_fn::<NodeRef, 8, _>(|_| NodeRef::default()));
     let [count, rtt, store, sem, busy, quota, missing, large] = (*refs).clone();
+    {
+        let first = [
+            (count.clone(), "100"),
+            (rtt.clone(), "70ms"),
+            (store.clone(), "10ms"),
+            (sem.clone(), "10"),
+        ];
+        use_effect_with((), move |_| crate::form::set_values(&first));
+    }
     let strategy = use_node_ref();
     let spec = use_state(|| None::<Result<SendLabSpec, String>>);
     let chosen = use_state(|| 0usize);
@@ -229,15 +238,15 @@ pub fn send_lab() -> Html {
         <section class="lane sendlab" id="lab">
             <h2>{t("lab-title")}{t("lab-summary")}</h2>
             <form class="inline-form" {onsubmit} aria-label={t("lab-settings")}>
-                {field("lab-count", &count, "100", false, "text")}
-                {field("lab-rtt", &rtt, "70ms", false, "text")}
-                {field("lab-store", &store, "10ms", false, "text")}
-                {field("lab-semaphore", &sem, "10", false, "text")}
-                {field("lab-busy", &busy, "", true, "text")}
-                {field("lab-quota", &quota, "", true, "text")}
-                {field("lab-missing", &missing, "", true, "text")}
-                {field("lab-large", &large, "", true, "text")}
-                <label>{t("lab-show-timeline")}{" "}<Choice node={strategy} id="lab-strategy" options={options} /></label>
+                {field("lab-count", &count, false, "text")}
+                {field("lab-rtt", &rtt, false, "text")}
+                {field("lab-store", &store, false, "text")}
+                {field("lab-semaphore", &sem, false, "text")}
+                {field("lab-busy", &busy, true, "text")}
+                {field("lab-quota", &quota, true, "text")}
+                {field("lab-missing", &missing, true, "text")}
+                {field("lab-large", &large, true, "text")}
+                <label>{t("lab-show-timeline")}{" "}{choice(&strategy, "lab-strategy", &options)}</label>
                 <button type="submit" class="primary" id="lab-run">{t("lab-run")}</button>
             </form>
             {body}

@@ -32,6 +32,8 @@ pub struct AppState {
     /// The message shown in the inspector: (entity path, SequenceNumber).
     pub selected: Option<(String, u64)>,
     pub embed: bool,
+    /// Embeds: start again from t=0 when nothing more is due (`?loop=1`).
+    pub looping: bool,
     /// The lesson being taken, if any.
     pub lesson: Option<Rc<LessonRun>>,
     /// The control section shown (`send`, `receive`, `faults`, `traffic`, `entities`).
@@ -121,6 +123,7 @@ impl AppState {
             notice: None,
             selected: None,
             embed,
+            looping: false,
             lesson: None,
             tab: "send",
             welcome: false,
@@ -177,6 +180,12 @@ impl Reducible for AppState {
                 let on_time = s.rewind.borrow_mut().advance(&mut sim, target, &mut budget);
                 if !on_time && s.notice.is_none() {
                     s.notice = Some(crate::i18n::t("behind"));
+                }
+                // An embed that loops starts again once nothing more is due.
+                let ended = s.looping && sim.next_due().is_none();
+                drop(sim);
+                if ended {
+                    s.seek(0);
                 }
             }
             Action::Play => s.playing = true,

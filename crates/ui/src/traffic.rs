@@ -1,10 +1,8 @@
 //! Traffic: producers and consumer groups (started and stopped as scenario steps), and the list
 //! of what is running. The engine runs them; these forms only build their settings.
-use crate::form::pairs;
 use crate::form::parse::{dur, percent, real};
-use crate::form::{
-    check_field, choice_field, same, text_field, DataForm, FormProps, Parse, Values,
-};
+use crate::form::{check_field, choice_field, same, text_field, FormProps, Values};
+use crate::form::{data_form, pairs};
 use crate::i18n::{t, tf};
 use crate::state::Action;
 use sbp_scenario::Action as StepAction;
@@ -100,10 +98,14 @@ pub fn producer_form(props: &FormProps) -> Html {
         text_field("producer-max", "", true),
         text_field("producer-schedule", "", true),
     ];
-    html! {
-        <DataForm id="producer-form" {fields} buttons={vec!["producer-submit"]}
-            parse={producer_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
-    }
+    data_form(
+        "producer-form",
+        false,
+        fields,
+        vec!["producer-submit"],
+        producer_step,
+        props,
+    )
 }
 
 /// Fields: name, from, instances, mode, processing kind, time, time max, abandon %, dead-letter
@@ -185,10 +187,14 @@ pub fn consumer_form(props: &FormProps) -> Html {
         text_field("consumer-renew", "", true),
         check_field("consumer-idempotent"),
     ];
-    html! {
-        <DataForm id="consumer-form" {fields} buttons={vec!["consumer-submit"]}
-            parse={consumer_step as Parse} dispatch={props.dispatch.clone()} sim={props.sim.clone()} />
-    }
+    data_form(
+        "consumer-form",
+        false,
+        fields,
+        vec!["consumer-submit"],
+        consumer_step,
+        props,
+    )
 }
 
 /// What is running, with a stop button each.
