@@ -467,6 +467,70 @@ test('a lesson in each language: its words, the reveal, restart and undo', async
   }
 });
 
+test('the documentation page embeds three playgrounds that play, size themselves and read at 600 px', async (ctx) => {
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(15000);
+  await page.setViewportSize({ width: 600, height: 900 });
+  await page.goto(url + 'embed-demo.html');
+  for (const id of ['embed-ttl', 'embed-lesson', 'embed-map']) {
+    await page.locator(`#${id}`).scrollIntoViewIfNeeded();
+    const frame = page.frameLocator(`#${id}`);
+    await frame.locator('.clock').waitFor();
+    // It sized itself to its content (postMessage), and nothing is wider than the frame.
+    await page.waitForFunction((i) => document.getElementById(i).style.height !== '', id);
+    const wide = await page.locator(`#${id}`).evaluate((f) => f.contentDocument.documentElement.scrollWidth > f.clientWidth + 1);
+    if (wide) throw new Error(`${id} is wider than 600 px`);
+  }
+  // The autoplaying ones play: their clocks move.
+  for (const id of ['embed-ttl', 'embed-map']) {
+    await page.frameLocator(`#${id}`).locator('#clock-rel:not(:text-is("t=0s"))').waitFor();
+  }
+  await page.frameLocator('#embed-map').locator('#namespace-map').waitFor();
+  await page.frameLocator('#embed-lesson').locator('#lesson-title', { hasText: 'MaxDeliveryCount' }).waitFor();
+  await page.frameLocator('#embed-lesson').locator('#lesson-next', { hasText: 'Weiter' }).waitFor();
+});
+
+test('Copy embed code makes an iframe for this scenario, speed, language and options', async (ctx) => {
+  const page = await fresh(ctx, '?lang=nl');
+  await send(page, { ttl: '1m' });
+  await page.click('#embed-options summary');
+  await page.check('#embed-loop');
+  await page.check('#embed-map');
+  await page.fill('#embed-height', '300');
+  await page.click('#embed-code');
+  const code = await page.inputValue('#embed-snippet');
+  for (const part of ['embed=1', 'lang=nl', 'panels=map,lanes', 'autoplay=1', 'loop=1', 'height="300"', '#s=1', 'sbp-size']) {
+    if (!code.includes(part)) throw new Error(`embed code lacks ${part}: ${code}`);
+  }
+  // The iframe it makes opens the same scenario.
+  const src = /src="([^"]+)"/.exec(code)[1];
+  const p2 = await ctx.newPage();
+  await p2.goto(src.replace(/^https?:\/\/[^/]+\//, url));
+  await p2.locator('.card').first().waitFor();
+});
+
+test('a phone 390 px wide: nothing overflows, the lanes and a lesson are usable', async (ctx) => {
+  const page = await ctx.newPage();
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(url + '?lang=en&lesson=ttl-basics');
+  await page.locator('#lesson-text').waitFor();
+  const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  if (await overflow() > 1) throw new Error(`the page is ${await overflow()} px too wide`);
+  await page.click('#lesson-next');
+  await sendForm(page, { ttl: '30s' });
+  await page.locator('#goal-reached').waitFor();
+  if (await overflow() > 1) throw new Error(`with a card, the page is ${await overflow()} px too wide`);
+});
+
+test('a laptop screen (1366x768): the lanes are in view beside the controls', async (ctx) => {
+  const page = await ctx.newPage();
+  await page.setViewportSize({ width: 1366, height: 768 });
+  await page.goto(url + '?lang=en');
+  await page.locator('#open-sandbox').click();
+  const lane = await page.locator('.lane[data-entity="orders"]').boundingBox();
+  if (!lane || lane.y + 40 > 768) throw new Error(`the first lane starts at ${lane && lane.y}`);
+});
+
 let passed = 0, failed = 0;
 for (const { name, fn } of tests) {
   const ctx = await browser.newContext();

@@ -68,7 +68,8 @@ pub fn initial_state() -> AppState {
     let mut state = AppState::new(stored.unwrap_or_else(starter), embed);
     state.welcome = newcomer && !embed && query_value("lesson").is_none();
     state.looping = query_flag("loop");
-    state.playing = query_flag("autoplay");
+    state.autoplay = query_flag("autoplay");
+    state.playing = state.autoplay;
     if let Some(at) = stored_at {
         if let Some(stopped) = crate::state::replay(
             &mut state.sim.borrow_mut(),

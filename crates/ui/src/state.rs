@@ -34,6 +34,8 @@ pub struct AppState {
     pub embed: bool,
     /// Embeds: start again from t=0 when nothing more is due (`?loop=1`).
     pub looping: bool,
+    /// Embeds: play as soon as a scenario is there (`?autoplay=1`).
+    pub autoplay: bool,
     /// The lesson being taken, if any.
     pub lesson: Option<Rc<LessonRun>>,
     /// The control section shown (`send`, `receive`, `faults`, `traffic`, `entities`).
@@ -124,6 +126,7 @@ impl AppState {
             selected: None,
             embed,
             looping: false,
+            autoplay: false,
             lesson: None,
             tab: "send",
             welcome: false,
@@ -238,7 +241,7 @@ impl Reducible for AppState {
                 if let Some(x) = speed.filter(|x| SPEEDS.contains(x)) {
                     s.speed = x;
                 }
-                s.playing = false;
+                s.playing = s.autoplay;
                 s.selected = None;
                 return Rc::new(s.rebuild(&scenario, at.unwrap_or(0), notice));
             }
