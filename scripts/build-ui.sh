@@ -7,3 +7,5 @@ export TRUNK_OFFLINE=true TRUNK_SKIP_VERSION_CHECK=true
 trunk build --release --offline
 # The send lab's page, a wasm of its own that the playground loads when the lab is opened.
 trunk build lab.html --release --offline --dist dist/lab --public-url /lab/
+# The lesson builder's page, a wasm of its own.
+trunk build builder.html --release --offline --dist dist/builder --public-url /builder/

@@ -531,6 +531,62 @@ test('a laptop screen (1366x768): the lanes are in view beside the controls', as
   if (!lane || lane.y + 40 > 768) throw new Error(`the first lane starts at ${lane && lane.y}`);
 });
 
+test('the lesson builder: parts from the current scenario, checked by the engine, opened as a lesson and in workshop mode', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en');
+  await page.click('#open-sandbox');
+  await page.click('#open-builder');
+  await page.locator('#builder-form').waitFor();
+  await page.fill('#builder-lesson-title', 'My TTL lesson');
+  await page.fill('#builder-text', 'Messages expire at ExpiresAt.');
+  await page.click('#builder-add');
+  await page.selectOption('#builder-kind', 'do');
+  await page.fill('#builder-text', 'Send one message with TimeToLive 1m.');
+  await page.fill('#builder-goal', '{"messages": [{"entity": "orders", "seq": 1}]}');
+  await page.fill('#builder-solution', '[{"at": "0s", "send": {"to": "orders", "ttl": "1m"}}]');
+  await page.click('#builder-add');
+  await page.selectOption('#builder-kind', 'predict');
+  await page.fill('#builder-text', 'When does #1 reach the dead-letter queue?');
+  await page.click('#builder-add');
+  await page.locator('#builder-check.right', { hasText: '1m' }).waitFor();
+  // A goal with broken JSON is refused with the reason, and nothing is added.
+  await page.selectOption('#builder-kind', 'do');
+  await page.fill('#builder-goal', '{not json');
+  await page.click('#builder-add');
+  await page.locator('#builder-error', { hasText: 'Goal' }).waitFor();
+  const workshop = await page.getAttribute('#builder-workshop', 'href');
+  await page.click('#builder-link');
+  await page.locator('#lesson-title', { hasText: 'My TTL lesson' }).waitFor();
+  await page.click('#lesson-next');
+  await sendForm(page, { ttl: '1m' });
+  await page.locator('#goal-reached').waitFor();
+  await page.click('#lesson-next');
+  await page.fill('#predict-input', '1m');
+  await page.click('#predict-check');
+  await page.locator('#predict-reveal.right').waitFor();
+  // The workshop link: large type, the question alone until it is answered.
+  const p2 = await ctx.newPage();
+  await p2.goto(new URL(workshop, page.url()).href);
+  await p2.locator('body.workshop #lesson').waitFor();
+});
+
+test('a workshop chains lessons: the question shows alone, then the next lesson', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en&workshop=1&lessons=auto-delete-on-idle,topic-ttl');
+  await page.locator('#lesson-title', { hasText: 'AutoDeleteOnIdle' }).waitFor();
+  await page.click('#lesson-next');
+  await sendForm(page);
+  await page.locator('#goal-reached').waitFor();
+  await page.click('#lesson-next');
+  if (!(await page.locator('main.workshop-question').count())) throw new Error('the question is not alone');
+  if (await page.locator('.map').isVisible()) throw new Error('the namespace shows before the reveal');
+  await page.fill('#predict-input', '5m');
+  await page.click('#predict-check');
+  await page.locator('#predict-reveal.right').waitFor();
+  await page.locator('.map').waitFor(); // the reveal brings the namespace back
+  await page.click('#lesson-next');
+  await page.click('#next-lesson');
+  await page.locator('#lesson-title', { hasText: 'Topics' }).waitFor();
+});
+
 let passed = 0, failed = 0;
 for (const { name, fn } of tests) {
   const ctx = await browser.newContext();

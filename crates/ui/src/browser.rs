@@ -3,7 +3,8 @@ use crate::state::{Action, AppState};
 use sbp_scenario::link::{decode_link, link_at, link_fragment};
 use sbp_scenario::{Scenario, Simulation};
 
-const STORAGE_KEY: &str = "sbp.scenario.link.v1";
+/// Where the current scenario is kept (a link fragment), read by the lesson builder too.
+pub const STORAGE_KEY: &str = "sbp.scenario.link.v1";
 
 /// The scenario a new visitor starts with: one queue that dead-letters expired messages.
 pub const STARTER: &str = r#"{
@@ -134,6 +135,11 @@ pub fn save(sim: &Simulation) {
         let payload = sbp_json_payload(&serde_json::to_string(&link.scenario).unwrap_or_default());
         let _ = s.set_item(STORAGE_KEY, &link_fragment(&payload, &link));
     }
+}
+
+/// `json` as a link payload (`1j` + base64url), by the browser's own base64.
+pub fn json_payload(json: &str) -> String {
+    sbp_json_payload(json)
 }
 
 /// Builds a link that opens exactly this scenario, instant and speed, and hands it to `done`

@@ -111,6 +111,7 @@ fn app() -> Html {
             <p class="tagline">{t("app-tagline")}</p>
             {language_picker(&store)}
             <button id="open-lessons" onclick={lessons}>{t("lessons")}</button>
+            <a id="open-builder" href={format!("builder/index.html?lang={}", i18n::lang())}>{t("build-lesson")}</a>
             <button id="undo" onclick={undo}>{t("undo")}</button>
             <actions::ScenarioMenu store={store.clone()} />
         </header>
