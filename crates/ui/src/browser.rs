@@ -7,12 +7,8 @@ use sbp_scenario::{Scenario, Simulation};
 pub const STORAGE_KEY: &str = "sbp.scenario.link.v1";
 
 /// The scenario a new visitor starts with: one queue that dead-letters expired messages.
-pub const STARTER: &str = r#"{
-  "version": 1,
-  "name": "Playground",
-  "description": "One queue, dead-lettering on expiry, MaxDeliveryCount 3. Send a message with a TTL, press play, and watch it expire into the DLQ.",
-  "entities": [ { "queue": "orders", "dead_lettering_on_message_expiration": true, "max_delivery_count": 3, "lock_duration": "30s" } ]
-}"#;
+/// (What it is for is said by the first screen, in the reader's language.)
+pub const STARTER: &str = r#"{"version":1,"name":"Playground","entities":[{"queue":"orders","dead_lettering_on_message_expiration":true,"max_delivery_count":3,"lock_duration":"30s"}]}"#;
 
 pub fn now_ms() -> f64 {
     web_sys::window()
@@ -273,8 +269,9 @@ fn input(id: &str) -> Option<web_sys::HtmlInputElement> {
 }
 
 /// The iframe snippet that embeds `url` (a share link) with the options of the embed form:
-/// autoplay, loop, the panels, the height; the reader's language and lesson. The script line
-/// lets the host page size the frame to its content (the page posts `sbp-size` messages).
+/// autoplay, loop, the panels, the height; the reader's language and lesson. The script
+/// (`web/embed.js`) lets the host page size the frame to its content (the page posts
+/// `sbp-size` messages).
 pub fn embed_code(url: &str, lesson: Option<&str>) -> String {
     let (page, fragment) = url.split_once('#').unwrap_or((url, ""));
     let page = page.split('?').next().unwrap_or(page);
@@ -304,8 +301,9 @@ pub fn embed_code(url: &str, lesson: Option<&str>) -> String {
         .and_then(|i| i.value().trim().parse::<u32>().ok())
         .unwrap_or(480)
         .clamp(200, 4000);
+    let site = page.rsplit_once('/').map_or(page, |(dir, _)| dir);
     format!(
-        "<iframe src=\"{page}{query}#{fragment}\" width=\"100%\" height=\"{height}\" style=\"border:0;max-width:100%\" loading=\"lazy\" title=\"Service Bus Playground\"></iframe>\n<script>addEventListener('message',e=>{{for(const f of document.querySelectorAll('iframe'))if(e.data&&e.data.type==='sbp-size'&&f.contentWindow===e.source)f.style.height=e.data.height+'px'}})</script>"
+        "<iframe src=\"{page}{query}#{fragment}\" width=\"100%\" height=\"{height}\" style=\"border:0;max-width:100%\" loading=\"lazy\" title=\"Service Bus Playground\"></iframe>\n<script src=\"{site}/embed.js\"></script>"
     )
 }
 
