@@ -399,6 +399,7 @@ const TRACK = [
     async (p) => { await receiveForm(p); await tab(p, 'faults'); await p.click('#fault-service'); }, ['3', '2']]],
   ['auto-delete-on-idle', ['next', (p) => sendForm(p), ['5m', '10m']]],
   ['topic-ttl', ['next', (p) => sendForm(p, { ttl: '5m' }), ['1m', '5m'], ['5m', '10m']]],
+  ['send-lab', ['next', 'next', 'next']],
 ];
 
 async function takeLesson(page, id, moves, rightFirst) {
@@ -458,6 +459,15 @@ test('a lesson in each language: its words, the reveal, restart and undo', async
     await page.fill('#predict-input', lang === 'de' ? '1m' : '30s');
     await page.click('#predict-check');
     await page.locator(`#predict-reveal.${lang === 'de' ? 'wrong' : 'right'}`).waitFor();
+    // On to the end of the lesson, in this language.
+    await page.click('#lesson-next');
+    await page.locator('#lesson-text', { hasText: lesson.parts[3].predict[lang].slice(0, 20) }).waitFor();
+    await page.click('.choices button[data-choice="TTLExpiredException"]');
+    await page.locator('#predict-reveal.right').waitFor();
+    await page.click('#lesson-next');
+    await page.locator('#lesson-text', { hasText: lesson.parts[4].explain[lang].slice(0, 30) }).waitFor();
+    await page.click('#lesson-next');
+    await page.locator('#lesson-complete').waitFor();
     if (lang === 'sv') {
       await page.click('#lesson-restart');
       await page.locator('#lesson-step', { hasText: '1 ' }).waitFor();
