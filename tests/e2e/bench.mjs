@@ -185,6 +185,14 @@ server.close();
 const g = (s) => `median ${s.median.toFixed(1)} ms, p95 ${s.p95.toFixed(1)} ms, max ${s.max.toFixed(1)} ms (${s.frames} samples)`;
 const f = (r) => `work per clock tick (engine + render): ${g(r.tick_work)}; frame intervals: ${g(r.intervals)}`;
 console.log(`wasm after wasm-opt: ${kb(wasm.length)} raw, ${kb(gzip)} gzip, ${kb(brotli)} brotli (budget 250 KB brotli)`);
+for (const page of ['lab', 'builder']) {
+  const dir = path.join(root, page);
+  const file = fs.existsSync(dir) && fs.readdirSync(dir).find((f) => f.endsWith('.wasm'));
+  if (!file) continue;
+  const bytes = fs.readFileSync(path.join(dir, file));
+  const br = zlib.brotliCompressSync(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
+  console.log(`  the ${page} page's own wasm (loaded only there): ${kb(bytes.length)} raw, ${kb(br)} brotli`);
+}
 console.log(`first render from 127.0.0.1: ${result.first_render_ms.toFixed(0)} ms (budget 300 ms)`);
 console.log(`switching language (picker to page drawn in it, 12 switches): ${g(result.language_switch)} (budget 100 ms)`);
 console.log(`frames, 1,000 messages at x60: ${f(result.frames_1k_x60)}`);
