@@ -454,3 +454,15 @@ builder-no-text = Text: schreiben Sie, was der Lernende liest
 builder-bad-seq = SequenceNumber: eine ganze Zahl
 builder-bad-goal = Ziel: { $error }
 builder-bad-solution = Lösung: { $error }
+
+## Was als Nächstes ansteht („Als Nächstes“ in der Uhrleiste)
+due-step = Schritt { $number }: { $action }
+due-expire = { $seq } in { $path } läuft ab
+due-lapse = Sperre von { $seq } in { $path } läuft ab
+due-renew = Sperre von { $seq } in { $path } wird automatisch verlängert
+due-activate = geplante { $seq } in { $path } wird eingereiht
+due-idle = { $path } wird womöglich wegen Leerlaufs gelöscht
+due-sweep = abgelaufene Nachrichten in { $path } werden eingesammelt
+due-produce = Produzent { $name } sendet
+due-wake = Konsument { $name } empfängt
+due-done = Konsument { $name } beendet seine Arbeit

@@ -472,3 +472,15 @@ builder-no-text = Text: write what the learner reads
 builder-bad-seq = SequenceNumber: a whole number
 builder-bad-goal = Goal: { $error }
 builder-bad-solution = Solution: { $error }
+
+## What is due next (the clock bar's "Next")
+due-step = step { $number }: { $action }
+due-expire = { $seq } in { $path } expires
+due-lapse = lock of { $seq } in { $path } lapses
+due-renew = lock of { $seq } in { $path } is auto-renewed
+due-activate = scheduled { $seq } in { $path } is enqueued
+due-idle = { $path } may be deleted for being idle
+due-sweep = expired messages in { $path } are swept
+due-produce = producer { $name } sends
+due-wake = consumer { $name } receives
+due-done = consumer { $name } finishes its work

@@ -454,3 +454,15 @@ builder-no-text = Tekst: schrijf wat de leerling leest
 builder-bad-seq = SequenceNumber: een geheel getal
 builder-bad-goal = Doel: { $error }
 builder-bad-solution = Oplossing: { $error }
+
+## Wat hierna gepland staat ("Hierna" in de klokbalk)
+due-step = stap { $number }: { $action }
+due-expire = { $seq } in { $path } verloopt
+due-lapse = vergrendeling van { $seq } in { $path } verloopt
+due-renew = vergrendeling van { $seq } in { $path } wordt automatisch verlengd
+due-activate = gepland { $seq } in { $path } komt in de wachtrij
+due-idle = { $path } wordt mogelijk verwijderd wegens inactiviteit
+due-sweep = verlopen berichten in { $path } worden opgeruimd
+due-produce = producent { $name } verzendt
+due-wake = consument { $name } ontvangt
+due-done = consument { $name } rondt zijn werk af

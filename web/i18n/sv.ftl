@@ -454,3 +454,15 @@ builder-no-text = Text: skriv vad eleven läser
 builder-bad-seq = SequenceNumber: ett heltal
 builder-bad-goal = Mål: { $error }
 builder-bad-solution = Lösning: { $error }
+
+## Vad som väntar härnäst ("Nästa" i klockraden)
+due-step = steg { $number }: { $action }
+due-expire = { $seq } i { $path } upphör att gälla
+due-lapse = låset för { $seq } i { $path } går ut
+due-renew = låset för { $seq } i { $path } förnyas automatiskt
+due-activate = schemalagda { $seq } i { $path } köas
+due-idle = { $path } kan tas bort för att ha varit inaktiv
+due-sweep = utgångna meddelanden i { $path } samlas in
+due-produce = producenten { $name } skickar
+due-wake = konsumenten { $name } tar emot
+due-done = konsumenten { $name } avslutar sitt arbete

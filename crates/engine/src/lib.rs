@@ -46,3 +46,4 @@ pub use metrics::{Bucket, Metrics};
 pub use namespace::{Namespace, NamespaceBuilder};
 pub use rules::Rule;
 pub use settings::{EntitySettings, ExpiryMode, Tier};
+pub use timer::Due;

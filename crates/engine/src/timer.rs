@@ -86,3 +86,27 @@ pub enum ActorTimer {
         generation: u32,
     },
 }
+
+/// What the next timer will do, as data: the UI and the CLI word it
+/// (`sbp_scenario::words::due_text`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Due {
+    /// Message `seq` in entity `path` reaches its ExpiresAt.
+    Expire { path: String, seq: u64 },
+    /// The lock of `seq` in queue `path` (a DLQ path too) lapses.
+    LockLapse { path: String, seq: u64 },
+    /// The lock of `seq` in `path` is renewed automatically.
+    AutoRenew { path: String, seq: u64 },
+    /// Scheduled message `seq` in `path` is enqueued.
+    Activate { path: String, seq: u64 },
+    /// `path` may be deleted for being idle.
+    IdleCheck { path: String },
+    /// Expired messages in `path` are swept (realistic mode).
+    Sweep { path: String },
+    /// Producer `name` sends.
+    Produce { name: String },
+    /// Consumer `name` receives.
+    ConsumerWake { name: String },
+    /// Consumer `name` finishes its work.
+    ConsumerDone { name: String },
+}

@@ -22,7 +22,7 @@ pub mod words;
 pub use dur::Dur;
 pub use model::*;
 pub use rewind::Rewind;
-pub use run::{Holding, NamedCall, Simulation, StepOutcome};
+pub use run::{Holding, NamedCall, Next, Simulation, StepOutcome};
 pub use step::{entity_command, Action, Step};
 
 /// Why a scenario could not be read or started. Every variant says what to fix.

@@ -10,6 +10,13 @@ use sbp_engine::{BrokerError, ErrorKind, Namespace, Reply};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// What happens next: the next step of the timeline (its number and what it does) or a timer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Next {
+    Step { number: usize, action: String },
+    Timer(sbp_engine::Due),
+}
+
 /// What one timeline step did.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StepOutcome {
@@ -162,15 +169,19 @@ impl Simulation {
             .min()
     }
 
-    /// What happens next, in words ("lock of #12 in orders lapses"), with its instant.
-    pub fn next_event(&mut self) -> Option<(Instant, String)> {
+    /// What happens next, with its instant: a step of the timeline or a timer, as data
+    /// (`words::next_text` says it).
+    pub fn next_event(&mut self) -> Option<(Instant, Next)> {
         let step = self.scenario.timeline.get(self.next_step).map(|s| {
             (
                 s.at.ms(),
-                format!("step {}: {}", self.next_step + 1, s.action_text()),
+                Next::Step {
+                    number: self.next_step + 1,
+                    action: s.action_text(),
+                },
             )
         });
-        let timer = self.ns.next_event();
+        let timer = self.ns.next_event().map(|(at, due)| (at, Next::Timer(due)));
         match (step, timer) {
             (Some(s), Some(t)) => Some(if s.0 <= t.0 { s } else { t }),
             (s, t) => s.or(t),

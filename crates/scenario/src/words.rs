@@ -4,7 +4,7 @@
 use crate::catalog::Catalog;
 use sbp_engine::event::{Event, EventKind, LockLossCause};
 use sbp_engine::time::format_instant;
-use sbp_engine::Namespace;
+use sbp_engine::{Due, Namespace};
 
 /// The English catalog, for the CLI and the tests (the browser fetches `web/i18n/<lang>.ftl`).
 pub const ENGLISH: &str = include_str!("../../../web/i18n/en.ftl");
@@ -156,4 +156,33 @@ pub fn event_text(cat: &Catalog, ns: &Namespace, e: &Event) -> String {
             &[("operation", operation), ("error", error.name())],
         ),
     }
+}
+
+/// What happens next in `cat`'s language: "step 3: receive from orders", "lock of #1 in orders
+/// lapses". (A step's own description is the scenario format's, in English.)
+pub fn next_text(cat: &Catalog, next: &crate::Next) -> String {
+    let due = match next {
+        crate::Next::Step { number, action } => {
+            return cat.format(
+                "due-step",
+                &[("number", &number.to_string()), ("action", action)],
+            )
+        }
+        crate::Next::Timer(due) => due,
+    };
+    let (key, path, seq) = match due {
+        Due::Expire { path, seq } => ("due-expire", path, *seq),
+        Due::LockLapse { path, seq } => ("due-lapse", path, *seq),
+        Due::AutoRenew { path, seq } => ("due-renew", path, *seq),
+        Due::Activate { path, seq } => ("due-activate", path, *seq),
+        Due::IdleCheck { path } => ("due-idle", path, 0),
+        Due::Sweep { path } => ("due-sweep", path, 0),
+        Due::Produce { name } => ("due-produce", name, 0),
+        Due::ConsumerWake { name } => ("due-wake", name, 0),
+        Due::ConsumerDone { name } => ("due-done", name, 0),
+    };
+    cat.format(
+        key,
+        &[("path", path), ("name", path), ("seq", &format!("#{seq}"))],
+    )
 }

@@ -42,10 +42,7 @@ pub fn clock_bar(props: &StoreProps) -> Html {
                 .map(|n| (o.index + 1, n))
         })
     };
-    let d = |a: fn() -> Action| {
-        let store = store.clone();
-        Callback::from(move |_: MouseEvent| store.dispatch(a()))
-    };
+    let d = |a: fn() -> Action| crate::state::on_click(store, a);
     let step_by = |ms: i64| {
         let store = store.clone();
         Callback::from(move |_: MouseEvent| store.dispatch(Action::StepBy(ms)))
@@ -98,7 +95,13 @@ pub fn clock_bar(props: &StoreProps) -> Html {
         })
     };
     let next_text = match &next {
-        Some((at, what)) => tf("next-at", &[("what", what), ("at", &format_instant(*at))]),
+        Some((at, what)) => tf(
+            "next-at",
+            &[
+                ("what", &crate::i18n::next_text(what)),
+                ("at", &format_instant(*at)),
+            ],
+        ),
         None => t("next-none"),
     };
     html! {

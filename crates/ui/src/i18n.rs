@@ -93,6 +93,11 @@ fn load_boxed(lang: &'static str, remember: bool, done: Box<dyn FnOnce(Result<()
     });
 }
 
+/// What happens next, in the current language.
+pub fn next_text(next: &sbp_scenario::Next) -> String {
+    CATALOG.with(|c| sbp_scenario::words::next_text(&c.borrow(), next))
+}
+
 /// What an event means, in the current language.
 pub fn event_text(ns: &sbp_engine::Namespace, e: &sbp_engine::event::Event) -> String {
     CATALOG.with(|c| sbp_scenario::words::event_text(&c.borrow(), ns, e))

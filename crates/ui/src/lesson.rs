@@ -183,10 +183,7 @@ pub fn welcome(store: &Store) -> Html {
             }
         })
     };
-    let sandbox = {
-        let store = store.clone();
-        Callback::from(move |_: MouseEvent| store.dispatch(Action::CloseWelcome))
-    };
+    let sandbox = crate::state::on_click(&store, || Action::CloseWelcome);
     html! {
         <section class="welcome" id="welcome" aria-label={t("welcome-title")}>
             <h2>{t("welcome-title")}</h2>
@@ -231,10 +228,7 @@ pub fn lesson_panel(props: &StoreProps) -> Html {
         return html! {};
     };
     let lang = lang();
-    let d = |a: fn() -> Action| {
-        let store = store.clone();
-        Callback::from(move |_: MouseEvent| store.dispatch(a()))
-    };
+    let d = |a: fn() -> Action| crate::state::on_click(store, a);
     let restart = {
         let store = store.clone();
         let lesson = run.lesson.clone();
@@ -367,10 +361,7 @@ fn goal(store: &Store, run: &LessonRun, lang: &str, next: Html) -> Html {
             </>
         };
     }
-    let d = |a: fn() -> Action| {
-        let store = store.clone();
-        Callback::from(move |_: MouseEvent| store.dispatch(a()))
-    };
+    let d = |a: fn() -> Action| crate::state::on_click(store, a);
     html! {
         <>
         <ul class="hints" id="hints">

@@ -75,14 +75,8 @@ fn app() -> Html {
         </>
     };
 
-    let lessons = {
-        let store = store.clone();
-        Callback::from(move |_: MouseEvent| store.dispatch(Action::ShowWelcome))
-    };
-    let undo = {
-        let store = store.clone();
-        Callback::from(move |_: MouseEvent| store.dispatch(Action::Undo))
-    };
+    let lessons = sbp_ui::state::on_click(&store, || Action::ShowWelcome);
+    let undo = sbp_ui::state::on_click(&store, || Action::Undo);
     if store.embed {
         // The panels an embed shows: `?panels=map,lanes,log` (`map=1` is the older way to add
         // the map); lanes by default. A lesson shows above them.

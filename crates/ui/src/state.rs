@@ -208,7 +208,7 @@ impl Reducible for AppState {
                                 "jumped",
                                 &[
                                     ("at", &sbp_engine::time::format_instant(at)),
-                                    ("what", &what),
+                                    ("what", &crate::i18n::next_text(&what)),
                                 ],
                             ),
                         ));
@@ -497,6 +497,14 @@ impl LessonRun {
             ..LessonRun::new(self.lesson.clone())
         };
     }
+}
+
+/// A click that dispatches `action()`: one closure type for every such button (one copy in the
+/// wasm).
+#[inline(never)]
+pub fn on_click(store: &Store, action: fn() -> Action) -> yew::Callback<web_sys::MouseEvent> {
+    let store = store.clone();
+    yew::Callback::from(move |_: web_sys::MouseEvent| store.dispatch(action()))
 }
 
 /// The running simulation, compared by identity (a rebuild makes a new one).

@@ -1,5 +1,6 @@
 use super::*;
 use crate::limits::LATEST_INSTANT;
+use crate::timer::Due;
 
 impl Namespace {
     // ----- the clock -----------------------------------------------------------------------
@@ -10,42 +11,40 @@ impl Namespace {
         self.timers.peek().map(|Reverse(e)| e.at)
     }
 
-    /// The next live timer and a sentence saying what it will do ("lock of #12 lapses").
-    pub fn next_event(&mut self) -> Option<(Instant, String)> {
+    /// The next live timer and what it will do, as data (`sbp_scenario::words` says it).
+    pub fn next_event(&mut self) -> Option<(Instant, Due)> {
         self.prune_stale();
         let Reverse(TimerEntry { at, timer, .. }) = *self.timers.peek()?;
-        Some((at, self.describe_timer(timer)))
+        Some((at, self.due(timer)))
     }
 
-    pub(super) fn describe_timer(&self, timer: Timer) -> String {
+    pub(super) fn due(&self, timer: Timer) -> Due {
         let name = |id: u32| self.entity_name(id).to_string();
+        let path = |q: QueueRef| queue_path(&name(q.entity), q.dlq);
         match timer {
-            Timer::Expire { entity, seq } => format!("#{seq} in {} expires", name(entity)),
-            Timer::LapseCheck { queue } => {
-                let seq = self
+            Timer::Expire { entity, seq } => Due::Expire {
+                path: name(entity),
+                seq,
+            },
+            Timer::LapseCheck { queue } => Due::LockLapse {
+                path: path(queue),
+                seq: self
                     .get(queue.entity)
                     .ok()
                     .and_then(|e| e.store(queue.dlq).lapses.front())
-                    .map_or(0, |l| l.1);
-                format!(
-                    "lock of #{seq} in {} lapses",
-                    queue_path(&name(queue.entity), queue.dlq)
-                )
-            }
-            Timer::AutoRenew { queue, seq, .. } => {
-                format!(
-                    "lock of #{seq} in {} is auto-renewed",
-                    queue_path(&name(queue.entity), queue.dlq)
-                )
-            }
-            Timer::Activate { entity, seq } => {
-                format!("scheduled #{seq} in {} is enqueued", name(entity))
-            }
-            Timer::IdleCheck { entity } => {
-                format!("{} may be deleted for being idle", name(entity))
-            }
-            Timer::Sweep { entity } => format!("expired messages in {} are swept", name(entity)),
-            Timer::Actor(a) => self.describe_actor_timer(a),
+                    .map_or(0, |l| l.1),
+            },
+            Timer::AutoRenew { queue, seq, .. } => Due::AutoRenew {
+                path: path(queue),
+                seq,
+            },
+            Timer::Activate { entity, seq } => Due::Activate {
+                path: name(entity),
+                seq,
+            },
+            Timer::IdleCheck { entity } => Due::IdleCheck { path: name(entity) },
+            Timer::Sweep { entity } => Due::Sweep { path: name(entity) },
+            Timer::Actor(a) => self.due_actor(a),
         }
     }
 

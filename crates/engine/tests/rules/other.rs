@@ -34,7 +34,13 @@ fn next_due_and_next_event_name_the_next_timer() {
     assert_eq!(ns.next_due(), Some(30 * SECOND));
     let (at, what) = ns.next_event().unwrap();
     assert_eq!(at, 30 * SECOND);
-    assert_eq!(what, "lock of #1 in q lapses");
+    assert_eq!(
+        what,
+        sbp_engine::Due::LockLapse {
+            path: "q".into(),
+            seq: 1
+        }
+    );
     settle(&mut ns, "q", 1, Settlement::Complete).unwrap();
     assert_eq!(ns.next_due(), None, "stale timers are skipped");
 }

@@ -257,28 +257,27 @@ impl Namespace {
         }
     }
 
-    pub(crate) fn describe_actor_timer(&self, timer: ActorTimer) -> String {
+    pub(crate) fn due_actor(&self, timer: ActorTimer) -> crate::timer::Due {
+        use crate::timer::Due;
         match timer {
             ActorTimer::Produce { producer, .. } | ActorTimer::Burst { producer, .. } => {
-                let p = self
-                    .producers
-                    .get(producer as usize)
-                    .map(|p| p.spec.name.as_str())
-                    .unwrap_or("?");
-                format!("producer {p} sends")
+                Due::Produce {
+                    name: self
+                        .producers
+                        .get(producer as usize)
+                        .map_or_else(|| "?".to_string(), |p| p.spec.name.clone()),
+                }
             }
             ActorTimer::ConsumerWake {
                 group, instance, ..
-            } => format!(
-                "consumer {} receives",
-                self.consumer_instance_name(group, instance)
-            ),
+            } => Due::ConsumerWake {
+                name: self.consumer_instance_name(group, instance),
+            },
             ActorTimer::ConsumerDone {
                 group, instance, ..
-            } => format!(
-                "consumer {} finishes its work",
-                self.consumer_instance_name(group, instance)
-            ),
+            } => Due::ConsumerDone {
+                name: self.consumer_instance_name(group, instance),
+            },
         }
     }
 
