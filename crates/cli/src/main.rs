@@ -172,21 +172,28 @@ fn load(file: &str) -> Result<Scenario, String> {
     Scenario::from_json(&text).map_err(|e| format!("{file}: {e}"))
 }
 
-/// The lesson in `file` if it is one (a JSON object with "parts"); an unreadable lesson is an
-/// error naming the file.
-fn load_lesson(file: &str) -> Result<Option<sbp_scenario::lesson::Lesson>, String> {
+/// What `sbp check` checks: a scenario, or a lesson (a JSON object with "parts").
+enum Checkable {
+    Scenario(Scenario),
+    Lesson(sbp_scenario::lesson::Lesson),
+}
+
+/// Reads `file` once and tells a lesson from a scenario; an unreadable one is an error naming
+/// the file.
+fn load_checkable(file: &str) -> Result<Checkable, String> {
     if file.starts_with("preset:") {
-        return Ok(None);
+        return load(file).map(Checkable::Scenario);
     }
     let text = read_limited(file)?;
-    let is_lesson =
-        serde_json::from_str::<serde_json::Value>(&text).is_ok_and(|v| v.get("parts").is_some());
-    if !is_lesson {
-        return Ok(None);
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(v) if v.get("parts").is_some() => sbp_scenario::lesson::Lesson::from_value(&v)
+            .map(Checkable::Lesson)
+            .map_err(|e| format!("{file}: {e}")),
+        // A scenario, or not JSON at all: the scenario reader says where it goes wrong.
+        _ => Scenario::from_json(&text)
+            .map(Checkable::Scenario)
+            .map_err(|e| format!("{file}: {e}")),
     }
-    sbp_scenario::lesson::Lesson::from_json(&text)
-        .map(Some)
-        .map_err(|e| format!("{file}: {e}"))
 }
 
 fn run(command: Cmd) -> Result<ExitCode, Failure> {
@@ -219,29 +226,33 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             };
             let (mut passed, mut failed) = (0, 0);
             for name in &names {
-                // A lesson: its start scenario, each prediction's computed answer, each goal
-                // reached by its solution.
-                if let Some(lesson) = load_lesson(name)? {
-                    match lesson.check() {
-                        Ok(answers) => {
-                            passed += 1;
-                            let said: Vec<String> =
-                                answers.iter().map(|a| a.value.clone()).collect();
-                            writeln!(
-                                out,
-                                "ok   {name} (lesson, {} parts; answers: {})",
-                                lesson.parts.len(),
-                                said.join(", ")
-                            )?;
+                let scenario = match load_checkable(name) {
+                    Ok(Checkable::Scenario(s)) => Ok(s),
+                    Err(m) => Err(m),
+                    // A lesson: its start scenario, each prediction's computed answer, each goal
+                    // reached by its solution.
+                    Ok(Checkable::Lesson(lesson)) => {
+                        match lesson.check() {
+                            Ok(answers) => {
+                                passed += 1;
+                                let said: Vec<String> =
+                                    answers.iter().map(|a| a.value.clone()).collect();
+                                writeln!(
+                                    out,
+                                    "ok   {name} (lesson, {} parts; answers: {})",
+                                    lesson.parts.len(),
+                                    said.join(", ")
+                                )?;
+                            }
+                            Err(message) => {
+                                failed += 1;
+                                writeln!(out, "FAIL {name}\n  {message}")?;
+                            }
                         }
-                        Err(message) => {
-                            failed += 1;
-                            writeln!(out, "FAIL {name}\n  {message}")?;
-                        }
+                        continue;
                     }
-                    continue;
-                }
-                let outcome = load(name).and_then(|s| {
+                };
+                let outcome = scenario.and_then(|s| {
                     s.check_run_to(s.end())
                         .and_then(|_| Simulation::new(&s))
                         .map_err(|e| format!("{name}: {e}"))

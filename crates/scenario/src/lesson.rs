@@ -240,8 +240,14 @@ impl Lesson {
     /// own readers, so they mean exactly what they mean in a scenario file.
     pub fn from_json(text: &str) -> Result<Lesson, String> {
         let v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        Lesson::from_value(&v)
+    }
+
+    /// A lesson from a JSON value already read (`sbp check` reads a file once to tell a lesson
+    /// from a scenario).
+    pub fn from_value(v: &Value) -> Result<Lesson, String> {
         let o = fields(
-            &v,
+            v,
             "the lesson",
             &["id", "title", "controls", "scenario", "parts"],
         )?;
@@ -409,8 +415,9 @@ fn fields<'a>(
     }
 }
 
-/// `{"en": "...", ...}` (absent: empty).
-fn texts(v: Option<&Value>, what: &str) -> Result<Texts, String> {
+/// `{"en": "...", ...}` (absent: empty), inserted one by one (a `collect` would add a sort to
+/// the browser's wasm). The lesson files and the track's `index.json` are read by it.
+pub fn texts(v: Option<&Value>, what: &str) -> Result<Texts, String> {
     let mut out = Texts::new();
     let Some(v) = v else { return Ok(out) };
     let o = v
