@@ -3,8 +3,8 @@ use crate::state::{Action, AppState};
 use sbp_scenario::link::{decode_link, link_at, link_fragment};
 use sbp_scenario::{Scenario, Simulation};
 
-/// Where the current scenario is kept (a link fragment), read by the lesson builder too.
-pub const STORAGE_KEY: &str = "sbp.scenario.link.v1";
+/// Where the current scenario is kept (a link fragment).
+const STORAGE_KEY: &str = "sbp.scenario.link.v1";
 
 /// The scenario a new visitor starts with: one queue that dead-letters expired messages.
 /// (What it is for is said by the first screen, in the reader's language.)
@@ -17,7 +17,8 @@ pub fn now_ms() -> f64 {
         .unwrap_or(0.0)
 }
 
-fn storage() -> Option<web_sys::Storage> {
+/// The page's local storage (none in a private window that refuses it).
+pub fn storage() -> Option<web_sys::Storage> {
     web_sys::window().and_then(|w| w.local_storage().ok().flatten())
 }
 
@@ -111,16 +112,20 @@ pub fn initial_state() -> AppState {
 
 /// The stored scenario and instant. Storage holds a share-link fragment: one format, one codec.
 fn load_stored() -> (Option<Simulation>, Option<i64>) {
-    let Some(text) = storage().and_then(|s| s.get_item(STORAGE_KEY).ok().flatten()) else {
-        return (None, None);
-    };
-    match decode_link(&text) {
-        Ok(link) => (
+    match stored_link() {
+        Some(link) => (
             Simulation::with_default_log_limit(&link.scenario, crate::state::LOG_LIMIT).ok(),
             link.at,
         ),
-        Err(_) => (None, None),
+        None => (None, None),
     }
+}
+
+/// The scenario the playground keeps (a link, unpacked), if there is one that reads; the lesson
+/// builder starts from it too.
+pub fn stored_link() -> Option<sbp_scenario::link::Link> {
+    let text = storage()?.get_item(STORAGE_KEY).ok().flatten()?;
+    decode_link(&text).ok()
 }
 
 pub fn save(sim: &Simulation) {

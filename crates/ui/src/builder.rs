@@ -4,7 +4,6 @@
 //! lesson, alone or in workshop mode. A page of its own, so the playground's wasm does not carry
 //! it.
 use sbp_scenario::lesson::{Lesson, Part, Question, Texts};
-use sbp_scenario::link::decode_link;
 use sbp_scenario::{Scenario, Step};
 use sbp_ui::form::{field, set_values, text};
 use sbp_ui::i18n::{self, t, tf};
@@ -12,10 +11,7 @@ use yew::prelude::*;
 
 /// The playground's scenario as it left it (local storage), or the starter.
 fn current_scenario() -> Scenario {
-    web_sys::window()
-        .and_then(|w| w.local_storage().ok().flatten())
-        .and_then(|s| s.get_item(sbp_ui::browser::STORAGE_KEY).ok().flatten())
-        .and_then(|link| decode_link(&link).ok())
+    sbp_ui::browser::stored_link()
         .map(|l| l.scenario)
         .or_else(|| Scenario::from_json(sbp_ui::browser::STARTER).ok())
         .unwrap_or_default()

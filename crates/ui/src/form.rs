@@ -33,10 +33,14 @@ pub fn field(id: &'static str, node: &NodeRef, placeholder: bool, kind: &'static
     }
 }
 
-/// Sets the inputs' first values (a form calls this once, when it is mounted).
+/// Sets the inputs' first values (a form calls this once, when it is mounted). Inputs only: a
+/// NodeRef's `cast` does not check the element, and a `<select>` given "" would lose its choice.
 pub fn set_values(inputs: &[(NodeRef, &'static str)]) {
     for (node, value) in inputs {
-        if let Some(input) = node.cast::<HtmlInputElement>() {
+        let input = node
+            .get()
+            .and_then(|n| wasm_bindgen::JsCast::dyn_into::<HtmlInputElement>(n).ok());
+        if let Some(input) = input {
             input.set_value(value);
         }
     }
@@ -179,12 +183,9 @@ pub fn data_form(props: &DataFormProps) -> Html {
     // "Key: ..." prefix).
     let error = use_state(|| None::<(Option<String>, String)>);
     {
-        // Text fields only: a NodeRef's cast is unchecked, and a select given a value of ""
-        // would lose its choice.
         let first: Vec<(NodeRef, &'static str)> = refs
             .iter()
             .zip(&props.fields)
-            .filter(|(_, f)| f.kind == Kind::Text)
             .map(|(r, f)| (r.clone(), f.value))
             .collect();
         use_effect_with((), move |_| set_values(&first));

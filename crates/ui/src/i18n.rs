@@ -41,17 +41,9 @@ pub fn lang() -> &'static str {
 /// The language to start in: `?lang=`, else the one chosen before, else the browser's, else
 /// English.
 pub fn initial_language() -> &'static str {
-    let window = web_sys::window();
-    let query = window
-        .as_ref()
-        .and_then(|w| w.location().search().ok())
-        .and_then(|s| web_sys::UrlSearchParams::new_with_str(&s).ok())
-        .and_then(|p| p.get("lang"));
-    let stored = window
-        .as_ref()
-        .and_then(|w| w.local_storage().ok().flatten())
-        .and_then(|s| s.get_item(STORAGE_KEY).ok().flatten());
-    let browser = window.as_ref().and_then(|w| w.navigator().language());
+    let query = crate::browser::query_value("lang");
+    let stored = crate::browser::storage().and_then(|s| s.get_item(STORAGE_KEY).ok().flatten());
+    let browser = web_sys::window().and_then(|w| w.navigator().language());
     [query, stored, browser]
         .into_iter()
         .flatten()
@@ -80,9 +72,7 @@ fn load_boxed(lang: &'static str, remember: bool, done: Box<dyn FnOnce(Result<()
                     let _ = doc.set_attribute("lang", lang);
                 }
                 if remember {
-                    if let Some(s) =
-                        web_sys::window().and_then(|w| w.local_storage().ok().flatten())
-                    {
+                    if let Some(s) = crate::browser::storage() {
                         let _ = s.set_item(STORAGE_KEY, lang);
                     }
                 }

@@ -9,13 +9,9 @@ use yew::prelude::*;
 
 const PROGRESS_KEY: &str = "sbp.lessons.v1";
 
-fn storage() -> Option<web_sys::Storage> {
-    web_sys::window().and_then(|w| w.local_storage().ok().flatten())
-}
-
 /// How many parts of lesson `id` were done (kept as `id=n;id=n` in local storage).
 pub fn progress(id: &str) -> usize {
-    let stored = storage()
+    let stored = crate::browser::storage()
         .and_then(|s| s.get_item(PROGRESS_KEY).ok().flatten())
         .unwrap_or_default();
     stored
@@ -28,7 +24,9 @@ pub fn progress(id: &str) -> usize {
 
 /// Remembers that `done` parts of lesson `id` are done (never fewer than before).
 pub fn save_progress(id: &str, done: usize) {
-    let Some(s) = storage() else { return };
+    let Some(s) = crate::browser::storage() else {
+        return;
+    };
     if done <= progress(id) {
         return;
     }
@@ -73,7 +71,7 @@ pub fn load_index(done: Box<dyn FnOnce()>) {
                     .filter_map(|l| {
                         Some(Listed {
                             id: l["id"].as_str()?.to_string(),
-                            title: texts(&l["title"]),
+                            title: sbp_scenario::lesson::texts(Some(&l["title"]), "title").ok()?,
                             parts: l["parts"].as_u64().unwrap_or(0) as usize,
                         })
                     })
@@ -83,18 +81,6 @@ pub fn load_index(done: Box<dyn FnOnce()>) {
         TRACK.with(|t| *t.borrow_mut() = Rc::new(listed));
         done();
     });
-}
-
-/// `{"en": "...", ...}` as [`Texts`](sbp_scenario::lesson::Texts), inserted one by one (a
-/// `collect` would add a sort to the wasm).
-fn texts(v: &serde_json::Value) -> sbp_scenario::lesson::Texts {
-    let mut out = sbp_scenario::lesson::Texts::new();
-    for (k, v) in v.as_object().into_iter().flatten() {
-        if let Some(text) = v.as_str() {
-            out.insert(k.clone(), text.to_string());
-        }
-    }
-    out
 }
 
 /// A lesson link's lesson (its JSON, packed as a scenario link's is), started.
