@@ -8,6 +8,7 @@ use crate::model::{Expectation, ViewDef};
 use crate::run::Simulation;
 use crate::step::Step;
 use crate::Scenario;
+use sbp_engine::limits::MAX_OPEN_WORK;
 use sbp_engine::time::{format_duration, format_instant, parse_duration, Instant, DAY, MAX_VALUE};
 use sbp_engine::{EventKind, Perspective};
 use serde::Serialize;
@@ -25,7 +26,8 @@ pub fn text<'a>(texts: &'a Texts, lang: &str) -> &'a str {
         .map_or("", String::as_str)
 }
 
-/// How far (simulated) a prediction looks ahead for its answer, and how much work it may do.
+/// How far (simulated) a prediction looks ahead for its answer, and a goal's solution may run,
+/// and how much work (timers fired) each may do.
 pub const HORIZON: Instant = DAY;
 const WORK: usize = 200_000;
 
@@ -277,9 +279,22 @@ impl Lesson {
     }
 
     /// What serde cannot check: each part is one kind with what that kind needs; every text is
-    /// in English at least.
+    /// in English at least; and the work the lesson can ask for (its scenario with every
+    /// solution played, as "Show me" plays them, and [`HORIZON`] beyond, as far as an answer
+    /// looks) stays within a link's budget, the limit named.
     pub fn validate(&self) -> Result<(), String> {
         self.scenario.validate().map_err(|e| e.to_string())?;
+        // Solutions count from when they are played; appended after the timeline, the estimate
+        // errs on the high side (a producer runs to the end).
+        let mut all = self.scenario.clone();
+        for part in &self.parts {
+            all.timeline.extend(part.solution.iter().cloned());
+        }
+        let end = all.timeline.iter().map(|s| s.at.ms()).max().unwrap_or(0);
+        let work = all.work_until(end.saturating_add(HORIZON));
+        if work > MAX_OPEN_WORK {
+            return Err(format!("with every solution played and a day ahead for the answers, the lesson takes about {work} operations; at most {MAX_OPEN_WORK} (playground limit)"));
+        }
         if self.parts.is_empty() {
             return Err("a lesson has at least one part".into());
         }
@@ -336,12 +351,13 @@ impl Lesson {
                     play_solution(&mut sim, &part.solution)
                         .map_err(|m| format!("parts[{i}]: {m}"))?;
                     let until = sim.now().saturating_add(HORIZON);
+                    let mut budget = WORK;
                     while !sim.unmet(goal).is_empty() {
                         match sim.next_due().filter(|&t| t <= until) {
-                            Some(t) => sim.advance_to(t),
-                            None => {
+                            Some(t) if sim.advance_within(t, &mut budget) || budget > 0 => {}
+                            _ => {
                                 return Err(format!(
-                                    "parts[{i}]: the solution does not reach the goal: {}",
+                                    "parts[{i}]: the solution does not reach the goal within a day and {WORK} timers of work: {}",
                                     sim.unmet(goal).join("; ")
                                 ))
                             }

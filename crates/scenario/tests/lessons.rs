@@ -130,3 +130,30 @@ fn a_prediction_is_answered_from_the_state_and_changes_nothing() {
     };
     assert_eq!(never.answer(&mut sim).value, "never");
 }
+
+#[test]
+fn a_lesson_whose_solutions_ask_too_much_is_refused_naming_the_limit() {
+    let text = std::fs::read_to_string(dir().join("ttl-basics.json")).expect("readable");
+    let mut v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    // 100 sends of 10,000 messages each: far over what a link may replay.
+    let step = serde_json::json!({ "at": "0s", "send": { "to": "orders", "count": 10000 } });
+    v["parts"][1]["solution"] = serde_json::Value::Array(vec![step; 100]);
+    let e = Lesson::from_json(&v.to_string()).expect_err("too much work");
+    assert!(
+        e.contains("with every solution played and a day ahead") && e.contains("500000"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_lesson_with_traffic_that_runs_all_day_is_refused_before_an_answer_runs_it() {
+    let text = std::fs::read_to_string(dir().join("ttl-basics.json")).expect("readable");
+    let mut v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    // Cheap to start (the step is at t=0), but a day of it is far over the budget: an answer
+    // looks a day ahead, so the lesson is refused before one runs.
+    v["scenario"]["timeline"] = serde_json::json!([
+        { "at": "0s", "start_producer": { "name": "p", "to": "orders", "rate": 1000 } }
+    ]);
+    let e = Lesson::from_json(&v.to_string()).expect_err("a day of traffic");
+    assert!(e.contains("a day ahead") && e.contains("500000"), "{e}");
+}
