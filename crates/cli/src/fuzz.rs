@@ -1,5 +1,5 @@
-//! `sbp fuzz`: share links and scenario files, mutated from the presets and random, opened and
-//! run as the browser and the CLI would. Counts panics, and measures each input's time and peak
+//! `sbp fuzz`: share links, lesson links and scenario and lesson files, mutated from the presets,
+//! the lessons and random, opened and run as the browser and the CLI would. Counts panics, and measures each input's time and peak
 //! memory against the budget (a link opens or is refused within 1 s and 256 MB).
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -103,15 +103,29 @@ pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Report)) -> Report 
     report
 }
 
-/// An input: a link (as the browser gets it) or a scenario file (as the CLI reads it).
+/// An input: a link (as the browser gets it) or a file (as the CLI reads it), holding a
+/// scenario or a lesson.
 struct Input {
     link: bool,
+    lesson: bool,
     text: String,
 }
 
+/// Lessons to mutate (the browser fetches them; `#lesson=` links carry their like).
+const LESSONS: [&str; 3] = [
+    include_str!("../../../web/lessons/ttl-basics.json"),
+    include_str!("../../../web/lessons/max-delivery-count.json"),
+    include_str!("../../../web/lessons/topic-ttl.json"),
+];
+
 impl Input {
     fn describe(&self) -> String {
-        let kind = if self.link { "link" } else { "file" };
+        let kind = match (self.link, self.lesson) {
+            (true, false) => "link",
+            (true, true) => "lesson link",
+            (false, false) => "file",
+            (false, true) => "lesson file",
+        };
         let start: String = self.text.chars().take(120).collect();
         format!("{kind} of {} bytes: {start}", self.text.len())
     }
@@ -120,6 +134,26 @@ impl Input {
 /// Opens the input as the browser (a link, replayed to its instant) or the CLI (a file, run to
 /// its end) does. Says whether it was accepted.
 fn open_and_run(input: &Input) -> bool {
+    if input.lesson {
+        // As the browser opens a `#lesson=` link (or the CLI a lesson file): read it, then play
+        // it as `sbp check` does (every answer computed, every solution played, bounded).
+        let json = if input.link {
+            let Some(payload) = input.text.strip_prefix("lesson=") else {
+                return false;
+            };
+            match sbp_scenario::link::decode_payload(payload) {
+                Ok(json) => json,
+                Err(_) => return false,
+            }
+        } else {
+            input.text.clone()
+        };
+        let Ok(lesson) = sbp_scenario::lesson::Lesson::from_json(&json) else {
+            return false;
+        };
+        let _ = lesson.check();
+        return true;
+    }
     if input.link {
         let Ok(link) = decode_link(&input.text) else {
             return false;
@@ -151,6 +185,9 @@ fn open_and_run(input: &Input) -> bool {
 
 fn make_input(rng: &mut Pcg64Mcg, presets: &[Value]) -> Input {
     let link = rng.random_bool(0.5);
+    if rng.random_bool(0.2) {
+        return lesson_input(rng, link);
+    }
     let kind = rng.random_range(0..10);
     let text = match kind {
         // Random text, and random text after a link's prefix.
@@ -168,7 +205,11 @@ fn make_input(rng: &mut Pcg64Mcg, presets: &[Value]) -> Input {
             }
             let text = serde_json::to_string(&v).unwrap_or_default();
             if !link {
-                return Input { link, text };
+                return Input {
+                    link,
+                    lesson: false,
+                    text,
+                };
             }
             match Scenario::from_json(&text) {
                 Ok(scenario) => {
@@ -195,7 +236,64 @@ fn make_input(rng: &mut Pcg64Mcg, presets: &[Value]) -> Input {
             }
         }
     };
-    Input { link, text }
+    Input {
+        link,
+        lesson: false,
+        text,
+    }
+}
+
+/// A lesson mutated: its scenario as a scenario would be, a heavy step added to a part's
+/// solution (or repeated there), or a random node made extreme; as a file or a `#lesson=` link.
+fn lesson_input(rng: &mut Pcg64Mcg, link: bool) -> Input {
+    let mut v: Value =
+        serde_json::from_str(LESSONS[rng.random_range(0..LESSONS.len())]).unwrap_or_default();
+    for _ in 0..rng.random_range(1..4) {
+        match rng.random_range(0..3) {
+            // (`Value`'s index panics on what is not an object: mutations may have made it so.)
+            0 => {
+                if let Some(scenario) = v.get_mut("scenario") {
+                    mutate(rng, scenario);
+                }
+            }
+            1 => {
+                let parts = v.get("parts").and_then(Value::as_array).map_or(0, Vec::len);
+                let i = rng.random_range(0..parts.max(1));
+                if let Some(part) = v
+                    .get_mut("parts")
+                    .and_then(|p| p.get_mut(i))
+                    .and_then(Value::as_object_mut)
+                {
+                    let step = heavy_step(rng);
+                    let n = if rng.random_bool(0.3) {
+                        rng.random_range(1..2_000)
+                    } else {
+                        1
+                    };
+                    match part.get_mut("solution").and_then(Value::as_array_mut) {
+                        Some(s) => s.extend(std::iter::repeat_n(step, n)),
+                        None => {
+                            part.insert("solution".into(), Value::Array(vec![step; n]));
+                        }
+                    }
+                }
+            }
+            _ => {
+                let wild = wild_value(rng);
+                replace_random_node(rng, &mut v, wild);
+            }
+        }
+    }
+    let text = serde_json::to_string(&v).unwrap_or_default();
+    Input {
+        link,
+        lesson: true,
+        text: if link {
+            format!("lesson=1j{}", base64_url(&text))
+        } else {
+            text
+        },
+    }
 }
 
 fn base64_url(text: &str) -> String {
