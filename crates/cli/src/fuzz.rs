@@ -145,6 +145,9 @@ fn open_and_run(input: &Input) -> bool {
                 Ok(json) => json,
                 Err(_) => return false,
             }
+        } else if input.text.len() > sbp_scenario::link::MAX_JSON {
+            // As the CLI reads a file: at most MAX_JSON bytes.
+            return false;
         } else {
             input.text.clone()
         };
