@@ -163,16 +163,16 @@ impl ActorKind {
 }
 
 /// What a producer or consumer group is doing, for the UI.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ActorView {
     pub name: String,
     pub kind: ActorKind,
     pub entity: String,
     pub active: bool,
-    pub summary: String,
+    pub summary: crate::text::Text,
 }
 
-pub(crate) fn out_of_range(message: String) -> BrokerError {
+pub(crate) fn out_of_range(message: crate::text::Text) -> BrokerError {
     BrokerError::new(ErrorKind::ArgumentOutOfRange, message)
 }
 
@@ -181,35 +181,34 @@ impl ProducerSpec {
     pub fn validate(&self) -> Result<()> {
         let rate_ok = |r: f64| r.is_finite() && (0.0..=MAX_RATE).contains(&r);
         if !rate_ok(self.rate) {
-            return Err(out_of_range(format!(
-                "rate: {} is not between 0 and {} messages a second (playground limit)",
-                format_decimal(self.rate, 3),
-                format_decimal(MAX_RATE, 0)
+            return Err(out_of_range(crate::text!(
+                "e-rate",
+                rate = format_decimal(self.rate, 3),
+                max = format_decimal(MAX_RATE, 0)
             )));
         }
         if self.rate == 0.0 && self.burst.is_none() {
-            return Err(out_of_range(
-                "rate: a producer needs a rate above 0 or a burst".into(),
-            ));
+            return Err(out_of_range(crate::text!("e-rate-zero")));
         }
         if let Some(b) = &self.burst {
             if b.every < MIN_BURST_EVERY || b.size == 0 || b.size > MAX_BURST {
-                return Err(out_of_range(format!(
-                    "burst: every {} or more, and a size of 1 to {MAX_BURST} (playground limit)",
-                    format_duration(MIN_BURST_EVERY)
+                return Err(out_of_range(crate::text!(
+                    "e-burst",
+                    every = format_duration(MIN_BURST_EVERY),
+                    max = MAX_BURST
                 )));
             }
         }
         if let Some(s) = &self.spike {
             if !(s.factor >= 0.0 && rate_ok(self.rate * s.factor)) || s.duration < 0 {
-                return Err(out_of_range(format!(
-                    "spike: the rate times the factor must stay within {} messages a second, and the duration 0 or more (playground limit)",
-                    format_decimal(MAX_RATE, 0)
+                return Err(out_of_range(crate::text!(
+                    "e-spike",
+                    max = format_decimal(MAX_RATE, 0)
                 )));
             }
         }
         if self.ttl.is_some_and(|t| t < 0) || self.schedule_offset.is_some_and(|t| t < 0) {
-            return Err(out_of_range("ttl and schedule_offset are 0 or more".into()));
+            return Err(out_of_range(crate::text!("e-producer-negative")));
         }
         Ok(())
     }
@@ -219,9 +218,10 @@ impl ConsumerSpec {
     /// The consumer group's limits; the error names the field.
     pub fn validate(&self) -> Result<()> {
         if self.instances == 0 || self.instances > MAX_INSTANCES {
-            return Err(out_of_range(format!(
-                "instances: 1 to {MAX_INSTANCES} (playground limit), not {}",
-                self.instances
+            return Err(out_of_range(crate::text!(
+                "e-instances",
+                max = MAX_INSTANCES,
+                count = self.instances
             )));
         }
         for (name, v) in [
@@ -233,9 +233,7 @@ impl ConsumerSpec {
             check_share(name, v)?;
         }
         if self.abandon + self.dead_letter + self.defer + self.crash > 1.0 + 1e-9 {
-            return Err(out_of_range(
-                "abandon + dead_letter + defer + crash must be at most 1".into(),
-            ));
+            return Err(out_of_range(crate::text!("e-shares")));
         }
         let bad_time = match self.processing {
             Processing::Fixed(d) => d < 0,
@@ -243,24 +241,21 @@ impl ConsumerSpec {
             Processing::Exponential { mean } => mean <= 0,
         };
         if bad_time {
-            return Err(out_of_range(
-                "processing: times are 0 or more (uniform: min <= max; exponential: mean above 0)"
-                    .into(),
-            ));
+            return Err(out_of_range(crate::text!("e-processing")));
         }
         if self.poll_interval < MIN_POLL_INTERVAL || self.restart_delay < 0 {
-            return Err(out_of_range(format!(
-                "poll_interval: at least {} (playground limit); restart_delay: 0 or more",
-                format_duration(MIN_POLL_INTERVAL)
+            return Err(out_of_range(crate::text!(
+                "e-poll-interval",
+                min = format_duration(MIN_POLL_INTERVAL)
             )));
         }
         if self
             .max_auto_lock_renewal
             .is_some_and(|d| !(0..=MAX_AUTO_RENEWAL).contains(&d))
         {
-            return Err(out_of_range(format!(
-                "max_auto_lock_renewal: 0 to {} (playground limit)",
-                format_duration(MAX_AUTO_RENEWAL)
+            return Err(out_of_range(crate::text!(
+                "e-max-auto-renewal",
+                max = format_duration(MAX_AUTO_RENEWAL)
             )));
         }
         Ok(())
@@ -271,12 +266,10 @@ fn check_share(name: &str, v: f64) -> Result<()> {
     if (0.0..=1.0).contains(&v) {
         Ok(())
     } else {
-        Err(BrokerError::new(
-            ErrorKind::ArgumentOutOfRange,
-            format!(
-                "{name} must be between 0 and 1, not {}",
-                format_decimal(v, 3)
-            ),
-        ))
+        Err(out_of_range(crate::text!(
+            "e-share",
+            name = name,
+            value = format_decimal(v, 3)
+        )))
     }
 }

@@ -147,26 +147,27 @@ pub enum Command {
 }
 
 impl Command {
+    /// The operation's id (its words are the catalog's `op-<id>`).
     pub fn name(&self) -> &'static str {
         match self {
-            Command::CreateQueue { .. } => "create queue",
-            Command::CreateTopic { .. } => "create topic",
-            Command::CreateSubscription { .. } => "create subscription",
-            Command::UpdateEntity { .. } => "update entity",
-            Command::DeleteEntity { .. } => "delete entity",
+            Command::CreateQueue { .. } => "create-queue",
+            Command::CreateTopic { .. } => "create-topic",
+            Command::CreateSubscription { .. } => "create-subscription",
+            Command::UpdateEntity { .. } => "update-entity",
+            Command::DeleteEntity { .. } => "delete-entity",
             Command::Send { .. } => "send",
             Command::Schedule { .. } => "schedule",
-            Command::CancelScheduled { .. } => "cancel scheduled",
+            Command::CancelScheduled { .. } => "cancel-scheduled",
             Command::Peek { .. } => "peek",
             Command::Receive { .. } => "receive",
-            Command::ReceiveDeferred { .. } => "receive deferred",
+            Command::ReceiveDeferred { .. } => "receive-deferred",
             Command::Settle { settlement, .. } => settlement.name(),
-            Command::CloseReceiver { .. } => "close receiver",
+            Command::CloseReceiver { .. } => "close-receiver",
             Command::Fault(_) => "fault",
-            Command::StartProducer(_) => "start producer",
-            Command::StopProducer { .. } => "stop producer",
-            Command::StartConsumers(_) => "start consumers",
-            Command::StopConsumers { .. } => "stop consumers",
+            Command::StartProducer(_) => "start-producer",
+            Command::StopProducer { .. } => "stop-producer",
+            Command::StartConsumers(_) => "start-consumers",
+            Command::StopConsumers { .. } => "stop-consumers",
         }
     }
 

@@ -8,13 +8,8 @@ use crate::time::{format_duration, Duration, SECOND};
 pub const SHORT_TTL: Duration = 10 * SECOND;
 
 /// TTL-14: a warning for a very short TTL, or None.
-pub fn short_ttl_warning(ttl: Duration) -> Option<String> {
-    (ttl < SHORT_TTL).then(|| {
-        format!(
-            "A TTL of {} is very short: the message may expire before any receiver sees it (TTL-14).",
-            format_duration(ttl)
-        )
-    })
+pub fn short_ttl_warning(ttl: Duration) -> Option<crate::text::Text> {
+    (ttl < SHORT_TTL).then(|| crate::text!("warn-short-ttl", ttl = format_duration(ttl)))
 }
 
 impl Namespace {

@@ -40,7 +40,7 @@ impl SubscriptionRule {
     /// A subscription's rule in words: "all messages" or its correlation filter.
     pub fn text(&self) -> String {
         match self {
-            SubscriptionRule::MatchAll => "all messages".into(),
+            SubscriptionRule::MatchAll => crate::text!("rule-match-all").to_string(),
             SubscriptionRule::Correlation {
                 subject,
                 correlation_id,

@@ -74,11 +74,12 @@ impl ErrorKind {
 }
 
 /// A failed operation. SEND-01: broker rejections carry a tracking id and whether a retry can succeed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
 #[error("{}: {message}", kind.name())]
 pub struct BrokerError {
     pub kind: ErrorKind,
-    pub message: String,
+    /// What went wrong, naming the limit or the rule (worded by a catalog).
+    pub message: crate::text::Text,
     /// Set on errors the broker returned (not on client errors).
     pub tracking_id: Option<String>,
     pub is_transient: bool,
@@ -89,10 +90,10 @@ pub struct BrokerError {
 }
 
 impl BrokerError {
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+    pub fn new(kind: ErrorKind, message: crate::text::Text) -> Self {
         BrokerError {
             kind,
-            message: clip(message.into(), MAX_MESSAGE),
+            message,
             tracking_id: None,
             is_transient: kind.is_transient(),
             field: None,

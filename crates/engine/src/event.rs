@@ -15,18 +15,19 @@ pub enum LockLossCause {
 }
 
 impl LockLossCause {
-    pub fn text(self) -> &'static str {
+    /// Its catalog key.
+    pub fn key(self) -> &'static str {
         match self {
-            LockLossCause::ServiceUpdate => "a service update",
-            LockLossCause::OsUpdate => "an OS update",
-            LockLossCause::EntityUpdated => "an update of the entity's properties",
-            LockLossCause::ReceiverDisconnected => "the receiver's connection dropping",
+            LockLossCause::ServiceUpdate => "cause-service-update",
+            LockLossCause::OsUpdate => "cause-os-update",
+            LockLossCause::EntityUpdated => "cause-entity-updated",
+            LockLossCause::ReceiverDisconnected => "cause-receiver-disconnected",
         }
     }
 }
 
 /// What happened.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind")]
 pub enum EventKind {
     EntityCreated,
@@ -99,11 +100,11 @@ pub enum EventKind {
         receiver: u32,
     },
     Fault {
-        what: Cow<'static, str>,
+        what: crate::text::Text,
     },
     /// A producer or consumer group started, stopped or crashed.
     Actor {
-        what: Cow<'static, str>,
+        what: crate::text::Text,
     },
     /// A command failed; nothing changed.
     Rejected {
@@ -147,7 +148,7 @@ impl EventKind {
 }
 
 /// One entry of the append-only log.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Event {
     pub at: Instant,
     /// Index into the namespace's entity names (kept after deletion).

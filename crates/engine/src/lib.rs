@@ -30,6 +30,7 @@ pub mod namespace;
 pub mod rules;
 pub mod send_lab;
 pub mod settings;
+pub mod text;
 pub mod time;
 pub mod timer;
 
@@ -46,4 +47,5 @@ pub use metrics::{Bucket, Metrics};
 pub use namespace::{Namespace, NamespaceBuilder};
 pub use rules::Rule;
 pub use settings::{EntitySettings, ExpiryMode, Tier};
+pub use text::{Arg, Text};
 pub use timer::Due;

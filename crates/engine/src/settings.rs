@@ -88,54 +88,47 @@ impl EntitySettings {
 
     /// Checks every limit; the error names the setting and the limit.
     pub fn validate(&self, tier: Tier) -> Result<()> {
-        let out_of_range = |field: &str, msg: String| {
+        let out_of_range = |field: &str, msg: crate::text::Text| {
             Err(BrokerError::new(ErrorKind::ArgumentOutOfRange, msg).on_field(field))
         };
         let ttl = self.default_message_time_to_live;
         if ttl < MIN_DEFAULT_TTL {
             return out_of_range(
                 "DefaultMessageTimeToLive",
-                format!(
-                    "DefaultMessageTimeToLive {} is below the minimum of 1s (TTL-03)",
-                    format_duration(ttl)
-                ),
+                crate::text!("e-ttl-min", ttl = format_duration(ttl)),
             );
         }
         if tier == Tier::Basic && ttl > BASIC_MAX_TTL {
             return out_of_range(
-                "DefaultMessageTimeToLive",format!(
-                "DefaultMessageTimeToLive {} is above the Basic tier's maximum of 14 days (TTL-03, TIER-01)",
-                format_duration(ttl)
-            ));
+                "DefaultMessageTimeToLive",
+                crate::text!("e-ttl-basic-max", ttl = format_duration(ttl)),
+            );
         }
         if !(MIN_LOCK_DURATION..=MAX_LOCK_DURATION).contains(&self.lock_duration) {
             return out_of_range(
                 "LockDuration",
-                format!(
-                    "LockDuration {} is outside 5s..5m (RCV-03)",
-                    format_duration(self.lock_duration)
-                ),
+                crate::text!("e-lock-duration", value = format_duration(self.lock_duration)),
             );
         }
         if self.max_delivery_count < 1 {
             return out_of_range(
                 "MaxDeliveryCount",
-                "MaxDeliveryCount must be at least 1 (RCV-07)".into(),
+                crate::text!("e-max-delivery-count"),
             );
         }
         if self.auto_delete_on_idle < MIN_AUTO_DELETE_ON_IDLE {
             return out_of_range(
                 "AutoDeleteOnIdle",
-                format!(
-                    "AutoDeleteOnIdle {} is below the minimum of 5 minutes (IDLE-01)",
-                    format_duration(self.auto_delete_on_idle)
+                crate::text!(
+                    "e-auto-delete-min",
+                    value = format_duration(self.auto_delete_on_idle)
                 ),
             );
         }
         if self.max_size_bytes == 0 {
             return out_of_range(
                 "MaxSizeInBytes",
-                "MaxSizeInBytes must be more than 0".into(),
+                crate::text!("e-max-size"),
             );
         }
         Ok(())

@@ -26,24 +26,24 @@ pub fn after(at: Instant, d: Duration) -> Instant {
 }
 
 /// Parses "10s", "1m 30s", "500ms", "14d", "2h", a bare number of milliseconds, or "MaxValue"/"never".
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, crate::text::Text> {
     let t = text.trim();
     if t.is_empty() {
-        return Err("an empty duration; write e.g. \"30s\", \"5m\", \"1h\" or \"MaxValue\"".into());
+        return Err(crate::text!("e-duration-empty"));
     }
     if ["maxvalue", "max", "never", "infinite"].contains(&t.to_ascii_lowercase().as_str()) {
         return Ok(MAX_VALUE);
     }
     if let Ok(ms) = t.parse::<i64>() {
         return if ms < 0 {
-            Err(format!("\"{t}\" is negative; durations are zero or more"))
+            Err(crate::text!("e-duration-negative", value = t))
         } else {
             Ok(ms.min(MAX_VALUE))
         };
     }
-    parse_units(t).map(|ms| ms.min(MAX_VALUE)).map_err(|e| {
-        format!("\"{t}\" is not a duration ({e}); write e.g. \"30s\", \"5m\", \"1h 30m\", \"500ms\" or \"MaxValue\"")
-    })
+    parse_units(t)
+        .map(|ms| ms.min(MAX_VALUE))
+        .map_err(|why| crate::text!("e-duration", value = t, why = why))
 }
 
 /// Milliseconds in each unit humantime's syntax knows, longest names first where one is a
@@ -82,17 +82,17 @@ const YEAR: i64 = 31_557_600 * SECOND;
 
 /// "1h 30m", "2days 5s", "500ms": numbers each followed by a unit (humantime's syntax, whole
 /// milliseconds), summed without overflow.
-fn parse_units(text: &str) -> Result<i64, String> {
+fn parse_units(text: &str) -> Result<i64, crate::text::Text> {
     let mut total: i64 = 0;
     let mut rest = text.trim_start();
     while !rest.is_empty() {
         let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
         if digits == 0 {
-            return Err("expected a number".into());
+            return Err(crate::text!("e-duration-number"));
         }
         let value: i64 = rest[..digits]
             .parse()
-            .map_err(|_| "the number is too large")?;
+            .map_err(|_| crate::text!("e-duration-too-large"))?;
         rest = rest[digits..].trim_start();
         let unit_len = rest.len()
             - rest
@@ -101,12 +101,12 @@ fn parse_units(text: &str) -> Result<i64, String> {
         let unit = &rest[..unit_len];
         let scale = match unit {
             "years" | "year" | "y" => YEAR,
-            "" => return Err("a unit is missing".into()),
+            "" => return Err(crate::text!("e-duration-no-unit")),
             _ => UNITS
                 .iter()
                 .find(|(name, _)| *name == unit)
                 .map(|(_, ms)| *ms)
-                .ok_or_else(|| format!("unknown unit \"{unit}\""))?,
+                .ok_or_else(|| crate::text!("e-duration-unit", unit = unit))?,
         };
         total = total.saturating_add(value.saturating_mul(scale));
         rest = rest[unit_len..].trim_start();

@@ -44,7 +44,7 @@ fn the_special_forms_and_the_errors() {
     assert_eq!(format_duration(MAX_VALUE), "MaxValue");
     for bad in ["5 parsecs", "m5", "1.5h", "10s and", ""] {
         let e = parse_duration(bad).expect_err(bad);
-        assert!(e.contains("duration"), "{bad}: {e}");
+        assert!(e.to_string().contains("duration"), "{bad}: {e}");
     }
     // Nothing overflows.
     assert_eq!(

@@ -4,7 +4,7 @@
 //! instants, and expectations), their validation with messages a person understands, the runner
 //! that plays them over the engine, the share-link codec, and the preset scenarios.
 pub mod bounds;
-pub mod catalog;
+pub use sbp_engine::text as catalog;
 mod check;
 pub mod dur;
 pub mod lesson;

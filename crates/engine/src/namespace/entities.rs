@@ -14,26 +14,20 @@ impl Namespace {
         if !valid {
             return Err(BrokerError::new(
                 ErrorKind::ArgumentOutOfRange,
-                format!(
-                    "'{}' is not a valid entity name: use letters, digits, '-', '_', '.' (at most 260)",
-                    crate::error::quote(path)
-                ),
+                text!("e-bad-name", name = path),
             )
             .on_field("Name"));
         }
         if self.paths.len() >= crate::limits::MAX_ENTITIES {
             return Err(BrokerError::new(
                 ErrorKind::QuotaExceeded,
-                format!(
-                    "a namespace holds at most {} entities (playground limit)",
-                    crate::limits::MAX_ENTITIES
-                ),
+                text!("e-max-entities", max = crate::limits::MAX_ENTITIES),
             ));
         }
         if self.entity(path).is_some() {
             return Err(BrokerError::new(
                 ErrorKind::MessagingEntityAlreadyExists,
-                format!("the entity '{path}' already exists"),
+                text!("e-exists", path = path),
             )
             .on_field("Name"));
         }
@@ -70,7 +64,7 @@ impl Namespace {
         if name.contains('/') {
             return Err(BrokerError::new(
                 ErrorKind::ArgumentOutOfRange,
-                format!("'{name}': a queue name has no '/'"),
+                text!("e-queue-slash", name = name),
             ));
         }
         settings.validate(self.tier)?;
@@ -89,14 +83,14 @@ impl Namespace {
         if !self.tier.has_topics() {
             return Err(BrokerError::new(
                 ErrorKind::NotSupported,
-                format!("'{name}': topics are not available on the Basic tier (TIER-01)"),
+                text!("e-basic-no-topics", name = name),
             ));
         }
         self.check_name(name)?;
         if name.contains('/') {
             return Err(BrokerError::new(
                 ErrorKind::ArgumentOutOfRange,
-                format!("'{name}': a topic name has no '/'"),
+                text!("e-topic-slash", name = name),
             ));
         }
         settings.validate(self.tier)?;
@@ -122,14 +116,14 @@ impl Namespace {
         if topic_entity.kind != EntityKind::Topic {
             return Err(BrokerError::new(
                 ErrorKind::InvalidOperation,
-                format!("'{topic}' is not a topic"),
+                text!("e-not-topic", name = topic),
             ));
         }
         let path = format!("{topic}/subscriptions/{name}");
         if name.contains('/') {
             return Err(BrokerError::new(
                 ErrorKind::ArgumentOutOfRange,
-                format!("'{name}': a subscription name has no '/'"),
+                text!("e-subscription-slash", name = name),
             ));
         }
         self.check_name(&path)?;
@@ -156,7 +150,7 @@ impl Namespace {
         if q.dlq {
             return Err(BrokerError::new(
                 ErrorKind::InvalidOperation,
-                "a dead-letter queue has no settings of its own; update its entity",
+                text!("e-dlq-no-settings"),
             ));
         }
         settings.validate(self.tier)?;
@@ -189,7 +183,7 @@ impl Namespace {
         if q.dlq {
             return Err(BrokerError::new(
                 ErrorKind::InvalidOperation,
-                "a dead-letter queue cannot be deleted",
+                text!("e-dlq-no-delete"),
             ));
         }
         self.remove_entity(q.entity, None);

@@ -11,7 +11,7 @@ impl Namespace {
                 } else {
                     LockLossCause::OsUpdate
                 };
-                self.fault_event(Cow::Borrowed(cause.text()), Rule::Rcv10);
+                self.fault_event(text::Text::new(cause.key()), Rule::Rcv10);
                 let locked: Vec<(QueueRef, u64)> = self
                     .entities
                     .iter()
@@ -33,13 +33,10 @@ impl Namespace {
                 let Some(&r) = self.receiver_ids.get(&receiver) else {
                     return Err(BrokerError::new(
                         ErrorKind::InvalidOperation,
-                        format!("there is no receiver named '{receiver}'"),
+                        text!("e-no-receiver", name = &receiver),
                     ));
                 };
-                self.fault_event(
-                    Cow::Owned(format!("{receiver}'s connection drops")),
-                    Rule::Rcv08,
-                );
+                self.fault_event(text!("ev-fault-disconnect", receiver = &receiver), Rule::Rcv08);
                 let held: Vec<(QueueRef, u64)> = self.receivers[r as usize]
                     .handles
                     .iter()
@@ -66,19 +63,13 @@ impl Namespace {
             Fault::ServerBusy { duration } if duration < 0 => {
                 return Err(BrokerError::new(
                     ErrorKind::ArgumentOutOfRange,
-                    format!(
-                        "a server-busy fault lasts 0 or more, not {}",
-                        format_duration(duration)
-                    ),
+                    text!("e-busy-negative", duration = format_duration(duration)),
                 ));
             }
             Fault::ServerBusy { duration } => {
                 self.server_busy_until = after(self.now, duration);
                 self.fault_event(
-                    Cow::Owned(format!(
-                        "the server is busy for {}",
-                        format_duration(duration)
-                    )),
+                    text!("ev-fault-server-busy", duration = format_duration(duration)),
                     Rule::Send04,
                 );
             }
@@ -87,7 +78,7 @@ impl Namespace {
     }
 
     /// A fault happened (not about one entity).
-    fn fault_event(&mut self, what: Cow<'static, str>, rule: Rule) {
+    fn fault_event(&mut self, what: text::Text, rule: Rule) {
         self.record(Event {
             at: self.now,
             entity: u32::MAX,

@@ -11,6 +11,7 @@ use crate::message::{
 use crate::metrics::Metrics;
 use crate::rules::Rule;
 use crate::settings::{EntitySettings, ExpiryMode, Tier, DEFAULT_SWEEP_INTERVAL};
+use crate::text;
 use crate::time::{after, format_duration, Duration, Instant, MAX_VALUE, NEVER};
 use rand_core::{RngCore, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -139,7 +140,7 @@ impl NamespaceBuilder {
 }
 
 /// A simulated Service Bus namespace. Sans-IO: time is passed in, nothing is read from a clock.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Namespace {
     tier: Tier,
     expiry_mode: ExpiryMode,
@@ -297,7 +298,7 @@ impl Namespace {
         let not_found = || {
             BrokerError::new(
                 ErrorKind::MessagingEntityNotFound,
-                format!("the entity '{path}' does not exist (IDLE-04)"),
+                text!("e-no-entity", path = path),
             )
         };
         let id = *self.paths.get(base).ok_or_else(not_found)?;
@@ -305,9 +306,7 @@ impl Namespace {
         if dlq && entity.kind == EntityKind::Topic {
             return Err(BrokerError::new(
                 ErrorKind::MessagingEntityNotFound,
-                format!(
-                    "'{path}': topics have no dead-letter queue; their subscriptions do (DLQ-01)"
-                ),
+                text!("e-topic-no-dlq", path = path),
             ));
         }
         Ok(QueueRef { entity: id, dlq })
@@ -340,10 +339,7 @@ impl Namespace {
     fn gone(&self, id: u32) -> BrokerError {
         BrokerError::new(
             ErrorKind::MessagingEntityNotFound,
-            format!(
-                "the entity '{}' does not exist (IDLE-04)",
-                self.entity_name(id)
-            ),
+            text!("e-no-entity", path = self.entity_name(id)),
         )
     }
 
@@ -355,10 +351,10 @@ impl Namespace {
         if now > crate::limits::LATEST_INSTANT {
             return Err(BrokerError::new(
                 ErrorKind::ArgumentOutOfRange,
-                format!(
-                    "{} is past the playground's last instant, {} (playground limit)",
-                    crate::time::format_instant(now),
-                    crate::time::format_instant(crate::limits::LATEST_INSTANT)
+                text!(
+                    "e-past-last-instant",
+                    at = crate::time::format_instant(now),
+                    last = crate::time::format_instant(crate::limits::LATEST_INSTANT)
                 ),
             ));
         }
@@ -466,7 +462,7 @@ impl Namespace {
     }
 
     /// A broker-side rejection with a tracking id (SEND-01), from the tracking stream.
-    pub(super) fn rejection(&mut self, kind: ErrorKind, message: String) -> BrokerError {
+    pub(super) fn rejection(&mut self, kind: ErrorKind, message: crate::text::Text) -> BrokerError {
         let mut err = BrokerError::new(kind, message);
         self.track(&mut err);
         err

@@ -61,7 +61,7 @@ impl Namespace {
         if self.get(q.entity)?.kind == EntityKind::Topic {
             return Err(BrokerError::new(
                 ErrorKind::InvalidOperation,
-                format!("'{from}' is a topic: peek one of its subscriptions (RCV-11)"),
+                text!("e-peek-topic", from = from),
             ));
         }
         let r = self.receiver_id(receiver);
@@ -120,9 +120,9 @@ impl Namespace {
         {
             return Err(BrokerError::new(
                 ErrorKind::ArgumentOutOfRange,
-                format!(
-                    "max_auto_lock_renewal: 0 to {} (playground limit)",
-                    format_duration(crate::limits::MAX_AUTO_RENEWAL)
+                text!(
+                    "e-max-auto-renewal",
+                    max = format_duration(crate::limits::MAX_AUTO_RENEWAL)
                 ),
             ));
         }
@@ -141,7 +141,7 @@ impl Namespace {
         if e.kind == EntityKind::Topic {
             return Err(BrokerError::new(
                 ErrorKind::InvalidOperation,
-                format!("'{from}' is a topic: receive from one of its subscriptions"),
+                text!("e-receive-topic", from = from),
             ));
         }
         let (setting, target) = if q.dlq {
@@ -155,9 +155,7 @@ impl Namespace {
         if let Some(target) = target {
             return Err(BrokerError::new(
                 ErrorKind::InvalidOperation,
-                format!(
-                    "'{from}' forwards to '{target}' ({setting}): receive from the target (FWD-01)"
-                ),
+                text!("e-receive-forwarding", from = from, target = target, setting = setting),
             ));
         }
         Ok(())
@@ -345,10 +343,7 @@ impl Namespace {
         if seqs.is_empty() || seqs.len() > crate::limits::MAX_DEFERRED_SEQS {
             return Err(BrokerError::new(
                 ErrorKind::ArgumentOutOfRange,
-                format!(
-                    "receive deferred takes 1 to {} sequence numbers (playground limit)",
-                    crate::limits::MAX_DEFERRED_SEQS
-                ),
+                text!("e-deferred-count", max = crate::limits::MAX_DEFERRED_SEQS),
             ));
         }
         let q = self.resolve(from)?;
@@ -357,7 +352,7 @@ impl Namespace {
         if let Some(twice) = seqs.iter().find(|s| !seen.insert(**s)) {
             return Err(BrokerError::new(
                 ErrorKind::InvalidOperation,
-                format!("#{twice} is named twice; each sequence number can be received once per call (RCV-09)"),
+                text!("e-deferred-twice", seq = *twice),
             ));
         }
         let now = self.now;
@@ -374,7 +369,7 @@ impl Namespace {
                 _ => {
                     return Err(BrokerError::new(
                         ErrorKind::MessageNotFound,
-                        format!("no deferred message #{seq} in '{from}' (RCV-09)"),
+                        text!("e-no-deferred", seq = seq, from = from),
                     ))
                 }
             }
@@ -386,10 +381,7 @@ impl Namespace {
             }
             return Err(BrokerError::new(
                 ErrorKind::MessageNotFound,
-                format!(
-                    "deferred message #{} in '{from}' had expired (TTL-13)",
-                    expired[0]
-                ),
+                text!("e-deferred-expired", seq = expired[0], from = from),
             ));
         }
         let r = self.receiver_id(receiver);
@@ -423,7 +415,7 @@ fn check_count(call: &str, count: u32) -> Result<()> {
     } else {
         Err(BrokerError::new(
             ErrorKind::ArgumentOutOfRange,
-            format!("{call}: count is 1 to {max} (playground limit), not {count}"),
+            text!("e-count", call = call, max = max, count = count),
         ))
     }
 }

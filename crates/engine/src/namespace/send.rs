@@ -6,7 +6,7 @@ impl Namespace {
         if q.dlq {
             return Err(BrokerError::new(
                 ErrorKind::InvalidOperation,
-                "messages cannot be sent to a dead-letter queue",
+                text!("e-send-dlq"),
             ));
         }
         let size = message.body_size.unwrap_or(message.body.len() as u64);
@@ -14,18 +14,15 @@ impl Namespace {
         if size > max {
             return Err(self.rejection(
                 ErrorKind::MessageSizeExceeded,
-                format!(
-                    "the message is {size} bytes; the {} tier allows {max} (SEND-04)",
-                    self.tier
-                ),
+                text!("e-too-large", size = size, tier = self.tier.to_string(), max = max),
             ));
         }
         if self.now < self.server_busy_until {
             return Err(self.rejection(
                 ErrorKind::ServerBusy,
-                format!(
-                    "the server is busy until {}; retry after a back-off (SEND-04)",
-                    crate::time::format_instant(self.server_busy_until)
+                text!(
+                    "e-server-busy",
+                    until = crate::time::format_instant(self.server_busy_until)
                 ),
             ));
         }
@@ -33,7 +30,7 @@ impl Namespace {
         if matches!(e.kind, EntityKind::Subscription { .. }) {
             return Err(BrokerError::new(
                 ErrorKind::InvalidOperation,
-                "messages are sent to the topic, not to a subscription",
+                text!("e-send-subscription"),
             ));
         }
         // The playground's bounds on what a namespace stores: one pass over the entities.
@@ -42,7 +39,7 @@ impl Namespace {
             if let Some(limit) = self.max_messages.filter(|l| messages >= *l) {
                 return Err(self.rejection(
                     ErrorKind::QuotaExceeded,
-                    format!("the playground holds at most {limit} messages in a namespace; receive or purge some first"),
+                    text!("e-max-messages", max = limit),
                 ));
             }
             let body = message.body.len() as u64;
@@ -52,7 +49,7 @@ impl Namespace {
             {
                 return Err(self.rejection(
                     ErrorKind::QuotaExceeded,
-                    format!("the playground holds at most {} MB of message bodies in a namespace; receive or purge some first (body_size simulates a size without the bytes)", limit / (1024 * 1024)),
+                    text!("e-max-body-bytes", mb = limit / (1024 * 1024)),
                 ));
             }
         }
@@ -62,7 +59,7 @@ impl Namespace {
         if stored.saturating_add(size) > limit {
             return Err(self.rejection(
                 ErrorKind::QuotaExceeded,
-                format!("the entity is full: {stored} of {limit} bytes used (SEND-04)"),
+                text!("e-entity-full", stored = stored, max = limit),
             ));
         }
         Ok(())
@@ -144,7 +141,7 @@ impl Namespace {
         if q.dlq {
             return Err(BrokerError::new(
                 ErrorKind::InvalidOperation,
-                format!("'{to}' is a dead-letter queue; scheduled messages live in the entity itself (SCH-01)"),
+                text!("e-cancel-dlq", to = to),
             ));
         }
         let e = self.get(q.entity)?;
@@ -156,7 +153,7 @@ impl Namespace {
         {
             return Err(BrokerError::new(
                 ErrorKind::MessageNotFound,
-                format!("no scheduled message #{seq} in '{to}'"),
+                text!("e-no-scheduled", seq = seq, to = to),
             ));
         }
         self.touch(q.entity);

@@ -20,7 +20,7 @@ impl Namespace {
         self.receiver_ids.get(receiver).copied().ok_or_else(|| {
             BrokerError::new(
                 ErrorKind::InvalidOperation,
-                format!("{receiver} has not received message #{seq} from '{from}'; only a received message can be settled"),
+                text!("e-not-received", receiver = receiver, seq = seq, from = from),
             )
         })
     }
@@ -55,26 +55,26 @@ impl Namespace {
         let receiver = self.receiver_name(r).to_string();
         let from = queue_path(self.entity_name(q.entity), q.dlq);
         let handle = self.receivers[r as usize].handles.get(&(q, seq)).copied();
-        let verb = settlement.name();
+        let verb = text::Text::new(format!("op-{}", settlement.name()));
         let token = match handle {
             None => {
                 return Err(BrokerError::new(
                     ErrorKind::InvalidOperation,
-                    format!("{receiver} has not received message #{seq} from '{from}'; only a received message can be settled"),
+                    text!("e-not-received", receiver = receiver, seq = seq, from = from),
                 ))
             }
             // RCV-11: a peeked message has no lock.
             Some(Handle::Peeked) => {
                 return Err(BrokerError::new(
                     ErrorKind::InvalidOperation,
-                    format!("#{seq} was only peeked; {verb} needs a message received in PeekLock mode (RCV-11)"),
+                    text!("e-settle-peeked", seq = seq, verb = verb.clone()),
                 ))
             }
             // RCV-01: received-and-deleted messages are already settled.
             Some(Handle::ReceivedAndDeleted) => {
                 return Err(BrokerError::new(
                     ErrorKind::InvalidOperation,
-                    format!("#{seq} was received in ReceiveAndDelete mode; it is already settled, so {verb} is refused (RCV-01)"),
+                    text!("e-settle-deleted", seq = seq, verb = verb),
                 ))
             }
             Some(Handle::Locked(token)) => token,
@@ -88,7 +88,7 @@ impl Namespace {
         let receiver = self.receiver_name(r).to_string();
         self.rejection(
             ErrorKind::MessageLockLost,
-            format!("the lock on #{seq} held by {receiver} was lost: it lapsed, was lost, or the message was already settled or received again (RCV-08)"),
+            text!("e-lock-lost", seq = seq, receiver = receiver),
         )
     }
 
@@ -113,7 +113,7 @@ impl Namespace {
         if matches!(settlement, Settlement::DeadLetter { .. }) && q.dlq {
             return Err(BrokerError::new(
                 ErrorKind::InvalidOperation,
-                format!("#{seq} is already in a dead-letter queue and cannot be dead-lettered again (DLQ-02)"),
+                text!("e-dead-letter-twice", seq = seq),
             ));
         }
         self.touch(q.entity);

@@ -83,42 +83,40 @@ impl Namespace {
         if is_topic && targets.iter().any(|(_, t)| t.is_some()) {
             return Err(BrokerError::new(
                 ErrorKind::InvalidOperation,
-                format!("'{path}' is a topic: set ForwardTo on its subscriptions (FWD-01)"),
+                text!("e-forward-topic", path = path),
             ));
         }
         let mut resolved = [None, None];
         for (i, (setting, target)) in targets.into_iter().enumerate() {
             let Some(target) = target else { continue };
-            let invalid = |why: String| {
+            let invalid = |why: crate::text::Text| {
                 Err(BrokerError::new(
                     ErrorKind::InvalidOperation,
-                    format!("{setting} '{target}': {why} (FWD-01)"),
+                    text!("e-forward", setting = setting, target = target, why = why),
                 )
                 .on_field(setting))
             };
             if !self.tier.has_topics() {
                 return Err(BrokerError::new(
                     ErrorKind::NotSupported,
-                    format!(
-                        "{setting}: auto-forwarding is not available on the Basic tier (FWD-01)"
-                    ),
+                    text!("e-forward-basic", setting = setting),
                 ));
             }
             if target.trim().trim_matches('/').eq_ignore_ascii_case(path) {
-                return invalid("an entity cannot forward to itself".into());
+                return invalid(text!("e-forward-itself"));
             }
             let q = self.resolve(target).map_err(|_| {
                 BrokerError::new(
                     ErrorKind::MessagingEntityNotFound,
-                    format!("{setting}: the target '{target}' does not exist (FWD-01)"),
+                    text!("e-forward-missing", setting = setting, target = target),
                 )
                 .on_field(setting)
             })?;
             if q.dlq {
-                return invalid("a dead-letter queue cannot be a forwarding target".into());
+                return invalid(text!("e-forward-dlq"));
             }
             if matches!(self.get(q.entity)?.kind, EntityKind::Subscription { .. }) {
-                return invalid("forward to a queue or a topic, not to a subscription".into());
+                return invalid(text!("e-forward-subscription"));
             }
             resolved[i] = Some(q.entity);
         }
@@ -126,9 +124,7 @@ impl Namespace {
         if copies > MAX_COPIES_PER_MESSAGE {
             return Err(BrokerError::new(
                 ErrorKind::ArgumentOutOfRange,
-                format!(
-                    "with these settings one message could become {copies} copies through subscriptions and forwards; the playground allows at most {MAX_COPIES_PER_MESSAGE}"
-                ),
+                text!("e-copies", copies = copies, max = MAX_COPIES_PER_MESSAGE),
             ));
         }
         Ok(())

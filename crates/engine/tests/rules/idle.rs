@@ -14,7 +14,7 @@ fn r_idle_01_idle_entity_deleted_with_messages_and_minimum_5_minutes() {
             },
         )
         .unwrap_err();
-    assert!(err.message.contains("5 minutes"));
+    assert!(err.message.to_string().contains("5 minutes"));
     queue(
         &mut ns,
         "q",

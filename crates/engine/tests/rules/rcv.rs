@@ -97,7 +97,7 @@ fn r_rcv_03_lock_duration_default_and_limits() {
             )
             .unwrap_err();
         assert_eq!(err.kind, ErrorKind::ArgumentOutOfRange);
-        assert!(err.message.contains("5s..5m"));
+        assert!(err.message.to_string().contains("5s..5m"));
     }
     queue(
         &mut ns,

@@ -69,7 +69,7 @@ fn r_ttl_03_defaults_and_limits() {
         )
         .unwrap_err();
     assert_eq!(err.kind, ErrorKind::ArgumentOutOfRange);
-    assert!(err.message.contains("1s"), "{}", err.message);
+    assert!(err.message.to_string().contains("1s"), "{}", err.message);
     let mut basic = Namespace::builder().tier(Tier::Basic).build();
     let err = basic
         .create_queue(
@@ -80,7 +80,7 @@ fn r_ttl_03_defaults_and_limits() {
             },
         )
         .unwrap_err();
-    assert!(err.message.contains("14 days"), "{}", err.message);
+    assert!(err.message.to_string().contains("14 days"), "{}", err.message);
     // Message TTL unset = MaxValue: with the Standard default, it never expires.
     queue(&mut ns, "ok", settings());
     ns.send("ok", msg("a", None)).unwrap();
@@ -333,6 +333,7 @@ fn r_ttl_13_deferred_message_not_swept_then_fails_with_message_not_found() {
 fn r_ttl_14_very_short_ttl_warns() {
     assert!(sbp_engine::describe::short_ttl_warning(500)
         .unwrap()
+        .to_string()
         .contains("TTL-14"));
     assert!(sbp_engine::describe::short_ttl_warning(MINUTE).is_none());
 }

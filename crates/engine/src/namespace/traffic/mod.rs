@@ -10,6 +10,8 @@ use crate::error::{BrokerError, ErrorKind, Result};
 use crate::event::{Event, EventKind};
 use crate::limits::*;
 use crate::message::NewMessage;
+use crate::text;
+use crate::text::optional;
 use crate::time::{after, format_decimal, format_duration, Duration, Instant};
 use crate::timer::ActorTimer;
 use std::borrow::Cow;
@@ -33,24 +35,20 @@ impl Namespace {
     /// A new producer or consumer group needs room (playground limit).
     fn check_actor_room(&self, new: bool) -> Result<()> {
         if new && self.producers.len() + self.consumers.len() >= MAX_ACTORS {
-            return Err(out_of_range(format!(
-                "a namespace runs at most {MAX_ACTORS} producers and consumer groups (playground limit)"
-            )));
+            return Err(out_of_range(text!("e-max-actors", max = MAX_ACTORS)));
         }
         Ok(())
     }
 }
 
 impl Namespace {
-    pub(crate) fn actor_event(&mut self, what: String) {
+    pub(crate) fn actor_event(&mut self, what: text::Text) {
         self.record(Event {
             at: self.now,
             entity: u32::MAX,
             dlq: false,
             seq: 0,
-            kind: EventKind::Actor {
-                what: Cow::Owned(what),
-            },
+            kind: EventKind::Actor { what },
             rule: None,
         });
     }
@@ -61,11 +59,11 @@ impl Namespace {
         spec.validate()?;
         let new = !self.producers.iter().any(|p| p.spec.name == spec.name);
         self.check_actor_room(new)?;
-        let summary = format!(
-            "producer {} starts: {} msg/s to {}",
-            spec.name,
-            format_decimal(spec.rate, 3),
-            spec.to
+        let summary = text!(
+            "actor-producer-starts",
+            name = &spec.name,
+            rate = format_decimal(spec.rate, 3),
+            to = &spec.to
         );
         // Starting a producer again under its name replaces its settings and keeps its count.
         let existing = self.producers.iter().position(|p| p.spec.name == spec.name);
@@ -117,12 +115,12 @@ impl Namespace {
             .ok_or_else(|| {
                 BrokerError::new(
                     ErrorKind::InvalidOperation,
-                    format!("there is no producer named '{name}'"),
+                    text!("e-no-producer", name = name),
                 )
             })?;
         p.active = false;
         p.generation += 1;
-        self.actor_event(format!("producer {name} stops"));
+        self.actor_event(text!("actor-producer-stops", name = name));
         Ok(())
     }
 
@@ -133,9 +131,11 @@ impl Namespace {
         spec.validate()?;
         let new = !self.consumers.iter().any(|c| c.spec.name == spec.name);
         self.check_actor_room(new)?;
-        let summary = format!(
-            "{} consumer(s) {} start on {}",
-            spec.instances, spec.name, spec.from
+        let summary = text!(
+            "actor-consumers-start",
+            count = spec.instances,
+            name = &spec.name,
+            from = &spec.from
         );
         // Starting a group again under its name replaces its settings; it keeps what it knows
         // of lost completions (RCV-12).
@@ -185,15 +185,13 @@ impl Namespace {
             .ok_or_else(|| {
                 BrokerError::new(
                     ErrorKind::InvalidOperation,
-                    format!("there are no consumers named '{name}'"),
+                    text!("e-no-consumers", name = name),
                 )
             })?;
         c.active = false;
         c.generation += 1;
         c.busy.iter_mut().for_each(|b| *b = None);
-        self.actor_event(format!(
-            "consumers {name} stop; the locks they hold will lapse"
-        ));
+        self.actor_event(text!("actor-consumers-stop", name = name));
         Ok(())
     }
 
@@ -297,29 +295,26 @@ impl Namespace {
             kind: ActorKind::Producer,
             entity: p.spec.to.clone(),
             active: p.active,
-            summary: format!(
-                "{} msg/s{}{}{}; {} sent",
-                format_decimal(p.spec.rate, 3),
-                p.spec
-                    .burst
-                    .as_ref()
-                    .map(|b| format!(", bursts of {} every {}", b.size, format_duration(b.every)))
-                    .unwrap_or_default(),
-                p.spec
-                    .spike
-                    .as_ref()
-                    .map(|s| format!(
-                        ", x{} spike at t={} for {}",
-                        format_decimal(s.factor, 3),
-                        format_duration(s.from),
-                        format_duration(s.duration)
-                    ))
-                    .unwrap_or_default(),
-                p.spec
-                    .ttl
-                    .map(|t| format!(", TTL {}", format_duration(t)))
-                    .unwrap_or_default(),
-                p.sent
+            summary: text!(
+                "actor-producer-summary",
+                rate = format_decimal(p.spec.rate, 3),
+                burst = optional(p.spec.burst.as_ref().map(|b| {
+                    text!("actor-burst", size = b.size, every = format_duration(b.every))
+                })),
+                spike = optional(p.spec.spike.as_ref().map(|s| {
+                    text!(
+                        "actor-spike",
+                        factor = format_decimal(s.factor, 3),
+                        from = format_duration(s.from),
+                        duration = format_duration(s.duration)
+                    )
+                })),
+                ttl = optional(
+                    p.spec
+                        .ttl
+                        .map(|t| text!("actor-ttl", ttl = format_duration(t)))
+                ),
+                sent = p.sent
             ),
         });
         let consumers = self.consumers.iter().map(|c| {
@@ -329,23 +324,21 @@ impl Namespace {
                 kind: ActorKind::Consumers,
                 entity: c.spec.from.clone(),
                 active: c.active,
-                summary: format!(
-                    "{} x {}, {busy} busy; abandon {}%, dead-letter {}%, defer {}%, crash {}%{}{}",
-                    c.spec.instances,
-                    c.spec.mode,
-                    format_decimal(c.spec.abandon * 100.0, 0),
-                    format_decimal(c.spec.dead_letter * 100.0, 0),
-                    format_decimal(c.spec.defer * 100.0, 0),
-                    format_decimal(c.spec.crash * 100.0, 0),
-                    c.spec
-                        .max_auto_lock_renewal
-                        .map(|d| format!(", auto-renew {}", format_duration(d)))
-                        .unwrap_or_default(),
-                    if c.spec.idempotent {
-                        ", idempotent"
-                    } else {
-                        ""
-                    }
+                summary: text!(
+                    "actor-consumers-summary",
+                    count = c.spec.instances,
+                    mode = c.spec.mode.to_string(),
+                    busy = busy,
+                    abandon = format_decimal(c.spec.abandon * 100.0, 0),
+                    deadletter = format_decimal(c.spec.dead_letter * 100.0, 0),
+                    defer = format_decimal(c.spec.defer * 100.0, 0),
+                    crash = format_decimal(c.spec.crash * 100.0, 0),
+                    renew = optional(
+                        c.spec
+                            .max_auto_lock_renewal
+                            .map(|d| text!("actor-auto-renew", duration = format_duration(d)))
+                    ),
+                    idempotent = optional(c.spec.idempotent.then(|| text!("actor-idempotent")))
                 ),
             }
         });

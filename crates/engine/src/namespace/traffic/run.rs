@@ -75,7 +75,7 @@ impl Namespace {
             p.active = false;
             p.generation += 1;
             let name = p.spec.name.clone();
-            self.actor_event(format!("producer {name} sent all its messages and stops"));
+            self.actor_event(text!("actor-producer-done", name = name));
             return false;
         }
         p.sent += 1;
@@ -111,7 +111,7 @@ impl Namespace {
                 dlq: false,
                 seq: 0,
                 kind: EventKind::Rejected {
-                    operation: Cow::Borrowed("producer send"),
+                    operation: Cow::Borrowed("producer-send"),
                     error: e.kind,
                 },
                 rule: Some(crate::rules::Rule::Send01),
@@ -246,10 +246,7 @@ impl Namespace {
         if roll < crash {
             self.metrics.at(now).crashed += 1;
             let receiver = self.receiver_name(r).to_string();
-            self.actor_event(format!(
-                "{receiver} crashed while processing #{}; its lock will lapse",
-                work.seq
-            ));
+            self.actor_event(text!("actor-crashed", receiver = receiver, seq = work.seq));
             next = after(now, restart);
         } else if mode == ReceiveMode::PeekLock {
             let settlement = if roll < crash + abandon {

@@ -1,11 +1,157 @@
-//! Message catalogs: every word the UI shows, per language, as data (`web/i18n/<lang>.ftl`,
-//! fetched by the browser, not compiled in).
+//! Words as data. What the engine and the scenario layer say to a reader is a [`Text`]: a
+//! catalog key and its values, never a finished English sentence. A catalog words it: the
+//! browser the reader's language (`web/i18n/<lang>.ftl`, fetched, not compiled in), the CLI and
+//! the tests English (feature `english`, which compiles `en.ftl` in; the browser leaves it out).
 //!
 //! The format is the plain subset of Fluent (projectfluent.org): `key = text` lines, `# comment`
 //! lines, indented lines continuing the text above, and variables written `{ $name }`. No
 //! selectors or functions: a sentence that needs a plural or a choice gets a key of its own. The
 //! parser is a few lines instead of a Fluent runtime in the wasm.
+use serde::{Serialize, Serializer};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+
+/// Something to say: a catalog key and its values, which may be texts themselves ("step 3
+/// (receive 1 from orders as r1) failed").
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Text {
+    pub key: Cow<'static, str>,
+    pub args: Vec<(&'static str, Arg)>,
+}
+
+/// A value in a [`Text`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Arg {
+    Plain(String),
+    Text(Text),
+}
+
+/// The longest value a text quotes: a huge name shows its start only.
+pub const MAX_ARG: usize = 160;
+
+impl Text {
+    pub fn new(key: impl Into<Cow<'static, str>>) -> Text {
+        Text {
+            key: key.into(),
+            args: Vec::new(),
+        }
+    }
+
+    /// The same text with one more value.
+    pub fn arg(mut self, name: &'static str, value: impl Into<Arg>) -> Text {
+        self.args.push((name, value.into()));
+        self
+    }
+
+    /// The value named `name`, if it is plain.
+    pub fn plain(&self, name: &str) -> Option<&str> {
+        self.args.iter().find_map(|(n, v)| match v {
+            Arg::Plain(s) if *n == name => Some(s.as_str()),
+            _ => None,
+        })
+    }
+
+    /// Every key this text and its nested texts use.
+    pub fn keys(&self) -> Vec<&str> {
+        let mut keys = vec![self.key.as_ref()];
+        for (_, a) in &self.args {
+            if let Arg::Text(t) = a {
+                keys.extend(t.keys());
+            }
+        }
+        keys
+    }
+}
+
+impl From<String> for Arg {
+    fn from(s: String) -> Arg {
+        Arg::Plain(crate::error::clip(s, MAX_ARG))
+    }
+}
+impl From<&str> for Arg {
+    fn from(s: &str) -> Arg {
+        Arg::from(s.to_string())
+    }
+}
+impl From<&String> for Arg {
+    fn from(s: &String) -> Arg {
+        Arg::from(s.as_str())
+    }
+}
+impl From<Text> for Arg {
+    fn from(t: Text) -> Arg {
+        Arg::Text(t)
+    }
+}
+macro_rules! number_args {
+    ($($t:ty),*) => { $( impl From<$t> for Arg { fn from(n: $t) -> Arg { Arg::Plain(n.to_string()) } } )* };
+}
+number_args!(u8, u16, u32, u64, usize, i32, i64);
+
+/// A text that may say nothing (the catalog's `empty` key), for optional clauses.
+pub fn optional(t: Option<Text>) -> Text {
+    t.unwrap_or_else(|| Text::new("empty"))
+}
+
+/// `text!("key", seq = 3, to = name)`: a [`Text`] with its values.
+#[macro_export]
+macro_rules! text {
+    ($key:literal $(, $name:ident = $value:expr)* $(,)?) => {
+        $crate::text::Text {
+            key: ::std::borrow::Cow::Borrowed($key),
+            args: vec![$((stringify!($name), $crate::text::Arg::from($value))),*],
+        }
+    };
+}
+
+/// English, compiled in: for the CLI, the tests and error values printed with `{}`.
+#[cfg(feature = "english")]
+pub fn english() -> &'static Catalog {
+    static ENGLISH: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
+    ENGLISH.get_or_init(|| Catalog::parse(ENGLISH_FTL).unwrap_or_default())
+}
+
+thread_local! {
+    static INSTALLED: std::cell::RefCell<Option<std::rc::Rc<Catalog>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Makes `catalog` the one texts are worded in (the browser installs the reader's language).
+pub fn install(catalog: std::rc::Rc<Catalog>) {
+    INSTALLED.with(|c| *c.borrow_mut() = Some(catalog));
+}
+
+/// Calls `f` with the catalog texts are worded in: the installed one, else English (feature
+/// `english`), else an empty one (texts then show their keys).
+pub fn with_current<R>(f: impl FnOnce(&Catalog) -> R) -> R {
+    let installed = INSTALLED.with(|c| c.borrow().clone());
+    match installed {
+        Some(catalog) => f(&catalog),
+        None => {
+            #[cfg(feature = "english")]
+            return f(english());
+            #[cfg(not(feature = "english"))]
+            f(&Catalog::default())
+        }
+    }
+}
+
+/// The English catalog's source.
+#[cfg(feature = "english")]
+pub const ENGLISH_FTL: &str = include_str!("../../../web/i18n/en.ftl");
+
+/// In the installed catalog's words (see [`with_current`]).
+impl std::fmt::Display for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&with_current(|c| c.text(self)))
+    }
+}
+
+/// As its words (see `Display`).
+impl Serialize for Text {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
 
 /// The languages the playground speaks, in the picker's order.
 pub const LANGUAGES: [(&str, &str); 4] = [
@@ -24,8 +170,7 @@ pub fn supported(tag: &str) -> Option<&'static str> {
         .find(|code| *code == primary)
 }
 
-/// One language's messages by key (a `BTreeMap<String, String>`: the map type the scenario
-/// format already uses, so the wasm gets no new map or sort code).
+/// One language's messages by key.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Catalog {
     entries: BTreeMap<String, String>,
@@ -88,6 +233,23 @@ impl Catalog {
             return key.to_string();
         };
         fill(text, args)
+    }
+
+    /// A text in this catalog's words (a missing key shows as itself).
+    pub fn text(&self, t: &Text) -> String {
+        let words: Vec<(&str, String)> = t
+            .args
+            .iter()
+            .map(|(n, a)| {
+                let v = match a {
+                    Arg::Plain(s) => s.clone(),
+                    Arg::Text(inner) => self.text(inner),
+                };
+                (*n, v)
+            })
+            .collect();
+        let args: Vec<(&str, &str)> = words.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        self.format(&t.key, &args)
     }
 
     /// Every key, sorted.
