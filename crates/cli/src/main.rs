@@ -435,8 +435,7 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
 
 fn print_log(out: &mut impl Write, sim: &Simulation, json: bool) -> std::io::Result<()> {
     let ns = &sim.ns;
-    let words = sbp_scenario::catalog::Catalog::parse(sbp_scenario::words::ENGLISH)
-        .map_err(std::io::Error::other)?;
+    let words = sbp_engine::text::english();
     if !json {
         writeln!(
             out,

@@ -5,6 +5,8 @@ use crate::step::{check_instant, consumer_spec, producer_spec, Action};
 use sbp_engine::limits::{MAX_ENTITIES, MAX_RUN_WORK, MAX_STORED_MESSAGES, MIN_SWEEP_INTERVAL};
 use sbp_engine::settings::{DEFAULT_SWEEP_INTERVAL, MIN_LOCK_DURATION};
 use sbp_engine::time::{after, format_duration, format_instant, Instant};
+use crate::{at_field, Text};
+use sbp_engine::text;
 use sbp_engine::ExpiryMode;
 
 impl Scenario {
@@ -18,32 +20,33 @@ impl Scenario {
     /// The playground's limits (see `sbp_engine::limits`): instants, sizes and rates. The error
     /// names the field and the limit. (The work a run takes is checked where it runs: to its end
     /// in the CLI, [`Scenario::check_run_to`]; to a link's instant, `link::openable_at`.)
-    pub(crate) fn check_bounds(&self) -> Result<(), String> {
+    pub(crate) fn check_bounds(&self) -> Result<(), Text> {
         if self.entities.len() > MAX_ENTITIES {
-            return Err(format!(
-                "{} entities; a namespace holds at most {MAX_ENTITIES} (playground limit)",
-                self.entities.len()
+            return Err(text!(
+                "s-max-entities",
+                count = self.entities.len(),
+                max = MAX_ENTITIES
             ));
         }
         if let Some(every) = self.namespace.sweep_interval {
             if every.ms() < MIN_SWEEP_INTERVAL {
-                return Err(format!(
-                    "namespace.sweep_interval is at least {} (playground limit)",
-                    format_duration(MIN_SWEEP_INTERVAL)
+                return Err(text!(
+                    "s-sweep-interval",
+                    min = format_duration(MIN_SWEEP_INTERVAL)
                 ));
             }
         }
         for (i, step) in self.timeline.iter().enumerate() {
             let at = step.at.ms();
-            check_instant("at", at).map_err(|m| format!("timeline[{i}]: {m}"))?;
+            check_instant("at", at).map_err(|m| at_field(format!("timeline[{i}]"), m))?;
             if let Some(action) = &step.action {
                 action
                     .validate()
-                    .map_err(|m| format!("timeline[{i}] ({}): {m}", action.key()))?;
+                    .map_err(|m| at_field(format!("timeline[{i}] ({})", action.key()), m))?;
             }
         }
         for (i, e) in self.expect.iter().enumerate() {
-            check_instant("at", e.at.ms()).map_err(|m| format!("expect[{i}]: {m}"))?;
+            check_instant("at", e.at.ms()).map_err(|m| at_field(format!("expect[{i}]"), m))?;
         }
         Ok(())
     }
@@ -54,9 +57,11 @@ impl Scenario {
     pub fn check_run_to(&self, until: Instant) -> Result<(), crate::ScenarioError> {
         let work = self.work_until(until);
         if work > MAX_RUN_WORK {
-            return Err(crate::ScenarioError::Invalid(format!(
-                "running to {} takes about {work} operations (messages sent, consumer polls, lock renewals, sweeps); the playground runs at most {MAX_RUN_WORK} (playground limit): lower the rates, shorten the run or use fewer consumers",
-                format_instant(until)
+            return Err(crate::ScenarioError::Invalid(text!(
+                "s-run-work",
+                until = format_instant(until),
+                work = work,
+                max = MAX_RUN_WORK
             )));
         }
         Ok(())

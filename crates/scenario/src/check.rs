@@ -5,7 +5,14 @@ use crate::model::*;
 use crate::run::{NamedCall, Simulation};
 use sbp_engine::time::{format_instant, MAX_VALUE, NEVER};
 use sbp_engine::{EntitySettings, Perspective};
+use crate::Text;
+use sbp_engine::text;
 use std::collections::BTreeMap;
+
+/// "expect at t=10s: ...".
+fn at_instant(at: &str, what: Text) -> Text {
+    text!("c-at", at = at, what = what)
+}
 
 impl Simulation {
     /// Checks one expectation now (`at` names the instant in failures). Every check the same
@@ -25,7 +32,7 @@ impl Simulation {
             });
             let Some(have) = have else {
                 self.failures
-                    .push(format!("expect at {at}: {path} does not exist"));
+                    .push(at_instant(at, text!("c-no-entity", path = path)));
                 continue;
             };
             let fields = [
@@ -42,8 +49,15 @@ impl Simulation {
             ];
             for (name, want, have) in fields {
                 if let Some(want) = want.filter(|w| *w != have) {
-                    self.failures.push(format!(
-                        "expect at {at}: {path} {name}: expected {want}, got {have}"
+                    self.failures.push(at_instant(
+                        at,
+                        text!(
+                            "c-count",
+                            path = path,
+                            name = name,
+                            want = want,
+                            have = have
+                        ),
                     ));
                 }
             }
@@ -51,8 +65,9 @@ impl Simulation {
         for (path, want) in &e.exists {
             let have = self.ns.entity(path).is_some();
             if have != *want {
-                self.failures.push(format!(
-                    "expect at {at}: {path} exists: expected {want}, got {have}"
+                self.failures.push(at_instant(
+                    at,
+                    Text::new(if *want { "c-missing" } else { "c-exists" }).arg("path", path),
                 ));
             }
         }
@@ -71,17 +86,22 @@ impl Simulation {
             for (name, range) in &e.metrics {
                 let Some(have) = totals.get(name).and_then(serde_json::Value::as_u64) else {
                     self.failures
-                        .push(format!("expect at {at}: there is no metric {name}"));
+                        .push(at_instant(at, text!("c-no-metric", name = name)));
                     continue;
                 };
                 if range.min.is_some_and(|min| have < min)
                     || range.max.is_some_and(|max| have > max)
                 {
                     let show = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-                    self.failures.push(format!(
-                        "expect at {at}: metric {name}: expected {}..{}, got {have}",
-                        show(range.min),
-                        show(range.max)
+                    self.failures.push(at_instant(
+                        at,
+                        text!(
+                            "c-metric",
+                            name = name,
+                            min = show(range.min),
+                            max = show(range.max),
+                            have = have
+                        ),
                     ));
                 }
             }
@@ -93,48 +113,43 @@ impl Simulation {
             ViewDef::Peek => Perspective::Peek,
             ViewDef::Receive => Perspective::Receive,
         };
-        let label = format!("expect at {at}: {} #{}", want.entity, want.seq);
+        let label = text!("c-message", path = &want.entity, seq = want.seq);
         let Some(view) = self.ns.message(&want.entity, want.seq, perspective) else {
             if !want.absent {
-                self.failures.push(format!("{label}: not there"));
+                self.failures
+                    .push(at_instant(at, text!("c-not-there", label = label)));
             }
             return;
         };
         if want.absent {
             self.failures
-                .push(format!("{label}: expected absent, but it is there"));
+                .push(at_instant(at, text!("c-not-absent", label = label)));
             return;
         }
         let have = serde_json::to_value(&view).unwrap_or_default();
-        for (name, expected) in &want.properties {
-            let Some(actual) = have.get(name) else {
-                self.failures
-                    .push(format!("{label}: there is no property {name}"));
-                continue;
-            };
-            if let Err(msg) = self.property_matches(name, expected, actual) {
-                self.failures.push(format!("{label} {name}: {msg}"));
-            }
-        }
+        self.check_properties(&at_instant(at, label), &want.properties, &have);
     }
 
     /// `returned`: what a named call got (RCV-01's received-and-deleted messages too, which are
     /// no longer stored).
     fn check_returned(&mut self, at: &str, e: &Expectation) {
         for (name, want) in &e.returned {
-            let label = format!("expect at {at}: call \"{name}\"");
+            let label = at_instant(at, text!("c-call", name = name));
             let Some(call) = self.named.get(name).cloned() else {
-                self.failures.push(format!(
-                    "{label}: no step so far is named \"{name}\" (\"as\")"
-                ));
+                self.failures
+                    .push(text!("c-what", label = label, what = text!("c-no-call", name = name)));
                 continue;
             };
             let seqs: Vec<u64> = call.messages.iter().map(|m| m.sequence_number).collect();
             if want.count.is_some_and(|c| c != seqs.len()) {
-                self.failures.push(format!(
-                    "{label}: expected {} messages, got {}",
-                    want.count.unwrap_or_default(),
-                    seqs.len()
+                self.failures.push(text!(
+                    "c-what",
+                    label = label.clone(),
+                    what = text!(
+                        "c-call-count",
+                        want = want.count.unwrap_or_default(),
+                        have = seqs.len()
+                    )
                 ));
             }
             if let Some(w) = want.seqs.as_ref().filter(|w| **w != seqs) {
@@ -144,20 +159,24 @@ impl Simulation {
                         .collect::<Vec<_>>()
                         .join(", ")
                 };
-                self.failures.push(format!(
-                    "{label}: expected [{}], got [{}]",
-                    list(w),
-                    list(&seqs)
+                self.failures.push(text!(
+                    "c-what",
+                    label = label.clone(),
+                    what = text!("c-expected", want = format!("[{}]", list(w)), have = format!("[{}]", list(&seqs)))
                 ));
             }
             for (i, props) in want.messages.iter().enumerate() {
                 let Some(view) = call.messages.get(i) else {
-                    self.failures
-                        .push(format!("{label}: it got no message {}", i + 1));
+                    self.failures.push(text!(
+                        "c-what",
+                        label = label.clone(),
+                        what = text!("c-no-message", number = i + 1)
+                    ));
                     continue;
                 };
                 let have = serde_json::to_value(view).unwrap_or_default();
-                self.check_properties(&format!("{label} message {}", i + 1), props, &have);
+                let label = text!("c-call-message", label = label.clone(), number = i + 1);
+                self.check_properties(&label, props, &have);
             }
         }
     }
@@ -167,29 +186,37 @@ impl Simulation {
         for (path, want) in &e.settings {
             let Some(entity) = self.ns.entity(path) else {
                 self.failures
-                    .push(format!("expect at {at}: {path} does not exist"));
+                    .push(at_instant(at, text!("c-no-entity", path = path)));
                 continue;
             };
             let have = settings_view(&entity.settings);
-            self.check_properties(&format!("expect at {at}: {path}"), want, &have);
+            self.check_properties(&at_instant(at, text!("c-plain", what = path)), want, &have);
         }
     }
 
     fn check_properties(
         &mut self,
-        label: &str,
+        label: &Text,
         want: &BTreeMap<String, serde_json::Value>,
         have: &serde_json::Value,
     ) {
         for (name, expected) in want {
             let actual = have.get(name).unwrap_or(&serde_json::Value::Null);
             if have.get(name).is_none() && !is_check(expected) {
-                self.failures
-                    .push(format!("{label}: there is no property {name}"));
+                self.failures.push(text!(
+                    "c-what",
+                    label = label.clone(),
+                    what = text!("c-no-property", name = name)
+                ));
                 continue;
             }
             if let Err(msg) = self.property_matches(name, expected, actual) {
-                self.failures.push(format!("{label} {name}: {msg}"));
+                self.failures.push(text!(
+                    "c-property",
+                    label = label.clone(),
+                    name = name,
+                    what = msg
+                ));
             }
         }
     }
@@ -202,17 +229,15 @@ impl Simulation {
         name: &str,
         expected: &serde_json::Value,
         actual: &serde_json::Value,
-    ) -> Result<(), String> {
+    ) -> Result<(), Text> {
         if !is_check(expected) {
             return literal_matches(name, expected, actual);
         }
         let present = !actual.is_null();
         if let Some(want) = expected.get("present").and_then(serde_json::Value::as_bool) {
             if want != present {
-                return Err(format!(
-                    "expected it {}, got {actual}",
-                    if want { "present" } else { "absent" }
-                ));
+                return Err(Text::new(if want { "c-want-present" } else { "c-want-absent" })
+                    .arg("have", actual.to_string()));
             }
         }
         if let Some(reference) = expected
@@ -221,8 +246,10 @@ impl Simulation {
         {
             let earlier = self.named_value(reference)?;
             if &earlier == actual {
-                return Err(format!(
-                    "expected it to differ from {reference}, but both are {actual}"
+                return Err(text!(
+                    "c-differs",
+                    reference = reference,
+                    have = actual.to_string()
                 ));
             }
         }
@@ -232,11 +259,11 @@ impl Simulation {
             let have = as_number(name, actual)?;
             if min.is_some_and(|m| have < m) || max.is_some_and(|m| have > m) {
                 let show = |v: Option<i64>| v.map_or("-".to_string(), |v| show_value(name, v));
-                return Err(format!(
-                    "expected {}..{}, got {}",
-                    show(min),
-                    show(max),
-                    show_value(name, have)
+                return Err(text!(
+                    "c-range",
+                    min = show(min),
+                    max = show(max),
+                    have = show_value(name, have)
                 ));
             }
         }
@@ -244,16 +271,16 @@ impl Simulation {
     }
 
     /// "first.LockToken" or "first.2.LockToken": a property of what a named call returned.
-    fn named_value(&self, reference: &str) -> Result<serde_json::Value, String> {
+    fn named_value(&self, reference: &str) -> Result<serde_json::Value, Text> {
         let (call, property) = reference
             .rsplit_once('.')
-            .ok_or_else(|| format!("\"{reference}\" is not \"<call>.<Property>\""))?;
+            .ok_or_else(|| text!("c-reference", reference = reference))?;
         let (_, view) = self.named_message(call)?;
         let value = serde_json::to_value(view).unwrap_or_default();
         value
             .get(property)
             .cloned()
-            .ok_or_else(|| format!("there is no property {property}"))
+            .ok_or_else(|| text!("c-no-property", name = property))
     }
 
     /// "first" (its first message) or "first.2" (its second): the call and the message. The one
@@ -261,7 +288,7 @@ impl Simulation {
     pub(crate) fn named_message(
         &self,
         name: &str,
-    ) -> Result<(&NamedCall, &sbp_engine::MessageView), String> {
+    ) -> Result<(&NamedCall, &sbp_engine::MessageView), Text> {
         let numbered = name
             .rsplit_once('.')
             .and_then(|(call, n)| Some((call, n.parse::<usize>().ok()?)));
@@ -269,14 +296,16 @@ impl Simulation {
         let got = self
             .named
             .get(call)
-            .ok_or_else(|| format!("no step so far is named \"{call}\" (\"as\")"))?;
+            .ok_or_else(|| text!("c-no-call", name = call))?;
         let view = index
             .checked_sub(1)
             .and_then(|i| got.messages.get(i))
             .ok_or_else(|| {
-                format!(
-                    "\"{call}\" got {} message(s), not a message {index}",
-                    got.messages.len()
+                text!(
+                    "c-call-short",
+                    name = call,
+                    count = got.messages.len(),
+                    number = index
                 )
             })?;
         Ok((got, view))
@@ -321,12 +350,12 @@ const DURATION_PROPERTIES: &[&str] = &[
 ];
 
 /// A value as a number to compare: times and durations may be written as durations.
-fn as_number(name: &str, v: &serde_json::Value) -> Result<i64, String> {
+fn as_number(name: &str, v: &serde_json::Value) -> Result<i64, Text> {
     let timeish = TIME_PROPERTIES.contains(&name) || DURATION_PROPERTIES.contains(&name);
     match v {
         serde_json::Value::Number(n) => n
             .as_i64()
-            .ok_or_else(|| format!("{v} is not a whole number")),
+            .ok_or_else(|| text!("c-not-whole", value = v.to_string())),
         serde_json::Value::String(s) if timeish => {
             let d = sbp_engine::time::parse_duration(s)?;
             Ok(if TIME_PROPERTIES.contains(&name) && d >= MAX_VALUE {
@@ -335,7 +364,7 @@ fn as_number(name: &str, v: &serde_json::Value) -> Result<i64, String> {
                 d
             })
         }
-        other => Err(format!("{other} is not a number")),
+        other => Err(text!("c-not-number", value = other.to_string())),
     }
 }
 
@@ -354,7 +383,7 @@ fn literal_matches(
     name: &str,
     expected: &serde_json::Value,
     actual: &serde_json::Value,
-) -> Result<(), String> {
+) -> Result<(), Text> {
     let is_time = TIME_PROPERTIES.contains(&name);
     if is_time || DURATION_PROPERTIES.contains(&name) {
         let want = match expected {
@@ -362,25 +391,27 @@ fn literal_matches(
             serde_json::Value::String(s) => Some(sbp_engine::time::parse_duration(s)?),
             serde_json::Value::Number(n) => n.as_i64(),
             other => {
-                return Err(format!(
-                    "write {other} as a duration such as \"15m\" or \"never\""
-                ))
+                return Err(text!("c-write-duration", value = other.to_string()))
             }
         };
         let want = want.map(|w| if is_time && w >= MAX_VALUE { NEVER } else { w });
         let have = actual.as_i64();
         if want != have {
             let show = |v: Option<i64>| match v {
-                None => "none".to_string(),
+                None => "-".to_string(),
                 Some(v) if is_time => format_instant(v),
                 Some(v) => sbp_engine::time::format_duration(v),
             };
-            return Err(format!("expected {}, got {}", show(want), show(have)));
+            return Err(text!("c-expected", want = show(want), have = show(have)));
         }
         return Ok(());
     }
     if expected != actual {
-        return Err(format!("expected {expected}, got {actual}"));
+        return Err(text!(
+            "c-expected",
+            want = expected.to_string(),
+            have = actual.to_string()
+        ));
     }
     Ok(())
 }

@@ -26,7 +26,7 @@ impl<'de> Deserialize<'de> for Dur {
             Text(String),
         }
         let text = match Repr::deserialize(d).map_err(|_| {
-            serde::de::Error::custom("expected a duration such as \"30s\", \"5m\", \"1h 30m\", \"MaxValue\", or a number of milliseconds")
+            serde::de::Error::custom(sbp_engine::text!("s-duration"))
         })? {
             Repr::Ms(ms) => ms.to_string(),
             Repr::Text(t) => t,

@@ -7,7 +7,8 @@ use crate::dur::Dur;
 use crate::model::{Expectation, ViewDef};
 use crate::run::Simulation;
 use crate::step::Step;
-use crate::Scenario;
+use crate::{at_field, Scenario, Text};
+use sbp_engine::text;
 use sbp_engine::limits::MAX_OPEN_WORK;
 use sbp_engine::time::{format_duration, format_instant, parse_duration, Instant, DAY, MAX_VALUE};
 use sbp_engine::{EventKind, Perspective};
@@ -240,14 +241,15 @@ impl Lesson {
     /// Reads a lesson file. The lesson's own fields are read from a JSON value (the browser's
     /// wasm has that reader already); its scenario, goals and solutions by the scenario format's
     /// own readers, so they mean exactly what they mean in a scenario file.
-    pub fn from_json(text: &str) -> Result<Lesson, String> {
-        let v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    pub fn from_json(text: &str) -> Result<Lesson, Text> {
+        let v: Value = serde_json::from_str(text)
+            .map_err(|e| text!("l-json", message = e.to_string()))?;
         Lesson::from_value(&v)
     }
 
     /// A lesson from a JSON value already read (`sbp check` reads a file once to tell a lesson
     /// from a scenario).
-    pub fn from_value(v: &Value) -> Result<Lesson, String> {
+    pub fn from_value(v: &Value) -> Result<Lesson, Text> {
         let o = fields(
             v,
             "the lesson",
@@ -256,22 +258,24 @@ impl Lesson {
         let id = o
             .get("id")
             .and_then(Value::as_str)
-            .ok_or("the lesson has no \"id\"")?
+            .ok_or_else(|| text!("l-missing", field = "id"))?
             .to_string();
-        let scenario = o.get("scenario").ok_or("the lesson has no \"scenario\"")?;
+        let scenario = o
+            .get("scenario")
+            .ok_or_else(|| text!("l-missing", field = "scenario"))?;
         let lesson = Lesson {
             id,
             title: texts(o.get("title"), "title")?,
             controls: strings(o.get("controls"), "controls")?,
             scenario: Scenario::from_json(&scenario.to_string())
-                .map_err(|e| format!("scenario: {e}"))?,
+                .map_err(|e| at_field("scenario", e.text()))?,
             parts: o
                 .get("parts")
                 .and_then(Value::as_array)
-                .ok_or("the lesson has no \"parts\" list")?
+                .ok_or_else(|| text!("l-missing", field = "parts"))?
                 .iter()
                 .enumerate()
-                .map(|(i, p)| part(p).map_err(|e| format!("parts[{i}]: {e}")))
+                .map(|(i, p)| part(p).map_err(|e| at_field(format!("parts[{i}]"), e)))
                 .collect::<Result<_, _>>()?,
         };
         lesson.validate()?;
@@ -282,8 +286,8 @@ impl Lesson {
     /// in English at least; and the work the lesson can ask for (its scenario with every
     /// solution played, as "Show me" plays them, and [`HORIZON`] beyond, as far as an answer
     /// looks) stays within a link's budget, the limit named.
-    pub fn validate(&self) -> Result<(), String> {
-        self.scenario.validate().map_err(|e| e.to_string())?;
+    pub fn validate(&self) -> Result<(), Text> {
+        self.scenario.validate().map_err(|e| e.text())?;
         // Solutions count from when they are played; appended after the timeline, the estimate
         // errs on the high side (a producer runs to the end).
         let mut all = self.scenario.clone();
@@ -293,25 +297,23 @@ impl Lesson {
         let end = all.timeline.iter().map(|s| s.at.ms()).max().unwrap_or(0);
         let work = all.work_until(end.saturating_add(HORIZON));
         if work > MAX_OPEN_WORK {
-            return Err(format!("with every solution played and a day ahead for the answers, the lesson takes about {work} operations; at most {MAX_OPEN_WORK} (playground limit)"));
+            return Err(text!("l-work", work = work, max = MAX_OPEN_WORK));
         }
         if self.parts.is_empty() {
-            return Err("a lesson has at least one part".into());
+            return Err(text!("l-no-parts"));
         }
         for (i, part) in self.parts.iter().enumerate() {
-            let at = |m: &str| Err(format!("parts[{i}]: {m}"));
+            let at = |key: &'static str| Err(at_field(format!("parts[{i}]"), Text::new(key)));
             match part.kind() {
-                None => return at("give exactly one of \"explain\", \"predict\" or \"do\""),
-                Some(PartKind::Predict) if part.ask.is_none() => {
-                    return at("a prediction says what it asks (\"ask\")")
-                }
+                None => return at("l-part-kind"),
+                Some(PartKind::Predict) if part.ask.is_none() => return at("l-no-ask"),
                 Some(PartKind::Do) if part.goal.is_none() || part.solution.is_empty() => {
-                    return at("a goal has a \"goal\" and a \"solution\"")
+                    return at("l-no-goal")
                 }
                 _ => {}
             }
             if part.text("en").is_empty() {
-                return at("every text is written in English at least");
+                return at("l-english");
             }
         }
         Ok(())
@@ -320,8 +322,8 @@ impl Lesson {
     /// Plays the lesson as a learner who always succeeds: each prediction's answer is computed
     /// and the clock moves to it; each goal's solution is played until the goal holds (at most
     /// [`HORIZON`] after it starts). Returns the answers, or what went wrong.
-    pub fn check(&self) -> Result<Vec<Answer>, String> {
-        let mut sim = Simulation::new(&self.scenario).map_err(|e| e.to_string())?;
+    pub fn check(&self) -> Result<Vec<Answer>, Text> {
+        let mut sim = Simulation::new(&self.scenario).map_err(|e| e.text())?;
         let mut answers = Vec::new();
         for (i, part) in self.parts.iter().enumerate() {
             match part.kind() {
@@ -331,9 +333,9 @@ impl Lesson {
                     if !part.choices.is_empty()
                         && !part.choices.iter().any(|c| q.is_right(&answer, c))
                     {
-                        return Err(format!(
-                            "parts[{i}]: the answer \"{}\" is not among the choices",
-                            answer.value
+                        return Err(at_field(
+                            format!("parts[{i}]"),
+                            text!("l-answer-not-a-choice", answer = &answer.value),
                         ));
                     }
                     if let Some(at) = answer.at {
@@ -344,21 +346,23 @@ impl Lesson {
                 Some(PartKind::Do) => {
                     let Some(goal) = &part.goal else { continue };
                     if sim.unmet(goal).is_empty() {
-                        return Err(format!(
-                            "parts[{i}]: the goal holds before anything is done"
-                        ));
+                        return Err(at_field(format!("parts[{i}]"), text!("l-goal-holds")));
                     }
                     play_solution(&mut sim, &part.solution)
-                        .map_err(|m| format!("parts[{i}]: {m}"))?;
+                        .map_err(|m| at_field(format!("parts[{i}]"), m))?;
                     let until = sim.now().saturating_add(HORIZON);
                     let mut budget = WORK;
                     while !sim.unmet(goal).is_empty() {
                         match sim.next_due().filter(|&t| t <= until) {
                             Some(t) if sim.advance_within(t, &mut budget) || budget > 0 => {}
                             _ => {
-                                return Err(format!(
-                                    "parts[{i}]: the solution does not reach the goal within a day and {WORK} timers of work: {}",
-                                    sim.unmet(goal).join("; ")
+                                return Err(at_field(
+                                    format!("parts[{i}]"),
+                                    text!(
+                                        "l-goal-unreached",
+                                        work = WORK,
+                                        unmet = sbp_engine::text::optional(sim.unmet(goal).into_iter().next())
+                                    ),
                                 ))
                             }
                         }
@@ -368,7 +372,7 @@ impl Lesson {
             }
         }
         if !sim.failures.is_empty() {
-            return Err(sim.failures.join("; "));
+            return Err(sim.failures.swap_remove(0));
         }
         Ok(answers)
     }
@@ -418,14 +422,16 @@ fn fields<'a>(
     v: &'a Value,
     what: &str,
     known: &[&str],
-) -> Result<&'a serde_json::Map<String, Value>, String> {
+) -> Result<&'a serde_json::Map<String, Value>, Text> {
     let o = v
         .as_object()
-        .ok_or_else(|| format!("{what} is not a JSON object"))?;
+        .ok_or_else(|| text!("l-not-object", field = what))?;
     match o.keys().find(|k| !known.contains(&k.as_str())) {
-        Some(unknown) => Err(format!(
-            "{what} has an unknown field \"{unknown}\" (known: {})",
-            known.join(", ")
+        Some(unknown) => Err(text!(
+            "l-unknown-field",
+            field = what,
+            unknown = unknown,
+            known = known.join(", ")
         )),
         None => Ok(o),
     }
@@ -433,39 +439,39 @@ fn fields<'a>(
 
 /// `{"en": "...", ...}` (absent: empty), inserted one by one (a `collect` would add a sort to
 /// the browser's wasm). The lesson files and the track's `index.json` are read by it.
-pub fn texts(v: Option<&Value>, what: &str) -> Result<Texts, String> {
+pub fn texts(v: Option<&Value>, what: &str) -> Result<Texts, Text> {
     let mut out = Texts::new();
     let Some(v) = v else { return Ok(out) };
     let o = v
         .as_object()
-        .ok_or_else(|| format!("{what} is not a text per language"))?;
+        .ok_or_else(|| text!("l-not-texts", field = what))?;
     for (lang, text) in o {
         let text = text
             .as_str()
-            .ok_or_else(|| format!("{what}.{lang} is not a text"))?;
+            .ok_or_else(|| text!("l-not-text", field = format!("{what}.{lang}")))?;
         out.insert(lang.clone(), text.to_string());
     }
     Ok(out)
 }
 
 /// A list of texts (absent: empty).
-fn strings(v: Option<&Value>, what: &str) -> Result<Vec<String>, String> {
+fn strings(v: Option<&Value>, what: &str) -> Result<Vec<String>, Text> {
     let Some(v) = v else { return Ok(Vec::new()) };
     v.as_array()
-        .ok_or_else(|| format!("{what} is not a list"))?
+        .ok_or_else(|| text!("l-not-list", field = what))?
         .iter()
         .map(|s| {
             s.as_str()
                 .map(String::from)
-                .ok_or_else(|| format!("{what} holds something that is not a text"))
+                .ok_or_else(|| text!("l-not-text", field = what))
         })
         .collect()
 }
 
-fn part(v: &Value) -> Result<Part, String> {
+fn part(v: &Value) -> Result<Part, Text> {
     let o = fields(
         v,
-        "a part",
+        "parts[]",
         &[
             "explain",
             "highlight",
@@ -490,7 +496,7 @@ fn part(v: &Value) -> Result<Part, String> {
             .get("goal")
             .map(|g| {
                 serde_json::from_str::<Expectation>(&g.to_string())
-                    .map_err(|e| format!("goal: {e}"))
+                    .map_err(|e| at_field("goal", text!("l-json", message = e.to_string())))
             })
             .transpose()?,
         hints: o
@@ -498,23 +504,23 @@ fn part(v: &Value) -> Result<Part, String> {
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .map(|h| texts(Some(h), "a hint"))
+            .map(|h| texts(Some(h), "hints[]"))
             .collect::<Result<_, _>>()?,
         solution: match o.get("solution") {
             Some(steps) => serde_json::from_str::<Vec<Step>>(&steps.to_string())
-                .map_err(|e| format!("solution: {e}"))?,
+                .map_err(|e| at_field("solution", text!("l-json", message = e.to_string())))?,
             None => Vec::new(),
         },
     })
 }
 
-fn question(v: &Value) -> Result<Question, String> {
+fn question(v: &Value) -> Result<Question, Text> {
     let o = fields(v, "ask", &["instant_of", "property", "first_of"])?;
     let (kind, q) = o
         .iter()
         .next()
         .filter(|_| o.len() == 1)
-        .ok_or("ask is one of instant_of, property or first_of")?;
+        .ok_or_else(|| text!("l-ask"))?;
     let q = fields(
         q,
         kind,
@@ -524,13 +530,13 @@ fn question(v: &Value) -> Result<Question, String> {
         q.get(key)
             .and_then(Value::as_str)
             .map(String::from)
-            .ok_or_else(|| format!("{kind} has no \"{key}\""))
+            .ok_or_else(|| at_field(kind.as_str(), text!("l-missing", field = key)))
     };
     let entity = text("entity")?;
     let seq = q
         .get("seq")
         .and_then(Value::as_u64)
-        .ok_or_else(|| format!("{kind} has no \"seq\""))?;
+        .ok_or_else(|| at_field(kind.as_str(), text!("l-missing", field = "seq")))?;
     Ok(match kind.as_str() {
         "instant_of" => Question::InstantOf {
             event: text("event")?,
@@ -545,7 +551,7 @@ fn question(v: &Value) -> Result<Question, String> {
             view: match q.get("view").and_then(Value::as_str) {
                 None | Some("peek") => ViewDef::Peek,
                 Some("receive") => ViewDef::Receive,
-                Some(other) => return Err(format!("view \"{other}\" is peek or receive")),
+                Some(other) => return Err(text!("l-view", view = other)),
             },
         },
         _ => Question::FirstOf {
@@ -557,7 +563,7 @@ fn question(v: &Value) -> Result<Question, String> {
 }
 
 /// Schedules a solution's steps from now (each step's `at` counts from now).
-pub fn play_solution(sim: &mut Simulation, steps: &[Step]) -> Result<(), String> {
+pub fn play_solution(sim: &mut Simulation, steps: &[Step]) -> Result<(), Text> {
     let now = sim.now();
     for step in steps {
         let mut step = step.clone();
@@ -571,7 +577,7 @@ pub fn play_solution(sim: &mut Simulation, steps: &[Step]) -> Result<(), String>
 impl Simulation {
     /// What of `goal` does not hold now, in words (empty: it holds). Checking changes nothing:
     /// the failures and the count of checks stay as they were.
-    pub fn unmet(&mut self, goal: &Expectation) -> Vec<String> {
+    pub fn unmet(&mut self, goal: &Expectation) -> Vec<Text> {
         let (failures, checked) = (self.failures.len(), self.checked);
         self.check("now", goal);
         let unmet = self.failures.split_off(failures);

@@ -24,25 +24,54 @@ pub use model::*;
 pub use rewind::Rewind;
 pub use run::{Holding, NamedCall, Next, Simulation, StepOutcome};
 pub use step::{entity_command, Action, Step};
+pub use sbp_engine::text::{Arg, Text};
+use sbp_engine::text;
+
+/// "timeline[3]: ...": what is wrong, and where.
+pub fn at_field(field: impl Into<String>, what: Text) -> Text {
+    text!("s-at-field", field = field.into(), what = what)
+}
 
 /// Why a scenario could not be read or started. Every variant says what to fix.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ScenarioError {
-    #[error(
-        "the scenario is not valid JSON for this format (line {line}, column {column}): {message}"
-    )]
+    /// The JSON reader's own words (serde's, in English) for what it could not read.
     Parse {
         line: usize,
         column: usize,
         message: String,
     },
-    #[error("the scenario is not valid: {0}")]
-    Invalid(String),
-    #[error("the link is broken: {0}")]
-    Link(String),
+    Invalid(Text),
+    Link(Text),
+}
+
+impl std::error::Error for ScenarioError {}
+
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.text().fmt(f)
+    }
 }
 
 impl ScenarioError {
+    /// The error in words: "the scenario is not valid: ...".
+    pub fn text(&self) -> Text {
+        match self {
+            ScenarioError::Parse {
+                line,
+                column,
+                message,
+            } => text!(
+                "s-parse",
+                line = *line,
+                column = *column,
+                message = message.as_str()
+            ),
+            ScenarioError::Invalid(t) => text!("s-invalid", what = t.clone()),
+            ScenarioError::Link(t) => text!("s-link", what = t.clone()),
+        }
+    }
+
     /// The same error with its text cut to a readable length: a message quoting a huge value
     /// shows the value's start only.
     pub fn clipped(self) -> ScenarioError {
@@ -57,8 +86,7 @@ impl ScenarioError {
                 column,
                 message: clip(message),
             },
-            ScenarioError::Invalid(m) => ScenarioError::Invalid(clip(m)),
-            ScenarioError::Link(m) => ScenarioError::Link(clip(m)),
+            other => other,
         }
     }
 }
@@ -66,15 +94,16 @@ impl ScenarioError {
 impl Scenario {
     /// Checks what serde cannot: the version, one action per step, time order, the start time.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        let invalid = |m: String| Err(ScenarioError::Invalid(m));
+        let invalid = |m: Text| Err(ScenarioError::Invalid(m));
         if self.version != FORMAT_VERSION {
-            return invalid(format!(
-                "version {} is not supported; this playground reads version {FORMAT_VERSION}",
-                self.version
+            return invalid(text!(
+                "s-version",
+                version = self.version,
+                supported = FORMAT_VERSION
             ));
         }
         if let Some(start) = &self.start {
-            utc::parse_start(start).map_err(|m| ScenarioError::Invalid(format!("start: {m}")))?;
+            utc::parse_start(start).map_err(|m| ScenarioError::Invalid(at_field("start", m)))?;
         }
         for (i, e) in self.entities.iter().enumerate() {
             let kinds = [&e.queue, &e.topic, &e.subscription]
@@ -82,31 +111,35 @@ impl Scenario {
                 .filter(|k| k.is_some())
                 .count();
             if kinds != 1 {
-                return invalid(format!(
-                    "entities[{i}]: give exactly one of \"queue\", \"topic\" or \"subscription\""
-                ));
+                return invalid(at_field(format!("entities[{i}]"), text!("s-entity-kind")));
             }
             if e.rule.is_some() && e.subscription.is_none() {
-                return invalid(format!("entities[{i}]: only a subscription has a \"rule\""));
+                return invalid(at_field(format!("entities[{i}]"), text!("s-rule-subscription")));
             }
         }
         let mut last = 0;
         for (i, step) in self.timeline.iter().enumerate() {
             if step.at.ms() < last {
-                return invalid(format!(
-                    "timeline[{i}]: at {} comes before the step above it; steps are in time order",
-                    sbp_engine::time::format_duration(step.at.ms())
+                return invalid(at_field(
+                    format!("timeline[{i}]"),
+                    text!(
+                        "s-step-order",
+                        at = sbp_engine::time::format_duration(step.at.ms())
+                    ),
                 ));
             }
             last = step.at.ms();
             if let Some(unknown) = step.expect_error.as_ref().and_then(ErrorMatch::unknown) {
-                return invalid(format!("timeline[{i}]: expect_error \"{unknown}\" is not an error name such as MessageLockLost, nor \"any\" or \"client\""));
+                return invalid(at_field(
+                    format!("timeline[{i}]"),
+                    text!("s-expect-error", name = unknown),
+                ));
             }
         }
         let mut last = 0;
         for (i, e) in self.expect.iter().enumerate() {
             if e.at.ms() < last {
-                return invalid(format!("expect[{i}]: expectations are in time order"));
+                return invalid(at_field(format!("expect[{i}]"), text!("s-expect-order")));
             }
             last = e.at.ms();
         }

@@ -1,7 +1,7 @@
 //! The share-link fragment: `s=<payload>` plus optional `&t=<instant ms>&x=<speed>`.
 //! The payload is versioned: `1j<base64url JSON>` or, when smaller, `1z<base64url deflate(JSON)>`.
 //! Decoding any string gives a scenario or a clear error, never a panic, within size limits.
-use crate::{Scenario, ScenarioError};
+use crate::{Scenario, ScenarioError, Text};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use sbp_engine::limits::MAX_OPEN_WORK;
@@ -50,21 +50,19 @@ fn inflate(_: &[u8]) -> Option<Vec<u8>> {
 pub fn decode_scenario(payload: &str) -> Result<Scenario, ScenarioError> {
     let text = decode_payload(payload)?;
     Scenario::from_json(&text).map_err(|e| {
-        ScenarioError::Link(format!(
-            "it holds a scenario this playground cannot read: {e}"
-        ))
+        ScenarioError::Link(sbp_engine::text!("s-link-scenario", what = e.text()))
     })
 }
 
 /// A payload's JSON text (`1j...` or `1z...`): what a scenario link and a lesson link carry.
 pub fn decode_payload(payload: &str) -> Result<String, ScenarioError> {
-    let err = |m: &str| Err(ScenarioError::Link(m.to_string()));
+    let err = |key: &'static str| Err(ScenarioError::Link(Text::new(key)));
     let payload = payload.trim();
     if payload.len() > MAX_FRAGMENT {
-        return err("it is longer than this playground accepts (256 KB)");
+        return err("s-link-long");
     }
     if payload.is_empty() {
-        return err("it holds no scenario");
+        return err("s-link-empty");
     }
     let (version, rest) = payload.split_at(
         payload
@@ -76,36 +74,38 @@ pub fn decode_payload(payload: &str) -> Result<String, ScenarioError> {
     match version {
         Some('1') => {}
         Some(v) if v.is_ascii_digit() => {
-            return err("it was made by a newer version of the playground (unknown link version)")
+            return err("s-link-newer")
         }
-        _ => return err("it is not a Service Bus Playground link"),
+        _ => return err("s-link-not-ours"),
     }
     let Ok(bytes) = URL_SAFE_NO_PAD.decode(rest.trim_end_matches('=')) else {
-        return err("its data is damaged (not base64url); was it cut off when copied?");
+        return err("s-link-base64");
     };
     let json = match kind {
         Some('z') => match inflate(&bytes) {
             Some(json) => json,
-            None => return err("its data is damaged or too large (it does not decompress)"),
+            None => return err("s-link-inflate"),
         },
         Some('j') => bytes,
-        _ => return err("it is not a Service Bus Playground link (unknown encoding)"),
+        _ => return err("s-link-encoding"),
     };
     match String::from_utf8(json) {
         Ok(text) => Ok(text),
-        Err(_) => err("its data is damaged (not UTF-8 text)"),
+        Err(_) => err("s-link-utf8"),
     }
 }
 
 /// Whether a link may open `scenario` at `at`: within the playground's last instant, and
 /// replaying to it takes no more than [`MAX_OPEN_WORK`] (about a second in a browser).
-pub fn openable_at(scenario: &Scenario, at: Instant) -> Result<(), String> {
-    crate::step::check_instant("its instant", at)?;
+pub fn openable_at(scenario: &Scenario, at: Instant) -> Result<(), Text> {
+    crate::step::check_instant("t", at)?;
     let work = scenario.work_until(at);
     if work > MAX_OPEN_WORK {
-        return Err(format!(
-            "opening it at {} means replaying about {work} operations; a link opens within {MAX_OPEN_WORK} (playground limit)",
-            format_instant(at)
+        return Err(sbp_engine::text!(
+            "s-link-work",
+            at = format_instant(at),
+            work = work,
+            max = MAX_OPEN_WORK
         ));
     }
     Ok(())
@@ -146,9 +146,9 @@ pub fn decode_link(text: &str) -> Result<Link, ScenarioError> {
 }
 
 fn decode(text: &str) -> Result<Link, ScenarioError> {
-    let bad = |m: String| Err(ScenarioError::Link(m));
+    let bad = |m: Text| Err(ScenarioError::Link(m));
     if text.len() > MAX_FRAGMENT + 2048 {
-        return bad("it is longer than this playground accepts (256 KB)".into());
+        return bad(Text::new("s-link-long"));
     }
     let fragment = text.trim().rsplit_once('#').map_or(text.trim(), |(_, f)| f);
     let mut scenario = None;
@@ -160,21 +160,17 @@ fn decode(text: &str) -> Result<Link, ScenarioError> {
             "t" => match value.parse::<i64>() {
                 Ok(t) if t >= 0 => at = Some(t),
                 _ => {
-                    return bad(format!(
-                        "its instant \"t={value}\" is not a number of milliseconds"
-                    ))
+                    return bad(sbp_engine::text!("s-link-instant", value = value))
                 }
             },
             "x" => match value.parse::<u32>() {
                 Ok(x) if (1..=100_000).contains(&x) => speed = Some(x),
                 _ => {
-                    return bad(format!(
-                        "its speed \"x={value}\" is not between 1 and 100000"
-                    ))
+                    return bad(sbp_engine::text!("s-link-speed", value = value))
                 }
             },
             "embed" => {}
-            other => return bad(format!("it has an unknown part \"{other}\"")),
+            other => return bad(sbp_engine::text!("s-link-part", part = other)),
         }
     }
     if let (Some(s), Some(t)) = (&scenario, at) {
@@ -186,6 +182,6 @@ fn decode(text: &str) -> Result<Link, ScenarioError> {
             at,
             speed,
         }),
-        None => bad("it holds no scenario (no \"s=\" part)".into()),
+        None => bad(Text::new("s-link-no-scenario")),
     }
 }

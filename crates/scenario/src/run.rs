@@ -4,7 +4,8 @@ use crate::dur::Dur;
 use crate::model::*;
 use crate::step::{entity_command, Action, Step};
 use crate::utc;
-use crate::ScenarioError;
+use crate::{at_field, ScenarioError, Text};
+use sbp_engine::text;
 use sbp_engine::time::{format_instant, Instant};
 use sbp_engine::{BrokerError, ErrorKind, Namespace, Reply};
 use serde::Serialize;
@@ -13,7 +14,7 @@ use std::collections::BTreeMap;
 /// What happens next: the next step of the timeline (its number and what it does) or a timer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Next {
-    Step { number: usize, action: String },
+    Step { number: usize, action: Text },
     Timer(sbp_engine::Due),
 }
 
@@ -22,8 +23,8 @@ pub enum Next {
 pub struct StepOutcome {
     pub index: usize,
     pub at: Instant,
-    pub action: String,
-    pub result: Result<String, BrokerError>,
+    pub action: Text,
+    pub result: Result<Text, BrokerError>,
 }
 
 /// A running scenario: the namespace, where in the timeline it is, and what happened so far.
@@ -35,8 +36,8 @@ pub struct Simulation {
     next_step: usize,
     next_expect: usize,
     pub outcomes: Vec<StepOutcome>,
-    /// Expectation failures found so far, in words.
-    pub failures: Vec<String>,
+    /// Expectation failures found so far.
+    pub failures: Vec<Text>,
     /// The messages the last peek or receive returned, as that call showed them.
     pub last_messages: Vec<sbp_engine::MessageView>,
     /// What each named call (`"as"`) returned, for expectations and settlements by name.
@@ -87,7 +88,7 @@ impl Simulation {
         scenario.validate()?;
         let start_unix_ms =
             utc::parse_start(scenario.start.as_deref().unwrap_or(utc::DEFAULT_START))
-                .map_err(|m| ScenarioError::Invalid(format!("start: {m}")))?;
+                .map_err(|m| ScenarioError::Invalid(at_field("start", m)))?;
         let mut builder = Namespace::builder()
             .tier(scenario.namespace.tier)
             .expiry_mode(scenario.namespace.expiry)
@@ -102,12 +103,14 @@ impl Simulation {
         let mut ns = builder.build();
         for (i, def) in scenario.entities.iter().enumerate() {
             let command = entity_command(&ns, def)
-                .map_err(|m| ScenarioError::Invalid(format!("entities[{i}]: {m}")))?;
+                .map_err(|m| ScenarioError::Invalid(at_field(format!("entities[{i}]"), m)))?;
             ns.apply(0, command).map_err(|e| {
-                ScenarioError::Invalid(format!(
-                    "entities[{i}] ({}): {}",
-                    sbp_engine::error::quote(&crate::step::entity_label(def)),
-                    e.message
+                ScenarioError::Invalid(at_field(
+                    format!(
+                        "entities[{i}] ({})",
+                        sbp_engine::error::quote(&crate::step::entity_label(def))
+                    ),
+                    e.message,
                 ))
             })?;
         }
@@ -244,7 +247,7 @@ impl Simulation {
 
     /// Adds a step at the current instant and runs it: how the UI records what a user does, so
     /// that a share link replays it. Steps still to come stay in the timeline, after it.
-    pub fn push_step(&mut self, mut step: Step) -> Result<String, BrokerError> {
+    pub fn push_step(&mut self, mut step: Step) -> Result<Text, BrokerError> {
         check_recorded(&step)?;
         step.at = Dur(self.now());
         self.scenario.timeline.insert(self.next_step, step);
@@ -252,12 +255,12 @@ impl Simulation {
         self.outcomes
             .last()
             .map(|o| o.result.clone())
-            .unwrap_or(Ok(String::new()))
+            .unwrap_or(Ok(text!("empty")))
     }
 
     /// Adds a step to run at a later instant (a fault on a schedule, a producer that starts
     /// later); at or before now it runs at once.
-    pub fn schedule_step(&mut self, mut step: Step, at: Instant) -> Result<String, BrokerError> {
+    pub fn schedule_step(&mut self, mut step: Step, at: Instant) -> Result<Text, BrokerError> {
         if at <= self.now() {
             return self.push_step(step);
         }
@@ -269,10 +272,10 @@ impl Simulation {
             .iter()
             .position(|s| s.at.ms() > at)
             .map_or(self.scenario.timeline.len(), |p| p + self.next_step);
-        let text = format!(
-            "scheduled for {}: {}",
-            format_instant(at),
-            step.action_text()
+        let text = text!(
+            "out-scheduled-step",
+            at = format_instant(at),
+            action = step.action_text()
         );
         self.scenario.timeline.insert(position, step);
         Ok(text)
@@ -286,28 +289,32 @@ impl Simulation {
         let action = step.action_text();
         let result = self.execute(&step, at);
         let expected = step.expect_error.as_ref();
+        let step_label = || {
+            text!(
+                "f-step",
+                number = index + 1,
+                at = format_instant(at),
+                action = action.clone()
+            )
+        };
         match (&result, expected) {
-            (Ok(_), Some(want)) => self.failures.push(format!(
-                "step {} at {} ({action}): expected {}, but it succeeded",
-                index + 1,
-                format_instant(at),
-                want.describe()
+            (Ok(_), Some(want)) => self.failures.push(text!(
+                "f-succeeded",
+                step = step_label(),
+                want = want.describe()
             )),
-            (Err(e), Some(want)) if !want.matches(e.kind) => self.failures.push(format!(
-                "step {} at {} ({action}): expected {}, got {}: {}",
-                index + 1,
-                format_instant(at),
-                want.describe(),
-                e.kind.name(),
-                e.message
+            (Err(e), Some(want)) if !want.matches(e.kind) => self.failures.push(text!(
+                "f-other-error",
+                step = step_label(),
+                want = want.describe(),
+                error = e.kind.name(),
+                message = e.message.clone()
             )),
-            (Err(e), None) => self.failures.push(format!(
-                "step {} at {} ({action}) failed with {}: {} (add \"expect_error\": \"{}\" if that is the point)",
-                index + 1,
-                format_instant(at),
-                e.kind.name(),
-                e.message,
-                e.kind.name()
+            (Err(e), None) => self.failures.push(text!(
+                "f-failed",
+                step = step_label(),
+                error = e.kind.name(),
+                message = e.message.clone()
             )),
             _ => {}
         }
@@ -319,56 +326,58 @@ impl Simulation {
         });
     }
 
-    fn execute(&mut self, step: &Step, at: Instant) -> Result<String, BrokerError> {
+    fn execute(&mut self, step: &Step, at: Instant) -> Result<Text, BrokerError> {
         let Some(action) = &step.action else {
-            return Ok(String::new());
+            return Ok(text!("empty"));
         };
         if let Action::Expect(e) = action {
             self.ns.advance_to(at);
             let before = self.failures.len();
             self.check(&format_instant(at), e);
-            return Ok(format!("{} checks failed", self.failures.len() - before));
+            return Ok(text!("out-checked", failed = self.failures.len() - before));
         }
         if let Some(by_name) = self.settle_by_name(action)? {
             self.ns.apply(at, by_name)?;
-            return Ok("ok".into());
+            return Ok(text!("out-ok"));
         }
         let commands = action
             .commands(&self.ns)
             .map_err(|m| BrokerError::new(ErrorKind::InvalidOperation, m))?;
         let mut sent = Vec::new();
-        let mut summary = Vec::new();
+        let mut summary = text!("empty");
         for command in commands {
             match self.ns.apply(at, command)? {
                 Reply::Messages(ms) => {
                     let seqs: Vec<u64> = ms.iter().map(|m| m.sequence_number).collect();
                     self.remember(action, &ms);
                     self.last_messages = ms;
-                    summary.push(if seqs.is_empty() {
-                        "no messages".to_string()
+                    summary = if seqs.is_empty() {
+                        text!("out-none")
                     } else {
-                        format!("got {}", seq_list(&seqs))
-                    });
+                        text!("out-got", seqs = seq_list(&seqs))
+                    };
                 }
                 Reply::Sent { seq } => sent.push(seq),
-                Reply::Done => summary.push("ok".into()),
+                Reply::Done => summary = text!("out-ok"),
             }
         }
         if let Action::Send(send) = action {
             // TTL-14: a very short TTL may expire messages before any receiver sees them.
-            let warning = send
-                .ttl
-                .and_then(|t| sbp_engine::describe::short_ttl_warning(t.ms()))
-                .map(|w| format!(". {w}"))
-                .unwrap_or_default();
-            let verb = if send.scheduled_enqueue_time.is_some() {
-                "scheduled"
+            let warning = sbp_engine::text::optional(
+                send.ttl
+                    .and_then(|t| sbp_engine::describe::short_ttl_warning(t.ms()))
+                    .map(|w| text!("out-warning", warning = w)),
+            );
+            let key = if send.scheduled_enqueue_time.is_some() {
+                "out-scheduled"
             } else {
-                "sent"
+                "out-sent"
             };
-            return Ok(format!("{verb} {}{warning}", seq_list(&sent)));
+            return Ok(Text::new(key)
+                .arg("seqs", seq_list(&sent))
+                .arg("warning", warning));
         }
-        Ok(summary.join("; "))
+        Ok(summary)
     }
 
     fn check_expectation(&mut self) {
@@ -419,12 +428,20 @@ impl Simulation {
         let Some(name) = &def.message else {
             return Ok(None);
         };
-        let client = |m: String| BrokerError::new(ErrorKind::InvalidOperation, m);
+        let client = |m: Text| BrokerError::new(ErrorKind::InvalidOperation, m);
         let (call, view) = self.named_message(name).map_err(client)?;
-        let verb = settlement.name();
+        let verb = Text::new(format!("op-{}", settlement.name()));
         match call.how {
-            Holding::Peeked => Err(client(format!("\"{name}\" was only peeked; {verb} needs a message received in PeekLock mode (RCV-11)"))),
-            Holding::Deleted => Err(client(format!("\"{name}\" was received in ReceiveAndDelete mode; it is already settled, so {verb} is refused (RCV-01)"))),
+            Holding::Peeked => Err(client(text!(
+                "e-settle-peeked",
+                what = format!("\"{name}\""),
+                verb = verb
+            ))),
+            Holding::Deleted => Err(client(text!(
+                "e-settle-deleted",
+                what = format!("\"{name}\""),
+                verb = verb
+            ))),
             Holding::Locked => Ok(Some(sbp_engine::Command::Settle {
                 receiver: call.receiver.clone(),
                 from: call.from.clone(),
@@ -449,7 +466,7 @@ fn check_recorded(step: &Step) -> Result<(), BrokerError> {
 
 fn seq_list(seqs: &[u64]) -> String {
     match seqs {
-        [] => "nothing".into(),
+        [] => "-".into(),
         [one] => format!("#{one}"),
         [first, .., last] if seqs.len() > 3 => format!("#{first}..#{last}"),
         _ => seqs

@@ -11,6 +11,8 @@ use sbp_engine::{
     Burst, Command, ConsumerSpec, EntitySettings, Fault, Namespace, NewMessage, Processing,
     ProducerSpec, ReceiveMode, ReceiveOptions, Settlement, Spike, SubscriptionRule,
 };
+use sbp_engine::text;
+use sbp_engine::text::{optional, Text};
 use serde::{Deserialize, Serialize};
 
 /// One step of a timeline. Without an action it is narration only (and must have a note).
@@ -65,10 +67,10 @@ impl Step {
     }
 
     /// "receive 3 from orders as r1", or "narration".
-    pub fn action_text(&self) -> String {
+    pub fn action_text(&self) -> Text {
         self.action
             .as_ref()
-            .map_or_else(|| "narration".into(), Action::text)
+            .map_or_else(|| text!("act-narration"), Action::text)
     }
 }
 
@@ -130,80 +132,79 @@ impl Action {
     }
 
     /// The action in words: "receive 3 from orders as r1".
-    pub fn text(&self) -> String {
-        let settle =
-            |verb: &str, s: &SettleDef| format!("{verb} #{} in {} ({})", s.seq, s.from, s.receiver);
+    pub fn text(&self) -> Text {
+        let settle = |key: &'static str, s: &SettleDef| {
+            Text::new(key)
+                .arg("seq", s.seq)
+                .arg("from", &s.from)
+                .arg("receiver", &s.receiver)
+        };
         match self {
             Action::Send(s) => {
                 let n = s.count.unwrap_or(1);
                 let what = if n > 1 {
-                    format!("{n} messages")
+                    text!("act-messages", count = n)
                 } else {
-                    "a message".into()
+                    text!("act-a-message")
                 };
-                let ttl = s
-                    .ttl
-                    .map(|t| format!(" with TTL {}", format_duration(t.ms())))
-                    .unwrap_or_default();
+                let ttl = optional(
+                    s.ttl
+                        .map(|t| text!("act-with-ttl", ttl = format_duration(t.ms()))),
+                );
                 match s.scheduled_enqueue_time {
-                    Some(at) => format!(
-                        "schedule {what} to {} for {}{ttl}",
-                        s.to,
-                        format_instant(at.ms())
+                    Some(at) => text!(
+                        "act-schedule",
+                        what = what,
+                        to = &s.to,
+                        at = format_instant(at.ms()),
+                        ttl = ttl
                     ),
-                    None => format!("send {what} to {}{ttl}", s.to),
+                    None => text!("act-send", what = what, to = &s.to, ttl = ttl),
                 }
             }
-            Action::Receive(r) => {
-                let mode = match r.mode {
-                    ModeDef::PeekLock => "",
-                    ModeDef::ReceiveAndDelete => " (ReceiveAndDelete)",
-                };
-                format!(
-                    "receive {} from {} as {}{mode}",
-                    r.count.unwrap_or(1),
-                    r.from,
-                    r.receiver
-                )
-            }
-            Action::Peek(p) => format!("peek {} in {}", p.count.unwrap_or(1), p.from),
+            Action::Receive(r) => Text::new(match r.mode {
+                ModeDef::PeekLock => "act-receive",
+                ModeDef::ReceiveAndDelete => "act-receive-delete",
+            })
+            .arg("count", r.count.unwrap_or(1))
+            .arg("from", &r.from)
+            .arg("receiver", &r.receiver),
+            Action::Peek(p) => text!("act-peek", count = p.count.unwrap_or(1), from = &p.from),
             Action::ReceiveDeferred(r) => {
                 let seqs: Vec<String> = r.seqs.iter().map(|s| format!("#{s}")).collect();
-                format!("receive deferred {} from {}", seqs.join(", "), r.from)
+                text!("act-receive-deferred", seqs = seqs.join(", "), from = &r.from)
             }
-            Action::Complete(s) => settle("complete", s),
-            Action::Abandon(s) => settle("abandon", s),
-            Action::DeadLetter(s) => settle("dead-letter", s),
-            Action::Defer(s) => settle("defer", s),
-            Action::RenewLock(s) => settle("renew lock of", s),
-            Action::CancelScheduled(c) => format!("cancel scheduled #{} in {}", c.seq, c.to),
-            Action::Create(d) => format!("create {}", entity_label(d)),
-            Action::Update(u) => format!("update {}", u.entity),
-            Action::Delete(d) => format!("delete {d}"),
-            Action::CloseReceiver(r) => format!("close receiver {}", r.receiver),
-            Action::StartProducer(p) => {
-                format!(
-                    "start producer {} ({} msg/s to {})",
-                    p.name,
-                    sbp_engine::time::format_decimal(p.rate, 3),
-                    p.to
-                )
-            }
-            Action::StopProducer(p) => format!("stop producer {p}"),
-            Action::StartConsumers(c) => format!(
-                "start {} consumer(s) {} on {}",
-                c.instances.unwrap_or(1),
-                c.name,
-                c.from
+            Action::Complete(s) => settle("act-complete", s),
+            Action::Abandon(s) => settle("act-abandon", s),
+            Action::DeadLetter(s) => settle("act-dead-letter", s),
+            Action::Defer(s) => settle("act-defer", s),
+            Action::RenewLock(s) => settle("act-renew-lock", s),
+            Action::CancelScheduled(c) => text!("act-cancel", seq = c.seq, to = &c.to),
+            Action::Create(d) => text!("act-create", path = entity_label(d)),
+            Action::Update(u) => text!("act-update", path = &u.entity),
+            Action::Delete(d) => text!("act-delete", path = d),
+            Action::CloseReceiver(r) => text!("act-close", receiver = &r.receiver),
+            Action::StartProducer(p) => text!(
+                "act-start-producer",
+                name = &p.name,
+                rate = sbp_engine::time::format_decimal(p.rate, 3),
+                to = &p.to
             ),
-            Action::StopConsumers(c) => format!("stop consumers {c}"),
-            Action::Expect(_) => "check expectations".into(),
+            Action::StopProducer(p) => text!("act-stop-producer", name = p),
+            Action::StartConsumers(c) => text!(
+                "act-start-consumers",
+                count = c.instances.unwrap_or(1),
+                name = &c.name,
+                from = &c.from
+            ),
+            Action::StopConsumers(c) => text!("act-stop-consumers", name = c),
+            Action::Expect(_) => text!("act-expect"),
             Action::Fault(f) => match f {
-                FaultDef::ServiceUpdate => "fault: service update".into(),
-                FaultDef::OsUpdate => "fault: OS update".into(),
-                FaultDef::Disconnect(r) => format!("fault: {r}'s connection drops"),
+                FaultDef::ServiceUpdate => text!("act-fault-service"),
+                FaultDef::OsUpdate => text!("act-fault-os"),
+                FaultDef::Disconnect(r) => text!("act-fault-disconnect", receiver = r),
                 FaultDef::ServerBusy(d) => {
-                    format!("fault: server busy for {}", format_duration(d.ms()))
+                    text!("act-fault-busy", duration = format_duration(d.ms()))
                 }
             },
         }
@@ -211,9 +212,9 @@ impl Action {
 
     /// The playground's limits on what the action asks for (the broker's own rules are checked
     /// when it runs). The error names the field and the limit.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Text> {
         if let Some(path) = self.entity() {
-            check_text("the entity path", path, MAX_PATH)?;
+            check_text("path", path, MAX_PATH)?;
         }
         let receiver = match self {
             Action::Peek(p) => Some(&p.receiver),
@@ -233,14 +234,12 @@ impl Action {
             _ => None,
         };
         if let Some(name) = receiver {
-            check_text("the name", name, MAX_FIELD)?;
+            check_text("name", name, MAX_FIELD)?;
         }
         match self {
             Action::Send(s) => {
                 if s.count.unwrap_or(1) > MAX_SEND_COUNT {
-                    return Err(format!(
-                        "send count is at most {MAX_SEND_COUNT} (playground limit)"
-                    ));
+                    return Err(text!("s-send-count", max = MAX_SEND_COUNT));
                 }
                 if let Some(at) = s.scheduled_enqueue_time {
                     check_instant("scheduled_enqueue_time", at.ms())?;
@@ -302,7 +301,7 @@ impl Action {
     pub fn commands<'a>(
         &'a self,
         ns: &Namespace,
-    ) -> Result<Box<dyn Iterator<Item = Command> + 'a>, String> {
+    ) -> Result<Box<dyn Iterator<Item = Command> + 'a>, Text> {
         if let Action::Send(send) = self {
             let count = send.count.unwrap_or(1).max(1);
             return Ok(Box::new((0..count).map(move |i| {
@@ -344,7 +343,7 @@ impl Action {
     }
 
     /// The one command of every action but a send.
-    fn other_commands(&self, ns: &Namespace) -> Result<Command, String> {
+    fn other_commands(&self, ns: &Namespace) -> Result<Command, Text> {
         let one = |c: Command| Ok(c);
         let settle = |def: &SettleDef, settlement: Settlement| {
             one(Command::Settle {
@@ -356,7 +355,7 @@ impl Action {
             })
         };
         match self {
-            Action::Send(_) => Err("a send gives its commands one by one".into()),
+            Action::Send(_) => Err(text!("s-internal")),
             Action::CancelScheduled(c) => one(Command::CancelScheduled {
                 to: c.to.clone(),
                 seq: c.seq,
@@ -388,14 +387,14 @@ impl Action {
             | Action::Defer(_)
             | Action::RenewLock(_) => match self.settlement() {
                 Some((def, settlement)) => settle(def, settlement),
-                None => Err("not a settlement".into()),
+                None => Err(text!("s-internal")),
             },
             Action::Create(def) => entity_command(ns, def),
             Action::Update(u) => {
                 let current = ns
                     .entity(&u.entity)
                     .map(|e| e.settings.clone())
-                    .ok_or_else(|| format!("the entity '{}' does not exist", u.entity))?;
+                    .ok_or_else(|| text!("e-no-entity", path = &u.entity))?;
                 one(Command::UpdateEntity {
                     path: u.entity.clone(),
                     settings: u.settings.apply_to(&current),
@@ -415,7 +414,7 @@ impl Action {
             Action::StopProducer(name) => one(Command::StopProducer { name: name.clone() }),
             Action::StartConsumers(c) => one(Command::StartConsumers(consumer_spec(c))),
             Action::StopConsumers(name) => one(Command::StopConsumers { name: name.clone() }),
-            Action::Expect(_) => Err("an expect step gives no command".into()),
+            Action::Expect(_) => Err(text!("s-internal")),
             Action::Fault(f) => one(Command::Fault(match f {
                 FaultDef::ServiceUpdate => Fault::ServiceUpdate,
                 FaultDef::OsUpdate => Fault::OsUpdate,
@@ -437,37 +436,32 @@ pub const MAX_PATH: usize = 600;
 /// The most application properties on a message or a filter.
 pub const MAX_PROPERTIES: usize = 64;
 
-fn check_text(name: &str, text: &str, max: usize) -> Result<(), String> {
-    if text.len() > max {
-        return Err(format!(
-            "{name} is {} bytes; the playground takes at most {max}",
-            text.len()
-        ));
+fn check_text(name: &str, value: &str, max: usize) -> Result<(), Text> {
+    if value.len() > max {
+        return Err(text!("s-too-long", field = name, size = value.len(), max = max));
     }
     Ok(())
 }
 
-fn check_properties(p: &std::collections::BTreeMap<String, String>) -> Result<(), String> {
+fn check_properties(p: &std::collections::BTreeMap<String, String>) -> Result<(), Text> {
     if p.len() > MAX_PROPERTIES {
-        return Err(format!(
-            "{} properties; the playground takes at most {MAX_PROPERTIES}",
-            p.len()
-        ));
+        return Err(text!("s-properties", count = p.len(), max = MAX_PROPERTIES));
     }
     for (k, v) in p {
-        check_text("a property name", k, MAX_FIELD)?;
-        check_text("a property value", v, MAX_FIELD)?;
+        check_text("properties", k, MAX_FIELD)?;
+        check_text(k, v, MAX_FIELD)?;
     }
     Ok(())
 }
 
 /// An instant a file names: from t=0 to the playground's last instant.
-pub(crate) fn check_instant(name: &str, at: Instant) -> Result<(), String> {
+pub(crate) fn check_instant(name: &str, at: Instant) -> Result<(), Text> {
     if !(0..=LATEST_INSTANT).contains(&at) {
-        return Err(format!(
-            "{name} {} is outside t=0..{} (playground limit)",
-            format_instant(at),
-            format_duration(LATEST_INSTANT)
+        return Err(text!(
+            "s-instant",
+            field = name,
+            at = format_instant(at),
+            last = format_duration(LATEST_INSTANT)
         ));
     }
     Ok(())
@@ -510,7 +504,7 @@ pub(crate) fn entity_label(def: &EntityDef) -> String {
 }
 
 /// The command that creates an entity definition.
-pub fn entity_command(ns: &Namespace, def: &EntityDef) -> Result<Command, String> {
+pub fn entity_command(ns: &Namespace, def: &EntityDef) -> Result<Command, Text> {
     let base = EntitySettings::defaults(ns.tier());
     let settings = def.settings.apply_to(&base);
     match (&def.queue, &def.topic, &def.subscription) {
@@ -524,9 +518,7 @@ pub fn entity_command(ns: &Namespace, def: &EntityDef) -> Result<Command, String
         }),
         (None, None, Some(path)) => {
             let Some((topic, name)) = path.split_once("/subscriptions/") else {
-                return Err(format!(
-                    "subscription \"{path}\" must be written \"<topic>/subscriptions/<name>\""
-                ));
+                return Err(text!("s-subscription-path", path = path));
             };
             let rule = match &def.rule {
                 None => SubscriptionRule::MatchAll,
@@ -544,7 +536,7 @@ pub fn entity_command(ns: &Namespace, def: &EntityDef) -> Result<Command, String
                 rule,
             })
         }
-        _ => Err("give exactly one of \"queue\", \"topic\" or \"subscription\"".into()),
+        _ => Err(text!("s-entity-kind")),
     }
 }
 

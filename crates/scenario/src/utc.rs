@@ -40,10 +40,10 @@ fn days_in_month(y: i64, m: i64) -> i64 {
 }
 
 /// Parses an RFC 3339 time ("2026-01-01T09:00:00Z", "...:00.5+02:00") into Unix milliseconds.
-pub fn parse_start(text: &str) -> Result<i64, String> {
-    let bad = || format!("\"{text}\" is not an RFC 3339 time such as \"2026-01-01T09:00:00Z\"");
+pub fn parse_start(text: &str) -> Result<i64, crate::Text> {
+    let bad = || sbp_engine::text!("s-start", value = text);
     let t = text.trim().as_bytes();
-    let num = |from: usize, len: usize| -> Result<i64, String> {
+    let num = |from: usize, len: usize| -> Result<i64, crate::Text> {
         let part = t.get(from..from + len).ok_or_else(bad)?;
         if !part.iter().all(u8::is_ascii_digit) {
             return Err(bad());

@@ -59,10 +59,10 @@ pub struct StepWire {
 }
 
 impl TryFrom<StepWire> for Step {
-    type Error = String;
+    type Error = crate::Text;
 
     /// Exactly one action, or none with a note (narration).
-    fn try_from(w: StepWire) -> Result<Step, String> {
+    fn try_from(w: StepWire) -> Result<Step, crate::Text> {
         let mut actions: Vec<Action> = Vec::new();
         let mut take = |a: Option<Action>| actions.extend(a);
         take(w.send.map(Action::Send));
@@ -87,11 +87,15 @@ impl TryFrom<StepWire> for Step {
         take(w.expect.map(Action::Expect));
         if actions.len() > 1 || (actions.is_empty() && w.note.is_none()) {
             let names: Vec<&str> = actions.iter().map(Action::key).collect();
-            return Err(format!(
-                "the step at {} holds exactly one action (send, receive, complete, ...), or only a note; it has {}",
-                format_duration(w.at.ms()),
-                if names.is_empty() { "none".to_string() } else { names.join(", ") }
-            ));
+            return Err(if names.is_empty() {
+                sbp_engine::text!("s-step-no-action", at = format_duration(w.at.ms()))
+            } else {
+                sbp_engine::text!(
+                    "s-step-actions",
+                    at = format_duration(w.at.ms()),
+                    actions = names.join(", ")
+                )
+            });
         }
         Ok(Step {
             at: w.at,

@@ -2,22 +2,9 @@
 //! says it in a catalog's language. The CLI words with the English catalog, the browser with the
 //! one the reader chose; one text per event either way.
 use crate::catalog::Catalog;
-use sbp_engine::event::{Event, EventKind, LockLossCause};
+use sbp_engine::event::{Event, EventKind};
 use sbp_engine::time::format_instant;
 use sbp_engine::{Due, Namespace};
-
-/// The English catalog, for the CLI and the tests (the browser fetches `web/i18n/<lang>.ftl`).
-pub const ENGLISH: &str = include_str!("../../../web/i18n/en.ftl");
-
-/// The catalog key of a lock loss cause.
-pub fn cause_key(cause: LockLossCause) -> &'static str {
-    match cause {
-        LockLossCause::ServiceUpdate => "cause-service-update",
-        LockLossCause::OsUpdate => "cause-os-update",
-        LockLossCause::EntityUpdated => "cause-entity-updated",
-        LockLossCause::ReceiverDisconnected => "cause-receiver-disconnected",
-    }
-}
 
 /// A sentence saying what happened and why, in `cat`'s language.
 pub fn event_text(cat: &Catalog, ns: &Namespace, e: &Event) -> String {
@@ -116,7 +103,7 @@ pub fn event_text(cat: &Catalog, ns: &Namespace, e: &Event) -> String {
         EventKind::LockLapsed => one("ev-lock-lapsed"),
         EventKind::LockLost { cause } => with(
             "ev-lock-lost",
-            &[("cause", &cat.format(cause_key(*cause), &[]))],
+            &[("cause", &cat.format(cause.key(), &[]))],
         ),
         EventKind::Requeued { failed_deliveries } => {
             with("ev-requeued", &[("failed", &failed_deliveries.to_string())])
@@ -149,11 +136,14 @@ pub fn event_text(cat: &Catalog, ns: &Namespace, e: &Event) -> String {
         EventKind::ReceiverDetached { receiver } => {
             with("ev-receiver-detached", &[("receiver", &r(*receiver))])
         }
-        EventKind::Fault { what } => with("ev-fault", &[("what", what)]),
-        EventKind::Actor { what } => what.to_string(),
+        EventKind::Fault { what } => with("ev-fault", &[("what", &cat.text(what))]),
+        EventKind::Actor { what } => cat.text(what),
         EventKind::Rejected { operation, error } => with(
             "ev-rejected",
-            &[("operation", operation), ("error", error.name())],
+            &[
+                ("operation", &cat.format(&format!("op-{operation}"), &[])),
+                ("error", error.name()),
+            ],
         ),
     }
 }
@@ -165,7 +155,7 @@ pub fn next_text(cat: &Catalog, next: &crate::Next) -> String {
         crate::Next::Step { number, action } => {
             return cat.format(
                 "due-step",
-                &[("number", &number.to_string()), ("action", action)],
+                &[("number", &number.to_string()), ("action", &cat.text(action))],
             )
         }
         crate::Next::Timer(due) => due,

@@ -138,7 +138,9 @@ fn a_lesson_whose_solutions_ask_too_much_is_refused_naming_the_limit() {
     // 100 sends of 10,000 messages each: far over what a link may replay.
     let step = serde_json::json!({ "at": "0s", "send": { "to": "orders", "count": 10000 } });
     v["parts"][1]["solution"] = serde_json::Value::Array(vec![step; 100]);
-    let e = Lesson::from_json(&v.to_string()).expect_err("too much work");
+    let e = Lesson::from_json(&v.to_string())
+        .expect_err("too much work")
+        .to_string();
     assert!(
         e.contains("with every solution played and a day ahead") && e.contains("500000"),
         "{e}"
@@ -154,6 +156,8 @@ fn a_lesson_with_traffic_that_runs_all_day_is_refused_before_an_answer_runs_it()
     v["scenario"]["timeline"] = serde_json::json!([
         { "at": "0s", "start_producer": { "name": "p", "to": "orders", "rate": 1000 } }
     ]);
-    let e = Lesson::from_json(&v.to_string()).expect_err("a day of traffic");
+    let e = Lesson::from_json(&v.to_string())
+        .expect_err("a day of traffic")
+        .to_string();
     assert!(e.contains("a day ahead") && e.contains("500000"), "{e}");
 }

@@ -4,7 +4,7 @@ use sbp_scenario::presets::PRESETS;
 use sbp_scenario::*;
 
 fn log_text(sim: &Simulation) -> String {
-    let words = catalog::Catalog::parse(words::ENGLISH).expect("the English catalog reads");
+    let words = sbp_engine::text::english().clone();
     sim.ns
         .log()
         .iter()
@@ -51,7 +51,7 @@ fn a_broken_expectation_fails_with_a_clear_diff() {
     let mut sim = Simulation::new(&Scenario::from_json(&json).unwrap()).unwrap();
     assert!(!sim.run_to_end());
     assert!(
-        sim.failures[0].contains("orders dead_lettered: expected 2, got 1"),
+        sim.failures[0].to_string().contains("orders dead_lettered: expected 2, got 1"),
         "{:?}",
         sim.failures
     );
@@ -175,7 +175,7 @@ fn user_steps_are_recorded_and_later_steps_stay() {
             .unwrap();
     sim.advance_to(5_000);
     let fault = Step::new(Action::Fault(FaultDef::ServiceUpdate));
-    assert!(sim.schedule_step(fault, 60_000).unwrap().contains("t=1m"));
+    assert!(sim.schedule_step(fault, 60_000).unwrap().to_string().contains("t=1m"));
     let send = Step::new(Action::Send(SendDef {
         to: "orders".into(),
         message_id: Some("late".into()),
@@ -204,13 +204,13 @@ fn r_ttl_14_a_very_short_ttl_send_warns() {
         ttl: Some(Dur(500)),
         ..Default::default()
     }));
-    assert!(sim.push_step(short).unwrap().contains("TTL-14"));
+    assert!(sim.push_step(short).unwrap().to_string().contains("TTL-14"));
     let long = Step::new(Action::Send(SendDef {
         to: "orders".into(),
         ttl: Some(Dur(60_000)),
         ..Default::default()
     }));
-    assert!(!sim.push_step(long).unwrap().contains("TTL-14"));
+    assert!(!sim.push_step(long).unwrap().to_string().contains("TTL-14"));
 }
 
 /// The browser fetches `presets/index.json` (the presets are data, not compiled into the wasm):

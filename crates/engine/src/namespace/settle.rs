@@ -67,14 +67,14 @@ impl Namespace {
             Some(Handle::Peeked) => {
                 return Err(BrokerError::new(
                     ErrorKind::InvalidOperation,
-                    text!("e-settle-peeked", seq = seq, verb = verb.clone()),
+                    text!("e-settle-peeked", what = format!("#{seq}"), verb = verb.clone()),
                 ))
             }
             // RCV-01: received-and-deleted messages are already settled.
             Some(Handle::ReceivedAndDeleted) => {
                 return Err(BrokerError::new(
                     ErrorKind::InvalidOperation,
-                    text!("e-settle-deleted", seq = seq, verb = verb),
+                    text!("e-settle-deleted", what = format!("#{seq}"), verb = verb),
                 ))
             }
             Some(Handle::Locked(token)) => token,
