@@ -726,3 +726,56 @@ l-not-text = { $field } is not a text
 l-not-list = { $field } is not a list
 l-ask = ask is one of instant_of, property or first_of
 l-view = view "{ $view }" is peek or receive
+
+# The rules (docs/RULES.md) as the rules panel and the inspector show them, and the playground's choices.
+rule-MSG-01 = SequenceNumber is per queue/topic, starts at 1, gap-free and increasing.
+rule-MSG-02 = DeliveryCount is 1 on the first locked delivery (.NET); peek shows the raw count of failed deliveries.
+rule-MSG-03 = TimeSpan.MaxValue means never; nothing overflows with it.
+rule-TTL-01 = At enqueue, ExpiresAt = EnqueuedTime + TimeToLive.
+rule-TTL-02 = The entity's DefaultMessageTimeToLive applies to messages without a TTL and caps longer ones.
+rule-TTL-03 = Defaults: message TTL MaxValue; entity default MaxValue (Basic: 14 days, also its maximum); minimum 1 s.
+rule-TTL-04 = In a subscription the effective TTL is min(message TTL, topic default, subscription default).
+rule-TTL-05 = A scheduled message expires at ScheduledEnqueueTime + TTL.
+rule-TTL-06 = Past ExpiresAt a message can never be received.
+rule-TTL-07 = Expiry may be lazy: counts and peek may still include expired messages; receive never returns them.
+rule-TTL-08 = Realistic mode: TTL is enforced only while a receiver is attached; expired messages are collected by receive scans or a sweep.
+rule-TTL-09 = Expiry does not touch a locked message; complete succeeds; on abandon or lapse expiry takes effect at once.
+rule-TTL-10 = With its own TTL, ExpiresAt is computed at send; with only the entity default, peek shows MaxValue.
+rule-TTL-11 = DeadLetteringOnMessageExpiration: expired messages go to the DLQ as TTLExpiredException; otherwise they are dropped.
+rule-TTL-12 = Nothing expires inside a dead-letter queue.
+rule-TTL-13 = A deferred message is not swept; receiving it after expiry dead-letters it (if set) and fails with MessageNotFound.
+rule-TTL-14 = A very short TTL can expire messages before any receiver sees them.
+rule-IDLE-01 = AutoDeleteOnIdle deletes an entity idle that long, with its messages (minimum 5 min).
+rule-IDLE-02 = Idle means no sends, receives, updates, scheduled messages or peeks (per entity kind).
+rule-IDLE-03 = An entity that auto-forwards counts as having a receiver: it is never idle.
+rule-IDLE-04 = Operations on a deleted entity fail with MessagingEntityNotFound.
+rule-SEND-01 = Sends are settled: a rejection carries an error code, a tracking id and whether a retry can succeed.
+rule-SEND-02 = Awaiting each send costs N x (R + S); overlapping sends costs about one round trip per wave.
+rule-SEND-03 = Fire-and-forget sends pile up in a hidden queue and their failures are never seen.
+rule-SEND-04 = Rejections: entity not found, quota exceeded, message too large, server busy (retryable).
+rule-RCV-01 = ReceiveAndDelete settles on transfer; a failed transfer loses the message; settling it is a client error.
+rule-RCV-02 = PeekLock locks exclusively: LockedUntil = now + LockDuration, a new LockToken.
+rule-RCV-03 = LockDuration per queue/subscription: default 30 s, minimum 5 s, maximum 5 min.
+rule-RCV-04 = The lock owner can renew: LockedUntil = now + LockDuration; auto renewal up to a maximum duration.
+rule-RCV-05 = Complete removes; Abandon releases and counts a failure; DeadLetter moves to the DLQ; Defer.
+rule-RCV-06 = A released or lapsed lock puts the message back at the head of the retrieval order.
+rule-RCV-07 = After MaxDeliveryCount failed deliveries the message moves to the DLQ (MaxDeliveryCountExceeded).
+rule-RCV-08 = Settling after the lock lapsed, or twice, fails with MessageLockLost; a dropped connection drops its locks.
+rule-RCV-09 = A deferred message is received only by sequence number; an unknown number fails with MessageNotFound.
+rule-RCV-10 = Locks are volatile: a service/OS update or an entity update loses every lock.
+rule-RCV-11 = Peek never locks and never changes DeliveryCount; settling a peeked message is a client error.
+rule-RCV-12 = If Complete fails after the work was done, the message comes again: a duplicate by MessageId.
+rule-DLQ-01 = The DLQ is <entity>/$deadletterqueue; topics have none.
+rule-DLQ-02 = A DLQ can be peeked and received from; dead-lettering a message already in a DLQ fails.
+rule-DLQ-03 = The broker writes TTLExpiredException and MaxDeliveryCountExceeded; reason and description are also application properties.
+rule-SCH-01 = A scheduled message is Scheduled until its time; at activation it is enqueued and becomes Active.
+rule-TOP-01 = A message sent to a topic is copied into every subscription whose rule matches.
+rule-TIER-01 = Basic has no topics and TTL at most 14 days.
+rule-FWD-01 = ForwardTo names an existing queue or topic (not a subscription, a DLQ or itself); a forwarding source cannot be received from; a forwarded message starts afresh.
+rule-FWD-02 = A chain of forwards stops at 4 hops; a fifth is dead-lettered as MaxTransferHopCountExceeded.
+rule-FWD-03 = With ForwardDeadLetteredMessagesTo, a dead-lettered message goes to that target instead of the DLQ.
+choice-1 = TTL expiry and MaxDeliveryCount on the same lock release: MaxDeliveryCount wins. The release is a failed delivery, counted and checked first (MaxDeliveryCountExceeded).
+choice-2 = Renewing the lock of a nominally expired message: allowed. Expiry does not touch a locked message (TTL-09), so the holder may keep it.
+choice-3 = LockDuration defaults to 30 s as in the source article (the current Azure API creates 60 s). Every lock that ends without settlement counts as a failed delivery; defer counts one too.
+choice-4 = A forwarded message starts afresh in its target (DeliveryCount 0, FWD-01); forwarding out of a dead-letter queue counts as a hop, so every loop ends at the hop limit (FWD-02).
+choice-5 = Rewinding replays from the nearest checkpoint before the instant; the engine is deterministic, so the state is exactly the one a replay from the start reaches (the event log keeps the last 1,000 events of the checkpoint and what came after).

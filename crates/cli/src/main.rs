@@ -83,7 +83,7 @@ enum Cmd {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
-    /// Print the rule list as the browser fetches it (web/rules.json).
+    /// Print the rule list (ids, summaries and the playground's choices) as JSON.
     Rules,
     /// List the presets, or write them as files into a folder.
     Presets {

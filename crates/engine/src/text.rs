@@ -120,11 +120,15 @@ pub fn install(catalog: std::rc::Rc<Catalog>) {
     INSTALLED.with(|c| *c.borrow_mut() = Some(catalog));
 }
 
+/// The installed catalog, if any.
+pub fn installed() -> Option<std::rc::Rc<Catalog>> {
+    INSTALLED.with(|c| c.borrow().clone())
+}
+
 /// Calls `f` with the catalog texts are worded in: the installed one, else English (feature
 /// `english`), else an empty one (texts then show their keys).
 pub fn with_current<R>(f: impl FnOnce(&Catalog) -> R) -> R {
-    let installed = INSTALLED.with(|c| c.borrow().clone());
-    match installed {
+    match installed() {
         Some(catalog) => f(&catalog),
         None => {
             #[cfg(feature = "english")]

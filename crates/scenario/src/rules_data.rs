@@ -1,6 +1,6 @@
-//! The rule list as the browser fetches it (`web/rules.json`): each rule's id and summary, and
-//! the playground's own choices. Data, not code in the wasm; a test keeps the file in step with
-//! the engine's rules (`sbp rules > web/rules.json` writes it).
+//! The rule list as data (`sbp rules`): each rule's id and summary, and the playground's own
+//! choices. The browser shows them from its catalogs (`rule-<id>`, `choice-<n>`); a test keeps
+//! the English catalog in step with these.
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]

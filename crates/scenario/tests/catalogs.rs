@@ -23,10 +23,27 @@ fn keys_used() -> BTreeSet<String> {
         .expect("the UI sources")
         .map(|e| e.expect("a file").path())
         .collect();
-    sources.push(root().join("crates/scenario/src/words.rs"));
-    sources.push(root().join("crates/engine/src/card.rs"));
+    // The engine's and the scenario layer's texts (`text!("k", ..)`, `Text::new("k")`).
+    let mut dirs = vec![root().join("crates/engine/src"), root().join("crates/scenario/src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("a source folder") {
+            let path = entry.expect("a file").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                sources.push(path);
+            }
+        }
+    }
     for path in sources {
-        let text = std::fs::read_to_string(&path).expect("readable");
+        let ui = path.starts_with(root().join("crates/ui"));
+        // Comments aside (they show examples).
+        let text: String = std::fs::read_to_string(&path)
+            .expect("readable")
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
         let literal_after = |marker: &str| -> Vec<String> {
             text.match_indices(marker)
                 .filter(|(i, _)| {
@@ -43,7 +60,28 @@ fn keys_used() -> BTreeSet<String> {
                 })
                 .collect()
         };
-        for marker in ["t(\"", "tf(\"", "_field(\"", "field(\"", "<DataForm id=\""] {
+        // Operations are worded as `op-<id>` (command.rs names them).
+        if path.ends_with("command.rs") {
+            for block in text.split("pub fn name(&self)").skip(1) {
+                let body = &block[..block.find("\n    }\n").unwrap_or(block.len())];
+                for (i, _) in body.match_indices("=> \"") {
+                    let rest = &body[i + 4..];
+                    keys.insert(format!("op-{}", &rest[..rest.find('"').unwrap_or(0)]));
+                }
+            }
+        }
+        for marker in [
+            "t(\"",
+            "tf(\"",
+            "text!(\"",
+            "Text::new(\"",
+            "_field(\"",
+            "field(\"",
+            "<DataForm id=\"",
+        ]
+        .into_iter()
+        .filter(|m| ui || !m.contains("field") && !m.starts_with("t"))
+        {
             for key in literal_after(marker) {
                 if marker.contains("field") {
                     let call = &text[text.find(&format!("{marker}{key}\"")).unwrap_or(0)..];
@@ -92,6 +130,11 @@ fn keys_used() -> BTreeSet<String> {
             "\"kind-",
             "\"settle-",
             "\"status-",
+            "\"act-",
+            "\"out-",
+            "\"c-",
+            "\"l-",
+            "\"s-",
         ] {
             for rest in literal_after(prefix) {
                 keys.insert(format!("{}{rest}", &prefix[1..]));

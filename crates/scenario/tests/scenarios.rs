@@ -328,14 +328,21 @@ fn a_link_past_the_last_instant_is_refused() {
     );
 }
 
-/// The browser fetches `web/rules.json` (the rule texts are data, not compiled into the wasm): it
-/// must list every rule of the engine with its summary. `sbp rules > web/rules.json` rewrites it.
+/// The browser shows the rule texts from its catalog (data, not compiled into the wasm): the
+/// English catalog must say every rule of the engine as the engine does, and each choice.
 #[test]
-fn the_fetched_rule_list_matches_the_engine() {
-    let file = include_str!("../../../web/rules.json");
-    assert_eq!(
-        file,
-        sbp_scenario::rules_data::rules_json(),
-        "web/rules.json is stale: run `cargo run -p sbp-cli -- rules > web/rules.json`"
-    );
+fn the_catalogs_rule_texts_match_the_engine() {
+    let en = sbp_engine::text::english();
+    for rule in sbp_engine::Rule::ALL {
+        assert_eq!(
+            en.get(&format!("rule-{}", rule.id())),
+            Some(rule.summary()),
+            "web/i18n/en.ftl: rule-{}",
+            rule.id()
+        );
+    }
+    for (i, choice) in sbp_scenario::rules_data::CHOICES.iter().enumerate() {
+        assert_eq!(en.get(&format!("choice-{}", i + 1)), Some(*choice));
+    }
+    assert_eq!(en.get(&format!("choice-{}", sbp_scenario::rules_data::CHOICES.len() + 1)), None);
 }

@@ -387,70 +387,7 @@ pub fn show_lane(path: &str) {
     }
 }
 
-/// The rule texts (`rules.json`: data, fetched, not compiled in): (id, summary) and the
-/// playground's choices. Empty until fetched.
-#[derive(Default)]
-pub struct RuleTexts {
-    pub rules: Vec<(String, String)>,
-    pub choices: Vec<String>,
-}
-
-thread_local! {
-    static RULE_TEXTS: std::cell::RefCell<std::rc::Rc<RuleTexts>> = std::cell::RefCell::default();
-}
-
-/// The rule texts fetched so far (empty before `rules.json` arrives).
-pub fn rule_texts() -> std::rc::Rc<RuleTexts> {
-    RULE_TEXTS.with(|r| r.borrow().clone())
-}
-
-/// A rule's one-line summary, or "" before the rule texts arrive.
+/// A rule's one-line summary in the reader's language (the catalog's `rule-<id>`).
 pub fn rule_summary(rule: sbp_engine::Rule) -> String {
-    RULE_TEXTS.with(|r| {
-        r.borrow()
-            .rules
-            .iter()
-            .find(|(id, _)| id == rule.id())
-            .map(|(_, s)| s.clone())
-            .unwrap_or_default()
-    })
-}
-
-/// Fetches `rules.json` once, then calls `done`.
-pub fn load_rule_texts(done: impl FnOnce() + 'static) {
-    if !rule_texts().rules.is_empty() {
-        return done();
-    }
-    fetch_text("rules.json", move |text| {
-        let value: serde_json::Value = text
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default();
-        let strings = |v: &serde_json::Value| -> Vec<String> {
-            v.as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|s| s.as_str().map(String::from))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let rules = value["rules"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|pair| match strings(pair).as_slice() {
-                        [id, summary] => Some((id.clone(), summary.clone())),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let texts = RuleTexts {
-            rules,
-            choices: strings(&value["choices"]),
-        };
-        RULE_TEXTS.with(|r| *r.borrow_mut() = std::rc::Rc::new(texts));
-        done();
-    });
+    crate::i18n::t(&format!("rule-{}", rule.id()))
 }

@@ -97,7 +97,8 @@ fn outcome(lesson: &Lesson) -> (String, Result<String, String>) {
                 .map(|a| a.value.clone())
                 .collect::<Vec<_>>()
                 .join(", ")
-        });
+        })
+        .map_err(|e| e.to_string());
     (json, checked)
 }
 

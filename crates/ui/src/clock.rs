@@ -28,7 +28,7 @@ pub fn clock_bar(props: &StoreProps) -> Html {
     let checks = {
         let sim = store.sim.borrow();
         (sim.checked > 0).then(|| {
-            let first: Vec<String> = sim.failures.iter().take(5).cloned().collect();
+            let first: Vec<String> = sim.failures.iter().take(5).map(|f| f.to_string()).collect();
             (sim.checked, sim.failures.len(), first)
         })
     };

@@ -226,7 +226,7 @@ pub fn data_form(props: &DataFormProps) -> Html {
                     dispatch.dispatch(action);
                     let sim = sim.0.borrow();
                     match sim.outcomes.get(before).map(|o| &o.result) {
-                        Some(Err(e)) => error.set(Some((e.field.clone(), e.message.clone()))),
+                        Some(Err(e)) => error.set(Some((e.field.clone(), e.message.to_string()))),
                         _ => error.set(None),
                     }
                 }

@@ -1,14 +1,14 @@
 //! The reader's language: the catalog (`i18n/<lang>.ftl`, fetched data; see
 //! `sbp_scenario::catalog`), the choice (`?lang=`, then the remembered one, then the browser's),
 //! and lookups. Every word the UI shows goes through [`t`] or [`tf`].
+use sbp_engine::text::{install, with_current};
 use sbp_scenario::catalog::{supported, Catalog};
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::rc::Rc;
 
 const STORAGE_KEY: &str = "sbp.lang";
 
 thread_local! {
-    static CATALOG: RefCell<Rc<Catalog>> = RefCell::default();
     static LANG: Cell<&'static str> = const { Cell::new("en") };
     static BASE: Cell<&'static str> = const { Cell::new("") };
 }
@@ -20,17 +20,17 @@ pub fn set_base(base: &'static str) {
 
 /// The text of `key` in the current language (the key itself if the catalog lacks it).
 pub fn t(key: &str) -> String {
-    CATALOG.with(|c| c.borrow().format(key, &[]))
+    with_current(|c| c.format(key, &[]))
 }
 
 /// The text of `key` with its variables filled in.
 pub fn tf(key: &str, args: &[(&str, &str)]) -> String {
-    CATALOG.with(|c| c.borrow().format(key, args))
+    with_current(|c| c.format(key, args))
 }
 
 /// The current catalog (for wording many events at once).
 pub fn catalog() -> Rc<Catalog> {
-    CATALOG.with(|c| c.borrow().clone())
+    sbp_engine::text::installed().unwrap_or_default()
 }
 
 /// The current language code.
@@ -63,7 +63,7 @@ fn load_boxed(lang: &'static str, remember: bool, done: Box<dyn FnOnce(Result<()
         let parsed = text.and_then(|t| Catalog::parse(&t));
         match parsed {
             Ok(catalog) => {
-                CATALOG.with(|c| *c.borrow_mut() = Rc::new(catalog));
+                install(Rc::new(catalog));
                 LANG.with(|l| l.set(lang));
                 if let Some(doc) = web_sys::window()
                     .and_then(|w| w.document())
@@ -85,10 +85,10 @@ fn load_boxed(lang: &'static str, remember: bool, done: Box<dyn FnOnce(Result<()
 
 /// What happens next, in the current language.
 pub fn next_text(next: &sbp_scenario::Next) -> String {
-    CATALOG.with(|c| sbp_scenario::words::next_text(&c.borrow(), next))
+    with_current(|c| sbp_scenario::words::next_text(c, next))
 }
 
 /// What an event means, in the current language.
 pub fn event_text(ns: &sbp_engine::Namespace, e: &sbp_engine::event::Event) -> String {
-    CATALOG.with(|c| sbp_scenario::words::event_text(&c.borrow(), ns, e))
+    with_current(|c| sbp_scenario::words::event_text(c, ns, e))
 }

@@ -197,30 +197,32 @@ pub fn dead_letter_form(props: &DeadLetterProps) -> Html {
     }
 }
 
-/// The rules (docs/RULES.md), and what the playground chose where no source decides: data
-/// (`rules.json`), fetched before the first render.
+/// The rules (docs/RULES.md), and what the playground chose where no source decides: the
+/// catalog's `rule-<id>` and `choice-<n>` texts.
 pub fn rules_panel() -> Html {
-    let texts = crate::browser::rule_texts();
     html! {
         <details class="inspector" id="rules">
             <summary>{t("rules-title")}</summary>
-            {Html::from_html_unchecked(rules_markup(&texts).into())}
+            {Html::from_html_unchecked(rules_markup().into())}
         </details>
     }
 }
 
+/// How many choices the catalogs explain (`choice-1` ...).
+pub const CHOICES: usize = 5;
+
 /// The playground's choices and the rule list, as markup text.
-fn rules_markup(texts: &crate::browser::RuleTexts) -> String {
+fn rules_markup() -> String {
     let mut out = String::new();
-    for c in &texts.choices {
-        out += &format!("<p>{}</p>", escape(c));
+    for i in 1..=CHOICES {
+        out += &format!("<p>{}</p>", escape(&t(&format!("choice-{i}"))));
     }
     out += "<ul class=\"rule-list\">";
-    for (id, summary) in &texts.rules {
+    for rule in sbp_engine::Rule::ALL {
         out += &format!(
             "<li><strong>{}</strong> {}</li>",
-            escape(id),
-            escape(summary)
+            rule.id(),
+            escape(&crate::browser::rule_summary(*rule))
         );
     }
     out + "</ul>"

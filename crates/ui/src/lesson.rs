@@ -125,7 +125,7 @@ pub fn start(store: &Store, id: &str) {
 /// Reads a lesson's JSON and starts it, or says why it cannot (one place for every way a
 /// lesson arrives: fetched by id, or carried by a link).
 fn begin(store: &Store, id: &str, json: Result<String, String>) {
-    match json.and_then(|t| Lesson::from_json(&t)) {
+    match json.and_then(|t| Lesson::from_json(&t).map_err(|e| e.to_string())) {
         Ok(lesson) => store.dispatch(Action::StartLesson(Rc::new(lesson))),
         Err(e) => store.dispatch(Action::Error(tf(
             "lesson-broken",

@@ -214,9 +214,9 @@ fn language_picker(store: &sbp_ui::state::Store) -> Html {
 
 fn main() {
     // The first render waits for the data it shows, fetched at once side by side (a few KB
-    // each): the catalog (no flash of keys), the rule texts and the lesson track. Then a packed
-    // link in the URL is inflated by the browser, and the app renders.
-    let pending = Rc::new(std::cell::Cell::new(3u8));
+    // each): the catalog (no flash of keys; it holds the rule texts too) and the lesson track.
+    // Then a packed link in the URL is inflated by the browser, and the app renders.
+    let pending = Rc::new(std::cell::Cell::new(2u8));
     let ready: Rc<dyn Fn()> = Rc::new(move || {
         pending.set(pending.get() - 1);
         if pending.get() == 0 {
@@ -225,7 +225,7 @@ fn main() {
             })
         }
     });
-    let (a, b, c) = (ready.clone(), ready.clone(), ready);
+    let (a, c) = (ready.clone(), ready);
     // Workshop mode: one lesson, large type (web/style.css).
     if browser::query_flag("workshop") {
         if let Some(body) = web_sys::window()
@@ -236,6 +236,5 @@ fn main() {
         }
     }
     i18n::load(i18n::initial_language(), false, move |_| a());
-    browser::load_rule_texts(move || b());
     lesson::load_index(Box::new(move || c()));
 }

@@ -252,10 +252,10 @@ impl Reducible for AppState {
                 drop(sim);
                 match result {
                     Ok(text) => {
-                        s.notice = Some(text);
+                        s.notice = Some(text.to_string());
                         s.error = None;
                     }
-                    Err(e) => s.error = Some(format!("{}: {}", e.kind.name(), e.message)),
+                    Err(e) => s.error = Some(e.to_string()),
                 }
             }
             Action::DoAt(step, at) => {
@@ -265,10 +265,10 @@ impl Reducible for AppState {
                 drop(sim);
                 match result {
                     Ok(text) => {
-                        s.notice = Some(text);
+                        s.notice = Some(text.to_string());
                         s.error = None;
                     }
-                    Err(e) => s.error = Some(format!("{}: {}", e.kind.name(), e.message)),
+                    Err(e) => s.error = Some(e.to_string()),
                 }
             }
             Action::Select(sel) => s.selected = sel,
@@ -365,7 +365,7 @@ impl Reducible for AppState {
                 let mut sim = s.sim.borrow_mut();
                 s.rewind.borrow_mut().forget_from(sim.now());
                 if let Err(e) = sbp_scenario::lesson::play_solution(&mut sim, &solution) {
-                    s.error = Some(e);
+                    s.error = Some(e.to_string());
                 }
                 drop(sim);
                 s.playing = true;

@@ -227,7 +227,7 @@ pub fn actors(props: &crate::state::SlowProps) -> Html {
                     <li>
                         <strong>{format!("{kind} {}", a.name)}</strong>{format!(" → {} ", a.entity)}
                         <span class="state">{t(if a.active { "actor-running" } else { "actor-stopped" })}</span><br/>
-                        <small>{a.summary.clone()}</small>
+                        <small>{a.summary.to_string()}</small>
                         if a.active { <button onclick={stop} aria-label={tf("actor-stop-label", &[("kind", &kind), ("name", &a.name)])}>{t("actor-stop")}</button> }
                     </li>
                 }
