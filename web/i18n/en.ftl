@@ -779,3 +779,5 @@ choice-2 = Renewing the lock of a nominally expired message: allowed. Expiry doe
 choice-3 = LockDuration defaults to 30 s as in the source article (the current Azure API creates 60 s). Every lock that ends without settlement counts as a failed delivery; defer counts one too.
 choice-4 = A forwarded message starts afresh in its target (DeliveryCount 0, FWD-01); forwarding out of a dead-letter queue counts as a hop, so every loop ends at the hop limit (FWD-02).
 choice-5 = Rewinding replays from the nearest checkpoint before the instant; the engine is deterministic, so the state is exactly the one a replay from the start reaches (the event log keeps the last 1,000 events of the checkpoint and what came after).
+answer-never = never
+answer-none = none

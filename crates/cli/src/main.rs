@@ -446,7 +446,7 @@ fn print_log(out: &mut impl Write, sim: &Simulation, json: bool) -> std::io::Res
     for e in ns.log() {
         let path = ns.event_path(e);
         let rule = e.rule.map(|r| r.id()).unwrap_or("-");
-        let text = sbp_scenario::words::event_text(&words, ns, e);
+        let text = sbp_scenario::words::event_text(words, ns, e);
         if json {
             let line = serde_json::json!({
                 "at_ms": e.at,

@@ -107,14 +107,14 @@ impl EntitySettings {
         if !(MIN_LOCK_DURATION..=MAX_LOCK_DURATION).contains(&self.lock_duration) {
             return out_of_range(
                 "LockDuration",
-                crate::text!("e-lock-duration", value = format_duration(self.lock_duration)),
+                crate::text!(
+                    "e-lock-duration",
+                    value = format_duration(self.lock_duration)
+                ),
             );
         }
         if self.max_delivery_count < 1 {
-            return out_of_range(
-                "MaxDeliveryCount",
-                crate::text!("e-max-delivery-count"),
-            );
+            return out_of_range("MaxDeliveryCount", crate::text!("e-max-delivery-count"));
         }
         if self.auto_delete_on_idle < MIN_AUTO_DELETE_ON_IDLE {
             return out_of_range(
@@ -126,10 +126,7 @@ impl EntitySettings {
             );
         }
         if self.max_size_bytes == 0 {
-            return out_of_range(
-                "MaxSizeInBytes",
-                crate::text!("e-max-size"),
-            );
+            return out_of_range("MaxSizeInBytes", crate::text!("e-max-size"));
         }
         Ok(())
     }

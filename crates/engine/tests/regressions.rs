@@ -325,7 +325,11 @@ fn an_error_never_repeats_a_huge_value_in_full() {
     let err = ns
         .create_queue(&format!("{name}$"), settings())
         .unwrap_err();
-    assert!(err.message.to_string().len() < 1_000, "{} bytes", err.message.to_string().len());
+    assert!(
+        err.message.to_string().len() < 1_000,
+        "{} bytes",
+        err.message.to_string().len()
+    );
 }
 
 /// A receive at the last instant time can name ends (it looped).
@@ -344,7 +348,10 @@ fn a_receive_at_the_end_of_time_ends() {
     let err = ns
         .apply(i64::MAX, Command::Fault(Fault::ServiceUpdate))
         .unwrap_err();
-    assert!(err.message.to_string().contains("playground limit"), "{err}");
+    assert!(
+        err.message.to_string().contains("playground limit"),
+        "{err}"
+    );
     let got = ns
         .apply(
             sbp_engine::limits::LATEST_INSTANT,
@@ -478,10 +485,15 @@ fn settling_a_received_and_deleted_message_names_the_settlement_in_plain_words()
     ] {
         let err = ns.settle(R, "q", 1, s).unwrap_err();
         assert!(
-            err.message.to_string().contains(&format!("so {verb} is refused")),
+            err.message
+                .to_string()
+                .contains(&format!("so {verb} is refused")),
             "{err}"
         );
-        assert!(!err.message.to_string().contains("abandond") && !err.message.to_string().contains("deferd"));
+        assert!(
+            !err.message.to_string().contains("abandond")
+                && !err.message.to_string().contains("deferd")
+        );
     }
 }
 
@@ -503,12 +515,18 @@ fn a_namespace_refuses_sends_past_its_message_and_body_bounds() {
     ns.send("q", body(4)).unwrap();
     let err = ns.send("q", body(4)).unwrap_err();
     assert_eq!(err.kind, ErrorKind::QuotaExceeded);
-    assert!(err.message.to_string().contains("MB of message bodies"), "{err}");
+    assert!(
+        err.message.to_string().contains("MB of message bodies"),
+        "{err}"
+    );
     assert!(err.tracking_id.is_some());
     ns.send("q", body(2)).unwrap();
     assert_eq!(ns.stored_totals(), (3, 10));
     let err = ns.send("q", body(0)).unwrap_err();
-    assert!(err.message.to_string().contains("at most 3 messages"), "{err}");
+    assert!(
+        err.message.to_string().contains("at most 3 messages"),
+        "{err}"
+    );
     assert_eq!(
         ns.stored_totals(),
         (3, 10),

@@ -2,11 +2,11 @@
 //! reach an instant (messages sent, consumer polls, sweeps), checked before anything runs.
 use crate::model::Scenario;
 use crate::step::{check_instant, consumer_spec, producer_spec, Action};
+use crate::{at_field, Text};
 use sbp_engine::limits::{MAX_ENTITIES, MAX_RUN_WORK, MAX_STORED_MESSAGES, MIN_SWEEP_INTERVAL};
 use sbp_engine::settings::{DEFAULT_SWEEP_INTERVAL, MIN_LOCK_DURATION};
-use sbp_engine::time::{after, format_duration, format_instant, Instant};
-use crate::{at_field, Text};
 use sbp_engine::text;
+use sbp_engine::time::{after, format_duration, format_instant, Instant};
 use sbp_engine::ExpiryMode;
 
 impl Scenario {

@@ -3,10 +3,10 @@
 //! them the same way.
 use crate::model::*;
 use crate::run::{NamedCall, Simulation};
-use sbp_engine::time::{format_instant, MAX_VALUE, NEVER};
-use sbp_engine::{EntitySettings, Perspective};
 use crate::Text;
 use sbp_engine::text;
+use sbp_engine::time::{format_instant, MAX_VALUE, NEVER};
+use sbp_engine::{EntitySettings, Perspective};
 use std::collections::BTreeMap;
 
 /// "expect at t=10s: ...".
@@ -136,8 +136,11 @@ impl Simulation {
         for (name, want) in &e.returned {
             let label = at_instant(at, text!("c-call", name = name));
             let Some(call) = self.named.get(name).cloned() else {
-                self.failures
-                    .push(text!("c-what", label = label, what = text!("c-no-call", name = name)));
+                self.failures.push(text!(
+                    "c-what",
+                    label = label,
+                    what = text!("c-no-call", name = name)
+                ));
                 continue;
             };
             let seqs: Vec<u64> = call.messages.iter().map(|m| m.sequence_number).collect();
@@ -162,7 +165,11 @@ impl Simulation {
                 self.failures.push(text!(
                     "c-what",
                     label = label.clone(),
-                    what = text!("c-expected", want = format!("[{}]", list(w)), have = format!("[{}]", list(&seqs)))
+                    what = text!(
+                        "c-expected",
+                        want = format!("[{}]", list(w)),
+                        have = format!("[{}]", list(&seqs))
+                    )
                 ));
             }
             for (i, props) in want.messages.iter().enumerate() {
@@ -236,8 +243,12 @@ impl Simulation {
         let present = !actual.is_null();
         if let Some(want) = expected.get("present").and_then(serde_json::Value::as_bool) {
             if want != present {
-                return Err(Text::new(if want { "c-want-present" } else { "c-want-absent" })
-                    .arg("have", actual.to_string()));
+                return Err(Text::new(if want {
+                    "c-want-present"
+                } else {
+                    "c-want-absent"
+                })
+                .arg("have", actual.to_string()));
             }
         }
         if let Some(reference) = expected
@@ -390,9 +401,7 @@ fn literal_matches(
             serde_json::Value::Null => None,
             serde_json::Value::String(s) => Some(sbp_engine::time::parse_duration(s)?),
             serde_json::Value::Number(n) => n.as_i64(),
-            other => {
-                return Err(text!("c-write-duration", value = other.to_string()))
-            }
+            other => return Err(text!("c-write-duration", value = other.to_string())),
         };
         let want = want.map(|w| if is_time && w >= MAX_VALUE { NEVER } else { w });
         let have = actual.as_i64();

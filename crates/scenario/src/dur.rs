@@ -25,9 +25,9 @@ impl<'de> Deserialize<'de> for Dur {
             Ms(i64),
             Text(String),
         }
-        let text = match Repr::deserialize(d).map_err(|_| {
-            serde::de::Error::custom(sbp_engine::text!("s-duration"))
-        })? {
+        let text = match Repr::deserialize(d)
+            .map_err(|_| serde::de::Error::custom(sbp_engine::text!("s-duration")))?
+        {
             Repr::Ms(ms) => ms.to_string(),
             Repr::Text(t) => t,
         };

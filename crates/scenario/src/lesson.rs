@@ -8,8 +8,8 @@ use crate::model::{Expectation, ViewDef};
 use crate::run::Simulation;
 use crate::step::Step;
 use crate::{at_field, Scenario, Text};
-use sbp_engine::text;
 use sbp_engine::limits::MAX_OPEN_WORK;
+use sbp_engine::text;
 use sbp_engine::time::{format_duration, format_instant, parse_duration, Instant, DAY, MAX_VALUE};
 use sbp_engine::{EventKind, Perspective};
 use serde::Serialize;
@@ -242,8 +242,8 @@ impl Lesson {
     /// wasm has that reader already); its scenario, goals and solutions by the scenario format's
     /// own readers, so they mean exactly what they mean in a scenario file.
     pub fn from_json(text: &str) -> Result<Lesson, Text> {
-        let v: Value = serde_json::from_str(text)
-            .map_err(|e| text!("l-json", message = e.to_string()))?;
+        let v: Value =
+            serde_json::from_str(text).map_err(|e| text!("l-json", message = e.to_string()))?;
         Lesson::from_value(&v)
     }
 
@@ -361,7 +361,9 @@ impl Lesson {
                                     text!(
                                         "l-goal-unreached",
                                         work = WORK,
-                                        unmet = sbp_engine::text::optional(sim.unmet(goal).into_iter().next())
+                                        unmet = sbp_engine::text::optional(
+                                            sim.unmet(goal).into_iter().next()
+                                        )
                                     ),
                                 ))
                             }

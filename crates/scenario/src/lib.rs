@@ -23,9 +23,9 @@ pub use dur::Dur;
 pub use model::*;
 pub use rewind::Rewind;
 pub use run::{Holding, NamedCall, Next, Simulation, StepOutcome};
-pub use step::{entity_command, Action, Step};
-pub use sbp_engine::text::{Arg, Text};
 use sbp_engine::text;
+pub use sbp_engine::text::{Arg, Text};
+pub use step::{entity_command, Action, Step};
 
 /// "timeline[3]: ...": what is wrong, and where.
 pub fn at_field(field: impl Into<String>, what: Text) -> Text {
@@ -114,7 +114,10 @@ impl Scenario {
                 return invalid(at_field(format!("entities[{i}]"), text!("s-entity-kind")));
             }
             if e.rule.is_some() && e.subscription.is_none() {
-                return invalid(at_field(format!("entities[{i}]"), text!("s-rule-subscription")));
+                return invalid(at_field(
+                    format!("entities[{i}]"),
+                    text!("s-rule-subscription"),
+                ));
             }
         }
         let mut last = 0;

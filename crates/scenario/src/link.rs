@@ -49,9 +49,8 @@ fn inflate(_: &[u8]) -> Option<Vec<u8>> {
 
 pub fn decode_scenario(payload: &str) -> Result<Scenario, ScenarioError> {
     let text = decode_payload(payload)?;
-    Scenario::from_json(&text).map_err(|e| {
-        ScenarioError::Link(sbp_engine::text!("s-link-scenario", what = e.text()))
-    })
+    Scenario::from_json(&text)
+        .map_err(|e| ScenarioError::Link(sbp_engine::text!("s-link-scenario", what = e.text())))
 }
 
 /// A payload's JSON text (`1j...` or `1z...`): what a scenario link and a lesson link carry.
@@ -73,9 +72,7 @@ pub fn decode_payload(payload: &str) -> Result<String, ScenarioError> {
     let (version, kind) = (version.chars().next(), version.chars().nth(1));
     match version {
         Some('1') => {}
-        Some(v) if v.is_ascii_digit() => {
-            return err("s-link-newer")
-        }
+        Some(v) if v.is_ascii_digit() => return err("s-link-newer"),
         _ => return err("s-link-not-ours"),
     }
     let Ok(bytes) = URL_SAFE_NO_PAD.decode(rest.trim_end_matches('=')) else {
@@ -159,15 +156,11 @@ fn decode(text: &str) -> Result<Link, ScenarioError> {
             "s" => scenario = Some(decode_scenario(value)?),
             "t" => match value.parse::<i64>() {
                 Ok(t) if t >= 0 => at = Some(t),
-                _ => {
-                    return bad(sbp_engine::text!("s-link-instant", value = value))
-                }
+                _ => return bad(sbp_engine::text!("s-link-instant", value = value)),
             },
             "x" => match value.parse::<u32>() {
                 Ok(x) if (1..=100_000).contains(&x) => speed = Some(x),
-                _ => {
-                    return bad(sbp_engine::text!("s-link-speed", value = value))
-                }
+                _ => return bad(sbp_engine::text!("s-link-speed", value = value)),
             },
             "embed" => {}
             other => return bad(sbp_engine::text!("s-link-part", part = other)),

@@ -6,13 +6,13 @@
 use crate::dur::Dur;
 use crate::model::*;
 use sbp_engine::limits::{LATEST_INSTANT, MAX_SEND_COUNT};
+use sbp_engine::text;
+use sbp_engine::text::{optional, Text};
 use sbp_engine::time::{format_duration, format_instant, Instant};
 use sbp_engine::{
     Burst, Command, ConsumerSpec, EntitySettings, Fault, Namespace, NewMessage, Processing,
     ProducerSpec, ReceiveMode, ReceiveOptions, Settlement, Spike, SubscriptionRule,
 };
-use sbp_engine::text;
-use sbp_engine::text::{optional, Text};
 use serde::{Deserialize, Serialize};
 
 /// One step of a timeline. Without an action it is narration only (and must have a note).
@@ -172,7 +172,11 @@ impl Action {
             Action::Peek(p) => text!("act-peek", count = p.count.unwrap_or(1), from = &p.from),
             Action::ReceiveDeferred(r) => {
                 let seqs: Vec<String> = r.seqs.iter().map(|s| format!("#{s}")).collect();
-                text!("act-receive-deferred", seqs = seqs.join(", "), from = &r.from)
+                text!(
+                    "act-receive-deferred",
+                    seqs = seqs.join(", "),
+                    from = &r.from
+                )
             }
             Action::Complete(s) => settle("act-complete", s),
             Action::Abandon(s) => settle("act-abandon", s),
@@ -438,7 +442,12 @@ pub const MAX_PROPERTIES: usize = 64;
 
 fn check_text(name: &str, value: &str, max: usize) -> Result<(), Text> {
     if value.len() > max {
-        return Err(text!("s-too-long", field = name, size = value.len(), max = max));
+        return Err(text!(
+            "s-too-long",
+            field = name,
+            size = value.len(),
+            max = max
+        ));
     }
     Ok(())
 }

@@ -101,10 +101,9 @@ pub fn event_text(cat: &Catalog, ns: &Namespace, e: &Event) -> String {
         EventKind::Abandoned { receiver } => with("ev-abandoned", &[("receiver", &r(*receiver))]),
         EventKind::Deferred { receiver } => with("ev-deferred", &[("receiver", &r(*receiver))]),
         EventKind::LockLapsed => one("ev-lock-lapsed"),
-        EventKind::LockLost { cause } => with(
-            "ev-lock-lost",
-            &[("cause", &cat.format(cause.key(), &[]))],
-        ),
+        EventKind::LockLost { cause } => {
+            with("ev-lock-lost", &[("cause", &cat.format(cause.key(), &[]))])
+        }
         EventKind::Requeued { failed_deliveries } => {
             with("ev-requeued", &[("failed", &failed_deliveries.to_string())])
         }
@@ -155,7 +154,10 @@ pub fn next_text(cat: &Catalog, next: &crate::Next) -> String {
         crate::Next::Step { number, action } => {
             return cat.format(
                 "due-step",
-                &[("number", &number.to_string()), ("action", &cat.text(action))],
+                &[
+                    ("number", &number.to_string()),
+                    ("action", &cat.text(action)),
+                ],
             )
         }
         crate::Next::Timer(due) => due,

@@ -24,7 +24,10 @@ fn keys_used() -> BTreeSet<String> {
         .map(|e| e.expect("a file").path())
         .collect();
     // The engine's and the scenario layer's texts (`text!("k", ..)`, `Text::new("k")`).
-    let mut dirs = vec![root().join("crates/engine/src"), root().join("crates/scenario/src")];
+    let mut dirs = vec![
+        root().join("crates/engine/src"),
+        root().join("crates/scenario/src"),
+    ];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).expect("a source folder") {
             let path = entry.expect("a file").path();
@@ -180,8 +183,5 @@ fn every_language_has_the_same_keys_and_variables_as_english() {
 
 #[test]
 fn the_cli_words_events_with_the_same_english_catalog() {
-    assert_eq!(
-        sbp_engine::text::english().clone(),
-        catalog("en")
-    );
+    assert_eq!(sbp_engine::text::english().clone(), catalog("en"));
 }

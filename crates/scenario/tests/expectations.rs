@@ -66,7 +66,9 @@ fn a_property_within_a_range_and_a_failed_check_says_why() {
         "expect":[{"at":"10s","returned":{"r":{"messages":[{"LockedUntil":{"max":"20s"}}]}}}]}"#);
     assert_eq!(failing.failures.len(), 1);
     assert!(
-        failing.failures[0].to_string().contains("LockedUntil: expected -..t=20s, got t=40s"),
+        failing.failures[0]
+            .to_string()
+            .contains("LockedUntil: expected -..t=20s, got t=40s"),
         "{:?}",
         failing.failures
     );
@@ -79,7 +81,9 @@ fn expect_error_takes_a_class_or_a_list_and_unknown_names_are_refused() {
         {"at":"0s","receive":{"from":"nowhere"},"expect_error":["MessageLockLost","MessagingEntityNotFound"]},
         {"at":"0s","receive":{"from":"nowhere"},"expect_error":"client"}]}"#);
     assert_eq!(sim.failures.len(), 1, "{:#?}", sim.failures);
-    assert!(sim.failures[0].to_string().contains("expected client, got MessagingEntityNotFound"));
+    assert!(sim.failures[0]
+        .to_string()
+        .contains("expected client, got MessagingEntityNotFound"));
     let err = Scenario::from_json(
         r#"{"version":1,"timeline":[{"at":"0s","receive":{"from":"q"},"expect_error":["Nope"]}]}"#,
     )
@@ -97,8 +101,12 @@ fn entity_settings_are_observable_a_basic_default_ttl_is_14_days() {
     let wrong = run(r#"{"version":1,"entities":[{"queue":"q"}],
         "expect":[{"at":"0s","settings":{"q":{"DefaultMessageTimeToLive":"14d"}}}]}"#);
     assert!(
-        wrong.failures[0].to_string().contains("expected t=14days, got never")
-            || wrong.failures[0].to_string().contains("expected 14days, got MaxValue"),
+        wrong.failures[0]
+            .to_string()
+            .contains("expected t=14days, got never")
+            || wrong.failures[0]
+                .to_string()
+                .contains("expected 14days, got MaxValue"),
         "{:?}",
         wrong.failures
     );
@@ -125,7 +133,9 @@ fn naming_nothing_that_exists_is_a_clear_failure() {
         {"at":"0s","complete":{"from":"q","message":"ghost"},"expect_error":"client"}],
         "expect":[{"at":"1s","returned":{"ghost":{"count":0}}}]}"#);
     assert_eq!(sim.failures.len(), 1, "{:#?}", sim.failures);
-    assert!(sim.failures[0].to_string().contains("no step so far is named \"ghost\""));
+    assert!(sim.failures[0]
+        .to_string()
+        .contains("no step so far is named \"ghost\""));
 }
 
 /// A call name with a dot in it ("a.b") is one name: settling by it finds that call (the name

@@ -51,7 +51,9 @@ fn a_broken_expectation_fails_with_a_clear_diff() {
     let mut sim = Simulation::new(&Scenario::from_json(&json).unwrap()).unwrap();
     assert!(!sim.run_to_end());
     assert!(
-        sim.failures[0].to_string().contains("orders dead_lettered: expected 2, got 1"),
+        sim.failures[0]
+            .to_string()
+            .contains("orders dead_lettered: expected 2, got 1"),
         "{:?}",
         sim.failures
     );
@@ -175,7 +177,11 @@ fn user_steps_are_recorded_and_later_steps_stay() {
             .unwrap();
     sim.advance_to(5_000);
     let fault = Step::new(Action::Fault(FaultDef::ServiceUpdate));
-    assert!(sim.schedule_step(fault, 60_000).unwrap().to_string().contains("t=1m"));
+    assert!(sim
+        .schedule_step(fault, 60_000)
+        .unwrap()
+        .to_string()
+        .contains("t=1m"));
     let send = Step::new(Action::Send(SendDef {
         to: "orders".into(),
         message_id: Some("late".into()),
@@ -344,5 +350,11 @@ fn the_catalogs_rule_texts_match_the_engine() {
     for (i, choice) in sbp_scenario::rules_data::CHOICES.iter().enumerate() {
         assert_eq!(en.get(&format!("choice-{}", i + 1)), Some(*choice));
     }
-    assert_eq!(en.get(&format!("choice-{}", sbp_scenario::rules_data::CHOICES.len() + 1)), None);
+    assert_eq!(
+        en.get(&format!(
+            "choice-{}",
+            sbp_scenario::rules_data::CHOICES.len() + 1
+        )),
+        None
+    );
 }

@@ -294,10 +294,15 @@ fn predict(store: &Store, run: &LessonRun, typed: &NodeRef, next: Html) -> Html 
                 )
             })
             .unwrap_or_default();
+        // Without an instant the answer is "never" or "none": said in the reader's words.
+        let value = match answer.at {
+            Some(_) => answer.value.clone(),
+            None => t(&format!("answer-{}", answer.value)),
+        };
         return html! {
             <>
             <p class={classes!("reveal", if right { "right" } else { "wrong" })} id="predict-reveal">
-                {tf(if right { "predict-right" } else { "predict-wrong" }, &[("given", given), ("answer", &answer.value)])}{at}
+                {tf(if right { "predict-right" } else { "predict-wrong" }, &[("given", given), ("answer", &value)])}{at}
             </p>
             {next}
             </>

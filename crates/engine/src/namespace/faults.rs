@@ -36,7 +36,10 @@ impl Namespace {
                         text!("e-no-receiver", name = &receiver),
                     ));
                 };
-                self.fault_event(text!("ev-fault-disconnect", receiver = &receiver), Rule::Rcv08);
+                self.fault_event(
+                    text!("ev-fault-disconnect", receiver = &receiver),
+                    Rule::Rcv08,
+                );
                 let held: Vec<(QueueRef, u64)> = self.receivers[r as usize]
                     .handles
                     .iter()

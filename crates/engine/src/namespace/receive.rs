@@ -155,7 +155,12 @@ impl Namespace {
         if let Some(target) = target {
             return Err(BrokerError::new(
                 ErrorKind::InvalidOperation,
-                text!("e-receive-forwarding", from = from, target = target, setting = setting),
+                text!(
+                    "e-receive-forwarding",
+                    from = from,
+                    target = target,
+                    setting = setting
+                ),
             ));
         }
         Ok(())

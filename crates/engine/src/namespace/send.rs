@@ -14,7 +14,12 @@ impl Namespace {
         if size > max {
             return Err(self.rejection(
                 ErrorKind::MessageSizeExceeded,
-                text!("e-too-large", size = size, tier = self.tier.to_string(), max = max),
+                text!(
+                    "e-too-large",
+                    size = size,
+                    tier = self.tier.to_string(),
+                    max = max
+                ),
             ));
         }
         if self.now < self.server_busy_until {

@@ -20,7 +20,12 @@ impl Namespace {
         self.receiver_ids.get(receiver).copied().ok_or_else(|| {
             BrokerError::new(
                 ErrorKind::InvalidOperation,
-                text!("e-not-received", receiver = receiver, seq = seq, from = from),
+                text!(
+                    "e-not-received",
+                    receiver = receiver,
+                    seq = seq,
+                    from = from
+                ),
             )
         })
     }
@@ -60,14 +65,23 @@ impl Namespace {
             None => {
                 return Err(BrokerError::new(
                     ErrorKind::InvalidOperation,
-                    text!("e-not-received", receiver = receiver, seq = seq, from = from),
+                    text!(
+                        "e-not-received",
+                        receiver = receiver,
+                        seq = seq,
+                        from = from
+                    ),
                 ))
             }
             // RCV-11: a peeked message has no lock.
             Some(Handle::Peeked) => {
                 return Err(BrokerError::new(
                     ErrorKind::InvalidOperation,
-                    text!("e-settle-peeked", what = format!("#{seq}"), verb = verb.clone()),
+                    text!(
+                        "e-settle-peeked",
+                        what = format!("#{seq}"),
+                        verb = verb.clone()
+                    ),
                 ))
             }
             // RCV-01: received-and-deleted messages are already settled.

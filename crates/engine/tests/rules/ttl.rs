@@ -80,7 +80,11 @@ fn r_ttl_03_defaults_and_limits() {
             },
         )
         .unwrap_err();
-    assert!(err.message.to_string().contains("14 days"), "{}", err.message);
+    assert!(
+        err.message.to_string().contains("14 days"),
+        "{}",
+        err.message
+    );
     // Message TTL unset = MaxValue: with the Standard default, it never expires.
     queue(&mut ns, "ok", settings());
     ns.send("ok", msg("a", None)).unwrap();

@@ -299,7 +299,11 @@ impl Namespace {
                 "actor-producer-summary",
                 rate = format_decimal(p.spec.rate, 3),
                 burst = optional(p.spec.burst.as_ref().map(|b| {
-                    text!("actor-burst", size = b.size, every = format_duration(b.every))
+                    text!(
+                        "actor-burst",
+                        size = b.size,
+                        every = format_duration(b.every)
+                    )
                 })),
                 spike = optional(p.spec.spike.as_ref().map(|s| {
                     text!(
