@@ -37,10 +37,16 @@ impl Text {
         }
     }
 
-    /// The same text with one more value.
-    pub fn arg(mut self, name: &'static str, value: impl Into<Arg>) -> Text {
-        self.args.push((name, value.into()));
-        self
+    /// A text from its key and values (what [`text!`] calls).
+    #[inline(never)]
+    pub fn of(key: &'static str, args: &[(&'static str, &dyn std::fmt::Display)]) -> Text {
+        Text {
+            key: Cow::Borrowed(key),
+            args: args
+                .iter()
+                .map(|(n, v)| (*n, Arg::from(v.to_string())))
+                .collect(),
+        }
     }
 
     /// The value named `name`, if it is plain.
@@ -83,24 +89,19 @@ impl From<Text> for Arg {
         Arg::Text(t)
     }
 }
-macro_rules! number_args {
-    ($($t:ty),*) => { $( impl From<$t> for Arg { fn from(n: $t) -> Arg { Arg::Plain(n.to_string()) } } )* };
-}
-number_args!(u8, u16, u32, u64, usize, i32, i64);
 
 /// A text that may say nothing (the catalog's `empty` key), for optional clauses.
 pub fn optional(t: Option<Text>) -> Text {
     t.unwrap_or_else(|| Text::new("empty"))
 }
 
-/// `text!("key", seq = 3, to = name)`: a [`Text`] with its values.
+/// `text!("key", seq = 3, to = name)`: a [`Text`] with its values, each said as it displays
+/// (a text among them in the current catalog's words). One call per use, so that the many
+/// places that say something stay small in the browser's wasm.
 #[macro_export]
 macro_rules! text {
-    ($key:literal $(, $name:ident = $value:expr)* $(,)?) => {
-        $crate::text::Text {
-            key: ::std::borrow::Cow::Borrowed($key),
-            args: vec![$((stringify!($name), $crate::text::Arg::from($value))),*],
-        }
+    ($key:expr $(, $name:ident = $value:expr)* $(,)?) => {
+        $crate::text::Text::of($key, &[$((stringify!($name), &$value as &dyn ::std::fmt::Display)),*])
     };
 }
 

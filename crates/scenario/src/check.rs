@@ -67,7 +67,7 @@ impl Simulation {
             if have != *want {
                 self.failures.push(at_instant(
                     at,
-                    Text::new(if *want { "c-missing" } else { "c-exists" }).arg("path", path),
+                    text!(if *want { "c-missing" } else { "c-exists" }, path = path),
                 ));
             }
         }
@@ -243,12 +243,14 @@ impl Simulation {
         let present = !actual.is_null();
         if let Some(want) = expected.get("present").and_then(serde_json::Value::as_bool) {
             if want != present {
-                return Err(Text::new(if want {
-                    "c-want-present"
-                } else {
-                    "c-want-absent"
-                })
-                .arg("have", actual.to_string()));
+                return Err(text!(
+                    if want {
+                        "c-want-present"
+                    } else {
+                        "c-want-absent"
+                    },
+                    have = actual
+                ));
             }
         }
         if let Some(reference) = expected

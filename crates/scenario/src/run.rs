@@ -373,9 +373,7 @@ impl Simulation {
             } else {
                 "out-sent"
             };
-            return Ok(Text::new(key)
-                .arg("seqs", seq_list(&sent))
-                .arg("warning", warning));
+            return Ok(text!(key, seqs = seq_list(&sent), warning = warning));
         }
         Ok(summary)
     }

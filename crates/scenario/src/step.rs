@@ -13,11 +13,11 @@ use sbp_engine::{
     Burst, Command, ConsumerSpec, EntitySettings, Fault, Namespace, NewMessage, Processing,
     ProducerSpec, ReceiveMode, ReceiveOptions, Settlement, Spike, SubscriptionRule,
 };
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 /// One step of a timeline. Without an action it is narration only (and must have a note).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "crate::wire::StepWire", into = "crate::wire::StepWire")]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(try_from = "crate::wire::StepWire")]
 pub struct Step {
     pub at: Dur,
     /// A sentence shown while the step plays (narration).
@@ -134,10 +134,7 @@ impl Action {
     /// The action in words: "receive 3 from orders as r1".
     pub fn text(&self) -> Text {
         let settle = |key: &'static str, s: &SettleDef| {
-            Text::new(key)
-                .arg("seq", s.seq)
-                .arg("from", &s.from)
-                .arg("receiver", &s.receiver)
+            text!(key, seq = s.seq, from = s.from, receiver = s.receiver)
         };
         match self {
             Action::Send(s) => {
@@ -162,13 +159,15 @@ impl Action {
                     None => text!("act-send", what = what, to = &s.to, ttl = ttl),
                 }
             }
-            Action::Receive(r) => Text::new(match r.mode {
-                ModeDef::PeekLock => "act-receive",
-                ModeDef::ReceiveAndDelete => "act-receive-delete",
-            })
-            .arg("count", r.count.unwrap_or(1))
-            .arg("from", &r.from)
-            .arg("receiver", &r.receiver),
+            Action::Receive(r) => text!(
+                match r.mode {
+                    ModeDef::PeekLock => "act-receive",
+                    ModeDef::ReceiveAndDelete => "act-receive-delete",
+                },
+                count = r.count.unwrap_or(1),
+                from = r.from,
+                receiver = r.receiver
+            ),
             Action::Peek(p) => text!("act-peek", count = p.count.unwrap_or(1), from = &p.from),
             Action::ReceiveDeferred(r) => {
                 let seqs: Vec<String> = r.seqs.iter().map(|s| format!("#{s}")).collect();

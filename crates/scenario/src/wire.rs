@@ -5,10 +5,11 @@ use crate::dur::Dur;
 use crate::model::*;
 use crate::step::{Action, Step};
 use sbp_engine::time::format_duration;
-use serde::{Deserialize, Serialize};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
 
 /// A step as format version 1 writes it: one optional field per action.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StepWire {
     pub at: Dur,
@@ -106,37 +107,43 @@ impl TryFrom<StepWire> for Step {
     }
 }
 
-impl From<Step> for StepWire {
-    fn from(s: Step) -> StepWire {
-        let mut w = StepWire {
-            at: s.at,
-            note: s.note,
-            expect_error: s.expect_error,
-            ..StepWire::default()
-        };
-        match s.action {
-            None => {}
-            Some(Action::Send(a)) => w.send = Some(a),
-            Some(Action::CancelScheduled(a)) => w.cancel_scheduled = Some(a),
-            Some(Action::Peek(a)) => w.peek = Some(a),
-            Some(Action::Receive(a)) => w.receive = Some(a),
-            Some(Action::ReceiveDeferred(a)) => w.receive_deferred = Some(a),
-            Some(Action::Complete(a)) => w.complete = Some(a),
-            Some(Action::Abandon(a)) => w.abandon = Some(a),
-            Some(Action::DeadLetter(a)) => w.dead_letter = Some(a),
-            Some(Action::Defer(a)) => w.defer = Some(a),
-            Some(Action::RenewLock(a)) => w.renew_lock = Some(a),
-            Some(Action::Create(a)) => w.create = Some(a),
-            Some(Action::Update(a)) => w.update = Some(a),
-            Some(Action::Delete(a)) => w.delete = Some(a),
-            Some(Action::CloseReceiver(a)) => w.close_receiver = Some(a),
-            Some(Action::Fault(a)) => w.fault = Some(a),
-            Some(Action::StartProducer(a)) => w.start_producer = Some(a),
-            Some(Action::StopProducer(a)) => w.stop_producer = Some(a),
-            Some(Action::StartConsumers(a)) => w.start_consumers = Some(a),
-            Some(Action::StopConsumers(a)) => w.stop_consumers = Some(a),
-            Some(Action::Expect(a)) => w.expect = Some(a),
+/// A step written as format version 1 writes it: `at`, `note`, `expect_error`, then the
+/// action under its key (the fields [`StepWire`] reads, in its order).
+impl Serialize for Step {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("at", &self.at)?;
+        if let Some(note) = &self.note {
+            m.serialize_entry("note", note)?;
         }
-        w
+        if let Some(e) = &self.expect_error {
+            m.serialize_entry("expect_error", e)?;
+        }
+        if let Some(action) = &self.action {
+            let key = action.key();
+            match action {
+                Action::Send(a) => m.serialize_entry(key, a),
+                Action::CancelScheduled(a) => m.serialize_entry(key, a),
+                Action::Peek(a) => m.serialize_entry(key, a),
+                Action::Receive(a) => m.serialize_entry(key, a),
+                Action::ReceiveDeferred(a) => m.serialize_entry(key, a),
+                Action::Complete(a)
+                | Action::Abandon(a)
+                | Action::DeadLetter(a)
+                | Action::Defer(a)
+                | Action::RenewLock(a) => m.serialize_entry(key, a),
+                Action::Create(a) => m.serialize_entry(key, a),
+                Action::Update(a) => m.serialize_entry(key, a),
+                Action::Delete(a) | Action::StopProducer(a) | Action::StopConsumers(a) => {
+                    m.serialize_entry(key, a)
+                }
+                Action::CloseReceiver(a) => m.serialize_entry(key, a),
+                Action::Fault(a) => m.serialize_entry(key, a),
+                Action::StartProducer(a) => m.serialize_entry(key, a),
+                Action::StartConsumers(a) => m.serialize_entry(key, a),
+                Action::Expect(a) => m.serialize_entry(key, a),
+            }?;
+        }
+        m.end()
     }
 }
