@@ -340,14 +340,30 @@ test('languages: ?lang=, the picker, remembered, the browser default; events wor
   await send(page, { ttl: '10s' });
   await page.locator('.card .state', { hasText: 'Aktiv' }).waitFor();
   await page.locator('#event-log td', { hasText: 'eingereiht' }).first().waitFor();
+  // What the runner and the engine say is worded too: a send's result, the short-TTL warning,
+  // an operation the broker refuses, the rules.
+  await page.locator('#notice', { hasText: 'gesendet: #1' }).waitFor();
+  await send(page, { ttl: '2s' });
+  await page.locator('#notice', { hasText: 'sehr kurz' }).waitFor();
+  await page.locator('#rules summary').click();
+  await page.locator('#rules .rule-list', { hasText: 'lückenlos' }).waitFor();
+  // A step's own words: a fault on a schedule.
+  await tab(page, 'faults');
+  await page.fill('#fault-in', '10s');
+  await page.click('#fault-service');
+  await page.locator('#notice', { hasText: 'geplant für t=10s: Störung: Dienstupdate' }).waitFor();
   await page.selectOption('#lang', 'sv');
   await page.locator('#play', { hasText: 'Spela' }).waitFor();
-  await page.locator('.card .state', { hasText: 'Aktivt' }).waitFor();
+  await page.locator('.card .state', { hasText: 'Aktivt' }).first().waitFor();
   await page.locator('#event-log td', { hasText: 'köat' }).first().waitFor();
+  await tab(page, 'send');
   await page.locator('#send-form h2', { hasText: 'Skicka' }).waitFor();
-  // Remembered without ?lang=.
-  await page.goto(url);
+  await page.locator('#rules .rule-list', { hasText: 'utan luckor' }).waitFor();
+  // Remembered without ?lang=; a broken link says so in Swedish.
+  await page.goto(url + '#s=1zBROKENdata');
+  await page.reload();
   await page.locator('#play', { hasText: 'Spela' }).waitFor();
+  await page.locator('#error-banner', { hasText: 'länken är trasig' }).waitFor();
   // A new visitor whose browser speaks Dutch.
   const nl = await ctx.browser().newContext({ locale: 'nl-NL' });
   const p2 = await fresh(nl);
@@ -598,7 +614,9 @@ test('a workshop chains lessons: the question shows alone, then the next lesson'
 });
 
 let passed = 0, failed = 0;
-for (const { name, fn } of tests) {
+// `node run.mjs <words>` runs only the tests whose names hold those words.
+const only = process.argv.slice(2).join(' ');
+for (const { name, fn } of tests.filter((t) => t.name.includes(only))) {
   const ctx = await browser.newContext();
   try {
     await fn(ctx);
@@ -606,7 +624,7 @@ for (const { name, fn } of tests) {
     console.log(`ok   ${name}`);
   } catch (e) {
     failed++;
-    console.log(`FAIL ${name}\n     ${String(e.message || e).split('\n')[0]}`);
+    console.log(`FAIL ${name}\n     ${String(e.message || e).split('\n').slice(0, 3).join('\n     ')}`);
   } finally {
     await ctx.close();
   }
