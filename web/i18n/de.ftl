@@ -763,3 +763,4 @@ choice-4 = Eine weitergeleitete Nachricht beginnt in ihrem Ziel von vorn (Delive
 choice-5 = Zurückspulen spielt ab dem nächsten Prüfpunkt vor dem Zeitpunkt nach; die Engine ist deterministisch, also ist der Zustand genau der, den ein Nachspielen ab dem Start erreicht (das Ereignisprotokoll behält die letzten 1.000 Ereignisse des Prüfpunkts und was danach kam).
 answer-never = nie
 answer-none = keine
+dl-description-example = Die Bestellung hat keine Kundennummer.

@@ -781,3 +781,4 @@ choice-4 = A forwarded message starts afresh in its target (DeliveryCount 0, FWD
 choice-5 = Rewinding replays from the nearest checkpoint before the instant; the engine is deterministic, so the state is exactly the one a replay from the start reaches (the event log keeps the last 1,000 events of the checkpoint and what came after).
 answer-never = never
 answer-none = none
+dl-description-example = The order has no customer id.

@@ -763,3 +763,4 @@ choice-4 = Een doorgestuurd bericht begint opnieuw in zijn doel (DeliveryCount 0
 choice-5 = Terugspoelen speelt opnieuw af vanaf het dichtstbijzijnde controlepunt vóór het tijdstip; de engine is deterministisch, dus de toestand is precies die welke een afspelen vanaf het begin bereikt (het gebeurtenislogboek houdt de laatste 1.000 gebeurtenissen van het controlepunt en wat daarna kwam).
 answer-never = nooit
 answer-none = geen
+dl-description-example = De bestelling heeft geen klantnummer.

@@ -763,3 +763,4 @@ choice-4 = Ett vidarebefordrat meddelande börjar om i sitt mål (DeliveryCount 
 choice-5 = Att spola tillbaka spelar upp från närmaste kontrollpunkt före tidpunkten; motorn är deterministisk, så tillståndet är exakt det som en uppspelning från start når (händelseloggen behåller kontrollpunktens sista 1 000 händelser och det som kom efter).
 answer-never = aldrig
 answer-none = ingen
+dl-description-example = Ordern saknar kundnummer.

@@ -35,7 +35,7 @@ pub fn field(id: &'static str, node: &NodeRef, placeholder: bool, kind: &'static
 
 /// Sets the inputs' first values (a form calls this once, when it is mounted). Inputs only: a
 /// NodeRef's `cast` does not check the element, and a `<select>` given "" would lose its choice.
-pub fn set_values(inputs: &[(NodeRef, &'static str)]) {
+pub fn set_values(inputs: &[(NodeRef, &str)]) {
     for (node, value) in inputs {
         let input = node
             .get()

@@ -154,11 +154,14 @@ pub fn dead_letter_form(props: &DeadLetterProps) -> Html {
     let reason = use_node_ref();
     let description = use_node_ref();
     {
-        let first = [
-            (reason.clone(), "ValidationFailed"),
-            (description.clone(), "The order has no customer id."),
-        ];
-        use_effect_with((), move |_| crate::form::set_values(&first));
+        let (example, reason, description) =
+            (t("dl-description-example"), reason.clone(), description.clone());
+        use_effect_with((), move |_| {
+            crate::form::set_values(&[
+                (reason, "ValidationFailed"),
+                (description, example.as_str()),
+            ])
+        });
     }
     let onsubmit = {
         let (reason, description) = (reason.clone(), description.clone());
