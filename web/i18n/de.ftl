@@ -764,3 +764,4 @@ choice-5 = Zurückspulen spielt ab dem nächsten Prüfpunkt vor dem Zeitpunkt na
 answer-never = nie
 answer-none = keine
 dl-description-example = Die Bestellung hat keine Kundennummer.
+l-highlight = "highlight" ist ein CSS-Selektor mit höchstens 200 Zeichen, ohne { } ; < @ \ oder /

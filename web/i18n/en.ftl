@@ -782,3 +782,4 @@ choice-5 = Rewinding replays from the nearest checkpoint before the instant; the
 answer-never = never
 answer-none = none
 dl-description-example = The order has no customer id.
+l-highlight = "highlight" is a CSS selector of at most 200 characters, without { } ; < @ \ or /

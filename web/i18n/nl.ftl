@@ -764,3 +764,4 @@ choice-5 = Terugspoelen speelt opnieuw af vanaf het dichtstbijzijnde controlepun
 answer-never = nooit
 answer-none = geen
 dl-description-example = De bestelling heeft geen klantnummer.
+l-highlight = "highlight" is een CSS-selector van hoogstens 200 tekens, zonder { } ; < @ \ of /

@@ -764,3 +764,4 @@ choice-5 = Att spola tillbaka spelar upp från närmaste kontrollpunkt före tid
 answer-never = aldrig
 answer-none = ingen
 dl-description-example = Ordern saknar kundnummer.
+l-highlight = "highlight" är en CSS-väljare på högst 200 tecken, utan { } ; < @ \ eller /

@@ -237,6 +237,9 @@ impl Question {
     }
 }
 
+/// The longest `highlight` selector.
+pub const MAX_SELECTOR: usize = 200;
+
 impl Lesson {
     /// Reads a lesson file. The lesson's own fields are read from a JSON value (the browser's
     /// wasm has that reader already); its scenario, goals and solutions by the scenario format's
@@ -314,6 +317,13 @@ impl Lesson {
             }
             if part.text("en").is_empty() {
                 return at("l-english");
+            }
+            // A selector, and nothing that could end a style rule (the browser outlines what it
+            // matches with one).
+            if part.highlight.as_deref().is_some_and(|s| {
+                s.len() > MAX_SELECTOR || s.contains(['{', '}', ';', '<', '@', '\\', '/'])
+            }) {
+                return at("l-highlight");
             }
         }
         Ok(())

@@ -154,8 +154,11 @@ pub fn dead_letter_form(props: &DeadLetterProps) -> Html {
     let reason = use_node_ref();
     let description = use_node_ref();
     {
-        let (example, reason, description) =
-            (t("dl-description-example"), reason.clone(), description.clone());
+        let (example, reason, description) = (
+            t("dl-description-example"),
+            reason.clone(),
+            description.clone(),
+        );
         use_effect_with((), move |_| {
             crate::form::set_values(&[
                 (reason, "ValidationFailed"),

@@ -190,26 +190,6 @@ pub fn welcome(store: &Store) -> Html {
 pub fn lesson_panel(props: &StoreProps) -> Html {
     let store = &props.store;
     let typed = use_node_ref();
-    // An explanation may point at something on the page: it is outlined while the part shows.
-    let highlight = store
-        .lesson
-        .as_deref()
-        .and_then(|r| r.part().and_then(|p| p.highlight.clone()));
-    use_effect_with(highlight, |selector| {
-        let found = selector.as_ref().and_then(|s| {
-            web_sys::window()
-                .and_then(|w| w.document())
-                .and_then(|d| d.query_selector(s).ok().flatten())
-        });
-        if let Some(el) = &found {
-            let _ = el.class_list().add_1("highlight");
-        }
-        move || {
-            if let Some(el) = found {
-                let _ = el.class_list().remove_1("highlight");
-            }
-        }
-    });
     let Some(run) = store.lesson.clone() else {
         return html! {};
     };
@@ -262,8 +242,16 @@ pub fn lesson_panel(props: &StoreProps) -> Html {
         Some(PartKind::Do) => goal(store, &run, lang, next),
         _ => next,
     };
+    // A part may point at something on the page (a lane, a control, an edge of the map): a
+    // style rule outlines what the selector matches while the part shows, so what is drawn
+    // again (the map) stays outlined. The lesson reader allows no character that could end the
+    // rule (`{`, `}`, `;`...), and Yew writes it as text.
+    let outline = part.highlight.as_deref().map(|s| {
+        format!(":is({s}){{outline:3px solid #e08a00}}:is({s}) line{{stroke:#e08a00!important;stroke-width:6px!important}}")
+    });
     html! {
         <section class={classes!("lesson", part.kind().map(kind_class))} id="lesson" aria-live="polite">
+            if let Some(rule) = outline { <style>{rule}</style> }
             {header}
             <p class="lesson-text" id="lesson-text">{part.text(lang).to_string()}</p>
             {body}
