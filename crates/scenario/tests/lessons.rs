@@ -161,3 +161,16 @@ fn a_lesson_with_traffic_that_runs_all_day_is_refused_before_an_answer_runs_it()
         .to_string();
     assert!(e.contains("a day ahead") && e.contains("500000"), "{e}");
 }
+
+#[test]
+fn a_highlight_that_could_end_a_style_rule_is_refused() {
+    let text = std::fs::read_to_string(dir().join("expiry-dropped.json")).expect("readable");
+    let mut v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    v["parts"][0]["highlight"] = serde_json::json!(".lanes } body { display: none");
+    let e = Lesson::from_json(&v.to_string()).expect_err("refused");
+    assert_eq!(e.key, "s-at-field");
+    assert!(e.to_string().contains("CSS selector"), "{e}");
+    // What the track uses is allowed: attribute selectors with quotes, child combinators.
+    v["parts"][0]["highlight"] = serde_json::json!(".map .edge.deadletter[data-from=\"audit\"] > line");
+    Lesson::from_json(&v.to_string()).expect("allowed");
+}
