@@ -7,7 +7,6 @@ use crate::error::{BrokerError, ErrorKind, Result};
 use crate::limits::*;
 use crate::time::{format_decimal, format_duration, Duration, Instant, SECOND};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
 
 /// A burst: `size` extra messages every `every`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -142,7 +141,7 @@ pub struct ConsumerGroup {
     pub generation: u32,
     pub busy: Vec<Option<Work>>,
     /// RCV-12: MessageIds whose Complete failed after the work was done; they will come again.
-    pub lost_after_work: BTreeSet<String>,
+    pub lost_after_work: crate::sorted::SortedVec<String>,
 }
 
 /// A producer, or a group of consumers.

@@ -30,6 +30,7 @@ pub mod namespace;
 pub mod rules;
 pub mod send_lab;
 pub mod settings;
+pub mod sorted;
 pub mod text;
 pub mod time;
 pub mod timer;

@@ -171,6 +171,7 @@ fn a_highlight_that_could_end_a_style_rule_is_refused() {
     assert_eq!(e.key, "s-at-field");
     assert!(e.to_string().contains("CSS selector"), "{e}");
     // What the track uses is allowed: attribute selectors with quotes, child combinators.
-    v["parts"][0]["highlight"] = serde_json::json!(".map .edge.deadletter[data-from=\"audit\"] > line");
+    v["parts"][0]["highlight"] =
+        serde_json::json!(".map .edge.deadletter[data-from=\"audit\"] > line");
     Lesson::from_json(&v.to_string()).expect("allowed");
 }

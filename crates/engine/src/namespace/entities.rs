@@ -18,7 +18,7 @@ impl Namespace {
             )
             .on_field("Name"));
         }
-        if self.paths.len() >= crate::limits::MAX_ENTITIES {
+        if self.entities.iter().flatten().count() >= crate::limits::MAX_ENTITIES {
             return Err(BrokerError::new(
                 ErrorKind::QuotaExceeded,
                 text!("e-max-entities", max = crate::limits::MAX_ENTITIES),
@@ -194,7 +194,8 @@ impl Namespace {
         let Some(entity) = self.entities.get_mut(id as usize).and_then(Option::take) else {
             return;
         };
-        self.paths.remove(&entity.path);
+        // Its path stays in `paths`, naming a gone id (resolving it finds nothing), until an
+        // entity of that name is created again.
         if let EntityKind::Subscription { topic } = entity.kind {
             if let Ok(t) = self.get_mut(topic) {
                 t.subscriptions.retain(|&s| s != id);

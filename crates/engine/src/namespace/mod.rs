@@ -53,9 +53,10 @@ pub enum Handle {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Receiver {
     pub name: String,
-    pub attached: BTreeSet<QueueRef>,
+    pub attached: crate::sorted::SortedVec<QueueRef>,
     pub handles: BTreeMap<(QueueRef, u64), Handle>,
-    pub peek_cursor: BTreeMap<QueueRef, u64>,
+    /// Where each queue's next peek starts (after this SequenceNumber).
+    pub peek_cursor: Vec<(QueueRef, u64)>,
     /// The next size at which forgotten handles are pruned (doubles, so pruning stays amortised).
     #[serde(default)]
     pub prune_at: usize,

@@ -69,9 +69,9 @@ impl Namespace {
         let start = from_seq.unwrap_or_else(|| {
             self.receivers[r as usize]
                 .peek_cursor
-                .get(&q)
-                .copied()
-                .unwrap_or(0)
+                .iter()
+                .find(|(p, _)| *p == q)
+                .map_or(0, |(_, seq)| *seq)
                 + 1
         });
         let e = self.get(q.entity)?;
@@ -84,7 +84,11 @@ impl Namespace {
             .collect();
         let receiver_state = &mut self.receivers[r as usize];
         if let Some(last) = views.last() {
-            receiver_state.peek_cursor.insert(q, last.sequence_number);
+            let cursor = &mut receiver_state.peek_cursor;
+            match cursor.iter_mut().find(|(p, _)| *p == q) {
+                Some((_, seq)) => *seq = last.sequence_number,
+                None => cursor.push((q, last.sequence_number)),
+            }
         }
         let seqs: Vec<u64> = views.iter().map(|v| v.sequence_number).collect();
         for seq in seqs {

@@ -16,42 +16,61 @@ pub(super) enum Change {
 /// The id standing for an entity not created yet.
 const NEW: u32 = u32::MAX;
 
-/// Who forwards to whom and which subscriptions each topic has, with a change applied.
-#[derive(Default)]
+/// Who forwards to whom and which subscriptions each topic has, with a change applied; by
+/// entity id (ids are dense), the entity being created last ([`NEW`]).
 struct Topology {
-    forward: BTreeMap<u32, u32>,
-    dlq_forward: BTreeMap<u32, u32>,
-    subscriptions: BTreeMap<u32, Vec<u32>>,
+    forward: Vec<Option<u32>>,
+    dlq_forward: Vec<Option<u32>>,
+    subscriptions: Vec<Option<Vec<u32>>>,
 }
 
 impl Topology {
+    fn new(ids: usize) -> Topology {
+        Topology {
+            forward: vec![None; ids + 1],
+            dlq_forward: vec![None; ids + 1],
+            subscriptions: vec![None; ids + 1],
+        }
+    }
+
+    /// Where `id`'s entries are.
+    fn slot(&self, id: u32) -> usize {
+        if id == NEW {
+            self.forward.len() - 1
+        } else {
+            id as usize
+        }
+    }
+
     /// How many copies a message arriving at `id` after `hops` forwards ends as (at most).
-    fn copies(&self, id: u32, hops: u8, memo: &mut BTreeMap<(u32, u8), u64>) -> u64 {
-        if let Some(&known) = memo.get(&(id, hops)) {
+    fn copies(&self, id: u32, hops: u8, memo: &mut [Option<u64>]) -> u64 {
+        let i = self.slot(id);
+        let key = i * (usize::from(MAX_FORWARD_HOPS) + 1) + usize::from(hops);
+        if let Some(known) = memo[key] {
             return known;
         }
-        let n = if let Some(subs) = self.subscriptions.get(&id) {
+        let n = if let Some(subs) = &self.subscriptions[i] {
             subs.iter().fold(0u64, |sum, &s| {
                 sum.saturating_add(self.copies(s, hops, memo))
             })
         } else {
-            match self.forward.get(&id) {
-                Some(&target) if hops < MAX_FORWARD_HOPS => self.copies(target, hops + 1, memo),
+            match self.forward[i] {
+                Some(target) if hops < MAX_FORWARD_HOPS => self.copies(target, hops + 1, memo),
                 _ => 1,
             }
         };
-        memo.insert((id, hops), n);
+        memo[key] = Some(n);
         n
     }
 
     /// The worst case over every entity and every dead-letter forward.
     fn worst(&self, ids: impl Iterator<Item = u32>) -> u64 {
-        let mut memo = BTreeMap::new();
+        let mut memo = vec![None; self.forward.len() * (usize::from(MAX_FORWARD_HOPS) + 1)];
         let mut worst = 0;
         for id in ids {
             worst = worst.max(self.copies(id, 0, &mut memo));
         }
-        for &target in self.dlq_forward.values() {
+        for &target in self.dlq_forward.iter().flatten() {
             worst = worst.max(self.copies(target, 1, &mut memo));
         }
         worst
@@ -132,7 +151,7 @@ impl Namespace {
 
     /// The most copies one message can become, with `change` given the forward targets `to`.
     fn worst_copies(&self, change: Change, to: [Option<u32>; 2]) -> u64 {
-        let mut t = Topology::default();
+        let mut t = Topology::new(self.entities.len());
         for e in self.entities.iter().flatten() {
             let target = |f: &Option<String>| {
                 f.as_deref()
@@ -140,32 +159,26 @@ impl Namespace {
                     .filter(|q| !q.dlq)
                     .map(|q| q.entity)
             };
-            if let Some(id) = target(&e.settings.forward_to) {
-                t.forward.insert(e.id, id);
-            }
-            if let Some(id) = target(&e.settings.forward_dead_lettered_messages_to) {
-                t.dlq_forward.insert(e.id, id);
-            }
+            let i = e.id as usize;
+            t.forward[i] = target(&e.settings.forward_to);
+            t.dlq_forward[i] = target(&e.settings.forward_dead_lettered_messages_to);
             if e.kind == EntityKind::Topic {
-                t.subscriptions.insert(e.id, e.subscriptions.clone());
+                t.subscriptions[i] = Some(e.subscriptions.clone());
             }
         }
         let id = match change {
             Change::NewQueue | Change::NewTopic => NEW,
             Change::NewSubscription { topic } => {
-                t.subscriptions.entry(topic).or_default().push(NEW);
+                t.subscriptions[topic as usize]
+                    .get_or_insert_with(Vec::new)
+                    .push(NEW);
                 NEW
             }
             Change::Update(id) => id,
         };
-        t.forward.remove(&id);
-        t.dlq_forward.remove(&id);
-        if let Some(f) = to[0] {
-            t.forward.insert(id, f);
-        }
-        if let Some(f) = to[1] {
-            t.dlq_forward.insert(id, f);
-        }
+        let i = t.slot(id);
+        t.forward[i] = to[0];
+        t.dlq_forward[i] = to[1];
         let ids = self.entities.iter().flatten().map(|e| e.id).chain([NEW]);
         t.worst(ids)
     }

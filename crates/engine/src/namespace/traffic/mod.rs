@@ -15,7 +15,6 @@ use crate::text::optional;
 use crate::time::{after, format_decimal, format_duration, Duration, Instant};
 use crate::timer::ActorTimer;
 use std::borrow::Cow;
-use std::collections::BTreeSet;
 
 /// Puts `item` at `index` (replacing what was there) or at the end; returns where it went.
 fn upsert<T>(list: &mut Vec<T>, index: Option<usize>, item: T) -> usize {
@@ -148,7 +147,7 @@ impl Namespace {
                 self.consumers[i].generation + 1,
                 std::mem::take(&mut self.consumers[i].lost_after_work),
             ),
-            None => (1, BTreeSet::new()),
+            None => (1, Default::default()),
         };
         let busy = vec![None; spec.instances as usize];
         let group = ConsumerGroup {
