@@ -26,8 +26,9 @@ pub enum Arg {
     Text(Text),
 }
 
-/// The longest value a text quotes: a huge name shows its start only.
-pub const MAX_ARG: usize = 160;
+/// The longest value a text holds (a text among them included): a huge value shows its start
+/// only. Names that may be huge are quoted shorter where they are said (`error::quote`).
+pub const MAX_ARG: usize = crate::error::MAX_MESSAGE;
 
 impl Text {
     pub fn new(key: impl Into<Cow<'static, str>>) -> Text {
@@ -330,6 +331,23 @@ mod tests {
         assert_eq!(fill("{$a} and {b}", &[("a", "1")]), "1 and {b}");
         let lead = Catalog::parse("by = { \"\" } by number").expect("valid");
         assert_eq!(lead.format("by", &[]), " by number");
+    }
+
+    #[cfg(feature = "english")]
+    #[test]
+    fn a_long_text_inside_another_is_said_whole_and_a_huge_value_is_cut() {
+        let inner = crate::text!("e-copies", copies = 10_000u64, max = 1_000u64);
+        let outer = crate::text!(
+            "e-forward",
+            setting = "ForwardTo",
+            target = "x".repeat(100),
+            why = inner
+        );
+        let said = outer.to_string();
+        assert!(said.contains("allows at most 1000 (FWD-01)"), "{said}");
+        let huge = crate::text!("e-no-entity", path = "y".repeat(10_000));
+        assert!(huge.to_string().len() < 1_000);
+        assert!(huge.to_string().ends_with("does not exist (IDLE-04)"));
     }
 
     #[test]

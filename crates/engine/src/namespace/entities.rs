@@ -14,7 +14,7 @@ impl Namespace {
         if !valid {
             return Err(BrokerError::new(
                 ErrorKind::ArgumentOutOfRange,
-                text!("e-bad-name", name = path),
+                text!("e-bad-name", name = crate::error::quote(path)),
             )
             .on_field("Name"));
         }
