@@ -152,6 +152,36 @@ test('an out-of-range setting is refused next to its field and changes nothing',
   await page.locator('.lane[data-entity="payments"]').waitFor();
 });
 
+test('duplicate detection: a queue created with it drops a resend, shown in the lane (DUP-01, DUP-02)', async (ctx) => {
+  const page = await fresh(ctx);
+  await tab(page, 'entities');
+  await page.fill('#entity-name', 'payments');
+  await page.selectOption('#entity-dup', 'on');
+  await page.fill('#entity-dup-window', '10s');
+  await page.click('#entity-create');
+  const err = await page.locator('#entity-form .field-error').textContent();
+  if (!err.includes('outside 20s..7days')) throw new Error(err);
+  await page.fill('#entity-dup-window', '1m');
+  await page.click('#entity-create');
+  const lane = page.locator('.lane[data-entity="payments"]');
+  await lane.locator('.settings', { hasText: 'RequiresDuplicateDetection 1m' }).waitFor();
+  await tab(page, 'send');
+  await page.selectOption('#send-to', 'payments');
+  for (let i = 0; i < 2; i++) await send(page, { ttl: '1h', id: 'order-1' });
+  await page.locator('#notice', { hasText: '1 duplicate(s) dropped, DUP-02' }).waitFor();
+  await lane.locator('[data-testid="counts"]', { hasText: '1 active' }).waitFor();
+  await lane.locator('[data-testid="counts"]', { hasText: '1 duplicates dropped' }).waitFor();
+  await lane.locator('.card.ghost', { hasText: 'order-1' }).waitFor();
+  await page.locator('#event-log td', { hasText: 'acknowledged and dropped' }).first().waitFor();
+  // Turning it off later is refused (chosen at creation).
+  await tab(page, 'entities');
+  await page.selectOption('#entity-target', 'payments');
+  await page.selectOption('#entity-dup', 'off');
+  await page.click('#entity-create');
+  const refused = await page.locator('#entity-form .field-error').textContent();
+  if (!refused.includes('cannot be changed')) throw new Error(refused);
+});
+
 test('keyboard alone: send and receive with Tab and Enter', async (ctx) => {
   const page = await fresh(ctx);
   await page.focus('#send-ttl');

@@ -1,7 +1,7 @@
 //! Queues, topics and subscriptions, and the stores that hold their messages.
 use crate::message::{Message, MessageState};
 use crate::settings::EntitySettings;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -197,6 +197,40 @@ pub struct Entity {
     pub(crate) sweep_at: Option<Instant>,
     pub(crate) attached_receivers: u32,
     pub created_at: Instant,
+    /// DUP-02, DUP-03: the MessageIds accepted within the window (entities that detect
+    /// duplicates), and how many duplicates were dropped.
+    pub(crate) history: Option<Box<DuplicateHistory>>,
+    pub duplicates_dropped: u64,
+}
+
+/// The MessageIds an entity accepted, each with when; oldest first in `order`, so the window
+/// slides by dropping from the front (no scan).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(crate) struct DuplicateHistory {
+    pub accepted: BTreeMap<String, Instant>,
+    pub order: std::collections::VecDeque<(Instant, String)>,
+}
+
+impl DuplicateHistory {
+    /// DUP-02, DUP-03: whether `id` was accepted within `window` before `now`; if not, it is
+    /// accepted now. Forgets what slid out of the window first.
+    pub fn seen(&mut self, id: &str, now: Instant, window: Duration) -> bool {
+        while let Some((at, old)) = self.order.front() {
+            if crate::time::after(*at, window) > now {
+                break;
+            }
+            if self.accepted.get(old) == Some(at) {
+                self.accepted.remove(old);
+            }
+            self.order.pop_front();
+        }
+        if self.accepted.contains_key(id) {
+            return true;
+        }
+        self.accepted.insert(id.to_string(), now);
+        self.order.push_back((now, id.to_string()));
+        false
+    }
 }
 
 impl Entity {
@@ -223,6 +257,8 @@ impl Entity {
             sweep_at: None,
             attached_receivers: 0,
             created_at: now,
+            history: None,
+            duplicates_dropped: 0,
         }
     }
 

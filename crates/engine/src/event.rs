@@ -89,6 +89,10 @@ pub enum EventKind {
     },
     /// TTL-11 with the flag off: gone.
     ExpiredDropped,
+    /// DUP-02: a send with a MessageId accepted within the window: acknowledged, dropped.
+    DuplicateDropped {
+        message_id: String,
+    },
     Forwarded {
         to: u32,
         new_sequence_number: u64,
@@ -137,6 +141,7 @@ impl EventKind {
             EventKind::Requeued { .. } => "Requeued",
             EventKind::DeadLettered { .. } => "DeadLettered",
             EventKind::ExpiredDropped => "ExpiredDropped",
+            EventKind::DuplicateDropped { .. } => "DuplicateDropped",
             EventKind::Forwarded { .. } => "Forwarded",
             EventKind::ReceiverAttached { .. } => "ReceiverAttached",
             EventKind::ReceiverDetached { .. } => "ReceiverDetached",

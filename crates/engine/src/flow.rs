@@ -162,7 +162,9 @@ impl MapView {
             EventKind::Completed { receiver, .. }
             | EventKind::Abandoned { receiver }
             | EventKind::Deferred { receiver } => (holder(*receiver), here, Movement::Settle),
-            EventKind::ExpiredDropped => (here, here, Movement::Vanish),
+            EventKind::ExpiredDropped | EventKind::DuplicateDropped { .. } => {
+                (here, here, Movement::Vanish)
+            }
             _ => return None,
         };
         Some(Flow { from, to, movement })

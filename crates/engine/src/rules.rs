@@ -73,4 +73,7 @@ rules! {
     Fwd01 = "FWD-01": "ForwardTo names an existing queue or topic (not a subscription, a DLQ or itself); a forwarding source cannot be received from; a forwarded message starts afresh.",
     Fwd02 = "FWD-02": "A chain of forwards stops at 4 hops; a fifth is dead-lettered as MaxTransferHopCountExceeded.",
     Fwd03 = "FWD-03": "With ForwardDeadLetteredMessagesTo, a dead-lettered message goes to that target instead of the DLQ.",
+    Dup01 = "DUP-01": "RequiresDuplicateDetection is chosen when a queue or topic is created and cannot be changed; the window is 20 s to 7 days (default 1 min).",
+    Dup02 = "DUP-02": "A send whose MessageId was accepted within the window is acknowledged as a success and dropped; scheduled messages count at send.",
+    Dup03 = "DUP-03": "The window slides: a MessageId is remembered for the window after its accepted send.",
 }

@@ -54,6 +54,11 @@ pub const MAX_LOCK_DURATION: Duration = 5 * MINUTE;
 pub const DEFAULT_MAX_DELIVERY_COUNT: u32 = 10;
 /// IDLE-01.
 pub const MIN_AUTO_DELETE_ON_IDLE: Duration = 5 * MINUTE;
+/// DUP-01: DuplicateDetectionHistoryTimeWindow, its default (the SDK's administration client)
+/// and limits.
+pub const DEFAULT_DUPLICATE_WINDOW: Duration = MINUTE;
+pub const MIN_DUPLICATE_WINDOW: Duration = 20 * SECOND;
+pub const MAX_DUPLICATE_WINDOW: Duration = 7 * DAY;
 /// The default MaxSizeInMegabytes (1 GB).
 pub const DEFAULT_MAX_SIZE_BYTES: u64 = 1024 * 1024 * 1024;
 
@@ -69,6 +74,9 @@ pub struct EntitySettings {
     pub forward_to: Option<String>,
     pub forward_dead_lettered_messages_to: Option<String>,
     pub max_size_bytes: u64,
+    /// DUP-01: queues and topics, chosen at creation.
+    pub requires_duplicate_detection: bool,
+    pub duplicate_detection_history_time_window: Duration,
 }
 
 impl EntitySettings {
@@ -83,6 +91,8 @@ impl EntitySettings {
             forward_to: None,
             forward_dead_lettered_messages_to: None,
             max_size_bytes: DEFAULT_MAX_SIZE_BYTES,
+            requires_duplicate_detection: false,
+            duplicate_detection_history_time_window: DEFAULT_DUPLICATE_WINDOW,
         }
     }
 
@@ -127,6 +137,13 @@ impl EntitySettings {
         }
         if self.max_size_bytes == 0 {
             return out_of_range("MaxSizeInBytes", crate::text!("e-max-size"));
+        }
+        let window = self.duplicate_detection_history_time_window;
+        if !(MIN_DUPLICATE_WINDOW..=MAX_DUPLICATE_WINDOW).contains(&window) {
+            return out_of_range(
+                "DuplicateDetectionHistoryTimeWindow",
+                crate::text!("e-dup-window", value = format_duration(window)),
+            );
         }
         Ok(())
     }

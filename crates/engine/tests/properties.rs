@@ -122,7 +122,12 @@ fn namespace(seed: u64, realistic: bool, max_delivery: u32) -> Namespace {
         max_delivery_count: max_delivery,
         ..EntitySettings::defaults(Tier::Standard)
     };
-    ns.create_queue("c", base.clone()).unwrap();
+    let detecting = EntitySettings {
+        requires_duplicate_detection: true,
+        duplicate_detection_history_time_window: 20 * SECOND,
+        ..base.clone()
+    };
+    ns.create_queue("c", detecting.clone()).unwrap();
     ns.create_queue(
         "b",
         EntitySettings {
@@ -141,7 +146,7 @@ fn namespace(seed: u64, realistic: bool, max_delivery: u32) -> Namespace {
         },
     )
     .unwrap();
-    ns.create_topic("t", base.clone()).unwrap();
+    ns.create_topic("t", detecting).unwrap();
     ns.create_subscription("t", "s1", base.clone(), SubscriptionRule::MatchAll)
         .unwrap();
     ns.create_subscription(
@@ -158,8 +163,10 @@ fn namespace(seed: u64, realistic: bool, max_delivery: u32) -> Namespace {
 }
 
 fn command(ns: &Namespace, op: &Op, tokens: &[(String, u64, String)]) -> Option<Command> {
+    // MessageIds from a small pool, so duplicate detection (on c and t) drops some (DUP-02).
     let message = |ttl: &Option<u32>| NewMessage {
         time_to_live: ttl.map(i64::from),
+        message_id: ttl.map(|t| format!("m{}", t % 5)),
         ..Default::default()
     };
     Some(match op {

@@ -25,12 +25,12 @@ impl Simulation {
             let have = self.ns.resolve(path).ok().and_then(|q| {
                 let entity = self.ns.entity(self.ns.entity_name(q.entity))?;
                 Some(if q.dlq {
-                    entity.dlq_counts(now)
+                    (entity.dlq_counts(now), 0)
                 } else {
-                    entity.counts(now)
+                    (entity.counts(now), entity.duplicates_dropped)
                 })
             });
-            let Some(have) = have else {
+            let Some((have, duplicates)) = have else {
                 self.failures
                     .push(at_instant(at, text!("c-no-entity", path = path)));
                 continue;
@@ -46,6 +46,7 @@ impl Simulation {
                     want.expired_uncollected,
                     have.expired_uncollected,
                 ),
+                ("duplicates_dropped", want.duplicates_dropped, duplicates),
             ];
             for (name, want, have) in fields {
                 if let Some(want) = want.filter(|w| *w != have) {
@@ -345,6 +346,8 @@ fn settings_view(s: &EntitySettings) -> serde_json::Value {
         "ForwardTo": s.forward_to,
         "ForwardDeadLetteredMessagesTo": s.forward_dead_lettered_messages_to,
         "MaxSizeInBytes": s.max_size_bytes,
+        "RequiresDuplicateDetection": s.requires_duplicate_detection,
+        "DuplicateDetectionHistoryTimeWindow": s.duplicate_detection_history_time_window,
     })
 }
 
@@ -360,6 +363,7 @@ const DURATION_PROPERTIES: &[&str] = &[
     "DefaultMessageTimeToLive",
     "LockDuration",
     "AutoDeleteOnIdle",
+    "DuplicateDetectionHistoryTimeWindow",
 ];
 
 /// A value as a number to compare: times and durations may be written as durations.

@@ -85,6 +85,11 @@ pub struct SettingsDef {
     pub forward_dead_lettered_messages_to: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_size_bytes: Option<u64>,
+    /// DUP-01.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_duplicate_detection: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicate_detection_history_time_window: Option<Dur>,
 }
 
 impl SettingsDef {
@@ -113,6 +118,12 @@ impl SettingsDef {
         }
         if let Some(n) = self.max_size_bytes {
             s.max_size_bytes = n;
+        }
+        if let Some(b) = self.requires_duplicate_detection {
+            s.requires_duplicate_detection = b;
+        }
+        if let Some(d) = self.duplicate_detection_history_time_window {
+            s.duplicate_detection_history_time_window = d.ms();
         }
         s
     }
@@ -415,6 +426,9 @@ pub struct CountsDef {
     pub dead_lettered: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expired_uncollected: Option<u64>,
+    /// DUP-02: sends the entity dropped as duplicates so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicates_dropped: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

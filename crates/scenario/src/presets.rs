@@ -79,6 +79,10 @@ pub const PRESETS: &[(&str, &str)] = &[
         "story-temporary-reply-queue",
         include_str!("../presets/story-temporary-reply-queue.json"),
     ),
+    (
+        "duplicate-detection",
+        include_str!("../presets/duplicate-detection.json"),
+    ),
 ];
 
 /// A preset's scenario by file stem.

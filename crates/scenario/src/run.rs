@@ -344,6 +344,7 @@ impl Simulation {
             .commands(&self.ns)
             .map_err(|m| BrokerError::new(ErrorKind::InvalidOperation, m))?;
         let mut sent = Vec::new();
+        let mut duplicates = 0u32;
         let mut summary = text!("empty");
         for command in commands {
             match self.ns.apply(at, command)? {
@@ -357,6 +358,8 @@ impl Simulation {
                         text!("out-got", seqs = seq_list(&seqs))
                     };
                 }
+                // DUP-02: acknowledged, dropped.
+                Reply::Sent { seq: 0 } => duplicates += 1,
                 Reply::Sent { seq } => sent.push(seq),
                 Reply::Done => summary = text!("out-ok"),
             }
@@ -373,7 +376,15 @@ impl Simulation {
             } else {
                 "out-sent"
             };
-            return Ok(text!(key, seqs = seq_list(&sent), warning = warning));
+            let dropped = sbp_engine::text::optional(
+                (duplicates > 0).then(|| text!("out-duplicates", count = duplicates)),
+            );
+            return Ok(text!(
+                key,
+                seqs = seq_list(&sent),
+                duplicates = dropped,
+                warning = warning
+            ));
         }
         Ok(summary)
     }

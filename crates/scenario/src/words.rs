@@ -119,6 +119,9 @@ pub fn event_text(cat: &Catalog, ns: &Namespace, e: &Event) -> String {
             &[("reason", reason), ("description", description)],
         ),
         EventKind::ExpiredDropped => one("ev-expired-dropped"),
+        EventKind::DuplicateDropped { message_id } => {
+            with("ev-duplicate-dropped", &[("id", message_id)])
+        }
         EventKind::Forwarded {
             to,
             new_sequence_number,

@@ -305,11 +305,12 @@ fn entity_step(v: &Values, _button: usize, _now: Instant) -> Result<Action, Stri
         auto_delete_on_idle: parse::dur("AutoDeleteOnIdle", v.get("entity-idle"))?,
         forward_to: opt(v.get("entity-forward").to_string()),
         forward_dead_lettered_messages_to: opt(v.get("entity-forward-dl").to_string()),
-        dead_lettering_on_message_expiration: match v.get("entity-dlq") {
-            "on" => Some(true),
-            "off" => Some(false),
-            _ => None,
-        },
+        dead_lettering_on_message_expiration: on_off(v.get("entity-dlq")),
+        requires_duplicate_detection: on_off(v.get("entity-dup")),
+        duplicate_detection_history_time_window: parse::dur(
+            "DuplicateDetectionHistoryTimeWindow",
+            v.get("entity-dup-window"),
+        )?,
         ..Default::default()
     };
     if v.get("entity-target") != "new" {
@@ -338,6 +339,15 @@ fn entity_step(v: &Values, _button: usize, _now: Instant) -> Result<Action, Stri
         _ => def.queue = Some(v.get("entity-name").to_string()),
     }
     Ok(Action::Do(Box::new(Step::new(StepAction::Create(def)))))
+}
+
+/// A choice of "on", "off" or unchanged.
+fn on_off(v: &str) -> Option<bool> {
+    match v {
+        "on" => Some(true),
+        "off" => Some(false),
+        _ => None,
+    }
 }
 
 /// Create an entity, or edit an existing one's settings (an update loses its locks: RCV-10).
@@ -374,6 +384,12 @@ fn entity_form(props: &FormProps) -> Html {
             "entity-dlq",
             pairs(&[("", "default-unchanged"), ("on", "on"), ("off", "off")]),
         ),
+        choice_field(
+            "entity-dup",
+            pairs(&[("", "default-unchanged"), ("on", "on"), ("off", "off")]),
+        )
+        .keyed("RequiresDuplicateDetection"),
+        text_field("entity-dup-window", "", true).keyed("DuplicateDetectionHistoryTimeWindow"),
     ];
     data_form(
         "entity-form",

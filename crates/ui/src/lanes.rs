@@ -59,7 +59,16 @@ fn settings_text(e: &Entity) -> String {
     } else {
         format_duration(s.default_message_time_to_live)
     };
-    match e.kind {
+    // DUP-01: the window, when the entity detects duplicates.
+    let duplicates = if s.requires_duplicate_detection {
+        format!(
+            " · RequiresDuplicateDetection {}",
+            format_duration(s.duplicate_detection_history_time_window)
+        )
+    } else {
+        String::new()
+    };
+    let text = match e.kind {
         EntityKind::Topic => format!("DefaultMessageTimeToLive {ttl}"),
         _ => tf(
             "lane-settings",
@@ -84,7 +93,8 @@ fn settings_text(e: &Entity) -> String {
                 ),
             ],
         ),
-    }
+    };
+    text + &duplicates
 }
 
 /// The lanes. A plain function, not a component: it follows every tick anyway.
@@ -99,11 +109,15 @@ pub fn lanes(store: &crate::state::Store) -> Html {
         <div class="lanes">
         { for entities.into_iter().map(|e| {
             let c = e.counts(now);
-            let counts = match e.kind {
+            let mut counts = match e.kind {
                 EntityKind::Topic => tf("counts-topic", &[("scheduled", &c.scheduled.to_string())]),
                 _ => tf("counts", &[("active", &c.active.to_string()), ("locked", &c.locked.to_string()), ("scheduled", &c.scheduled.to_string()), ("deferred", &c.deferred.to_string()), ("dead", &c.dead_lettered.to_string()),
                     ("expired", &if c.expired_uncollected > 0 { tf("counts-expired", &[("expired", &c.expired_uncollected.to_string())]) } else { String::new() })]),
             };
+            // DUP-02: what duplicate detection dropped.
+            if e.duplicates_dropped > 0 {
+                counts += &tf("counts-duplicates", &[("count", &e.duplicates_dropped.to_string())]);
+            }
             let kind = t(match e.kind { EntityKind::Queue => "kind-queue", EntityKind::Topic => "kind-topic", EntityKind::Subscription { .. } => "kind-subscription" });
             html! {
                 <article class="lane" aria-label={format!("{kind} {}", e.path)} data-entity={e.path.clone()}>
@@ -161,7 +175,7 @@ fn cards(app: &crate::state::Store, entity_path: &str, dlq: bool) -> Html {
         .rev()
         .take(if fast { 0 } else { 500 })
         .take_while(|ev| ev.at >= now - recent_span)
-        .filter(|ev| queue.entity == ev.entity && queue.dlq == ev.dlq && ev.seq > 0)
+        .filter(|ev| queue.entity == ev.entity && queue.dlq == ev.dlq)
         .collect();
     let requeued = |seq: u64| {
         recent
@@ -169,10 +183,23 @@ fn cards(app: &crate::state::Store, entity_path: &str, dlq: bool) -> Html {
             .find(|ev| ev.seq == seq)
             .is_some_and(|ev| matches!(ev.kind, EventKind::Requeued { .. }))
     };
-    let gone: Vec<(u64, String)> = recent
+    // (key, label, what): a message by its SequenceNumber; a dropped duplicate (DUP-02), which
+    // has none, by its MessageId.
+    let mut newer_duplicates = 0;
+    let gone: Vec<(String, String, String)> = recent
         .iter()
         .filter_map(|ev| {
-            let what = match ev.kind {
+            let what = match &ev.kind {
+                EventKind::DuplicateDropped { message_id } => {
+                    // Numbered from the first one dropped, so a ghost keeps its key.
+                    newer_duplicates += 1;
+                    let number = e.duplicates_dropped + 1 - newer_duplicates;
+                    return Some((
+                        format!("dup-{number}"),
+                        message_id.clone(),
+                        t("gone-duplicate"),
+                    ));
+                }
                 EventKind::Completed { .. } => "gone-completed",
                 EventKind::ReceivedAndDeleted { .. } => "gone-received",
                 EventKind::ExpiredDropped => "gone-dropped",
@@ -180,15 +207,16 @@ fn cards(app: &crate::state::Store, entity_path: &str, dlq: bool) -> Html {
                 EventKind::DeadLettered { .. } if !dlq => "gone-dlq",
                 _ => return None,
             };
-            (!store.messages.contains_key(&ev.seq)).then(|| (ev.seq, t(what)))
+            (ev.seq > 0 && !store.messages.contains_key(&ev.seq))
+                .then(|| (format!("gone-{}", ev.seq), format!("#{}", ev.seq), t(what)))
         })
         .take(10)
         .collect();
     html! {
         <ol class={classes!("cards", reduced.then_some("reduced-motion"))}>
             { for shown.into_iter().map(|m| card(app, &sim.ns, (queue, &path), m, now, requeued(m.sequence_number), !fast)) }
-            { for gone.into_iter().map(|(seq, what)| html! {
-                <li key={format!("gone-{seq}")} class="card ghost" aria-hidden="true"><span class="seq">{format!("#{seq}")}</span>{format!(" {what}")}</li>
+            { for gone.into_iter().map(|(key, label, what)| html! {
+                <li {key} class="card ghost" aria-hidden="true"><span class="seq">{label}</span>{format!(" {what}")}</li>
             }) }
             if more > 0 {
                 <li class="more">{tf("more-messages", &[("more", &more.to_string()), ("shown", &shown_count.to_string())])}</li>

@@ -113,6 +113,13 @@ impl Namespace {
     ) -> Result<()> {
         let q = self.resolve(topic)?;
         let topic_entity = self.get(q.entity)?;
+        // DUP-01: duplicate detection is the topic's (its subscriptions get what it accepted).
+        if settings.requires_duplicate_detection {
+            return Err(
+                BrokerError::new(ErrorKind::InvalidOperation, text!("e-dup-subscription"))
+                    .on_field("RequiresDuplicateDetection"),
+            );
+        }
         if topic_entity.kind != EntityKind::Topic {
             return Err(BrokerError::new(
                 ErrorKind::InvalidOperation,
@@ -154,6 +161,15 @@ impl Namespace {
             ));
         }
         settings.validate(self.tier)?;
+        // DUP-01: chosen at creation.
+        if settings.requires_duplicate_detection
+            != self.get(q.entity)?.settings.requires_duplicate_detection
+        {
+            return Err(
+                BrokerError::new(ErrorKind::InvalidOperation, text!("e-dup-change"))
+                    .on_field("RequiresDuplicateDetection"),
+            );
+        }
         let path = self.entity_name(q.entity).to_string();
         self.check_forwarding(&path, &settings, Change::Update(q.entity))?;
         let limit = settings.auto_delete_on_idle;

@@ -70,15 +70,52 @@ impl Namespace {
         Ok(())
     }
 
-    /// Sends a message and returns its SequenceNumber (for a topic, the topic's).
+    /// DUP-02, DUP-03: a send whose MessageId the entity accepted within its
+    /// DuplicateDetectionHistoryTimeWindow is acknowledged and dropped (logged). A message
+    /// without a MessageId of its own is never a duplicate.
+    fn drop_duplicate(&mut self, q: QueueRef, message: &NewMessage) -> Result<bool> {
+        let now = self.now;
+        let e = self.get_mut(q.entity)?;
+        let Some(id) = message
+            .message_id
+            .as_deref()
+            .filter(|_| e.settings.requires_duplicate_detection)
+        else {
+            return Ok(false);
+        };
+        let window = e.settings.duplicate_detection_history_time_window;
+        if !e
+            .history
+            .get_or_insert_with(Default::default)
+            .seen(id, now, window)
+        {
+            return Ok(false);
+        }
+        e.duplicates_dropped += 1;
+        let message_id = id.to_string();
+        self.emit(
+            q,
+            0,
+            EventKind::DuplicateDropped { message_id },
+            Some(Rule::Dup02),
+        );
+        Ok(true)
+    }
+
+    /// Sends a message and returns its SequenceNumber (for a topic, the topic's; 0 for a
+    /// duplicate dropped, DUP-02).
     pub fn send(&mut self, to: &str, message: NewMessage) -> Result<u64> {
         let q = self.resolve(to)?;
         self.send_to(q, message)
     }
 
+    /// 0 when DUP-02 dropped it as a duplicate (SequenceNumbers start at 1).
     pub(crate) fn send_to(&mut self, q: QueueRef, message: NewMessage) -> Result<u64> {
         self.check_send(q, &message)?;
         self.touch(q.entity);
+        if self.drop_duplicate(q, &message)? {
+            return Ok(0);
+        }
         let default_ttl = self.get(q.entity)?.settings.default_message_time_to_live;
         let capped = message.time_to_live.is_some_and(|t| t > default_ttl);
         let seq = self.get_mut(q.entity)?.take_seq();
@@ -113,6 +150,10 @@ impl Namespace {
     ) -> Result<u64> {
         self.check_send(q, &message)?;
         self.touch(q.entity);
+        // DUP-02: a scheduled message counts at send.
+        if self.drop_duplicate(q, &message)? {
+            return Ok(0);
+        }
         let at = at.max(self.now);
         let seq = self.get_mut(q.entity)?.take_seq();
         let mut m = self.new_stored(q.entity, seq, message, Some(at))?;

@@ -55,6 +55,7 @@ pub fn queue(ns: &mut Namespace, name: &str, s: EntitySettings) {
 }
 
 mod dlq;
+mod dup;
 mod fwd;
 mod idle;
 mod msg;
