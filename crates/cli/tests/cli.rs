@@ -25,7 +25,7 @@ fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
 fn check_runs_every_preset() {
     let (code, out, _) = sbp(&["check"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("19 passed, 0 failed"), "{out}");
+    assert!(out.contains("20 passed, 0 failed"), "{out}");
 }
 
 #[test]
