@@ -76,4 +76,5 @@ rules! {
     Dup01 = "DUP-01": "RequiresDuplicateDetection is chosen when a queue or topic is created and cannot be changed; the window is 20 s to 7 days (default 1 min).",
     Dup02 = "DUP-02": "A send whose MessageId was accepted within the window is acknowledged as a success and dropped; scheduled messages count at send.",
     Dup03 = "DUP-03": "The window slides: a MessageId is remembered for the window after its accepted send.",
+    Pro01 = "PRO-01": "The emulator profile follows its config schema: at most 50 queues and topics, entity TTL 5 min..1 h (default 1 h), LockDuration 5 s..5 min (subscriptions from 1 min; default 1 min), MaxDeliveryCount 1..10 (default 3), duplicate window 5 s..5 min (default 20 s).",
 }

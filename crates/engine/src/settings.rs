@@ -1,6 +1,6 @@
 //! Tiers, entity settings, their defaults and limits.
 use crate::error::{BrokerError, ErrorKind, Result};
-use crate::time::{format_duration, Duration, DAY, MAX_VALUE, MINUTE, SECOND};
+use crate::time::{format_duration, Duration, DAY, HOUR, MAX_VALUE, MINUTE, SECOND};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -9,6 +9,8 @@ pub enum Tier {
     #[default]
     Standard,
     Premium,
+    /// PRO-01: the official local emulator, with its config schema's limits and defaults.
+    Emulator,
 }
 
 impl std::fmt::Display for Tier {
@@ -17,6 +19,7 @@ impl std::fmt::Display for Tier {
             Tier::Basic => "Basic",
             Tier::Standard => "Standard",
             Tier::Premium => "Premium",
+            Tier::Emulator => "Emulator",
         })
     }
 }
@@ -27,6 +30,8 @@ impl Tier {
         match self {
             Tier::Basic => BASIC_MAX_TTL,
             Tier::Standard | Tier::Premium => MAX_VALUE,
+            // PRO-01: 1 h, also the emulator's maximum.
+            Tier::Emulator => HOUR,
         }
     }
     /// TIER-01: Basic has no topics.
@@ -37,7 +42,7 @@ impl Tier {
     pub fn max_message_size(self) -> u64 {
         match self {
             Tier::Premium => 100 * 1024 * 1024,
-            Tier::Basic | Tier::Standard => 256 * 1024,
+            Tier::Basic | Tier::Standard | Tier::Emulator => 256 * 1024,
         }
     }
 }
@@ -59,6 +64,13 @@ pub const MIN_AUTO_DELETE_ON_IDLE: Duration = 5 * MINUTE;
 pub const DEFAULT_DUPLICATE_WINDOW: Duration = MINUTE;
 pub const MIN_DUPLICATE_WINDOW: Duration = 20 * SECOND;
 pub const MAX_DUPLICATE_WINDOW: Duration = 7 * DAY;
+/// PRO-01: the emulator's config schema: queues and topics, entity default TTL, duplicate
+/// window, lock durations (a subscription's from 1 min), MaxDeliveryCount.
+pub const EMULATOR_MAX_QUEUES_AND_TOPICS: usize = 50;
+pub const EMULATOR_TTL: (Duration, Duration) = (5 * MINUTE, HOUR);
+pub const EMULATOR_DUPLICATE_WINDOW: (Duration, Duration) = (5 * SECOND, 5 * MINUTE);
+pub const EMULATOR_SUBSCRIPTION_MIN_LOCK: Duration = MINUTE;
+pub const EMULATOR_MAX_DELIVERY_COUNT: u32 = 10;
 /// The default MaxSizeInMegabytes (1 GB).
 pub const DEFAULT_MAX_SIZE_BYTES: u64 = 1024 * 1024 * 1024;
 
@@ -82,17 +94,31 @@ pub struct EntitySettings {
 impl EntitySettings {
     /// The defaults of a new entity on `tier` (TTL-03, RCV-03, RCV-07, TTL-11, IDLE-01).
     pub fn defaults(tier: Tier) -> Self {
+        let emulator = tier == Tier::Emulator;
         EntitySettings {
             default_message_time_to_live: tier.default_ttl(),
-            lock_duration: DEFAULT_LOCK_DURATION,
-            max_delivery_count: DEFAULT_MAX_DELIVERY_COUNT,
+            // PRO-01: the emulator's defaults are its config schema's.
+            lock_duration: if emulator {
+                MINUTE
+            } else {
+                DEFAULT_LOCK_DURATION
+            },
+            max_delivery_count: if emulator {
+                3
+            } else {
+                DEFAULT_MAX_DELIVERY_COUNT
+            },
             dead_lettering_on_message_expiration: false,
             auto_delete_on_idle: MAX_VALUE,
             forward_to: None,
             forward_dead_lettered_messages_to: None,
             max_size_bytes: DEFAULT_MAX_SIZE_BYTES,
             requires_duplicate_detection: false,
-            duplicate_detection_history_time_window: DEFAULT_DUPLICATE_WINDOW,
+            duplicate_detection_history_time_window: if emulator {
+                20 * SECOND
+            } else {
+                DEFAULT_DUPLICATE_WINDOW
+            },
         }
     }
 
@@ -139,11 +165,57 @@ impl EntitySettings {
             return out_of_range("MaxSizeInBytes", crate::text!("e-max-size"));
         }
         let window = self.duplicate_detection_history_time_window;
-        if !(MIN_DUPLICATE_WINDOW..=MAX_DUPLICATE_WINDOW).contains(&window) {
+        if tier != Tier::Emulator
+            && !(MIN_DUPLICATE_WINDOW..=MAX_DUPLICATE_WINDOW).contains(&window)
+        {
             return out_of_range(
                 "DuplicateDetectionHistoryTimeWindow",
                 crate::text!("e-dup-window", value = format_duration(window)),
             );
+        }
+        if tier == Tier::Emulator {
+            return self.validate_emulator();
+        }
+        Ok(())
+    }
+
+    /// PRO-01: the emulator's config schema (checked after the limits every tier has).
+    fn validate_emulator(&self) -> Result<()> {
+        let out = |field: &str, value: Duration, (min, max): (Duration, Duration)| {
+            Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                crate::text!(
+                    "e-emulator-range",
+                    field = field,
+                    value = format_duration(value),
+                    min = format_duration(min),
+                    max = format_duration(max)
+                ),
+            )
+            .on_field(field))
+        };
+        let ttl = self.default_message_time_to_live;
+        if !(EMULATOR_TTL.0..=EMULATOR_TTL.1).contains(&ttl) {
+            return out("DefaultMessageTimeToLive", ttl, EMULATOR_TTL);
+        }
+        let window = self.duplicate_detection_history_time_window;
+        if !(EMULATOR_DUPLICATE_WINDOW.0..=EMULATOR_DUPLICATE_WINDOW.1).contains(&window) {
+            return out(
+                "DuplicateDetectionHistoryTimeWindow",
+                window,
+                EMULATOR_DUPLICATE_WINDOW,
+            );
+        }
+        if self.max_delivery_count > EMULATOR_MAX_DELIVERY_COUNT {
+            return Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                crate::text!(
+                    "e-emulator-max-delivery",
+                    value = self.max_delivery_count,
+                    max = EMULATOR_MAX_DELIVERY_COUNT
+                ),
+            )
+            .on_field("MaxDeliveryCount"));
         }
         Ok(())
     }

@@ -59,8 +59,47 @@ impl Namespace {
         id
     }
 
+    /// PRO-01: the emulator holds at most 50 queues and topics.
+    fn check_emulator_room(&self) -> Result<()> {
+        let queues_and_topics = self
+            .entities
+            .iter()
+            .flatten()
+            .filter(|e| !matches!(e.kind, EntityKind::Subscription { .. }))
+            .count();
+        if self.tier == Tier::Emulator
+            && queues_and_topics >= crate::settings::EMULATOR_MAX_QUEUES_AND_TOPICS
+        {
+            return Err(BrokerError::new(
+                ErrorKind::QuotaExceeded,
+                text!(
+                    "e-emulator-entities",
+                    max = crate::settings::EMULATOR_MAX_QUEUES_AND_TOPICS
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// PRO-01: an emulator subscription locks for 1 min at least.
+    fn check_emulator_subscription(&self, settings: &EntitySettings) -> Result<()> {
+        let min = crate::settings::EMULATOR_SUBSCRIPTION_MIN_LOCK;
+        if self.tier == Tier::Emulator && settings.lock_duration < min {
+            return Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                text!(
+                    "e-emulator-subscription-lock",
+                    value = crate::time::format_duration(settings.lock_duration)
+                ),
+            )
+            .on_field("LockDuration"));
+        }
+        Ok(())
+    }
+
     pub fn create_queue(&mut self, name: &str, settings: EntitySettings) -> Result<()> {
         self.check_name(name)?;
+        self.check_emulator_room()?;
         if name.contains('/') {
             return Err(BrokerError::new(
                 ErrorKind::ArgumentOutOfRange,
@@ -87,6 +126,7 @@ impl Namespace {
             ));
         }
         self.check_name(name)?;
+        self.check_emulator_room()?;
         if name.contains('/') {
             return Err(BrokerError::new(
                 ErrorKind::ArgumentOutOfRange,
@@ -135,6 +175,7 @@ impl Namespace {
         }
         self.check_name(&path)?;
         settings.validate(self.tier)?;
+        self.check_emulator_subscription(&settings)?;
         self.check_forwarding(
             &path,
             &settings,
@@ -161,6 +202,9 @@ impl Namespace {
             ));
         }
         settings.validate(self.tier)?;
+        if matches!(self.get(q.entity)?.kind, EntityKind::Subscription { .. }) {
+            self.check_emulator_subscription(&settings)?;
+        }
         // DUP-01: chosen at creation.
         if settings.requires_duplicate_detection
             != self.get(q.entity)?.settings.requires_duplicate_detection

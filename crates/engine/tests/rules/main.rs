@@ -60,6 +60,7 @@ mod fwd;
 mod idle;
 mod msg;
 mod other;
+mod pro;
 mod rcv;
 mod sch;
 mod send;
