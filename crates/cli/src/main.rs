@@ -85,6 +85,12 @@ enum Cmd {
     },
     /// Print the rule list (ids, summaries and the playground's choices) as JSON.
     Rules,
+    /// Read a Service Bus emulator Config.json and print the scenario that runs it (profile
+    /// Emulator); what the playground does not model is listed on stderr.
+    Import { config: String },
+    /// Print a scenario's entities as an emulator Config.json; where the emulator's schema
+    /// differs (limits, properties it lacks) is listed on stderr.
+    Export { file: String },
     /// List the presets, or write them as files into a folder.
     Presets {
         #[arg(long)]
@@ -157,6 +163,13 @@ fn read_limited(file: &str) -> Result<String, String> {
         ));
     }
     String::from_utf8(bytes).map_err(|_| format!("{file} is not UTF-8 text"))
+}
+
+/// Says each warning on stderr.
+fn warn(warnings: &[sbp_scenario::Text]) {
+    for w in warnings {
+        let _ = writeln!(std::io::stderr(), "warning: {w}");
+    }
 }
 
 fn load(file: &str) -> Result<Scenario, String> {
@@ -409,6 +422,23 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
         }
         Cmd::Rules => {
             write!(out, "{}", sbp_scenario::rules_data::rules_json())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Import { config } => {
+            let text = read_limited(&config)?;
+            let imported =
+                sbp_scenario::emulator::import(&text).map_err(|e| format!("{config}: {e}"))?;
+            warn(&imported.warnings);
+            writeln!(out, "{}", imported.scenario.to_json_pretty())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Export { file } => {
+            let scenario = load(&file)?;
+            let exported =
+                sbp_scenario::emulator::export(&scenario).map_err(|e| format!("{file}: {e}"))?;
+            warn(&exported.warnings);
+            let json = serde_json::to_string_pretty(&exported.config).unwrap_or_default();
+            writeln!(out, "{json}")?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Presets { write } => {

@@ -176,3 +176,36 @@ fn a_min_i64_duration_in_an_expectation_is_reported_not_a_crash() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("TimeToLive: expected -"), "{out}");
 }
+
+#[test]
+fn import_prints_a_scenario_that_runs_and_export_writes_it_back_as_a_config() {
+    let config = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenario/tests/data/emulator-config.json"
+    );
+    let (code, scenario, warnings) = sbp(&["import", config]);
+    assert_eq!(code, 0, "{warnings}");
+    assert!(scenario.contains("\"tier\": \"Emulator\""), "{scenario}");
+    assert!(
+        warnings
+            .contains("warning: Topics[0].Subscriptions[2].Rules[0]: SQL filters are not modelled"),
+        "{warnings}"
+    );
+    let path = temp_file("imported.json", &scenario);
+    let (code, out, _) = sbp(&["check", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    let (code, exported, warnings) = sbp(&["export", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{warnings}");
+    let v: serde_json::Value = serde_json::from_str(&exported).unwrap();
+    assert_eq!(v["UserConfig"]["Namespaces"][0]["Name"], "sbemulatorns");
+    assert_eq!(
+        v["UserConfig"]["Namespaces"][0]["Topics"][0]["Subscriptions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    let (code, _, err) = sbp(&["import", path.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("UserConfig"), "{err}");
+}

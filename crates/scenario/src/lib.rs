@@ -7,6 +7,7 @@ pub mod bounds;
 pub use sbp_engine::text as catalog;
 mod check;
 pub mod dur;
+pub mod emulator;
 pub mod lesson;
 pub mod link;
 pub mod model;

@@ -1,0 +1,618 @@
+//! The Service Bus emulator's `Config.json`, in and out (PRO-01). Importing gives a scenario
+//! that runs as the emulator (`"tier": "Emulator"`), every property mapped onto an entity
+//! setting; exporting gives a config of any scenario's entities. What one side has and the other
+//! does not model is said in a warning, never dropped silently; a value outside the emulator's
+//! schema is written at its nearest limit, and the warning says so.
+use crate::dur::Dur;
+use crate::model::{EntityDef, RuleDef, Scenario, SettingsDef};
+use crate::{Simulation, Text};
+use sbp_engine::settings::{
+    EMULATOR_DUPLICATE_WINDOW, EMULATOR_MAX_DELIVERY_COUNT, EMULATOR_MAX_QUEUES_AND_TOPICS,
+    EMULATOR_SUBSCRIPTION_MIN_LOCK, EMULATOR_TTL, MAX_LOCK_DURATION, MIN_LOCK_DURATION,
+};
+use sbp_engine::text;
+use sbp_engine::time::{Duration, DAY, HOUR, MAX_VALUE, MINUTE, SECOND};
+use sbp_engine::{EntityKind, EntitySettings, SubscriptionRule, Tier};
+use serde_json::{json, Map, Value};
+
+/// The namespace name the emulator's schema allows.
+pub const NAMESPACE: &str = "sbemulatorns";
+
+/// A scenario read from a config, and what the playground does not model of it.
+#[derive(Debug)]
+pub struct Imported {
+    pub scenario: Scenario,
+    pub warnings: Vec<Text>,
+}
+
+/// A config written from a scenario, and where it differs from the scenario.
+#[derive(Debug)]
+pub struct Exported {
+    pub config: Value,
+    pub warnings: Vec<Text>,
+}
+
+/// `PT1H`, `PT1M30S`, `P7D`, `PT0.5S`: an ISO 8601 duration (years and months as 365 and 30
+/// days).
+pub fn parse_iso(text: &str) -> Option<Duration> {
+    let rest = text.trim().strip_prefix('P')?;
+    let (date, time) = rest.split_once('T').unwrap_or((rest, ""));
+    if date.is_empty() && time.is_empty() {
+        return None;
+    }
+    let part = |s: &str, units: &[(char, i64)]| -> Option<i64> {
+        let mut total: i64 = 0;
+        let mut number = String::new();
+        let mut next = 0;
+        for c in s.chars() {
+            if c.is_ascii_digit() || c == '.' {
+                number.push(c);
+                continue;
+            }
+            let at = units[next..].iter().position(|(u, _)| *u == c)? + next;
+            next = at + 1;
+            let value: f64 = number.parse().ok()?;
+            number.clear();
+            total = total.saturating_add((value * units[at].1 as f64) as i64);
+        }
+        number.is_empty().then_some(total)
+    };
+    let date = part(
+        date,
+        &[
+            ('Y', 365 * DAY),
+            ('M', 30 * DAY),
+            ('W', 7 * DAY),
+            ('D', DAY),
+        ],
+    )?;
+    let time = part(time, &[('H', HOUR), ('M', MINUTE), ('S', SECOND)])?;
+    Some(date.saturating_add(time).min(MAX_VALUE))
+}
+
+/// An ISO 8601 duration: `PT1H`, `PT1M30S`, `P7D`.
+pub fn format_iso(d: Duration) -> String {
+    if d >= MAX_VALUE {
+        return "P10675199DT2H48M5.4775807S".into();
+    }
+    let (days, rest) = (d / DAY, d % DAY);
+    let (h, m) = (rest / HOUR, rest % HOUR / MINUTE);
+    let ms = rest % MINUTE;
+    let mut out = format!(
+        "P{}",
+        if days > 0 {
+            format!("{days}D")
+        } else {
+            String::new()
+        }
+    );
+    if rest > 0 || days == 0 {
+        out.push('T');
+        for (n, unit) in [(h, 'H'), (m, 'M')] {
+            if n > 0 {
+                out += &format!("{n}{unit}");
+            }
+        }
+        if ms > 0 || (h == 0 && m == 0) {
+            out += &if ms % SECOND == 0 {
+                format!("{}S", ms / SECOND)
+            } else {
+                format!("{}.{:03}S", ms / SECOND, ms % SECOND)
+            };
+        }
+    }
+    out
+}
+
+/// Reads a `Config.json`.
+pub fn import(json: &str) -> Result<Imported, Text> {
+    let root: Value =
+        serde_json::from_str(json).map_err(|e| text!("x-json", message = e.to_string()))?;
+    let mut w = Warnings::default();
+    let user = root
+        .get("UserConfig")
+        .and_then(Value::as_object)
+        .ok_or_else(|| text!("x-no-user-config"))?;
+    w.unknown("UserConfig", user, &["Namespaces", "Logging"]);
+    if user.contains_key("Logging") {
+        w.0.push(text!("x-logging"));
+    }
+    let namespaces = user
+        .get("Namespaces")
+        .and_then(Value::as_array)
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| text!("x-no-namespace"))?;
+    if namespaces.len() > 1 {
+        w.0.push(text!("x-namespaces", count = namespaces.len()));
+    }
+    let ns = object(&namespaces[0], "Namespaces[0]")?;
+    w.unknown("Namespaces[0]", ns, &["Name", "Queues", "Topics"]);
+    let name = ns.get("Name").and_then(Value::as_str).unwrap_or_default();
+    if name != NAMESPACE {
+        w.0.push(text!("x-namespace-name", name = name, expected = NAMESPACE));
+    }
+    let mut entities: Vec<EntityDef> = Vec::new();
+    for (i, q) in list(ns, "Queues").iter().enumerate() {
+        let at = format!("Queues[{i}]");
+        w.unknown(&at, object(q, &at)?, &["Name", "Properties"]);
+        let (name, props) = named(q, &at)?;
+        let settings = settings(props, &at, QUEUE_PROPERTIES, &mut w)?;
+        entities.push(EntityDef {
+            queue: Some(name),
+            settings,
+            ..EntityDef::default()
+        });
+    }
+    for (i, t) in list(ns, "Topics").iter().enumerate() {
+        let at = format!("Topics[{i}]");
+        let topic = object(t, &at)?;
+        w.unknown(&at, topic, &["Name", "Properties", "Subscriptions"]);
+        let (name, props) = named(t, &at)?;
+        let topic_settings = settings(props, &at, TOPIC_PROPERTIES, &mut w)?;
+        entities.push(EntityDef {
+            topic: Some(name.clone()),
+            settings: topic_settings,
+            ..EntityDef::default()
+        });
+        for (j, s) in list(topic, "Subscriptions").iter().enumerate() {
+            let at = format!("{at}.Subscriptions[{j}]");
+            let sub = object(s, &at)?;
+            w.unknown(&at, sub, &["Name", "Properties", "Rules"]);
+            let (sub_name, props) = named(s, &at)?;
+            let settings = settings(props, &at, SUBSCRIPTION_PROPERTIES, &mut w)?;
+            let rule = rule(list(sub, "Rules"), &at, &mut w)?;
+            entities.push(EntityDef {
+                subscription: Some(format!("{name}/subscriptions/{sub_name}")),
+                rule,
+                settings,
+                ..EntityDef::default()
+            });
+        }
+    }
+    let mut scenario = Scenario {
+        name: format!("Emulator config: {name}"),
+        entities: forward_targets_first(entities),
+        ..Scenario::default()
+    };
+    scenario.namespace.tier = Tier::Emulator;
+    scenario
+        .validate()
+        .map_err(|e| text!("x-invalid", what = e.text()))?;
+    // The engine's own checks (FWD-01, the emulator's limits) with the error named.
+    Simulation::new(&scenario).map_err(|e| e.text())?;
+    Ok(Imported {
+        scenario,
+        warnings: w.0,
+    })
+}
+
+#[derive(Default)]
+struct Warnings(Vec<Text>);
+
+impl Warnings {
+    /// Every field the playground does not know is said.
+    fn unknown(&mut self, at: &str, o: &Map<String, Value>, known: &[&str]) {
+        for key in o.keys().filter(|k| !known.contains(&k.as_str())) {
+            self.0
+                .push(text!("x-unknown", field = format!("{at}.{key}")));
+        }
+    }
+}
+
+fn object<'a>(v: &'a Value, at: &str) -> Result<&'a Map<String, Value>, Text> {
+    v.as_object()
+        .ok_or_else(|| text!("x-not-object", field = at))
+}
+
+fn list<'a>(o: &'a Map<String, Value>, key: &str) -> &'a [Value] {
+    o.get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// An entity's name and properties.
+fn named(v: &Value, at: &str) -> Result<(String, Map<String, Value>), Text> {
+    let o = object(v, at)?;
+    let name = o
+        .get("Name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| text!("x-no-name", field = at))?;
+    let props = match o.get("Properties") {
+        None => Map::new(),
+        Some(p) => object(p, &format!("{at}.Properties"))?.clone(),
+    };
+    Ok((name.to_string(), props))
+}
+
+const QUEUE_PROPERTIES: &[&str] = &[
+    "DeadLetteringOnMessageExpiration",
+    "DefaultMessageTimeToLive",
+    "DuplicateDetectionHistoryTimeWindow",
+    "ForwardDeadLetteredMessagesTo",
+    "ForwardTo",
+    "LockDuration",
+    "MaxDeliveryCount",
+    "RequiresDuplicateDetection",
+    "RequiresSession",
+];
+const TOPIC_PROPERTIES: &[&str] = &[
+    "DefaultMessageTimeToLive",
+    "DuplicateDetectionHistoryTimeWindow",
+    "RequiresDuplicateDetection",
+];
+const SUBSCRIPTION_PROPERTIES: &[&str] = &[
+    "DeadLetteringOnMessageExpiration",
+    "DefaultMessageTimeToLive",
+    "LockDuration",
+    "MaxDeliveryCount",
+    "ForwardDeadLetteredMessagesTo",
+    "ForwardTo",
+    "RequiresSession",
+];
+
+/// An entity's `Properties` as settings; the emulator's schema names which each kind has.
+fn settings(
+    props: Map<String, Value>,
+    at: &str,
+    known: &[&str],
+    w: &mut Warnings,
+) -> Result<SettingsDef, Text> {
+    let mut s = SettingsDef::default();
+    for (key, value) in &props {
+        let field = format!("{at}.Properties.{key}");
+        if !known.contains(&key.as_str()) {
+            w.0.push(text!("x-unknown", field = field));
+            continue;
+        }
+        let bad = || {
+            text!(
+                "x-bad-value",
+                field = field.as_str(),
+                value = value.to_string()
+            )
+        };
+        let duration = || value.as_str().and_then(parse_iso).map(Dur).ok_or_else(bad);
+        let flag = || value.as_bool().ok_or_else(bad);
+        let target = || {
+            value
+                .as_str()
+                .map(|t| (!t.is_empty()).then(|| t.to_string()))
+                .ok_or_else(bad)
+        };
+        match key.as_str() {
+            "DeadLetteringOnMessageExpiration" => {
+                s.dead_lettering_on_message_expiration = Some(flag()?)
+            }
+            "DefaultMessageTimeToLive" => s.default_message_time_to_live = Some(duration()?),
+            "DuplicateDetectionHistoryTimeWindow" => {
+                s.duplicate_detection_history_time_window = Some(duration()?)
+            }
+            "ForwardDeadLetteredMessagesTo" => s.forward_dead_lettered_messages_to = target()?,
+            "ForwardTo" => s.forward_to = target()?,
+            "LockDuration" => s.lock_duration = Some(duration()?),
+            "MaxDeliveryCount" => {
+                s.max_delivery_count = Some(
+                    value
+                        .as_u64()
+                        .and_then(|n| u32::try_from(n).ok())
+                        .ok_or_else(bad)?,
+                )
+            }
+            "RequiresDuplicateDetection" => s.requires_duplicate_detection = Some(flag()?),
+            // RequiresSession: sessions are not modelled yet.
+            _ if flag()? => w.0.push(text!("x-sessions", field = field)),
+            _ => {}
+        }
+    }
+    Ok(s)
+}
+
+/// A subscription's rules: the first correlation filter is modelled (CorrelationId, Label,
+/// MessageId, application properties); the rest is said.
+fn rule(rules: &[Value], at: &str, w: &mut Warnings) -> Result<Option<RuleDef>, Text> {
+    let mut modelled: Option<RuleDef> = None;
+    for (k, r) in rules.iter().enumerate() {
+        let at = format!("{at}.Rules[{k}]");
+        let o = object(r, &at)?;
+        w.unknown(&at, o, &["Name", "Properties"]);
+        let props = match o.get("Properties") {
+            Some(p) => object(p, &format!("{at}.Properties"))?,
+            None => return Err(text!("x-no-properties", field = at)),
+        };
+        w.unknown(
+            &format!("{at}.Properties"),
+            props,
+            &["FilterType", "CorrelationFilter", "SqlFilter", "Action"],
+        );
+        if props.contains_key("Action") {
+            w.0.push(text!("x-action", field = at.as_str()));
+        }
+        match props.get("FilterType").and_then(Value::as_str) {
+            Some("Correlation") if modelled.is_none() => {
+                let filter = props
+                    .get("CorrelationFilter")
+                    .and_then(Value::as_object)
+                    .ok_or_else(|| text!("x-no-properties", field = at.as_str()))?;
+                let mut def = RuleDef::default();
+                for (key, value) in filter {
+                    let text = || value.as_str().map(String::from);
+                    match key.as_str() {
+                        "CorrelationId" => def.correlation_id = text(),
+                        "Label" => def.subject = text(),
+                        "MessageId" => def.message_id = text(),
+                        "Properties" => {
+                            for (name, v) in value.as_object().into_iter().flatten() {
+                                let v = v.as_str().map_or_else(|| v.to_string(), String::from);
+                                def.properties.insert(name.clone(), v);
+                            }
+                        }
+                        _ => w.0.push(text!(
+                            "x-filter-field",
+                            field = format!("{at}.Properties.CorrelationFilter.{key}")
+                        )),
+                    }
+                }
+                modelled = Some(def);
+            }
+            Some("Correlation") => w.0.push(text!("x-more-rules", field = at.as_str())),
+            Some("Sql") => w.0.push(text!("x-sql", field = at.as_str())),
+            _ => {
+                return Err(text!(
+                    "x-bad-value",
+                    field = format!("{at}.Properties.FilterType"),
+                    value = props.get("FilterType").map_or("-".into(), Value::to_string)
+                ))
+            }
+        }
+    }
+    Ok(modelled)
+}
+
+/// Entities in an order in which every forward target exists when its source is created
+/// (FWD-01); a subscription after its topic.
+fn forward_targets_first(mut rest: Vec<EntityDef>) -> Vec<EntityDef> {
+    let name = |e: &EntityDef| {
+        e.queue
+            .clone()
+            .or_else(|| e.topic.clone())
+            .or_else(|| e.subscription.clone())
+            .unwrap_or_default()
+    };
+    let mut placed: Vec<EntityDef> = Vec::new();
+    while !rest.is_empty() {
+        let ready = |e: &EntityDef, placed: &[EntityDef]| {
+            let topic = e
+                .subscription
+                .as_deref()
+                .and_then(|s| s.split_once("/subscriptions/"))
+                .map(|(t, _)| t.to_string());
+            [
+                e.settings.forward_to.clone(),
+                e.settings.forward_dead_lettered_messages_to.clone(),
+                topic,
+            ]
+            .into_iter()
+            .flatten()
+            .all(|t| placed.iter().any(|p| name(p).eq_ignore_ascii_case(&t)))
+        };
+        // If nothing is ready (a cycle, a missing target), the next one goes anyway: the
+        // engine then names what is wrong.
+        let i = rest.iter().position(|e| ready(e, &placed)).unwrap_or(0);
+        placed.push(rest.remove(i));
+    }
+    placed
+}
+
+/// Writes `scenario`'s entities as an emulator config, as the scenario creates them (its
+/// profile's defaults filled in).
+pub fn export(scenario: &Scenario) -> Result<Exported, Text> {
+    let sim = Simulation::new(scenario).map_err(|e| e.text())?;
+    let mut w = Warnings::default();
+    if !scenario.timeline.is_empty() {
+        w.0.push(text!("x-timeline"));
+    }
+    if scenario.namespace.tier != Tier::Emulator {
+        w.0.push(text!(
+            "x-profile",
+            tier = scenario.namespace.tier.to_string()
+        ));
+    }
+    let mut queues = Vec::new();
+    let mut topics: Vec<(String, Map<String, Value>, Vec<Value>)> = Vec::new();
+    for e in sim.ns.entities_by_id() {
+        let s = &e.settings;
+        let mut p = Map::new();
+        let mut put = |key: &str, v: Value| {
+            p.insert(key.to_string(), v);
+        };
+        let mut limited = |key: &str, value: Duration, (min, max): (Duration, Duration)| {
+            let written = value.clamp(min, max);
+            if written != value {
+                w.0.push(text!(
+                    "x-clamped",
+                    path = e.path.as_str(),
+                    field = key,
+                    value = sbp_engine::time::format_duration(value),
+                    written = format_iso(written)
+                ));
+            }
+            put(key, json!(format_iso(written)));
+        };
+        limited(
+            "DefaultMessageTimeToLive",
+            s.default_message_time_to_live,
+            EMULATOR_TTL,
+        );
+        let is_subscription = matches!(e.kind, EntityKind::Subscription { .. });
+        if e.kind != EntityKind::Topic {
+            let min_lock = if is_subscription {
+                EMULATOR_SUBSCRIPTION_MIN_LOCK
+            } else {
+                MIN_LOCK_DURATION
+            };
+            limited(
+                "LockDuration",
+                s.lock_duration,
+                (min_lock, MAX_LOCK_DURATION),
+            );
+        }
+        if !is_subscription {
+            limited(
+                "DuplicateDetectionHistoryTimeWindow",
+                s.duplicate_detection_history_time_window,
+                EMULATOR_DUPLICATE_WINDOW,
+            );
+        }
+        drop(limited);
+        if e.kind != EntityKind::Topic {
+            let max = s.max_delivery_count.min(EMULATOR_MAX_DELIVERY_COUNT);
+            if max != s.max_delivery_count {
+                w.0.push(text!(
+                    "x-clamped",
+                    path = e.path.as_str(),
+                    field = "MaxDeliveryCount",
+                    value = s.max_delivery_count,
+                    written = max
+                ));
+            }
+            put("MaxDeliveryCount", json!(max));
+            put(
+                "DeadLetteringOnMessageExpiration",
+                json!(s.dead_lettering_on_message_expiration),
+            );
+            put("ForwardTo", json!(s.forward_to.clone().unwrap_or_default()));
+            put(
+                "ForwardDeadLetteredMessagesTo",
+                json!(s
+                    .forward_dead_lettered_messages_to
+                    .clone()
+                    .unwrap_or_default()),
+            );
+            put("RequiresSession", json!(false));
+        }
+        if !is_subscription {
+            put(
+                "RequiresDuplicateDetection",
+                json!(s.requires_duplicate_detection),
+            );
+        }
+        let defaults = EntitySettings::defaults(scenario.namespace.tier);
+        if s.auto_delete_on_idle != defaults.auto_delete_on_idle {
+            w.0.push(text!(
+                "x-not-in-schema",
+                path = e.path.as_str(),
+                field = "AutoDeleteOnIdle"
+            ));
+        }
+        if s.max_size_bytes != defaults.max_size_bytes {
+            w.0.push(text!(
+                "x-not-in-schema",
+                path = e.path.as_str(),
+                field = "MaxSizeInBytes"
+            ));
+        }
+        match e.kind {
+            EntityKind::Queue => queues.push(json!({ "Name": e.path, "Properties": p })),
+            EntityKind::Topic => topics.push((e.path.clone(), p, Vec::new())),
+            EntityKind::Subscription { topic } => {
+                let topic_path = sim.ns.entity_name(topic);
+                let name = e.path.rsplit('/').next().unwrap_or(&e.path);
+                let mut sub = json!({ "Name": name, "Properties": p });
+                if let Some(rule) = correlation_rule(&e.rule) {
+                    sub["Rules"] = json!([rule]);
+                }
+                if let Some((_, _, subs)) = topics.iter_mut().find(|(n, _, _)| n == topic_path) {
+                    subs.push(sub);
+                }
+            }
+        }
+    }
+    for (name, _, subs) in &topics {
+        if subs.is_empty() {
+            w.0.push(text!("x-no-subscription", path = name.as_str()));
+        }
+    }
+    let mut all = queues.len() + topics.len();
+    if all > EMULATOR_MAX_QUEUES_AND_TOPICS {
+        w.0.push(text!(
+            "x-too-many",
+            count = all,
+            max = EMULATOR_MAX_QUEUES_AND_TOPICS
+        ));
+        queues.truncate(EMULATOR_MAX_QUEUES_AND_TOPICS.min(queues.len()));
+        all = queues.len();
+        topics.truncate(EMULATOR_MAX_QUEUES_AND_TOPICS - all);
+    }
+    let topics: Vec<Value> = topics
+        .into_iter()
+        .map(|(name, p, subs)| json!({ "Name": name, "Properties": p, "Subscriptions": subs }))
+        .collect();
+    let config = json!({
+        "UserConfig": {
+            "Namespaces": [{ "Name": NAMESPACE, "Queues": queues, "Topics": topics }],
+            "Logging": { "Type": "File" }
+        }
+    });
+    Ok(Exported {
+        config,
+        warnings: w.0,
+    })
+}
+
+/// A subscription's correlation filter as a config's rule; none for one that takes every
+/// message (the emulator's `$Default`).
+fn correlation_rule(rule: &SubscriptionRule) -> Option<Value> {
+    let SubscriptionRule::Correlation {
+        subject,
+        correlation_id,
+        message_id,
+        application_properties,
+    } = rule
+    else {
+        return None;
+    };
+    let mut filter = Map::new();
+    for (key, v) in [
+        ("Label", subject),
+        ("CorrelationId", correlation_id),
+        ("MessageId", message_id),
+    ] {
+        if let Some(v) = v {
+            filter.insert(key.into(), json!(v));
+        }
+    }
+    if !application_properties.is_empty() {
+        filter.insert("Properties".into(), json!(application_properties));
+    }
+    Some(json!({
+        "Name": "filter",
+        "Properties": { "FilterType": "Correlation", "CorrelationFilter": filter }
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_durations_read_and_write() {
+        for (text, ms) in [
+            ("PT1H", HOUR),
+            ("PT20S", 20 * SECOND),
+            ("PT1M30S", 90 * SECOND),
+            ("P7D", 7 * DAY),
+            ("P1DT2H", DAY + 2 * HOUR),
+            ("PT0.5S", 500),
+        ] {
+            assert_eq!(parse_iso(text), Some(ms), "{text}");
+            assert_eq!(parse_iso(&format_iso(ms)), Some(ms), "{text}");
+        }
+        assert_eq!(format_iso(HOUR), "PT1H");
+        assert_eq!(format_iso(90 * SECOND), "PT1M30S");
+        assert_eq!(format_iso(7 * DAY), "P7D");
+        for bad in ["", "P", "1H", "PT", "PTH", "PT1X", "PT1S1M"] {
+            assert_eq!(parse_iso(bad), None, "{bad}");
+        }
+    }
+}

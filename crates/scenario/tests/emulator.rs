@@ -1,0 +1,195 @@
+//! The emulator's Config.json in and out (issue 10, PRO-01): a real-world config imports with
+//! the expected warnings, the schema's limits are enforced, and import -> export -> import keeps
+//! every modelled property.
+use sbp_engine::time::{HOUR, MINUTE, SECOND};
+use sbp_engine::{SubscriptionRule, Tier};
+use sbp_scenario::emulator::{export, import, parse_iso};
+use sbp_scenario::{Scenario, Simulation};
+
+const CONFIG: &str = include_str!("data/emulator-config.json");
+
+fn keys(warnings: &[sbp_scenario::Text]) -> Vec<String> {
+    warnings.iter().map(|w| w.key.to_string()).collect()
+}
+
+#[test]
+fn a_real_world_config_imports_with_what_is_not_modelled_said() {
+    let imported = import(CONFIG).expect("imports");
+    let s = &imported.scenario;
+    assert_eq!(s.namespace.tier, Tier::Emulator);
+    let mut warned = keys(&imported.warnings);
+    warned.sort();
+    assert_eq!(
+        warned,
+        vec![
+            "x-action",       // premium's SQL action
+            "x-filter-field", // billing: ContentType, ReplyTo, ReplyToSessionId, SessionId, To
+            "x-filter-field",
+            "x-filter-field",
+            "x-filter-field",
+            "x-filter-field",
+            "x-logging",
+            "x-sessions", // carts
+            "x-sql",      // premium's SQL filter
+        ]
+    );
+    let said: Vec<String> = imported.warnings.iter().map(|w| w.to_string()).collect();
+    assert!(
+        said.iter()
+            .any(|w| w.contains("Queues[2].Properties.RequiresSession")),
+        "{said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|w| w.contains("CorrelationFilter.ContentType")),
+        "{said:?}"
+    );
+    // The entities, with orders before what forwards to it (FWD-01).
+    let sim = Simulation::new(s).expect("runs");
+    let names: Vec<&str> = sim.ns.entities_by_id().map(|e| e.path.as_str()).collect();
+    let position = |p: &str| names.iter().position(|n| *n == p).expect(p);
+    assert!(position("orders") < position("orders.inbox"));
+    assert!(position("orders") < position("events/subscriptions/audit"));
+    let orders = sim.ns.entity("orders").unwrap();
+    assert!(orders.settings.requires_duplicate_detection);
+    assert_eq!(
+        orders.settings.duplicate_detection_history_time_window,
+        20 * SECOND
+    );
+    assert_eq!(orders.settings.lock_duration, MINUTE);
+    assert_eq!(orders.settings.max_delivery_count, 3);
+    assert!(orders.settings.dead_lettering_on_message_expiration);
+    let inbox = sim.ns.entity("orders.inbox").unwrap();
+    assert_eq!(inbox.settings.forward_to.as_deref(), Some("orders"));
+    assert_eq!(inbox.settings.default_message_time_to_live, 30 * MINUTE);
+    // Properties a config leaves out take the emulator's defaults (PRO-01).
+    let carts = sim.ns.entity("carts").unwrap();
+    assert_eq!(carts.settings.default_message_time_to_live, HOUR);
+    assert_eq!(carts.settings.max_delivery_count, 3);
+    let billing = sim.ns.entity("events/subscriptions/billing").unwrap();
+    let SubscriptionRule::Correlation {
+        subject,
+        correlation_id,
+        message_id,
+        application_properties,
+    } = &billing.rule
+    else {
+        panic!("a correlation filter")
+    };
+    assert_eq!(subject.as_deref(), Some("subject1"));
+    assert_eq!(correlation_id.as_deref(), Some("id1"));
+    assert_eq!(message_id.as_deref(), Some("msgid1"));
+    assert_eq!(
+        application_properties.get("prop1").map(String::as_str),
+        Some("value1")
+    );
+    assert_eq!(
+        sim.ns.entity("events/subscriptions/premium").unwrap().rule,
+        SubscriptionRule::MatchAll
+    );
+}
+
+#[test]
+fn traffic_plays_through_an_imported_config() {
+    let mut s = import(CONFIG).expect("imports").scenario;
+    let steps: Vec<sbp_scenario::Step> = serde_json::from_str(
+        r#"[{"at": "0s", "send": {"to": "orders.inbox", "message_id": "a"}},
+            {"at": "1s", "send": {"to": "orders.inbox", "message_id": "a"}},
+            {"at": "2s", "send": {"to": "events", "subject": "subject1"}}]"#,
+    )
+    .unwrap();
+    s.timeline = steps;
+    let mut sim = Simulation::new(&s).unwrap();
+    sim.run_to_end();
+    assert!(sim.failures.is_empty(), "{:?}", sim.failures);
+    // Forwarded into orders, whose duplicate detection drops the second (DUP-02), and the
+    // topic's copy for audit forwarded there too.
+    let orders = sim.ns.entity("orders").unwrap();
+    assert_eq!(
+        orders.duplicates_dropped, 0,
+        "forwards are not checked for duplicates"
+    );
+    assert_eq!(orders.main.len(), 3);
+}
+
+#[test]
+fn the_emulator_schema_limits_are_enforced_naming_the_limit() {
+    for (from, to) in [
+        (r#""MaxDeliveryCount": 3"#, r#""MaxDeliveryCount": 11"#),
+        (
+            r#""DefaultMessageTimeToLive": "PT30M""#,
+            r#""DefaultMessageTimeToLive": "PT2H""#,
+        ),
+        (r#""LockDuration": "PT2M""#, r#""LockDuration": "PT30S""#),
+    ] {
+        let config = CONFIG.replacen(from, to, 1);
+        assert_ne!(config, CONFIG);
+        let err = import(&config).expect_err("refused").to_string();
+        assert!(err.contains("PRO-01") || err.contains("emulator"), "{err}");
+    }
+    let err = import(&CONFIG.replacen(
+        r#""LockDuration": "PT1M""#,
+        r#""LockDuration": "one minute""#,
+        1,
+    ))
+    .expect_err("refused")
+    .to_string();
+    assert!(
+        err.contains("LockDuration") && err.contains("one minute"),
+        "{err}"
+    );
+    assert!(import("{}").is_err());
+    assert!(import("not json").is_err());
+}
+
+#[test]
+fn import_export_import_keeps_every_modelled_property() {
+    let first = import(CONFIG).expect("imports").scenario;
+    let exported = export(&first).expect("exports");
+    let text = serde_json::to_string_pretty(&exported.config).unwrap();
+    let second = import(&text).expect("imports again");
+    let settings = |s: &Scenario| {
+        let sim = Simulation::new(s).unwrap();
+        sim.ns
+            .entities_by_id()
+            .map(|e| (e.path.clone(), e.settings.clone(), e.rule.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(settings(&first), settings(&second.scenario));
+    // What the playground does not model cannot come back: said once, on the first import.
+    assert!(!keys(&second.warnings).contains(&"x-sql".to_string()));
+}
+
+#[test]
+fn exporting_a_scenario_beyond_the_emulator_says_how_it_differs() {
+    let scenario = Scenario::from_json(
+        r#"{"version": 1, "entities": [
+            {"queue": "q", "lock_duration": "5s", "max_delivery_count": 20, "auto_delete_on_idle": "1h"},
+            {"topic": "t"}],
+          "timeline": [{"at": "0s", "send": {"to": "q"}}]}"#,
+    )
+    .unwrap();
+    let out = export(&scenario).expect("exports");
+    let mut warned = keys(&out.warnings);
+    warned.sort();
+    assert_eq!(
+        warned,
+        vec![
+            "x-clamped",         // q's TTL MaxValue -> PT1H
+            "x-clamped",         // q's MaxDeliveryCount 20 -> 10
+            "x-clamped",         // t's TTL MaxValue -> PT1H
+            "x-no-subscription", // t
+            "x-not-in-schema",   // q's AutoDeleteOnIdle
+            "x-profile",         // Standard
+            "x-timeline",
+        ]
+    );
+    let q = &out.config["UserConfig"]["Namespaces"][0]["Queues"][0]["Properties"];
+    assert_eq!(q["DefaultMessageTimeToLive"], "PT1H");
+    assert_eq!(q["MaxDeliveryCount"], 10);
+    assert_eq!(q["LockDuration"], "PT5S");
+    assert_eq!(
+        parse_iso(q["DuplicateDetectionHistoryTimeWindow"].as_str().unwrap()),
+        Some(MINUTE)
+    );
+}
