@@ -464,7 +464,6 @@ pub fn export(scenario: &Scenario) -> Result<Exported, Text> {
                 EMULATOR_DUPLICATE_WINDOW,
             );
         }
-        drop(limited);
         if e.kind != EntityKind::Topic {
             let max = s.max_delivery_count.min(EMULATOR_MAX_DELIVERY_COUNT);
             if max != s.max_delivery_count {
