@@ -9,3 +9,5 @@ trunk build --release --offline
 trunk build lab.html --release --offline --dist dist/lab --public-url /lab/
 # The lesson builder's page, a wasm of its own.
 trunk build builder.html --release --offline --dist dist/builder --public-url /builder/
+# The emulator's Config.json in and out, a wasm of its own.
+trunk build emulator.html --release --offline --dist dist/emulator --public-url /emulator/

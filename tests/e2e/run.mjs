@@ -607,6 +607,41 @@ test('a laptop screen (1366x768): the lanes are in view beside the controls', as
   if (!lane || lane.y + 40 > 768) throw new Error(`the first lane starts at ${lane && lane.y}`);
 });
 
+test('an emulator Config.json: chosen as a file, read with what is not modelled listed, played, and exported back', async (ctx) => {
+  const config = path.resolve(root, '../crates/scenario/tests/data/emulator-config.json');
+  const page = await fresh(ctx, '?lang=en');
+  await page.click('#open-emulator');
+  await page.locator('#config-file').setInputFiles(config);
+  await page.waitForFunction(() => document.querySelector('#config-text').value.includes('sbemulatorns'));
+  await page.click('#import-button');
+  await page.locator('#import-warnings li', { hasText: 'SQL filters are not modelled yet' }).waitFor();
+  await page.locator('#import-warnings li', { hasText: 'sessions are not modelled yet' }).waitFor();
+  await page.click('#import-open');
+  // The playground runs it as the emulator, every entity there.
+  await page.locator('#profile', { hasText: 'Emulator' }).waitFor();
+  for (const entity of ['orders', 'orders.inbox', 'carts', 'events/subscriptions/billing']) {
+    await page.locator(`.lane[data-entity="${entity}"]`).waitFor();
+  }
+  await page.locator('.lane[data-entity="orders"] .settings', { hasText: 'RequiresDuplicateDetection 20s' }).waitFor();
+  // Traffic through it: a send to the inbox is forwarded to orders.
+  await tab(page, 'send');
+  await page.selectOption('#send-to', 'orders.inbox');
+  await send(page, { ttl: '10m', id: 'first' });
+  await page.locator('.lane[data-entity="orders"] .card .mid', { hasText: 'first' }).waitFor();
+  // A pasted config that breaks the emulator's schema is refused, naming the limit.
+  await page.click('#open-emulator');
+  await page.fill('#config-text', fs.readFileSync(config, 'utf8').replace('"MaxDeliveryCount": 10', '"MaxDeliveryCount": 11'));
+  await page.click('#import-button');
+  await page.locator('#import-error', { hasText: 'PRO-01' }).waitFor();
+  // Out again: the scenario just played, as a Config.json; the sends are not part of it.
+  const exported = await page.inputValue('#export-json');
+  const v = JSON.parse(exported);
+  if (v.UserConfig.Namespaces[0].Queues.length !== 3) throw new Error(exported);
+  await page.locator('#export-warnings li', { hasText: 'is not part of a config' }).waitFor();
+  const href = await page.getAttribute('#export-download', 'href');
+  if (!href.startsWith('data:application/json')) throw new Error(href);
+});
+
 test('the lesson builder: parts from the current scenario, checked by the engine, opened as a lesson and in workshop mode', async (ctx) => {
   const page = await fresh(ctx, '?lang=en');
   await page.click('#open-sandbox');

@@ -105,8 +105,11 @@ pub fn lanes(store: &crate::state::Store) -> Html {
     if entities.is_empty() {
         return html! { <p class="empty">{t("no-entities")}</p> };
     }
+    // PRO-01: which limits and defaults apply.
+    let profile = tf("profile", &[("tier", &sim.ns.tier().to_string())]);
     html! {
         <div class="lanes">
+        <p class="hint" id="profile">{profile}</p>
         { for entities.into_iter().map(|e| {
             let c = e.counts(now);
             let mut counts = match e.kind {

@@ -106,6 +106,7 @@ fn app() -> Html {
             {language_picker(&store)}
             <button id="open-lessons" onclick={lessons}>{t("lessons")}</button>
             <a id="open-builder" href={format!("builder/index.html?lang={}", i18n::lang())}>{t("build-lesson")}</a>
+            <a id="open-emulator" href={format!("emulator/index.html?lang={}", i18n::lang())}>{t("emulator-link")}</a>
             <button id="undo" onclick={undo}>{t("undo")}</button>
             <actions::ScenarioMenu store={store.clone()} />
         </header>
