@@ -39,6 +39,12 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
 fi
 
+if ! command -v python3 >/dev/null 2>&1; then
+  say "installing python3 (the generated Python is compiled by a test)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3 >/dev/null
+fi
+
 if [ "${SETUP_BROWSER:-1}" = 1 ]; then
   if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     say "installing Debian's chromium and chromium-driver"

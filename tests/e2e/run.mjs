@@ -640,6 +640,14 @@ test('an emulator Config.json: chosen as a file, read with what is not modelled 
   await page.locator('#export-warnings li', { hasText: 'is not part of a config' }).waitFor();
   const href = await page.getAttribute('#export-download', 'href');
   if (!href.startsWith('data:application/json')) throw new Error(href);
+  // The scenario as code, in each language, with the send just made.
+  const code = () => page.inputValue('#code-text');
+  if (!(await code()).includes('using Azure.Messaging.ServiceBus;')) throw new Error(await code());
+  await page.selectOption('#code-language', 'py');
+  await page.waitForFunction(() => document.querySelector('#code-text').value.includes('ServiceBusClient.from_connection_string'));
+  if (!(await code()).includes('get_queue_sender("orders.inbox")')) throw new Error(await code());
+  await page.selectOption('#code-language', 'js');
+  await page.waitForFunction(() => document.querySelector('#code-text').value.includes('require("@azure/service-bus")'));
 });
 
 test('the lesson builder: parts from the current scenario, checked by the engine, opened as a lesson and in workshop mode', async (ctx) => {

@@ -91,6 +91,15 @@ enum Cmd {
     /// Print a scenario's entities as an emulator Config.json; where the emulator's schema
     /// differs (limits, properties it lacks) is listed on stderr.
     Export { file: String },
+    /// Print a scenario as SDK code: C# (Azure.Messaging.ServiceBus), Python (azure-servicebus)
+    /// or JavaScript (@azure/service-bus).
+    Code {
+        /// cs, py or js.
+        #[arg(long, default_value = "cs")]
+        lang: String,
+        /// A scenario file, or `preset:<name>`.
+        file: String,
+    },
     /// List the presets, or write them as files into a folder.
     Presets {
         #[arg(long)]
@@ -430,6 +439,16 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
                 sbp_scenario::emulator::import(&text).map_err(|e| format!("{config}: {e}"))?;
             warn(&imported.warnings);
             writeln!(out, "{}", imported.scenario.to_json_pretty())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Code { lang, file } => {
+            let Some(lang) = sbp_scenario::code::Lang::from_name(&lang) else {
+                return Err(format!("--lang {lang}: write cs, py or js").into());
+            };
+            let scenario = load(&file)?;
+            let code = sbp_scenario::code::generate(&scenario, lang)
+                .map_err(|e| format!("{file}: {e}"))?;
+            write!(out, "{code}")?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Export { file } => {

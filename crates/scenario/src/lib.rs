@@ -6,6 +6,7 @@
 pub mod bounds;
 pub use sbp_engine::text as catalog;
 mod check;
+pub mod code;
 pub mod dur;
 pub mod emulator;
 pub mod lesson;

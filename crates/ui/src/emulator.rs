@@ -36,9 +36,42 @@ enum Outcome {
     Failed(String),
 }
 
+/// The playground's scenario as SDK code, in the language chosen.
+fn as_code(lang: &str) -> Html {
+    let Some(language) = sbp_scenario::code::Lang::from_name(lang) else {
+        return html! {};
+    };
+    match sbp_scenario::code::generate(&current_scenario(), language) {
+        Ok(code) => {
+            let href = format!(
+                "data:text/plain;charset=utf-8,{}",
+                js_sys::encode_uri_component(&code)
+            );
+            let file = format!("scenario.{}", language.extension());
+            html! {
+                <>
+                <p><a id="code-download" download={file} {href}>{t("code-download")}</a></p>
+                <textarea id="code-text" readonly=true rows="24" value={code} aria-label={t("code-title")} />
+                </>
+            }
+        }
+        Err(e) => html! { <p class="field-error" role="alert">{e.to_string()}</p> },
+    }
+}
+
 #[function_component(EmulatorPage)]
 fn emulator_page() -> Html {
     let pasted = use_node_ref();
+    let language = use_state(|| "cs".to_string());
+    let choose = {
+        let language = language.clone();
+        Callback::from(move |e: Event| {
+            language.set(
+                e.target_unchecked_into::<web_sys::HtmlSelectElement>()
+                    .value(),
+            )
+        })
+    };
     let outcome = use_state(|| Outcome::None);
     let lang = i18n::lang();
     let onclick = {
@@ -107,6 +140,18 @@ fn emulator_page() -> Html {
                 <h2>{t("emulator-export")}</h2>
                 <p class="hint">{tf("emulator-export-intro", &[("name", &current_scenario().name)])}</p>
                 {exported}
+            </section>
+            <section class="card-form">
+                <h2>{t("code-title")}</h2>
+                <p class="hint">{t("code-intro")}</p>
+                <label>{t("code-language")}{" "}
+                    <select id="code-language" onchange={choose}>
+                        <option value="cs" selected={*language == "cs"}>{"C# (Azure.Messaging.ServiceBus)"}</option>
+                        <option value="py" selected={*language == "py"}>{"Python (azure-servicebus)"}</option>
+                        <option value="js" selected={*language == "js"}>{"JavaScript (@azure/service-bus)"}</option>
+                    </select>
+                </label>
+                {as_code(&language)}
             </section>
             <p><a href={format!("../index.html?lang={lang}")}>{t("emulator-back")}</a></p>
         </main>

@@ -1,0 +1,1014 @@
+//! A scenario as SDK code: C# (Azure.Messaging.ServiceBus), Python (azure-servicebus) and
+//! JavaScript (@azure/service-bus). The administration calls that create the entities with their
+//! settings, then the timeline: sends, receives in their mode, each settlement, lock renewal,
+//! deferral and receive by sequence number, the waits between steps, and comments saying what
+//! the playground showed at each point ("#1 expires: TTL-11"). The playground plays the scenario
+//! step by step while writing, so a settlement of a named call names the message it settles.
+use crate::model::*;
+use crate::step::{Action, Step};
+use crate::{Scenario, Simulation, Text};
+use sbp_engine::time::{format_duration, format_instant, Duration, MAX_VALUE};
+use sbp_engine::{EntityKind, EntitySettings, Namespace, SubscriptionRule};
+
+/// The languages code is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lang {
+    CSharp,
+    Python,
+    JavaScript,
+}
+
+impl Lang {
+    /// `cs`, `py` or `js` (also the file extension).
+    pub fn from_name(name: &str) -> Option<Lang> {
+        match name {
+            "cs" | "csharp" | "c#" => Some(Lang::CSharp),
+            "py" | "python" => Some(Lang::Python),
+            "js" | "javascript" => Some(Lang::JavaScript),
+            _ => None,
+        }
+    }
+
+    pub fn extension(self) -> &'static str {
+        match self {
+            Lang::CSharp => "cs",
+            Lang::Python => "py",
+            Lang::JavaScript => "js",
+        }
+    }
+
+    fn comment(self) -> &'static str {
+        match self {
+            Lang::Python => "#",
+            Lang::CSharp | Lang::JavaScript => "//",
+        }
+    }
+}
+
+/// The emulator's connection string (its documented development key).
+pub const EMULATOR_CONNECTION: &str = "Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;";
+
+/// The most comments on what happened between two steps.
+const MAX_NOTES: usize = 8;
+
+/// `scenario` as a program in `lang`.
+pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
+    let mut quiet = scenario.clone();
+    quiet.namespace.log_limit = None;
+    let timeline = std::mem::take(&mut quiet.timeline);
+    quiet.expect.clear();
+    let mut sim = Simulation::new(&quiet).map_err(|e| e.text())?;
+    let mut w = Code {
+        lang,
+        out: String::new(),
+        indent: 0,
+    };
+    w.prelude(scenario);
+    w.entities(&sim.ns, scenario);
+    w.line("");
+    w.note(
+        "The timeline. SequenceNumbers are the playground's; a fresh entity numbers from 1 too.",
+    );
+    let mut seen = sim.ns.log().len();
+    let mut now = 0;
+    for step in &timeline {
+        let at = step.at.ms();
+        if at > now {
+            sim.advance_to(at);
+            w.wait(at - now, at);
+            now = at;
+        }
+        seen = w.happened(&sim, seen);
+        w.step(&sim, step);
+        let mut recorded = step.clone();
+        recorded.at = crate::dur::Dur(at);
+        let _ = sim.push_step(recorded);
+        seen = w.happened(&sim, seen);
+    }
+    if let Some(last) = scenario.expect.iter().map(|e| e.at.ms()).max() {
+        if last > now {
+            sim.advance_to(last);
+            w.wait(last - now, last);
+            w.happened(&sim, seen);
+        }
+    }
+    w.end();
+    Ok(w.out)
+}
+
+/// A program being written.
+struct Code {
+    lang: Lang,
+    out: String,
+    indent: usize,
+}
+
+/// A string literal every language reads (JSON's escapes).
+fn quoted(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+impl Code {
+    fn line(&mut self, text: &str) {
+        if !text.is_empty() {
+            self.out += &"    ".repeat(self.indent);
+            self.out += text;
+        }
+        self.out.push('\n');
+    }
+
+    fn note(&mut self, text: &str) {
+        let c = self.lang.comment();
+        self.line(&format!("{c} {}", text.replace('\n', " ")));
+    }
+
+    fn prelude(&mut self, scenario: &Scenario) {
+        let title = if scenario.name.is_empty() {
+            "A Service Bus Playground scenario".to_string()
+        } else {
+            scenario.name.clone()
+        };
+        match self.lang {
+            Lang::CSharp => {
+                self.note(&format!(
+                    "{title}: written by the Service Bus Playground (Azure.Messaging.ServiceBus)."
+                ));
+                self.note("dotnet add package Azure.Messaging.ServiceBus");
+                self.line("using Azure.Messaging.ServiceBus;");
+                self.line("using Azure.Messaging.ServiceBus.Administration;");
+                self.line("");
+                self.note("Your namespace's connection string; for the local emulator:");
+                self.note(EMULATOR_CONNECTION);
+                self.line("var connection = Environment.GetEnvironmentVariable(\"SERVICEBUS_CONNECTION\") ?? \"<connection string>\";");
+                self.line("await using var client = new ServiceBusClient(connection);");
+                self.line("var admin = new ServiceBusAdministrationClient(connection);");
+                self.line("var start = DateTimeOffset.UtcNow;");
+                self.line("var receivers = new Dictionary<string, ServiceBusReceiver>();");
+                self.line("var held = new Dictionary<string, ServiceBusReceivedMessage>();");
+                self.line("var scheduled = new Dictionary<string, long>();");
+                self.line("ServiceBusReceiver Receiver(string name, string path, ServiceBusReceiveMode mode)");
+                self.line("{");
+                self.line("    var key = $\"{name}|{path}|{mode}\";");
+                self.line("    if (!receivers.TryGetValue(key, out var r))");
+                self.line("    {");
+                self.line(
+                    "        var options = new ServiceBusReceiverOptions { ReceiveMode = mode };",
+                );
+                self.line("        var parts = path.Split(\"/subscriptions/\");");
+                self.line("        r = parts.Length == 2 ? client.CreateReceiver(parts[0], parts[1], options) : client.CreateReceiver(path, options);");
+                self.line("        receivers[key] = r;");
+                self.line("    }");
+                self.line("    return r;");
+                self.line("}");
+                self.line("void Hold(string path, IEnumerable<ServiceBusReceivedMessage> got)");
+                self.line("{");
+                self.line("    foreach (var m in got) held[$\"{path}#{m.SequenceNumber}\"] = m;");
+                self.line("}");
+            }
+            Lang::Python => {
+                self.note(&format!(
+                    "{title}: written by the Service Bus Playground (azure-servicebus)."
+                ));
+                self.note("pip install azure-servicebus");
+                self.line("import os");
+                self.line("import time");
+                self.line("from datetime import datetime, timedelta, timezone");
+                self.line("from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusReceiveMode");
+                self.line("from azure.servicebus.management import ServiceBusAdministrationClient, CorrelationRuleFilter");
+                self.line("");
+                self.note("Your namespace's connection string; for the local emulator:");
+                self.note(EMULATOR_CONNECTION);
+                self.line("CONNECTION = os.environ.get(\"SERVICEBUS_CONNECTION\", \"<connection string>\")");
+                self.line("client = ServiceBusClient.from_connection_string(CONNECTION)");
+                self.line(
+                    "admin = ServiceBusAdministrationClient.from_connection_string(CONNECTION)",
+                );
+                self.line("start = datetime.now(timezone.utc)");
+                self.line("receivers = {}");
+                self.line("held = {}");
+                self.line("scheduled = {}");
+                self.line("");
+                self.line("");
+                self.line("def receiver(name, path, mode):");
+                self.line("    key = (name, path, mode)");
+                self.line("    if key not in receivers:");
+                self.line("        if \"/subscriptions/\" in path:");
+                self.line("            topic, subscription = path.split(\"/subscriptions/\")");
+                self.line("            receivers[key] = client.get_subscription_receiver(topic, subscription, receive_mode=mode)");
+                self.line("        else:");
+                self.line("            receivers[key] = client.get_queue_receiver(path, receive_mode=mode)");
+                self.line("    return receivers[key]");
+                self.line("");
+                self.line("");
+                self.line("def hold(path, got):");
+                self.line("    for m in got:");
+                self.line("        held[f\"{path}#{m.sequence_number}\"] = m");
+                self.line("");
+                self.line("");
+            }
+            Lang::JavaScript => {
+                self.note(&format!(
+                    "{title}: written by the Service Bus Playground (@azure/service-bus)."
+                ));
+                self.note("npm install @azure/service-bus long");
+                self.line("const { ServiceBusClient, ServiceBusAdministrationClient } = require(\"@azure/service-bus\");");
+                self.line("const Long = require(\"long\");");
+                self.line("");
+                self.note("Your namespace's connection string; for the local emulator:");
+                self.note(EMULATOR_CONNECTION);
+                self.line("const connection = process.env.SERVICEBUS_CONNECTION || \"<connection string>\";");
+                self.line(
+                    "const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));",
+                );
+                self.line("");
+                self.line("async function main() {");
+                self.indent = 1;
+                self.line("const client = new ServiceBusClient(connection);");
+                self.line("const admin = new ServiceBusAdministrationClient(connection);");
+                self.line("const start = Date.now();");
+                self.line("const receivers = new Map();");
+                self.line("const held = new Map();");
+                self.line("const scheduled = new Map();");
+                self.line("const receiver = (name, path, mode) => {");
+                self.line("    const key = `${name}|${path}|${mode}`;");
+                self.line("    if (!receivers.has(key)) {");
+                self.line("        const [topic, subscription] = path.split(\"/subscriptions/\");");
+                self.line("        receivers.set(key, subscription");
+                self.line("            ? client.createReceiver(topic, subscription, { receiveMode: mode })");
+                self.line("            : client.createReceiver(path, { receiveMode: mode }));");
+                self.line("    }");
+                self.line("    return receivers.get(key);");
+                self.line("};");
+                self.line("const hold = (path, got) => got.forEach((m) => held.set(`${path}#${m.sequenceNumber}`, m));");
+            }
+        }
+        if !scenario.description.is_empty() {
+            self.line("");
+            self.note(&scenario.description);
+        }
+        if scenario.namespace.tier == sbp_engine::Tier::Emulator {
+            self.line("");
+            self.note("The emulator does not take administration calls: create its entities with the Config.json");
+            self.note(
+                "of the playground's emulator page (sbp export) and leave the calls below out.",
+            );
+        }
+        self.line("");
+    }
+
+    /// The administration calls that create the scenario's entities with their settings.
+    fn entities(&mut self, ns: &Namespace, scenario: &Scenario) {
+        self.note("The entities, with their settings as the playground created them.");
+        for def in &scenario.entities {
+            let path = def
+                .queue
+                .clone()
+                .or_else(|| def.topic.clone())
+                .or_else(|| def.subscription.clone())
+                .unwrap_or_default();
+            let Some(e) = ns.entity(&path) else { continue };
+            let settings = e.settings.clone();
+            match e.kind {
+                EntityKind::Queue => self.create("Queue", &path, None, &settings, None),
+                EntityKind::Topic => self.create("Topic", &path, None, &settings, None),
+                EntityKind::Subscription { .. } => {
+                    let (topic, name) = path.split_once("/subscriptions/").unwrap_or((&path, ""));
+                    let rule = match &e.rule {
+                        SubscriptionRule::MatchAll => None,
+                        r => Some(r.clone()),
+                    };
+                    self.create("Subscription", name, Some(topic), &settings, rule.as_ref())
+                }
+            }
+        }
+    }
+
+    /// One entity's settings as the language names them (durations written by `duration`).
+    fn options(&self, kind: &str, s: &EntitySettings) -> Vec<(String, String)> {
+        let mut o: Vec<(&str, String)> = Vec::new();
+        let d = |ms: Duration| self.duration(ms);
+        if s.default_message_time_to_live < MAX_VALUE {
+            o.push((
+                "DefaultMessageTimeToLive",
+                d(s.default_message_time_to_live),
+            ));
+        }
+        if kind != "Topic" {
+            o.push(("LockDuration", d(s.lock_duration)));
+            o.push(("MaxDeliveryCount", s.max_delivery_count.to_string()));
+            if s.dead_lettering_on_message_expiration {
+                o.push(("DeadLetteringOnMessageExpiration", self.boolean(true)));
+            }
+            if let Some(f) = &s.forward_to {
+                o.push(("ForwardTo", quoted(f)));
+            }
+            if let Some(f) = &s.forward_dead_lettered_messages_to {
+                o.push(("ForwardDeadLetteredMessagesTo", quoted(f)));
+            }
+        }
+        if s.auto_delete_on_idle < MAX_VALUE {
+            o.push(("AutoDeleteOnIdle", d(s.auto_delete_on_idle)));
+        }
+        if kind != "Subscription" && s.requires_duplicate_detection {
+            o.push(("RequiresDuplicateDetection", self.boolean(true)));
+            o.push((
+                "DuplicateDetectionHistoryTimeWindow",
+                d(s.duplicate_detection_history_time_window),
+            ));
+        }
+        o.into_iter().map(|(k, v)| (self.member(k), v)).collect()
+    }
+
+    /// A property's name in the language: `LockDuration`, `lock_duration`, `lockDuration`.
+    fn member(&self, pascal: &str) -> String {
+        match self.lang {
+            Lang::CSharp => pascal.to_string(),
+            Lang::Python | Lang::JavaScript => {
+                let mut out = String::new();
+                for (i, c) in pascal.chars().enumerate() {
+                    if c.is_ascii_uppercase() && i > 0 && self.lang == Lang::Python {
+                        out.push('_');
+                    }
+                    if i == 0 || self.lang == Lang::Python {
+                        out.push(c.to_ascii_lowercase());
+                    } else {
+                        out.push(c);
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    fn boolean(&self, b: bool) -> String {
+        match (self.lang, b) {
+            (Lang::Python, true) => "True".into(),
+            (Lang::Python, false) => "False".into(),
+            (_, b) => b.to_string(),
+        }
+    }
+
+    /// A duration as the language's administration client takes it.
+    fn duration(&self, ms: Duration) -> String {
+        match self.lang {
+            Lang::CSharp => format!("TimeSpan.FromMilliseconds({ms})"),
+            Lang::Python => format!("timedelta(milliseconds={ms})"),
+            Lang::JavaScript => quoted(&crate::emulator::format_iso(ms)),
+        }
+    }
+
+    fn create(
+        &mut self,
+        kind: &str,
+        name: &str,
+        topic: Option<&str>,
+        s: &EntitySettings,
+        rule: Option<&SubscriptionRule>,
+    ) {
+        let options = self.options(kind, s);
+        let target = match topic {
+            Some(t) => format!("{}, {}", quoted(t), quoted(name)),
+            None => quoted(name),
+        };
+        match self.lang {
+            Lang::CSharp => {
+                let fields: Vec<String> =
+                    options.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+                let opts = format!(
+                    "new Create{kind}Options({target}) {{ {} }}",
+                    fields.join(", ")
+                );
+                match rule {
+                    Some(r) => self.line(&format!(
+                        "await admin.CreateSubscriptionAsync({opts}, new CreateRuleOptions(\"filter\", {}));",
+                        self.filter(r)
+                    )),
+                    None => self.line(&format!("await admin.Create{kind}Async({opts});")),
+                }
+            }
+            Lang::Python => {
+                let args: Vec<String> = std::iter::once(target)
+                    .chain(options.iter().map(|(k, v)| format!("{k}={v}")))
+                    .collect();
+                let snake = kind.to_ascii_lowercase();
+                self.line(&format!("admin.create_{snake}({})", args.join(", ")));
+                if let (Some(r), Some(t)) = (rule, topic) {
+                    self.line(&format!(
+                        "admin.delete_rule({}, {}, \"$Default\")",
+                        quoted(t),
+                        quoted(name)
+                    ));
+                    self.line(&format!(
+                        "admin.create_rule({}, {}, \"filter\", filter={})",
+                        quoted(t),
+                        quoted(name),
+                        self.filter(r)
+                    ));
+                }
+            }
+            Lang::JavaScript => {
+                let fields: Vec<String> =
+                    options.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+                self.line(&format!(
+                    "await admin.create{kind}({target}, {{ {} }});",
+                    fields.join(", ")
+                ));
+                if let (Some(r), Some(t)) = (rule, topic) {
+                    self.line(&format!(
+                        "await admin.deleteRule({}, {}, \"$Default\");",
+                        quoted(t),
+                        quoted(name)
+                    ));
+                    self.line(&format!(
+                        "await admin.createRule({}, {}, \"filter\", {});",
+                        quoted(t),
+                        quoted(name),
+                        self.filter(r)
+                    ));
+                }
+            }
+        }
+    }
+
+    /// A subscription's correlation filter.
+    fn filter(&self, rule: &SubscriptionRule) -> String {
+        let SubscriptionRule::Correlation {
+            subject,
+            correlation_id,
+            message_id,
+            application_properties,
+        } = rule
+        else {
+            return String::new();
+        };
+        let subject_name = match self.lang {
+            Lang::Python => "label",
+            Lang::CSharp => "Subject",
+            Lang::JavaScript => "subject",
+        };
+        let mut fields: Vec<(String, String)> = Vec::new();
+        for (name, v) in [
+            (subject_name.to_string(), subject),
+            (self.member("CorrelationId"), correlation_id),
+            (self.member("MessageId"), message_id),
+        ] {
+            if let Some(v) = v {
+                fields.push((name, quoted(v)));
+            }
+        }
+        let props = self.dictionary(application_properties);
+        match self.lang {
+            Lang::CSharp => {
+                let mut f: Vec<String> = fields.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+                for (k, v) in application_properties {
+                    f.push(format!(
+                        "ApplicationProperties = {{ [{}] = {} }}",
+                        quoted(k),
+                        quoted(v)
+                    ));
+                }
+                format!("new CorrelationRuleFilter {{ {} }}", f.join(", "))
+            }
+            Lang::Python => {
+                let mut f: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                if !application_properties.is_empty() {
+                    f.push(format!("properties={props}"));
+                }
+                format!("CorrelationRuleFilter({})", f.join(", "))
+            }
+            Lang::JavaScript => {
+                let mut f: Vec<String> = fields.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+                if !application_properties.is_empty() {
+                    f.push(format!("applicationProperties: {props}"));
+                }
+                format!("{{ {} }}", f.join(", "))
+            }
+        }
+    }
+
+    fn dictionary(&self, map: &std::collections::BTreeMap<String, String>) -> String {
+        let pairs: Vec<String> = map
+            .iter()
+            .map(|(k, v)| format!("{}: {}", quoted(k), quoted(v)))
+            .collect();
+        format!("{{ {} }}", pairs.join(", "))
+    }
+
+    fn wait(&mut self, ms: Duration, until: i64) {
+        self.line("");
+        let at = format_instant(until);
+        match self.lang {
+            Lang::CSharp => self.line(&format!(
+                "await Task.Delay(TimeSpan.FromMilliseconds({ms})); // on to {at}"
+            )),
+            Lang::Python => self.line(&format!("time.sleep({ms} / 1000)  # on to {at}")),
+            Lang::JavaScript => self.line(&format!("await sleep({ms}); // on to {at}")),
+        }
+    }
+
+    /// Comments on what the playground logged since `seen`.
+    fn happened(&mut self, sim: &Simulation, seen: usize) -> usize {
+        let log = sim.ns.log();
+        // In the reader's words (the CLI's: English).
+        let new: Vec<String> = sbp_engine::text::with_current(|words| {
+            log.iter()
+                .skip(seen)
+                .map(|e| {
+                    let said = crate::words::event_text(words, &sim.ns, e);
+                    let rule = e.rule.map(|r| format!(" ({})", r.id())).unwrap_or_default();
+                    format!(
+                        "{} {}: {said}{rule}",
+                        format_instant(e.at),
+                        sim.ns.event_path(e)
+                    )
+                })
+                .collect()
+        });
+        for line in new.iter().take(MAX_NOTES) {
+            self.note(&format!("playground: {line}"));
+        }
+        if new.len() > MAX_NOTES {
+            self.note(&format!(
+                "playground: ... and {} more events",
+                new.len() - MAX_NOTES
+            ));
+        }
+        log.len()
+    }
+
+    fn mode(&self, m: ModeDef) -> &'static str {
+        match (self.lang, m) {
+            (Lang::CSharp, ModeDef::PeekLock) => "ServiceBusReceiveMode.PeekLock",
+            (Lang::CSharp, ModeDef::ReceiveAndDelete) => "ServiceBusReceiveMode.ReceiveAndDelete",
+            (Lang::Python, ModeDef::PeekLock) => "ServiceBusReceiveMode.PEEK_LOCK",
+            (Lang::Python, ModeDef::ReceiveAndDelete) => "ServiceBusReceiveMode.RECEIVE_AND_DELETE",
+            (Lang::JavaScript, ModeDef::PeekLock) => "\"peekLock\"",
+            (Lang::JavaScript, ModeDef::ReceiveAndDelete) => "\"receiveAndDelete\"",
+        }
+    }
+
+    /// `Receiver("r1", "orders", mode)` in the language.
+    fn receiver(&self, name: &str, path: &str, mode: ModeDef) -> String {
+        let call = if self.lang == Lang::CSharp {
+            "Receiver"
+        } else {
+            "receiver"
+        };
+        format!(
+            "{call}({}, {}, {})",
+            quoted(name),
+            quoted(path),
+            self.mode(mode)
+        )
+    }
+
+    /// A held message: `held["orders#1"]`.
+    fn held(&self, path: &str, seq: u64) -> String {
+        let key = quoted(&format!("{path}#{seq}"));
+        match self.lang {
+            Lang::JavaScript => format!("held.get({key})"),
+            _ => format!("held[{key}]"),
+        }
+    }
+
+    fn step(&mut self, sim: &Simulation, step: &Step) {
+        self.line("");
+        if let Some(note) = &step.note {
+            self.note(note);
+        }
+        let Some(action) = &step.action else {
+            return;
+        };
+        self.note(&format!(
+            "{}: {}",
+            format_instant(step.at.ms()),
+            action.text()
+        ));
+        // A step that fails on purpose (expect_error) is caught, as the playground showed.
+        let guarded = step.expect_error.is_some();
+        if guarded {
+            self.line(if self.lang == Lang::Python {
+                "try:"
+            } else {
+                "try {"
+            });
+            self.indent += 1;
+        }
+        self.action(sim, action);
+        if guarded {
+            self.indent -= 1;
+            match self.lang {
+                Lang::CSharp => {
+                    self.line("} catch (ServiceBusException e) {");
+                    self.line("    Console.WriteLine($\"failed as expected: {e.Reason}\");");
+                    self.line("}");
+                }
+                Lang::Python => {
+                    self.line("except Exception as e:  # failed as expected");
+                    self.line("    print(\"failed as expected:\", e)");
+                }
+                Lang::JavaScript => {
+                    self.line("} catch (e) {");
+                    self.line("    console.log(\"failed as expected:\", e.code || e.message);");
+                    self.line("}");
+                }
+            }
+        }
+    }
+
+    fn action(&mut self, sim: &Simulation, action: &Action) {
+        let aw = match self.lang {
+            Lang::Python => "",
+            _ => "await ",
+        };
+        let end = match self.lang {
+            Lang::Python => "",
+            _ => ";",
+        };
+        match action {
+            Action::Send(s) => {
+                let entity = sim.ns.entity(&s.to);
+                let topic = entity.is_some_and(|e| e.kind == EntityKind::Topic);
+                let first = entity.map_or(1, |e| e.next_seq);
+                self.send(s, topic, first)
+            }
+            Action::Receive(r) => {
+                let n = r.count.unwrap_or(1);
+                let rx = self.receiver(&r.receiver, &r.from, r.mode);
+                let got = match self.lang {
+                    Lang::CSharp => format!("await {rx}.ReceiveMessagesAsync({n}, TimeSpan.FromSeconds(1))"),
+                    Lang::Python => format!("{rx}.receive_messages(max_message_count={n}, max_wait_time=1)"),
+                    Lang::JavaScript => format!("await {rx}.receiveMessages({n}, {{ maxWaitTimeInMs: 1000 }})"),
+                };
+                self.hold(&r.from, &got);
+                if let Some(d) = r.max_auto_lock_renewal {
+                    self.note(&format!(
+                        "the playground renewed these locks automatically for up to {} (a processor's MaxAutoLockRenewalDuration)",
+                        format_duration(d.ms())
+                    ));
+                }
+            }
+            Action::Peek(p) => {
+                let n = p.count.unwrap_or(1);
+                let rx = self.receiver(&p.receiver, &p.from, ModeDef::PeekLock);
+                let line = match (self.lang, p.from_seq) {
+                    (Lang::CSharp, Some(s)) => format!("var peeked = await {rx}.PeekMessagesAsync({n}, {s});"),
+                    (Lang::CSharp, None) => format!("var peeked = await {rx}.PeekMessagesAsync({n});"),
+                    (Lang::Python, Some(s)) => format!("peeked = {rx}.peek_messages(max_message_count={n}, sequence_number={s})"),
+                    (Lang::Python, None) => format!("peeked = {rx}.peek_messages(max_message_count={n})"),
+                    (Lang::JavaScript, Some(s)) => format!("const peeked = await {rx}.peekMessages({n}, {{ fromSequenceNumber: Long.fromNumber({s}) }});"),
+                    (Lang::JavaScript, None) => format!("const peeked = await {rx}.peekMessages({n});"),
+                };
+                self.block(&line);
+            }
+            Action::ReceiveDeferred(r) => {
+                let rx = self.receiver(&r.receiver, &r.from, ModeDef::PeekLock);
+                let seqs: Vec<String> = r.seqs.iter().map(u64::to_string).collect();
+                let got = match self.lang {
+                    Lang::CSharp => format!("await {rx}.ReceiveDeferredMessagesAsync(new long[] {{ {} }})", seqs.join(", ")),
+                    Lang::Python => format!("{rx}.receive_deferred_messages([{}])", seqs.join(", ")),
+                    Lang::JavaScript => {
+                        let longs: Vec<String> = seqs.iter().map(|s| format!("Long.fromNumber({s})")).collect();
+                        format!("await {rx}.receiveDeferredMessages([{}])", longs.join(", "))
+                    }
+                };
+                self.hold(&r.from, &got);
+            }
+            Action::Complete(s)
+            | Action::Abandon(s)
+            | Action::DeadLetter(s)
+            | Action::Defer(s)
+            | Action::RenewLock(s) => {
+                let (from, receiver, seq) = match &s.message {
+                    Some(name) => match sim.named_message(name) {
+                        Ok((call, view)) => (call.from.clone(), call.receiver.clone(), view.sequence_number),
+                        Err(_) => (s.from.clone(), s.receiver.clone(), s.seq),
+                    },
+                    None => (s.from.clone(), s.receiver.clone(), s.seq),
+                };
+                let rx = self.receiver(&receiver, &from, ModeDef::PeekLock);
+                let m = self.held(&from, seq);
+                let call = match (self.lang, action) {
+                    (Lang::CSharp, Action::Complete(_)) => format!("CompleteMessageAsync({m})"),
+                    (Lang::CSharp, Action::Abandon(_)) => format!("AbandonMessageAsync({m})"),
+                    (Lang::CSharp, Action::Defer(_)) => format!("DeferMessageAsync({m})"),
+                    (Lang::CSharp, Action::RenewLock(_)) => format!("RenewMessageLockAsync({m})"),
+                    (Lang::CSharp, _) => format!(
+                        "DeadLetterMessageAsync({m}, {}, {})",
+                        quoted(s.reason.as_deref().unwrap_or("")),
+                        quoted(s.description.as_deref().unwrap_or(""))
+                    ),
+                    (Lang::Python, Action::Complete(_)) => format!("complete_message({m})"),
+                    (Lang::Python, Action::Abandon(_)) => format!("abandon_message({m})"),
+                    (Lang::Python, Action::Defer(_)) => format!("defer_message({m})"),
+                    (Lang::Python, Action::RenewLock(_)) => format!("renew_message_lock({m})"),
+                    (Lang::Python, _) => format!(
+                        "dead_letter_message({m}, reason={}, error_description={})",
+                        quoted(s.reason.as_deref().unwrap_or("")),
+                        quoted(s.description.as_deref().unwrap_or(""))
+                    ),
+                    (Lang::JavaScript, Action::Complete(_)) => format!("completeMessage({m})"),
+                    (Lang::JavaScript, Action::Abandon(_)) => format!("abandonMessage({m})"),
+                    (Lang::JavaScript, Action::Defer(_)) => format!("deferMessage({m})"),
+                    (Lang::JavaScript, Action::RenewLock(_)) => format!("renewMessageLock({m})"),
+                    (Lang::JavaScript, _) => format!(
+                        "deadLetterMessage({m}, {{ deadLetterReason: {}, deadLetterErrorDescription: {} }})",
+                        quoted(s.reason.as_deref().unwrap_or("")),
+                        quoted(s.description.as_deref().unwrap_or(""))
+                    ),
+                };
+                self.line(&format!("{aw}{rx}.{call}{end}"));
+            }
+            Action::CancelScheduled(c) => {
+                let key = quoted(&format!("{}#{}", c.to, c.seq));
+                let topic = sim.ns.entity(&c.to).is_some_and(|e| e.kind == EntityKind::Topic);
+                let sender = self.sender(&c.to, topic);
+                let line = match self.lang {
+                    Lang::CSharp => format!("await {sender}.CancelScheduledMessageAsync(scheduled[{key}]);"),
+                    Lang::Python => format!("{sender}.cancel_scheduled_messages(scheduled[{key}])"),
+                    Lang::JavaScript => format!("await {sender}.cancelScheduledMessages(scheduled.get({key}));"),
+                };
+                self.block(&line);
+            }
+            Action::Create(d) => {
+                let settings = d.settings.apply_to(&EntitySettings::defaults(sim.ns.tier()));
+                match (&d.queue, &d.topic, &d.subscription) {
+                    (Some(q), _, _) => self.create("Queue", q, None, &settings, None),
+                    (_, Some(t), _) => self.create("Topic", t, None, &settings, None),
+                    (_, _, Some(path)) => {
+                        let (topic, name) = path.split_once("/subscriptions/").unwrap_or((path, ""));
+                        self.create("Subscription", name, Some(topic), &settings, None)
+                    }
+                    _ => {}
+                }
+            }
+            Action::Update(u) => {
+                if let Some(current) = sim.ns.entity(&u.entity).map(|e| e.settings.clone()) {
+                    let options = self.options("Queue", &u.settings.apply_to(&current));
+                    self.update(&u.entity, &options);
+                }
+            }
+            Action::Delete(path) => {
+                let line = match (self.lang, path.split_once("/subscriptions/")) {
+                    (Lang::CSharp, Some((t, n))) => format!("await admin.DeleteSubscriptionAsync({}, {});", quoted(t), quoted(n)),
+                    (Lang::CSharp, None) => format!("await admin.DeleteQueueAsync({}); // or DeleteTopicAsync", quoted(path)),
+                    (Lang::Python, Some((t, n))) => format!("admin.delete_subscription({}, {})", quoted(t), quoted(n)),
+                    (Lang::Python, None) => format!("admin.delete_queue({})  # or delete_topic", quoted(path)),
+                    (Lang::JavaScript, Some((t, n))) => format!("await admin.deleteSubscription({}, {});", quoted(t), quoted(n)),
+                    (Lang::JavaScript, None) => format!("await admin.deleteQueue({}); // or deleteTopic", quoted(path)),
+                };
+                self.line(&line);
+            }
+            Action::CloseReceiver(r) => match &r.from {
+                Some(from) => {
+                    let rx = self.receiver(&r.receiver, from, ModeDef::PeekLock);
+                    self.line(&format!(
+                        "{aw}{rx}.{}(){end}",
+                        match self.lang {
+                            Lang::CSharp => "CloseAsync",
+                            Lang::Python | Lang::JavaScript => "close",
+                        }
+                    ));
+                }
+                None => self.note("the receiver's connection drops: not something client code does; its locks are lost (RCV-08)"),
+            },
+            Action::Fault(_) => self.note("a fault of the service: client code cannot cause it; what it did is in the comments below"),
+            Action::StartProducer(p) => self.note(&format!(
+                "the playground's producer {} sends {} messages a second to {}: a loop of sends as above",
+                p.name,
+                sbp_engine::time::format_decimal(p.rate, 3),
+                p.to
+            )),
+            Action::StartConsumers(c) => self.note(&format!(
+                "the playground's consumer group {} ({} instance(s)) receives from {}: a ServiceBusProcessor does this",
+                c.name,
+                c.instances.unwrap_or(1),
+                c.from
+            )),
+            Action::StopProducer(_) | Action::StopConsumers(_) => {
+                self.note("the playground stops its traffic here")
+            }
+            Action::Expect(_) => self.note("the playground checks its expectations here"),
+        }
+    }
+
+    /// A statement that declares a name, kept in a block of its own so a name can come again.
+    fn block(&mut self, line: &str) {
+        match self.lang {
+            Lang::Python => self.line(line),
+            _ => {
+                self.line("{");
+                self.indent += 1;
+                self.line(line);
+                self.indent -= 1;
+                self.line("}");
+            }
+        }
+    }
+
+    fn hold(&mut self, path: &str, got: &str) {
+        let path = quoted(path);
+        match self.lang {
+            Lang::CSharp => self.line(&format!("Hold({path}, {got});")),
+            Lang::Python => self.line(&format!("hold({path}, {got})")),
+            Lang::JavaScript => self.line(&format!("hold({path}, {got});")),
+        }
+    }
+
+    fn sender(&self, to: &str, topic: bool) -> String {
+        match (self.lang, topic) {
+            (Lang::CSharp, _) => format!("client.CreateSender({})", quoted(to)),
+            (Lang::Python, false) => format!("client.get_queue_sender({})", quoted(to)),
+            (Lang::Python, true) => format!("client.get_topic_sender({})", quoted(to)),
+            (Lang::JavaScript, _) => format!("client.createSender({})", quoted(to)),
+        }
+    }
+
+    /// A send step: `count` messages; a scheduled one is kept under the playground's
+    /// SequenceNumber (from `first`), which cancelling it names.
+    fn send(&mut self, s: &SendDef, topic: bool, first: u64) {
+        let n = s.count.unwrap_or(1).max(1);
+        let id = |i: &str| match &s.message_id {
+            Some(id) if n > 1 => Some(match self.lang {
+                Lang::CSharp => format!("$\"{}-{{{i}}}\"", id.replace('"', "")),
+                Lang::Python => format!("f\"{}-{{{i}}}\"", id.replace('"', "")),
+                Lang::JavaScript => format!("`{}-${{{i}}}`", id.replace('`', "")),
+            }),
+            Some(id) => Some(quoted(id)),
+            None => None,
+        };
+        let body = match s.body_size {
+            Some(size) => match self.lang {
+                Lang::CSharp => format!("new string('x', {size})"),
+                Lang::Python => format!("\"x\" * {size}"),
+                Lang::JavaScript => format!("\"x\".repeat({size})"),
+            },
+            None => quoted(&s.body),
+        };
+        let mut fields: Vec<(String, String)> = Vec::new();
+        if let Some(id) = id("i") {
+            fields.push((self.member("MessageId"), id));
+        }
+        if let Some(ttl) = s.ttl {
+            let v = match self.lang {
+                Lang::CSharp => format!("TimeSpan.FromMilliseconds({})", ttl.ms()),
+                Lang::Python => format!("timedelta(milliseconds={})", ttl.ms()),
+                Lang::JavaScript => ttl.ms().to_string(),
+            };
+            fields.push((self.member("TimeToLive"), v));
+        }
+        if let Some(v) = &s.subject {
+            fields.push((self.member("Subject"), quoted(v)));
+        }
+        if let Some(v) = &s.correlation_id {
+            fields.push((self.member("CorrelationId"), quoted(v)));
+        }
+        let message = match self.lang {
+            Lang::CSharp => {
+                let mut f: Vec<String> = fields.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+                for (k, v) in &s.properties {
+                    f.push(format!(
+                        "ApplicationProperties = {{ [{}] = {} }}",
+                        quoted(k),
+                        quoted(v)
+                    ));
+                }
+                format!("new ServiceBusMessage({body}) {{ {} }}", f.join(", "))
+            }
+            Lang::Python => {
+                let mut f: Vec<String> = vec![body];
+                f.extend(fields.iter().map(|(k, v)| format!("{k}={v}")));
+                if !s.properties.is_empty() {
+                    f.push(format!(
+                        "application_properties={}",
+                        self.dictionary(&s.properties)
+                    ));
+                }
+                format!("ServiceBusMessage({})", f.join(", "))
+            }
+            Lang::JavaScript => {
+                let mut f: Vec<String> = vec![format!("body: {body}")];
+                f.extend(fields.iter().map(|(k, v)| format!("{k}: {v}")));
+                if !s.properties.is_empty() {
+                    f.push(format!(
+                        "applicationProperties: {}",
+                        self.dictionary(&s.properties)
+                    ));
+                }
+                format!("{{ {} }}", f.join(", "))
+            }
+        };
+        let sender = self.sender(&s.to, topic);
+        let call = match (self.lang, s.scheduled_enqueue_time) {
+            (Lang::CSharp, Some(at)) => format!(
+                "scheduled[$\"{}#{{next}}\"] = await {sender}.ScheduleMessageAsync({message}, start.AddMilliseconds({}));",
+                s.to.replace('"', ""),
+                at.ms()
+            ),
+            (Lang::CSharp, None) => format!("await {sender}.SendMessageAsync({message});"),
+            (Lang::Python, Some(at)) => format!(
+                "scheduled[f\"{}#{{next}}\"] = {sender}.schedule_messages({message}, start + timedelta(milliseconds={}))[0]",
+                s.to.replace('"', ""),
+                at.ms()
+            ),
+            (Lang::Python, None) => format!("{sender}.send_messages({message})"),
+            (Lang::JavaScript, Some(at)) => format!(
+                "scheduled.set(`{}#${{next}}`, (await {sender}.scheduleMessages({message}, new Date(start + {})))[0]);",
+                s.to.replace('`', ""),
+                at.ms()
+            ),
+            (Lang::JavaScript, None) => format!("await {sender}.sendMessages({message});"),
+        };
+        // The playground's SequenceNumber of a scheduled message keys what cancelling it needs.
+        if n == 1 {
+            self.line(&call.replace("{next}", &first.to_string()));
+            return;
+        }
+        let call = call.replace("{next}", &format!("{{i + {}}}", first - 1));
+        match self.lang {
+            Lang::CSharp => {
+                self.line(&format!("for (var i = 1; i <= {n}; i++)"));
+                self.line("{");
+                self.indent += 1;
+                self.line(&call);
+                self.indent -= 1;
+                self.line("}");
+            }
+            Lang::Python => {
+                self.line(&format!("for i in range(1, {} + 1):", n));
+                self.indent += 1;
+                self.line(&call);
+                self.indent -= 1;
+            }
+            Lang::JavaScript => {
+                self.line(&format!("for (let i = 1; i <= {n}; i++) {{"));
+                self.indent += 1;
+                self.line(&call);
+                self.indent -= 1;
+                self.line("}");
+            }
+        }
+    }
+
+    fn update(&mut self, path: &str, options: &[(String, String)]) {
+        match self.lang {
+            Lang::CSharp => {
+                self.line("{");
+                self.indent += 1;
+                self.line(&format!(
+                    "var properties = (await admin.GetQueueAsync({})).Value;",
+                    quoted(path)
+                ));
+                for (k, v) in options {
+                    self.line(&format!("properties.{k} = {v};"));
+                }
+                self.line("await admin.UpdateQueueAsync(properties);");
+                self.indent -= 1;
+                self.line("}");
+            }
+            Lang::Python => {
+                self.line(&format!("properties = admin.get_queue({})", quoted(path)));
+                for (k, v) in options {
+                    self.line(&format!("properties.{k} = {v}"));
+                }
+                self.line("admin.update_queue(properties)");
+            }
+            Lang::JavaScript => {
+                self.line("{");
+                self.indent += 1;
+                self.line(&format!(
+                    "const properties = await admin.getQueue({});",
+                    quoted(path)
+                ));
+                for (k, v) in options {
+                    self.line(&format!("properties.{k} = {v};"));
+                }
+                self.line("await admin.updateQueue(properties);");
+                self.indent -= 1;
+                self.line("}");
+            }
+        }
+    }
+
+    fn end(&mut self) {
+        self.line("");
+        match self.lang {
+            Lang::CSharp => {
+                self.line("foreach (var r in receivers.Values) await r.CloseAsync();");
+            }
+            Lang::Python => {
+                self.line("for r in receivers.values():");
+                self.line("    r.close()");
+                self.line("client.close()");
+            }
+            Lang::JavaScript => {
+                self.line("for (const r of receivers.values()) await r.close();");
+                self.line("await client.close();");
+                self.indent = 0;
+                self.line("}");
+                self.line("");
+                self.line("main().catch((e) => { console.error(e); process.exit(1); });");
+            }
+        }
+    }
+}

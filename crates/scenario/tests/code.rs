@@ -1,0 +1,208 @@
+//! Scenarios as SDK code (issue 10): every preset in C#, Python and JavaScript; the Python
+//! parses (`python3 -m py_compile`), the JavaScript parses (`node --check`), the C# has balanced
+//! structure; three presets are pinned as snapshots (`UPDATE_SNAPSHOTS=1` rewrites them after a
+//! review against the SDKs' documented method names).
+use sbp_scenario::code::{generate, Lang};
+use sbp_scenario::presets::PRESETS;
+use sbp_scenario::Scenario;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const LANGS: [Lang; 3] = [Lang::CSharp, Lang::Python, Lang::JavaScript];
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/code")
+}
+
+fn scratch(name: &str, code: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("sbp-code-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let path = d.join(name);
+    std::fs::write(&path, code).unwrap();
+    path
+}
+
+/// Braces, brackets and parentheses balance outside strings and comments.
+fn balanced(code: &str) -> Result<(), String> {
+    let mut stack = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let mut chars = line.chars().peekable();
+        let mut in_string = false;
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if in_string => {
+                    chars.next();
+                }
+                '"' => in_string = !in_string,
+                '/' if !in_string && chars.peek() == Some(&'/') => break,
+                '(' | '[' | '{' if !in_string => stack.push((c, n + 1)),
+                ')' | ']' | '}' if !in_string => {
+                    let want = match c {
+                        ')' => '(',
+                        ']' => '[',
+                        _ => '{',
+                    };
+                    match stack.pop() {
+                        Some((open, _)) if open == want => {}
+                        other => return Err(format!("line {}: {c} closes {other:?}", n + 1)),
+                    }
+                }
+                _ => {}
+            }
+        }
+        if in_string {
+            return Err(format!("line {}: a string is not closed", n + 1));
+        }
+    }
+    match stack.pop() {
+        None => Ok(()),
+        Some((c, line)) => Err(format!("{c} opened on line {line} is not closed")),
+    }
+}
+
+#[test]
+fn every_preset_is_written_in_three_languages_that_parse() {
+    for (name, json) in PRESETS {
+        let scenario = Scenario::from_json(json).unwrap();
+        for lang in LANGS {
+            let code = generate(&scenario, lang).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let file = scratch(&format!("{name}.{}", lang.extension()), &code);
+            match lang {
+                Lang::CSharp => {
+                    balanced(&code).unwrap_or_else(|e| panic!("{name}.cs: {e}"));
+                    assert!(code.contains("new ServiceBusClient(connection)"));
+                }
+                Lang::Python => {
+                    let out = Command::new("python3")
+                        .args(["-m", "py_compile"])
+                        .arg(&file)
+                        .output()
+                        .expect("python3 (scripts/setup.sh installs it)");
+                    assert!(
+                        out.status.success(),
+                        "{name}.py: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+                Lang::JavaScript => {
+                    let out = Command::new("node")
+                        .arg("--check")
+                        .arg(&file)
+                        .output()
+                        .expect("node");
+                    assert!(
+                        out.status.success(),
+                        "{name}.js: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn three_presets_match_their_reviewed_snapshots() {
+    for name in [
+        "lapsed-locks-to-dlq",
+        "defer-and-receive-by-seq",
+        "topic-ttl-smaller",
+    ] {
+        let json = PRESETS.iter().find(|(n, _)| *n == name).unwrap().1;
+        let scenario = Scenario::from_json(json).unwrap();
+        for lang in LANGS {
+            let code = generate(&scenario, lang).unwrap();
+            let path = dir().join(format!("{name}.{}", lang.extension()));
+            if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+                std::fs::write(&path, &code).unwrap();
+            }
+            let pinned = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{path:?}: {e} (UPDATE_SNAPSHOTS=1 writes it)"));
+            assert_eq!(
+                code, pinned,
+                "{path:?} changed: review, then UPDATE_SNAPSHOTS=1"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_code_uses_the_sdks_method_names_for_each_step() {
+    let scenario = Scenario::from_json(
+        r#"{"version": 1, "entities": [{"queue": "q", "max_delivery_count": 3},
+              {"topic": "t"}, {"subscription": "t/subscriptions/s", "rule": {"subject": "a"}}],
+            "timeline": [
+              {"at": "0s", "send": {"to": "q", "message_id": "m", "ttl": "1m", "subject": "x"}},
+              {"at": "0s", "send": {"to": "q", "scheduled_enqueue_time": "1h"}},
+              {"at": "0s", "send": {"to": "t", "count": 3}},
+              {"at": "1s", "receive": {"from": "q", "count": 1, "as": "first"}},
+              {"at": "2s", "renew_lock": {"from": "q", "message": "first"}},
+              {"at": "3s", "abandon": {"from": "q", "message": "first"}},
+              {"at": "4s", "receive": {"from": "q"}},
+              {"at": "5s", "dead_letter": {"from": "q", "seq": 1, "reason": "bad", "description": "no id"}},
+              {"at": "6s", "cancel_scheduled": {"to": "q", "seq": 2}},
+              {"at": "7s", "peek": {"from": "t/subscriptions/s", "count": 3}},
+              {"at": "8s", "receive": {"from": "t/subscriptions/s", "mode": "receive_and_delete", "count": 3}}]}"#,
+    )
+    .unwrap();
+    let expect = |lang: Lang, names: &[&str]| {
+        let code = generate(&scenario, lang).unwrap();
+        for n in names {
+            assert!(code.contains(n), "{lang:?} lacks {n}:\n{code}");
+        }
+    };
+    expect(
+        Lang::CSharp,
+        &[
+            "CreateQueueAsync",
+            "CreateSubscriptionAsync",
+            "CorrelationRuleFilter { Subject = \"a\" }",
+            "SendMessageAsync",
+            "ScheduleMessageAsync",
+            "ReceiveMessagesAsync",
+            "RenewMessageLockAsync",
+            "AbandonMessageAsync",
+            "DeadLetterMessageAsync(held[\"q#1\"], \"bad\", \"no id\")",
+            "CancelScheduledMessageAsync(scheduled[\"q#2\"])",
+            "PeekMessagesAsync(3)",
+            "ServiceBusReceiveMode.ReceiveAndDelete",
+            "TimeToLive = TimeSpan.FromMilliseconds(60000)",
+        ],
+    );
+    expect(
+        Lang::Python,
+        &[
+            "create_queue",
+            "create_rule",
+            "CorrelationRuleFilter(label=\"a\")",
+            "send_messages",
+            "get_topic_sender(\"t\")",
+            "schedule_messages",
+            "receive_messages",
+            "renew_message_lock",
+            "abandon_message",
+            "dead_letter_message(held[\"q#1\"], reason=\"bad\", error_description=\"no id\")",
+            "cancel_scheduled_messages(scheduled[\"q#2\"])",
+            "peek_messages(max_message_count=3)",
+            "ServiceBusReceiveMode.RECEIVE_AND_DELETE",
+        ],
+    );
+    expect(
+        Lang::JavaScript,
+        &[
+            "createQueue",
+            "createRule",
+            "{ subject: \"a\" }",
+            "sendMessages",
+            "scheduleMessages",
+            "receiveMessages",
+            "renewMessageLock",
+            "abandonMessage",
+            "deadLetterMessage(held.get(\"q#1\"), { deadLetterReason: \"bad\"",
+            "cancelScheduledMessages(scheduled.get(\"q#2\"))",
+            "peekMessages(3)",
+            "\"receiveAndDelete\"",
+            "timeToLive: 60000",
+        ],
+    );
+}
