@@ -25,7 +25,7 @@ fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
 fn check_runs_every_preset() {
     let (code, out, _) = sbp(&["check"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("20 passed, 0 failed"), "{out}");
+    assert!(out.contains("21 passed, 0 failed"), "{out}");
 }
 
 #[test]
@@ -188,7 +188,7 @@ fn import_prints_a_scenario_that_runs_and_export_writes_it_back_as_a_config() {
     assert!(scenario.contains("\"tier\": \"Emulator\""), "{scenario}");
     assert!(
         warnings
-            .contains("warning: Topics[0].Subscriptions[2].Rules[0]: SQL filters are not modelled"),
+            .contains("warning: Queues[2].Properties.RequiresSession: sessions are not modelled"),
         "{warnings}"
     );
     let path = temp_file("imported.json", &scenario);

@@ -33,7 +33,48 @@ pub enum SubscriptionRule {
         message_id: Option<String>,
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         application_properties: BTreeMap<String, String>,
+        /// FLT-02: To, ReplyTo, SessionId, ReplyToSessionId, ContentType (SDK names).
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        system_properties: BTreeMap<String, String>,
     },
+    /// FLT-03, FLT-04: a SQL filter, and an action on the subscription's copy.
+    Sql(Box<SqlRule>),
+}
+
+/// A SQL rule as written and as parsed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SqlRule {
+    pub filter: String,
+    pub action: Option<String>,
+    expr: crate::sql::Expr,
+    assignments: Vec<crate::sql::Assignment>,
+}
+
+impl Eq for SqlRule {}
+
+impl SqlRule {
+    /// Parses the filter and the action; an expression outside the supported subset is refused,
+    /// naming what was not understood (FLT-03).
+    pub fn new(filter: &str, action: Option<&str>) -> crate::error::Result<SqlRule> {
+        let invalid = |field: &str, t: crate::text::Text| {
+            crate::error::BrokerError::new(crate::error::ErrorKind::ArgumentOutOfRange, t)
+                .on_field(field)
+        };
+        Ok(SqlRule {
+            filter: filter.to_string(),
+            action: action.map(String::from),
+            expr: crate::sql::parse_filter(filter).map_err(|t| invalid("SqlFilter", t))?,
+            assignments: match action {
+                Some(a) => crate::sql::parse_action(a).map_err(|t| invalid("SqlAction", t))?,
+                None => Vec::new(),
+            },
+        })
+    }
+
+    /// FLT-04: the action applied to a subscription's copy.
+    pub fn act(&self, m: &mut Message) {
+        crate::sql::apply(&self.assignments, m);
+    }
 }
 
 impl SubscriptionRule {
@@ -41,11 +82,16 @@ impl SubscriptionRule {
     pub fn text(&self) -> String {
         match self {
             SubscriptionRule::MatchAll => crate::text!("rule-match-all").to_string(),
+            SubscriptionRule::Sql(rule) => match &rule.action {
+                Some(action) => format!("{} / {action}", rule.filter),
+                None => rule.filter.clone(),
+            },
             SubscriptionRule::Correlation {
                 subject,
                 correlation_id,
                 message_id,
                 application_properties,
+                system_properties,
             } => {
                 let mut parts: Vec<String> = Vec::new();
                 let mut field = |name: &str, v: &Option<String>| {
@@ -56,7 +102,7 @@ impl SubscriptionRule {
                 field("Subject", subject);
                 field("CorrelationId", correlation_id);
                 field("MessageId", message_id);
-                for (k, v) in application_properties {
+                for (k, v) in system_properties.iter().chain(application_properties) {
                     parts.push(format!("{k} = {v}"));
                 }
                 parts.join(", ")
@@ -67,11 +113,13 @@ impl SubscriptionRule {
     pub fn matches(&self, m: &Message) -> bool {
         match self {
             SubscriptionRule::MatchAll => true,
+            SubscriptionRule::Sql(rule) => crate::sql::matches(&rule.expr, m),
             SubscriptionRule::Correlation {
                 subject,
                 correlation_id,
                 message_id,
                 application_properties,
+                system_properties,
             } => {
                 let extra = m.extra();
                 let field_ok = |want: &Option<String>, have: Option<&String>| {
@@ -86,6 +134,9 @@ impl SubscriptionRule {
                     && application_properties.iter().all(|(k, v)| {
                         extra.and_then(|e| e.application_properties.get(k)) == Some(v)
                     })
+                    && system_properties
+                        .iter()
+                        .all(|(k, v)| extra.and_then(|e| e.system_properties.get(k)) == Some(v))
             }
         }
     }
@@ -207,28 +258,38 @@ pub struct Entity {
 /// slides by dropping from the front (no scan).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct DuplicateHistory {
-    pub accepted: BTreeMap<String, Instant>,
-    pub order: std::collections::VecDeque<(Instant, String)>,
+    /// By MessageId, when it was accepted. Instants fit in a `u32` (the clock ends at 30 days,
+    /// `limits::LATEST_INSTANT`): the map shares its type, and its code, with the namespace's
+    /// path map.
+    pub accepted: BTreeMap<String, u32>,
+    /// Oldest first from `first` on; what slid out before it is dropped now and then.
+    pub order: Vec<(Instant, String)>,
+    pub first: usize,
 }
 
 impl DuplicateHistory {
     /// DUP-02, DUP-03: whether `id` was accepted within `window` before `now`; if not, it is
     /// accepted now. Forgets what slid out of the window first.
     pub fn seen(&mut self, id: &str, now: Instant, window: Duration) -> bool {
-        while let Some((at, old)) = self.order.front() {
+        while let Some((at, old)) = self.order.get(self.first) {
             if crate::time::after(*at, window) > now {
                 break;
             }
-            if self.accepted.get(old) == Some(at) {
+            if self.accepted.get(old).map(|&a| Instant::from(a)) == Some(*at) {
                 self.accepted.remove(old);
             }
-            self.order.pop_front();
+            self.first += 1;
+        }
+        if self.first > 64 && self.first * 2 > self.order.len() {
+            self.order.drain(..self.first);
+            self.first = 0;
         }
         if self.accepted.contains_key(id) {
             return true;
         }
-        self.accepted.insert(id.to_string(), now);
-        self.order.push_back((now, id.to_string()));
+        self.accepted
+            .insert(id.to_string(), u32::try_from(now).unwrap_or(u32::MAX));
+        self.order.push((now, id.to_string()));
         false
     }
 }

@@ -31,6 +31,7 @@ pub mod rules;
 pub mod send_lab;
 pub mod settings;
 pub mod sorted;
+pub mod sql;
 pub mod text;
 pub mod time;
 pub mod timer;

@@ -17,7 +17,19 @@ pub struct NewMessage {
     pub body: String,
     /// The size the broker counts; None = the body's length in bytes.
     pub body_size: Option<u64>,
+    /// The other system properties filters read (FLT-02, FLT-03), by their SDK names: To,
+    /// ReplyTo, SessionId, ReplyToSessionId, ContentType.
+    pub system_properties: BTreeMap<String, String>,
 }
+
+/// The system properties a message may carry besides MessageId, Subject and CorrelationId.
+pub const SYSTEM_PROPERTIES: [&str; 5] = [
+    "To",
+    "ReplyTo",
+    "SessionId",
+    "ReplyToSessionId",
+    "ContentType",
+];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MessageState {
@@ -61,6 +73,46 @@ pub struct Extra {
     pub correlation_id: Option<String>,
     pub application_properties: BTreeMap<String, String>,
     pub dead_letter: Option<DeadLetter>,
+    /// To, ReplyTo, SessionId, ReplyToSessionId, ContentType (SDK names).
+    #[serde(default)]
+    pub system_properties: BTreeMap<String, String>,
+}
+
+impl Extra {
+    /// A system property by its lowercase name (`replyto`), as SQL filters name them.
+    pub fn system(&self, lower: &str) -> Option<&String> {
+        self.system_properties
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(lower))
+            .map(|(_, v)| v)
+    }
+
+    /// Sets (or, with None, removes) a system property by its lowercase name; MessageId and
+    /// the rest a copy does not carry here are left alone.
+    pub fn set_system(&mut self, lower: &str, value: Option<String>) {
+        if lower == "label" || lower == "subject" {
+            self.subject = value;
+            return;
+        }
+        if lower == "correlationid" {
+            self.correlation_id = value;
+            return;
+        }
+        let Some(name) = SYSTEM_PROPERTIES
+            .iter()
+            .find(|n| n.eq_ignore_ascii_case(lower))
+        else {
+            return;
+        };
+        match value {
+            Some(v) => {
+                self.system_properties.insert(name.to_string(), v);
+            }
+            None => {
+                self.system_properties.remove(*name);
+            }
+        }
+    }
 }
 
 /// A message in a queue, subscription or dead-letter queue.
@@ -137,6 +189,8 @@ pub struct MessageView {
     pub subject: Option<String>,
     pub correlation_id: Option<String>,
     pub application_properties: BTreeMap<String, String>,
+    /// To, ReplyTo, SessionId, ReplyToSessionId, ContentType, when set.
+    pub system_properties: BTreeMap<String, String>,
     pub body: String,
     pub body_size: u64,
     /// The broker-enforced expiry has passed (the message may still be stored: TTL-07, TTL-09, TTL-13).
@@ -198,6 +252,9 @@ impl MessageView {
             subject: extra.and_then(|e| e.subject.clone()),
             correlation_id: extra.and_then(|e| e.correlation_id.clone()),
             application_properties,
+            system_properties: extra
+                .map(|e| e.system_properties.clone())
+                .unwrap_or_default(),
             body: m.body.clone(),
             body_size: m.body_size,
             nominally_expired: m.is_expired_at(now),

@@ -76,5 +76,9 @@ rules! {
     Dup01 = "DUP-01": "RequiresDuplicateDetection is chosen when a queue or topic is created and cannot be changed; the window is 20 s to 7 days (default 1 min).",
     Dup02 = "DUP-02": "A send whose MessageId was accepted within the window is acknowledged as a success and dropped; scheduled messages count at send.",
     Dup03 = "DUP-03": "The window slides: a MessageId is remembered for the window after its accepted send.",
+    Flt01 = "FLT-01": "A subscription has a rule; a new one gets $Default with a TrueFilter. A matching rule gives the subscription one copy; a topic message that no subscription matches is accepted and dropped.",
+    Flt02 = "FLT-02": "Correlation filter: every property it sets must be equal: CorrelationId, MessageId, To, ReplyTo, Subject (Label), SessionId, ReplyToSessionId, ContentType, and application properties.",
+    Flt03 = "FLT-03": "SQL filter: a SQL-92 subset over system (sys.) and application properties: comparison, AND/OR/NOT, IN, LIKE, IS [NOT] NULL, EXISTS, arithmetic; a missing property makes a comparison unknown, which is no match.",
+    Flt04 = "FLT-04": "A rule's SQL action (SET, REMOVE) changes the subscription's copy only.",
     Pro01 = "PRO-01": "The emulator profile follows its config schema: at most 50 queues and topics, entity TTL 5 min..1 h (default 1 h), LockDuration 5 s..5 min (subscriptions from 1 min; default 1 min), MaxDeliveryCount 1..10 (default 3), duplicate window 5 s..5 min (default 20 s).",
 }

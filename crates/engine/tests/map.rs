@@ -123,6 +123,7 @@ fn a_filter_and_the_forward_settings_label_their_edges() {
             correlation_id: None,
             message_id: None,
             application_properties: Default::default(),
+            system_properties: Default::default(),
         },
     )
     .unwrap();

@@ -174,7 +174,7 @@ impl Code {
                 self.line("import time");
                 self.line("from datetime import datetime, timedelta, timezone");
                 self.line("from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusReceiveMode");
-                self.line("from azure.servicebus.management import ServiceBusAdministrationClient, CorrelationRuleFilter");
+                self.line("from azure.servicebus.management import ServiceBusAdministrationClient, CorrelationRuleFilter, SqlRuleFilter, SqlRuleAction");
                 self.line("");
                 self.note("Your namespace's connection string; for the local emulator:");
                 self.note(EMULATOR_CONNECTION);
@@ -379,10 +379,16 @@ impl Code {
                     fields.join(", ")
                 );
                 match rule {
-                    Some(r) => self.line(&format!(
-                        "await admin.CreateSubscriptionAsync({opts}, new CreateRuleOptions(\"filter\", {}));",
-                        self.filter(r)
-                    )),
+                    Some(r) => {
+                        let action = self
+                            .rule_action(r)
+                            .map(|a| format!(" {{ Action = {a} }}"))
+                            .unwrap_or_default();
+                        self.line(&format!(
+                            "await admin.CreateSubscriptionAsync({opts}, new CreateRuleOptions(\"filter\", {}){action});",
+                            self.filter(r)
+                        ))
+                    }
                     None => self.line(&format!("await admin.Create{kind}Async({opts});")),
                 }
             }
@@ -398,8 +404,12 @@ impl Code {
                         quoted(t),
                         quoted(name)
                     ));
+                    let action = self
+                        .rule_action(r)
+                        .map(|a| format!(", action={a}"))
+                        .unwrap_or_default();
                     self.line(&format!(
-                        "admin.create_rule({}, {}, \"filter\", filter={})",
+                        "admin.create_rule({}, {}, \"filter\", filter={}{action})",
                         quoted(t),
                         quoted(name),
                         self.filter(r)
@@ -419,8 +429,12 @@ impl Code {
                         quoted(t),
                         quoted(name)
                     ));
+                    let action = self
+                        .rule_action(r)
+                        .map(|a| format!(", {a}"))
+                        .unwrap_or_default();
                     self.line(&format!(
-                        "await admin.createRule({}, {}, \"filter\", {});",
+                        "await admin.createRule({}, {}, \"filter\", {}{action});",
                         quoted(t),
                         quoted(name),
                         self.filter(r)
@@ -430,17 +444,46 @@ impl Code {
         }
     }
 
-    /// A subscription's correlation filter.
-    fn filter(&self, rule: &SubscriptionRule) -> String {
-        let SubscriptionRule::Correlation {
-            subject,
-            correlation_id,
-            message_id,
-            application_properties,
-        } = rule
-        else {
-            return String::new();
+    /// A SQL rule's action, if it has one.
+    fn rule_action(&self, rule: &SubscriptionRule) -> Option<String> {
+        let SubscriptionRule::Sql(sql) = rule else {
+            return None;
         };
+        let a = quoted(sql.action.as_deref()?);
+        Some(match self.lang {
+            Lang::CSharp => format!("new SqlRuleAction({a})"),
+            Lang::Python => format!("SqlRuleAction({a})"),
+            Lang::JavaScript => format!("{{ sqlExpression: {a} }}"),
+        })
+    }
+
+    /// A subscription's filter.
+    fn filter(&self, rule: &SubscriptionRule) -> String {
+        let (subject, correlation_id, message_id, application_properties, system_properties) =
+            match rule {
+                SubscriptionRule::MatchAll => return String::new(),
+                SubscriptionRule::Sql(sql) => {
+                    let f = quoted(&sql.filter);
+                    return match self.lang {
+                        Lang::CSharp => format!("new SqlRuleFilter({f})"),
+                        Lang::Python => format!("SqlRuleFilter({f})"),
+                        Lang::JavaScript => format!("{{ sqlExpression: {f} }}"),
+                    };
+                }
+                SubscriptionRule::Correlation {
+                    subject,
+                    correlation_id,
+                    message_id,
+                    application_properties,
+                    system_properties,
+                } => (
+                    subject,
+                    correlation_id,
+                    message_id,
+                    application_properties,
+                    system_properties,
+                ),
+            };
         let subject_name = match self.lang {
             Lang::Python => "label",
             Lang::CSharp => "Subject",
@@ -455,6 +498,9 @@ impl Code {
             if let Some(v) = v {
                 fields.push((name, quoted(v)));
             }
+        }
+        for (k, v) in system_properties {
+            fields.push((self.member(k), quoted(v)));
         }
         let props = self.dictionary(application_properties);
         match self.lang {
@@ -862,6 +908,9 @@ impl Code {
         }
         if let Some(v) = &s.correlation_id {
             fields.push((self.member("CorrelationId"), quoted(v)));
+        }
+        for (k, v) in &s.system_properties {
+            fields.push((self.member(k), quoted(v)));
         }
         let message = match self.lang {
             Lang::CSharp => {

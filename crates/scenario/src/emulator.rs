@@ -325,8 +325,27 @@ fn rule(rules: &[Value], at: &str, w: &mut Warnings) -> Result<Option<RuleDef>, 
             props,
             &["FilterType", "CorrelationFilter", "SqlFilter", "Action"],
         );
-        if props.contains_key("Action") {
-            w.0.push(text!("x-action", field = at.as_str()));
+        let action = props
+            .get("Action")
+            .and_then(|a| a.get("SqlExpression"))
+            .and_then(Value::as_str)
+            .map(String::from);
+        match props.get("FilterType").and_then(Value::as_str) {
+            Some("Sql") if modelled.is_none() => {
+                let sql = props
+                    .get("SqlFilter")
+                    .and_then(|f| f.get("SqlExpression"))
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| text!("x-no-properties", field = at.as_str()))?;
+                modelled = Some(RuleDef {
+                    sql: Some(sql.to_string()),
+                    action,
+                    ..RuleDef::default()
+                });
+                continue;
+            }
+            _ if action.is_some() => w.0.push(text!("x-action", field = at.as_str())),
+            _ => {}
         }
         match props.get("FilterType").and_then(Value::as_str) {
             Some("Correlation") if modelled.is_none() => {
@@ -347,6 +366,12 @@ fn rule(rules: &[Value], at: &str, w: &mut Warnings) -> Result<Option<RuleDef>, 
                                 def.properties.insert(name.clone(), v);
                             }
                         }
+                        // FLT-02: the other system properties a correlation filter matches.
+                        k if sbp_engine::message::SYSTEM_PROPERTIES.contains(&k) => {
+                            if let Some(v) = text() {
+                                def.system_properties.insert(k.to_string(), v);
+                            }
+                        }
                         _ => w.0.push(text!(
                             "x-filter-field",
                             field = format!("{at}.Properties.CorrelationFilter.{key}")
@@ -355,8 +380,7 @@ fn rule(rules: &[Value], at: &str, w: &mut Warnings) -> Result<Option<RuleDef>, 
                 }
                 modelled = Some(def);
             }
-            Some("Correlation") => w.0.push(text!("x-more-rules", field = at.as_str())),
-            Some("Sql") => w.0.push(text!("x-sql", field = at.as_str())),
+            Some("Correlation" | "Sql") => w.0.push(text!("x-more-rules", field = at.as_str())),
             _ => {
                 return Err(text!(
                     "x-bad-value",
@@ -559,18 +583,36 @@ pub fn export(scenario: &Scenario) -> Result<Exported, Text> {
     })
 }
 
-/// A subscription's correlation filter as a config's rule; none for one that takes every
-/// message (the emulator's `$Default`).
+/// A subscription's filter as a config's rule; none for one that takes every message (the
+/// emulator's `$Default`).
 fn correlation_rule(rule: &SubscriptionRule) -> Option<Value> {
-    let SubscriptionRule::Correlation {
-        subject,
-        correlation_id,
-        message_id,
-        application_properties,
-    } = rule
-    else {
-        return None;
-    };
+    let (subject, correlation_id, message_id, application_properties, system_properties) =
+        match rule {
+            SubscriptionRule::MatchAll => return None,
+            SubscriptionRule::Sql(sql) => {
+                let mut p = json!({
+                    "FilterType": "Sql",
+                    "SqlFilter": { "SqlExpression": sql.filter }
+                });
+                if let Some(a) = &sql.action {
+                    p["Action"] = json!({ "SqlExpression": a });
+                }
+                return Some(json!({ "Name": "filter", "Properties": p }));
+            }
+            SubscriptionRule::Correlation {
+                subject,
+                correlation_id,
+                message_id,
+                application_properties,
+                system_properties,
+            } => (
+                subject,
+                correlation_id,
+                message_id,
+                application_properties,
+                system_properties,
+            ),
+        };
     let mut filter = Map::new();
     for (key, v) in [
         ("Label", subject),
@@ -580,6 +622,9 @@ fn correlation_rule(rule: &SubscriptionRule) -> Option<Value> {
         if let Some(v) = v {
             filter.insert(key.into(), json!(v));
         }
+    }
+    for (k, v) in system_properties {
+        filter.insert(k.clone(), json!(v));
     }
     if !application_properties.is_empty() {
         filter.insert("Properties".into(), json!(application_properties));

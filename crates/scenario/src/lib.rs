@@ -18,6 +18,7 @@ pub mod rules_data;
 pub mod run;
 pub mod step;
 pub mod utc;
+pub mod vecmap;
 mod wire;
 pub mod words;
 

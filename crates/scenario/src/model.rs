@@ -1,6 +1,7 @@
 //! The scenario file format, version 1. JSON; every field but `version` is optional.
 use crate::dur::Dur;
 use crate::step::Step;
+use crate::vecmap::VecMap;
 use sbp_engine::{EntitySettings, ExpiryMode, Tier};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -141,6 +142,15 @@ pub struct RuleDef {
     pub message_id: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub properties: BTreeMap<String, String>,
+    /// FLT-02: To, ReplyTo, SessionId, ReplyToSessionId, ContentType (SDK names).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub system_properties: BTreeMap<String, String>,
+    /// FLT-03: a SQL filter instead of a correlation filter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql: Option<String>,
+    /// FLT-04: the rule's SQL action (SET, REMOVE) on the subscription's copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
 }
 
 /// `{"queue": "orders", ...settings}`, `{"topic": "events"}`, or
@@ -178,6 +188,9 @@ pub struct SendDef {
     pub correlation_id: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub properties: BTreeMap<String, String>,
+    /// To, ReplyTo, SessionId, ReplyToSessionId, ContentType (SDK names), as filters read them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub system_properties: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub body: String,
     /// The size the broker counts (SEND-04); default: the body's length.
@@ -465,25 +478,25 @@ pub struct Expectation {
     /// around it.
     #[serde(default)]
     pub at: Dur,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub counts: BTreeMap<String, CountsDef>,
+    #[serde(default, skip_serializing_if = "VecMap::is_empty")]
+    pub counts: VecMap<CountsDef>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<MessageExpect>,
     /// Entity path -> whether it exists (IDLE-01).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub exists: BTreeMap<String, bool>,
+    #[serde(default, skip_serializing_if = "VecMap::is_empty")]
+    pub exists: VecMap<bool>,
     /// Namespace totals so far: `sent`, `completed`, `expired`, `dead_lettered`, `abandoned`,
     /// `lock_lost`, `rejected`, `duplicates_processed`, `duplicates_skipped`, `crashed`, each
     /// with a `min` and/or `max`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub metrics: BTreeMap<String, RangeDef>,
+    #[serde(default, skip_serializing_if = "VecMap::is_empty")]
+    pub metrics: VecMap<RangeDef>,
     /// What a named call (`"as"`) returned: nothing, which sequence numbers, which properties.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub returned: BTreeMap<String, ReturnedExpect>,
+    #[serde(default, skip_serializing_if = "VecMap::is_empty")]
+    pub returned: VecMap<ReturnedExpect>,
     /// Entity path -> settings under the management API's names
     /// (`{"DefaultMessageTimeToLive": "14d"}`).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub settings: BTreeMap<String, BTreeMap<String, serde_json::Value>>,
+    #[serde(default, skip_serializing_if = "VecMap::is_empty")]
+    pub settings: VecMap<BTreeMap<String, serde_json::Value>>,
 }
 
 /// What a named receive or peek returned. `messages` are checked in order, each with its

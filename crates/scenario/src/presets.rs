@@ -83,6 +83,10 @@ pub const PRESETS: &[(&str, &str)] = &[
         "duplicate-detection",
         include_str!("../presets/duplicate-detection.json"),
     ),
+    (
+        "topic-filters",
+        include_str!("../presets/topic-filters.json"),
+    ),
 ];
 
 /// A preset's scenario by file stem.

@@ -9,7 +9,6 @@ use sbp_engine::text;
 use sbp_engine::time::{format_instant, Instant};
 use sbp_engine::{BrokerError, ErrorKind, Namespace, Reply};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// What happens next: the next step of the timeline (its number and what it does) or a timer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,7 +40,7 @@ pub struct Simulation {
     /// The messages the last peek or receive returned, as that call showed them.
     pub last_messages: Vec<sbp_engine::MessageView>,
     /// What each named call (`"as"`) returned, for expectations and settlements by name.
-    pub named: BTreeMap<String, NamedCall>,
+    pub named: crate::vecmap::VecMap<NamedCall>,
     /// How many expectations (and `expect` steps) have been checked so far.
     pub checked: usize,
 }
@@ -123,7 +122,7 @@ impl Simulation {
             outcomes: Vec::new(),
             failures: Vec::new(),
             last_messages: Vec::new(),
-            named: BTreeMap::new(),
+            named: Default::default(),
             checked: 0,
         })
     }

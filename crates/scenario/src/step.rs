@@ -498,6 +498,7 @@ fn new_message(send: &SendDef, i: u32, count: u32) -> NewMessage {
         subject: send.subject.clone(),
         correlation_id: send.correlation_id.clone(),
         application_properties: send.properties.clone(),
+        system_properties: send.system_properties.clone(),
         body: send.body.clone(),
         body_size: send.body_size,
     }
@@ -530,11 +531,20 @@ pub fn entity_command(ns: &Namespace, def: &EntityDef) -> Result<Command, Text> 
             };
             let rule = match &def.rule {
                 None => SubscriptionRule::MatchAll,
+                Some(RuleDef {
+                    sql: Some(sql),
+                    action,
+                    ..
+                }) => SubscriptionRule::Sql(Box::new(
+                    sbp_engine::entity::SqlRule::new(sql, action.as_deref())
+                        .map_err(|e| e.message)?,
+                )),
                 Some(r) => SubscriptionRule::Correlation {
                     subject: r.subject.clone(),
                     correlation_id: r.correlation_id.clone(),
                     message_id: r.message_id.clone(),
                     application_properties: r.properties.clone(),
+                    system_properties: r.system_properties.clone(),
                 },
             };
             Ok(Command::CreateSubscription {

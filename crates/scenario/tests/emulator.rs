@@ -22,26 +22,14 @@ fn a_real_world_config_imports_with_what_is_not_modelled_said() {
     assert_eq!(
         warned,
         vec![
-            "x-action",       // premium's SQL action
-            "x-filter-field", // billing: ContentType, ReplyTo, ReplyToSessionId, SessionId, To
-            "x-filter-field",
-            "x-filter-field",
-            "x-filter-field",
-            "x-filter-field",
             "x-logging",
             "x-sessions", // carts
-            "x-sql",      // premium's SQL filter
         ]
     );
     let said: Vec<String> = imported.warnings.iter().map(|w| w.to_string()).collect();
     assert!(
         said.iter()
             .any(|w| w.contains("Queues[2].Properties.RequiresSession")),
-        "{said:?}"
-    );
-    assert!(
-        said.iter()
-            .any(|w| w.contains("CorrelationFilter.ContentType")),
         "{said:?}"
     );
     // The entities, with orders before what forwards to it (FWD-01).
@@ -72,10 +60,14 @@ fn a_real_world_config_imports_with_what_is_not_modelled_said() {
         correlation_id,
         message_id,
         application_properties,
+        system_properties,
     } = &billing.rule
     else {
         panic!("a correlation filter")
     };
+    // FLT-02: every field of the emulator's correlation filter is modelled.
+    assert_eq!(system_properties.get("To").map(String::as_str), Some("xyz"));
+    assert_eq!(system_properties.len(), 5);
     assert_eq!(subject.as_deref(), Some("subject1"));
     assert_eq!(correlation_id.as_deref(), Some("id1"));
     assert_eq!(message_id.as_deref(), Some("msgid1"));
@@ -83,10 +75,17 @@ fn a_real_world_config_imports_with_what_is_not_modelled_said() {
         application_properties.get("prop1").map(String::as_str),
         Some("value1")
     );
+    // FLT-03, FLT-04: the SQL filter and its action.
+    let SubscriptionRule::Sql(premium) =
+        &sim.ns.entity("events/subscriptions/premium").unwrap().rule
+    else {
+        panic!("a SQL filter")
+    };
     assert_eq!(
-        sim.ns.entity("events/subscriptions/premium").unwrap().rule,
-        SubscriptionRule::MatchAll
+        premium.filter,
+        "sys.MessageId = '123' OR userProp1 = 'value1'"
     );
+    assert_eq!(premium.action.as_deref(), Some("SET sys.To = 'Entity'"));
 }
 
 #[test]

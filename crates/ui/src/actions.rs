@@ -79,7 +79,7 @@ pub fn actions(store: &crate::state::Store) -> Html {
         "faults" => fault_form(&form),
         "traffic" => html! {
             <>
-            <crate::traffic::Actors store={store.clone()} version={store.slow_version} />
+            {crate::traffic::actors(store)}
             {crate::traffic::producer_form(&form)}
             {crate::traffic::consumer_form(&form)}
             </>
@@ -331,10 +331,18 @@ fn entity_step(v: &Values, _button: usize, _now: Instant) -> Result<Action, Stri
         "topic" => def.topic = Some(v.get("entity-name").to_string()),
         "subscription" => {
             def.subscription = Some(v.get("entity-name").to_string());
-            def.rule = opt(v.get("entity-rule-subject").to_string()).map(|subject| RuleDef {
-                subject: Some(subject),
-                ..Default::default()
-            });
+            // FLT-03: a SQL filter (and its action), else a correlation filter on Subject.
+            def.rule = match opt(v.get("entity-rule-sql").to_string()) {
+                Some(sql) => Some(RuleDef {
+                    sql: Some(sql),
+                    action: opt(v.get("entity-rule-action").to_string()),
+                    ..Default::default()
+                }),
+                None => opt(v.get("entity-rule-subject").to_string()).map(|subject| RuleDef {
+                    subject: Some(subject),
+                    ..Default::default()
+                }),
+            };
         }
         _ => def.queue = Some(v.get("entity-name").to_string()),
     }
@@ -374,6 +382,8 @@ fn entity_form(props: &FormProps) -> Html {
         ),
         text_field("entity-name", "", true).keyed("Name"),
         text_field("entity-rule-subject", "", true),
+        text_field("entity-rule-sql", "", true).keyed("SqlFilter"),
+        text_field("entity-rule-action", "", true).keyed("SqlAction"),
         text_field("entity-ttl", "", true).keyed("DefaultMessageTimeToLive"),
         text_field("entity-lock", "", true).keyed("LockDuration"),
         text_field("entity-max", "", true).keyed("MaxDeliveryCount"),

@@ -86,9 +86,9 @@ fn properties_table(
     out + "</tbody></table>"
 }
 
-#[function_component(Inspector)]
-pub fn inspector(props: &crate::state::SlowProps) -> Html {
-    let store = &props.store;
+/// The selected message. A plain function, drawn inside the slow panels' component (which
+/// follows a running clock every few hundred ms).
+pub fn inspector(store: &crate::state::Store) -> Html {
     let Some((path, seq)) = store.selected.clone() else {
         return html! { <section class="inspector" id="inspector"><h2>{t("inspector")}</h2><p class="hint">{t("inspector-hint")}</p></section> };
     };

@@ -126,7 +126,6 @@ fn app() -> Html {
                 {send_lab_frame()}
             </section>
             <section class="right" aria-label={t("area-inspector")}>
-                <inspector::Inspector store={store.clone()} version={store.slow_version} />
                 <SlowPanels store={store.clone()} version={store.slow_version} />
                 {parts::log(&store)}
                 {inspector::rules_panel()}
@@ -168,6 +167,7 @@ mod parts {
 fn slow_panels(props: &SlowProps) -> Html {
     html! {
         <>
+        {inspector::inspector(&props.store)}
         {chart::chart(&props.store)}
         {metrics::metrics_charts(&props.store)}
         </>

@@ -198,9 +198,7 @@ pub fn consumer_form(props: &FormProps) -> Html {
 }
 
 /// What is running, with a stop button each.
-#[function_component(Actors)]
-pub fn actors(props: &crate::state::SlowProps) -> Html {
-    let store = &props.store;
+pub fn actors(store: &crate::state::Store) -> Html {
     let actors = store.sim.borrow().ns.actors();
     if actors.is_empty() {
         return html! {};

@@ -225,12 +225,14 @@ impl Namespace {
         let extra = if new.subject.is_some()
             || new.correlation_id.is_some()
             || !new.application_properties.is_empty()
+            || !new.system_properties.is_empty()
         {
             Some(Box::new(crate::message::Extra {
                 subject: new.subject,
                 correlation_id: new.correlation_id,
                 application_properties: new.application_properties,
                 dead_letter: None,
+                system_properties: new.system_properties,
             }))
         } else {
             None
@@ -298,6 +300,13 @@ impl Namespace {
             }
             let sub_default = s.settings.default_message_time_to_live;
             let mut copy = m.clone();
+            // FLT-04: a SQL rule's action changes this subscription's copy only.
+            let rule = if let SubscriptionRule::Sql(r) = &s.rule {
+                r.act(&mut copy);
+                Rule::Flt04
+            } else {
+                Rule::Top01
+            };
             // TTL-04: min(message TTL, topic default, subscription default).
             copy.own_ttl = m.own_ttl.map(|t| t.min(sub_default));
             copy.effective_ttl = copy.own_ttl.unwrap_or(topic_default.min(sub_default));
@@ -311,7 +320,7 @@ impl Namespace {
                     expires_at: after(self.now, copy.effective_ttl),
                     ttl_capped: false,
                 },
-                Some(Rule::Top01),
+                Some(rule),
             );
             self.arrive(sub, copy);
         }

@@ -56,6 +56,7 @@ pub fn queue(ns: &mut Namespace, name: &str, s: EntitySettings) {
 
 mod dlq;
 mod dup;
+mod flt;
 mod fwd;
 mod idle;
 mod msg;

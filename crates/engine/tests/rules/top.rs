@@ -21,6 +21,7 @@ fn r_top_01_topic_copies_to_matching_subscriptions_each_with_own_settings() {
         correlation_id: None,
         message_id: None,
         application_properties: Default::default(),
+        system_properties: Default::default(),
     };
     ns.create_subscription("t", "invoices", settings(), rule)
         .unwrap();

@@ -1,0 +1,684 @@
+//! FLT-03, FLT-04: a subscription rule's SQL filter and action, the SQL-92 subset Service Bus
+//! takes: comparisons, AND/OR/NOT, IN, LIKE (`%`, `_`, ESCAPE), IS [NOT] NULL, EXISTS, arithmetic
+//! and parentheses over system properties (`sys.` prefix) and application properties (bare, or
+//! `user.` prefix). A missing property makes a comparison unknown, and unknown is not a match.
+//! An expression outside the subset is refused at creation with what was not understood.
+use crate::message::Message;
+use crate::text::Text;
+use serde::{Deserialize, Serialize};
+
+/// The longest filter or action text.
+pub const MAX_SQL: usize = 1024;
+/// The deepest nesting of an expression (parentheses, NOT, operators).
+const MAX_DEPTH: usize = 32;
+
+/// A value in an expression.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Number(f64),
+    Text(String),
+}
+
+/// A property: `sys.MessageId` or an application property.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Property {
+    System(String),
+    User(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Expr {
+    Literal(Value),
+    Property(Property),
+    Not(Box<Expr>),
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    /// `=`, `<>`, `<`, `<=`, `>`, `>=`.
+    Compare(Box<Expr>, String, Box<Expr>),
+    /// `+`, `-`, `*`, `/`, `%`.
+    Arithmetic(Box<Expr>, char, Box<Expr>),
+    Negate(Box<Expr>),
+    In(Box<Expr>, Vec<Expr>, bool),
+    Like(Box<Expr>, String, Option<char>, bool),
+    IsNull(Box<Expr>, bool),
+    Exists(Property),
+}
+
+/// FLT-04: what an action does to the subscription's copy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Assignment {
+    Set(Property, Expr),
+    Remove(Property),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Token {
+    Word(String),
+    Text(String),
+    /// As written, and its value.
+    Number(String, f64),
+    Symbol(String),
+}
+
+/// `12`, `-3.5`, `.25`: a decimal number without exponent, read by a few lines of its own (the
+/// browser's wasm carries no float parser or printer).
+pub fn number(text: &str) -> Option<f64> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    if (whole.is_empty() && fraction.is_empty())
+        || !whole
+            .chars()
+            .chain(fraction.chars())
+            .all(|c| c.is_ascii_digit())
+        || whole.len() + fraction.len() > 18
+    {
+        return None;
+    }
+    let mut n: i64 = 0;
+    for c in whole.chars().chain(fraction.chars()) {
+        n = n * 10 + i64::from(c as u8 - b'0');
+    }
+    let mut value = n as f64;
+    for _ in 0..fraction.len() {
+        value /= 10.0;
+    }
+    Some(if negative { -value } else { value })
+}
+
+fn unsupported(what: &str) -> Text {
+    crate::text!("e-sql", what = what)
+}
+
+fn tokens(text: &str) -> Result<Vec<Token>, Text> {
+    if text.len() > MAX_SQL {
+        return Err(crate::text!("e-sql-long", max = MAX_SQL));
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c == '\'' {
+            let mut s = String::new();
+            i += 1;
+            loop {
+                match chars.get(i) {
+                    None => return Err(unsupported("'")),
+                    Some('\'') if chars.get(i + 1) == Some(&'\'') => {
+                        s.push('\'');
+                        i += 2;
+                    }
+                    Some('\'') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(&c) => {
+                        s.push(c);
+                        i += 1;
+                    }
+                }
+            }
+            out.push(Token::Text(s));
+        } else if c == '[' {
+            let end = chars[i..]
+                .iter()
+                .position(|&c| c == ']')
+                .ok_or_else(|| unsupported("["))?;
+            out.push(Token::Word(chars[i + 1..i + end].iter().collect()));
+            i += end + 1;
+        } else if c.is_ascii_digit()
+            || (c == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit))
+        {
+            let start = i;
+            while chars
+                .get(i)
+                .is_some_and(|c| c.is_ascii_digit() || *c == '.')
+            {
+                i += 1;
+            }
+            let n: String = chars[start..i].iter().collect();
+            let value = number(&n).ok_or_else(|| unsupported(&n))?;
+            out.push(Token::Number(n, value));
+        } else if c.is_ascii_alphabetic() || c == '_' || c == '@' {
+            let start = i;
+            while chars
+                .get(i)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '@' | '-'))
+            {
+                i += 1;
+            }
+            out.push(Token::Word(chars[start..i].iter().collect()));
+        } else {
+            let two: String = chars[i..(i + 2).min(chars.len())].iter().collect();
+            if ["<>", "!=", "<=", ">="].contains(&two.as_str()) {
+                out.push(Token::Symbol(if two == "!=" { "<>".into() } else { two }));
+                i += 2;
+            } else if "=<>()+-*/%,".contains(c) {
+                out.push(Token::Symbol(c.to_string()));
+                i += 1;
+            } else {
+                return Err(unsupported(&c.to_string()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+struct Parser {
+    tokens: Vec<Token>,
+    at: usize,
+    depth: usize,
+}
+
+impl Parser {
+    fn peek_word(&self, w: &str) -> bool {
+        matches!(self.tokens.get(self.at), Some(Token::Word(x)) if x.eq_ignore_ascii_case(w))
+    }
+    fn word(&mut self, w: &str) -> bool {
+        let yes = self.peek_word(w);
+        if yes {
+            self.at += 1;
+        }
+        yes
+    }
+    fn symbol(&mut self, s: &str) -> bool {
+        let yes = matches!(self.tokens.get(self.at), Some(Token::Symbol(x)) if x == s);
+        if yes {
+            self.at += 1;
+        }
+        yes
+    }
+    fn expect(&mut self, s: &str) -> Result<(), Text> {
+        if self.symbol(s) {
+            Ok(())
+        } else {
+            Err(self.here())
+        }
+    }
+    fn here(&self) -> Text {
+        match self.tokens.get(self.at) {
+            None => crate::text!("e-sql-end"),
+            Some(Token::Word(w) | Token::Symbol(w) | Token::Text(w) | Token::Number(w, _)) => {
+                unsupported(w)
+            }
+        }
+    }
+    fn deeper(&mut self) -> Result<(), Text> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(crate::text!("e-sql-deep", max = MAX_DEPTH));
+        }
+        Ok(())
+    }
+
+    fn or(&mut self) -> Result<Expr, Text> {
+        self.deeper()?;
+        let mut left = self.and()?;
+        while self.word("OR") {
+            left = Expr::Or(Box::new(left), Box::new(self.and()?));
+        }
+        self.depth -= 1;
+        Ok(left)
+    }
+    fn and(&mut self) -> Result<Expr, Text> {
+        let mut left = self.not()?;
+        while self.word("AND") {
+            left = Expr::And(Box::new(left), Box::new(self.not()?));
+        }
+        Ok(left)
+    }
+    fn not(&mut self) -> Result<Expr, Text> {
+        if self.word("NOT") {
+            self.deeper()?;
+            let e = Expr::Not(Box::new(self.not()?));
+            self.depth -= 1;
+            return Ok(e);
+        }
+        self.predicate()
+    }
+    fn predicate(&mut self) -> Result<Expr, Text> {
+        if self.word("EXISTS") {
+            self.expect("(")?;
+            let p = match self.sum()? {
+                Expr::Property(p) => p,
+                _ => return Err(unsupported("EXISTS")),
+            };
+            self.expect(")")?;
+            return Ok(Expr::Exists(p));
+        }
+        let left = self.sum()?;
+        if self.word("IS") {
+            let negated = self.word("NOT");
+            if !self.word("NULL") {
+                return Err(self.here());
+            }
+            return Ok(Expr::IsNull(Box::new(left), negated));
+        }
+        let negated = self.word("NOT");
+        if self.word("IN") {
+            self.expect("(")?;
+            let mut list = vec![self.sum()?];
+            while self.symbol(",") {
+                list.push(self.sum()?);
+            }
+            self.expect(")")?;
+            return Ok(Expr::In(Box::new(left), list, negated));
+        }
+        if self.word("LIKE") {
+            let Some(Token::Text(pattern)) = self.tokens.get(self.at).cloned() else {
+                return Err(self.here());
+            };
+            self.at += 1;
+            let escape = if self.word("ESCAPE") {
+                match self.tokens.get(self.at).cloned() {
+                    Some(Token::Text(e)) if e.chars().count() == 1 => {
+                        self.at += 1;
+                        e.chars().next()
+                    }
+                    _ => return Err(self.here()),
+                }
+            } else {
+                None
+            };
+            return Ok(Expr::Like(Box::new(left), pattern, escape, negated));
+        }
+        if negated {
+            return Err(self.here());
+        }
+        for op in ["=", "<>", "<=", ">=", "<", ">"] {
+            if self.symbol(op) {
+                return Ok(Expr::Compare(
+                    Box::new(left),
+                    op.into(),
+                    Box::new(self.sum()?),
+                ));
+            }
+        }
+        Ok(left)
+    }
+    fn sum(&mut self) -> Result<Expr, Text> {
+        let mut left = self.product()?;
+        loop {
+            let op = if self.symbol("+") {
+                '+'
+            } else if self.symbol("-") {
+                '-'
+            } else {
+                return Ok(left);
+            };
+            left = Expr::Arithmetic(Box::new(left), op, Box::new(self.product()?));
+        }
+    }
+    fn product(&mut self) -> Result<Expr, Text> {
+        let mut left = self.unary()?;
+        loop {
+            let op = if self.symbol("*") {
+                '*'
+            } else if self.symbol("/") {
+                '/'
+            } else if self.symbol("%") {
+                '%'
+            } else {
+                return Ok(left);
+            };
+            left = Expr::Arithmetic(Box::new(left), op, Box::new(self.unary()?));
+        }
+    }
+    fn unary(&mut self) -> Result<Expr, Text> {
+        if self.symbol("-") {
+            self.deeper()?;
+            let e = Expr::Negate(Box::new(self.unary()?));
+            self.depth -= 1;
+            return Ok(e);
+        }
+        if self.symbol("(") {
+            let e = self.or()?;
+            self.expect(")")?;
+            return Ok(e);
+        }
+        let token = self.tokens.get(self.at).cloned();
+        self.at += 1;
+        Ok(match token {
+            Some(Token::Text(s)) => Expr::Literal(Value::Text(s)),
+            Some(Token::Number(_, n)) => Expr::Literal(Value::Number(n)),
+            Some(Token::Word(w)) if w.eq_ignore_ascii_case("TRUE") => {
+                Expr::Literal(Value::Bool(true))
+            }
+            Some(Token::Word(w)) if w.eq_ignore_ascii_case("FALSE") => {
+                Expr::Literal(Value::Bool(false))
+            }
+            Some(Token::Word(w)) if w.eq_ignore_ascii_case("NULL") => Expr::Literal(Value::Null),
+            Some(Token::Word(w)) => Expr::Property(property(&w)?),
+            _ => {
+                self.at -= 1;
+                return Err(self.here());
+            }
+        })
+    }
+}
+
+/// `sys.MessageId`, `user.color` or `color`.
+fn property(name: &str) -> Result<Property, Text> {
+    let lower = name.to_ascii_lowercase();
+    if let Some(p) = lower.strip_prefix("sys.") {
+        let known = [
+            "messageid",
+            "correlationid",
+            "label",
+            "subject",
+            "to",
+            "replyto",
+            "sessionid",
+            "replytosessionid",
+            "contenttype",
+            "sequencenumber",
+            "deliverycount",
+        ];
+        if !known.contains(&p) {
+            return Err(unsupported(name));
+        }
+        return Ok(Property::System(p.to_string()));
+    }
+    let user = name
+        .strip_prefix("user.")
+        .or_else(|| name.strip_prefix("User."))
+        .unwrap_or(name);
+    if ["AND", "OR", "NOT", "IN", "LIKE", "IS", "ESCAPE", "EXISTS"]
+        .iter()
+        .any(|k| k.eq_ignore_ascii_case(user))
+    {
+        return Err(unsupported(name));
+    }
+    Ok(Property::User(user.to_string()))
+}
+
+/// A filter: a SQL expression, parsed.
+pub fn parse_filter(text: &str) -> Result<Expr, Text> {
+    let mut p = Parser {
+        tokens: tokens(text)?,
+        at: 0,
+        depth: 0,
+    };
+    if p.tokens.is_empty() {
+        return Err(crate::text!("e-sql-end"));
+    }
+    let e = p.or()?;
+    if p.at < p.tokens.len() {
+        return Err(p.here());
+    }
+    Ok(e)
+}
+
+/// An action: `SET a = expr, ...; REMOVE b` (statements separated by `;` or by their keyword).
+pub fn parse_action(text: &str) -> Result<Vec<Assignment>, Text> {
+    let mut out = Vec::new();
+    for statement in text.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+        let mut p = Parser {
+            tokens: tokens(statement)?,
+            at: 0,
+            depth: 0,
+        };
+        let mut after_comma = false;
+        loop {
+            if p.word("SET") || (after_comma && matches!(out.last(), Some(Assignment::Set(..)))) {
+                let Some(Token::Word(name)) = p.tokens.get(p.at).cloned() else {
+                    return Err(p.here());
+                };
+                p.at += 1;
+                p.expect("=")?;
+                out.push(Assignment::Set(property(&name)?, p.or()?));
+            } else if p.word("REMOVE") {
+                let Some(Token::Word(name)) = p.tokens.get(p.at).cloned() else {
+                    return Err(p.here());
+                };
+                p.at += 1;
+                out.push(Assignment::Remove(property(&name)?));
+            } else {
+                return Err(p.here());
+            }
+            if p.at >= p.tokens.len() {
+                break;
+            }
+            after_comma = p.symbol(",");
+        }
+    }
+    if out.is_empty() {
+        return Err(crate::text!("e-sql-end"));
+    }
+    Ok(out)
+}
+
+/// What a property of `m` is, if it has one.
+fn lookup(m: &Message, p: &Property) -> Value {
+    let extra = m.extra();
+    let text = |s: Option<&String>| s.map_or(Value::Null, |s| Value::Text(s.clone()));
+    match p {
+        Property::User(name) => extra
+            .and_then(|e| e.application_properties.get(name))
+            .map_or(Value::Null, |v| typed(v)),
+        Property::System(name) => match name.as_str() {
+            "messageid" => Value::Text(m.message_id.clone()),
+            "sequencenumber" => Value::Number(m.sequence_number as f64),
+            "deliverycount" => Value::Number(f64::from(m.failed_deliveries)),
+            "label" | "subject" => text(extra.and_then(|e| e.subject.as_ref())),
+            "correlationid" => text(extra.and_then(|e| e.correlation_id.as_ref())),
+            other => text(extra.and_then(|e| e.system(other))),
+        },
+    }
+}
+
+/// An application property's value: the playground's properties are text; one that reads as a
+/// number or a boolean compares as one (the playground's choice).
+fn typed(v: &str) -> Value {
+    if let Some(n) = number(v) {
+        return Value::Number(n);
+    }
+    match v {
+        "true" | "True" | "TRUE" => Value::Bool(true),
+        "false" | "False" | "FALSE" => Value::Bool(false),
+        _ => Value::Text(v.to_string()),
+    }
+}
+
+/// Three-valued: Some(true), Some(false), or None (unknown).
+fn truth(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        _ => None,
+    }
+}
+
+fn eval(e: &Expr, m: &Message) -> Value {
+    match e {
+        Expr::Literal(v) => v.clone(),
+        Expr::Property(p) => lookup(m, p),
+        Expr::Not(x) => truth(&eval(x, m)).map_or(Value::Null, |b| Value::Bool(!b)),
+        Expr::And(a, b) => match (truth(&eval(a, m)), truth(&eval(b, m))) {
+            (Some(false), _) | (_, Some(false)) => Value::Bool(false),
+            (Some(true), Some(true)) => Value::Bool(true),
+            _ => Value::Null,
+        },
+        Expr::Or(a, b) => match (truth(&eval(a, m)), truth(&eval(b, m))) {
+            (Some(true), _) | (_, Some(true)) => Value::Bool(true),
+            (Some(false), Some(false)) => Value::Bool(false),
+            _ => Value::Null,
+        },
+        Expr::Compare(a, op, b) => compare(&eval(a, m), op, &eval(b, m)),
+        Expr::Arithmetic(a, op, b) => match (eval(a, m), eval(b, m)) {
+            (Value::Number(x), Value::Number(y)) => match op {
+                '+' => Value::Number(x + y),
+                '-' => Value::Number(x - y),
+                '*' => Value::Number(x * y),
+                '/' if y != 0.0 => Value::Number(x / y),
+                // x % y by its definition (no libm fmod in the browser's wasm).
+                '%' if y != 0.0 => Value::Number(x - (x / y).trunc() * y),
+                _ => Value::Null,
+            },
+            (Value::Text(x), Value::Text(y)) if *op == '+' => Value::Text(x + &y),
+            _ => Value::Null,
+        },
+        Expr::Negate(x) => match eval(x, m) {
+            Value::Number(n) => Value::Number(-n),
+            _ => Value::Null,
+        },
+        Expr::In(x, list, negated) => {
+            let v = eval(x, m);
+            if v == Value::Null {
+                return Value::Null;
+            }
+            let found = list
+                .iter()
+                .any(|l| compare(&v, "=", &eval(l, m)) == Value::Bool(true));
+            Value::Bool(found != *negated)
+        }
+        Expr::Like(x, pattern, escape, negated) => match eval(x, m) {
+            Value::Text(s) => Value::Bool(like(&s, pattern, *escape) != *negated),
+            _ => Value::Null,
+        },
+        Expr::IsNull(x, negated) => Value::Bool((eval(x, m) == Value::Null) != *negated),
+        Expr::Exists(p) => Value::Bool(lookup(m, p) != Value::Null),
+    }
+}
+
+fn compare(a: &Value, op: &str, b: &Value) -> Value {
+    let order = match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.partial_cmp(y),
+        (Value::Text(x), Value::Text(y)) => Some(x.cmp(y)),
+        (Value::Bool(x), Value::Bool(y)) if matches!(op, "=" | "<>") => Some(x.cmp(y)),
+        _ => None,
+    };
+    let Some(o) = order else {
+        return Value::Null;
+    };
+    use std::cmp::Ordering::*;
+    Value::Bool(match op {
+        "=" => o == Equal,
+        "<>" => o != Equal,
+        "<" => o == Less,
+        "<=" => o != Greater,
+        ">" => o == Greater,
+        _ => o != Less,
+    })
+}
+
+/// LIKE: `%` any run, `_` one character, `escape` makes the next one literal.
+fn like(s: &str, pattern: &str, escape: Option<char>) -> bool {
+    let s: Vec<char> = s.chars().collect();
+    let mut p: Vec<(char, bool)> = Vec::new();
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if Some(c) == escape {
+            if let Some(next) = chars.next() {
+                p.push((next, true));
+            }
+        } else {
+            p.push((c, false));
+        }
+    }
+    // Dynamic programming over (pattern, text) positions: linear memory, no recursion.
+    let mut row = vec![false; s.len() + 1];
+    row[0] = true;
+    for &(c, literal) in &p {
+        let mut next = vec![false; s.len() + 1];
+        if c == '%' && !literal {
+            let mut any = false;
+            for i in 0..=s.len() {
+                any |= row[i];
+                next[i] = any;
+            }
+        } else {
+            for i in 1..=s.len() {
+                next[i] = row[i - 1] && ((c == '_' && !literal) || s[i - 1] == c);
+            }
+        }
+        row = next;
+    }
+    row[s.len()]
+}
+
+/// Whether `m` matches `filter` (unknown is no match).
+pub fn matches(filter: &Expr, m: &Message) -> bool {
+    eval(filter, m) == Value::Bool(true)
+}
+
+/// FLT-04: applies an action to a subscription's copy (application properties; the system
+/// properties an action may set are the ones a copy carries in `extra`).
+pub fn apply(action: &[Assignment], m: &mut Message) {
+    for a in action {
+        match a {
+            Assignment::Set(p, e) => {
+                let value = match eval(e, m) {
+                    Value::Null => None,
+                    Value::Bool(b) => Some(b.to_string()),
+                    Value::Number(n) => Some(crate::time::format_decimal(n, 6)),
+                    Value::Text(t) => Some(t),
+                };
+                let extra = m.extra_mut();
+                match (p, value) {
+                    (Property::User(name), Some(v)) => {
+                        extra.application_properties.insert(name.clone(), v);
+                    }
+                    (Property::User(name), None) => {
+                        extra.application_properties.remove(name);
+                    }
+                    (Property::System(name), v) => extra.set_system(name, v),
+                }
+            }
+            Assignment::Remove(Property::User(name)) => {
+                m.extra_mut().application_properties.remove(name);
+            }
+            Assignment::Remove(Property::System(name)) => m.extra_mut().set_system(name, None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_subset_and_refuses_the_rest() {
+        for ok in [
+            "color = 'red'",
+            "sys.Label = 'x' AND (qty > 10 OR NOT EXISTS(prio))",
+            "x IN ('a', 'b') AND y NOT IN (1, 2)",
+            "name LIKE 'a%_' ESCAPE '!' AND z IS NOT NULL",
+            "1 + 2 * 3 - -4 % 2 = 7 AND [odd name] <> 'x'",
+            "sys.MessageId != '1'",
+        ] {
+            parse_filter(ok).unwrap_or_else(|e| panic!("{ok}: {e:?}"));
+        }
+        for bad in [
+            "",
+            "a =",
+            "sys.Nope = 1",
+            "a == 1",
+            "color = 'red",
+            "a; DROP",
+            "(a = 1",
+        ] {
+            assert!(parse_filter(bad).is_err(), "{bad}");
+        }
+        let deep = format!("{}a = 1{}", "(".repeat(100), ")".repeat(100));
+        assert!(parse_filter(&deep).is_err());
+        assert!(parse_action("SET a = 1, b = 'x'; REMOVE c").unwrap().len() == 3);
+        assert!(parse_action("DELETE a").is_err());
+    }
+
+    #[test]
+    fn like_patterns() {
+        assert!(like("abc", "a%", None));
+        assert!(like("abc", "_b_", None));
+        assert!(!like("abc", "_b", None));
+        assert!(like("a%c", "a!%c", Some('!')));
+        assert!(!like("abc", "a!%c", Some('!')));
+        assert!(like("", "%", None));
+    }
+}
