@@ -840,3 +840,4 @@ entity-rule-sql-ph = z. B. region IN ('de', 'nl') AND quantity > 10
 entity-rule-action = SQL-Aktion (mit dem SQL-Filter)
 entity-rule-action-ph = z. B. SET tier = 'gold'
 s-key-twice = der Schlüssel "{ $key }" kommt zweimal vor
+x-too-large = die Konfiguration ist größer als { $max } MB; mehr liest der Playground nicht

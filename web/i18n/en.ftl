@@ -858,3 +858,4 @@ entity-rule-sql-ph = e.g. region IN ('de', 'nl') AND quantity > 10
 entity-rule-action = SQL action (with the SQL filter)
 entity-rule-action-ph = e.g. SET tier = 'gold'
 s-key-twice = the key "{ $key }" is given twice
+x-too-large = the config is larger than { $max } MB; the playground reads at most that

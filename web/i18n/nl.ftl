@@ -840,3 +840,4 @@ entity-rule-sql-ph = bijv. region IN ('de', 'nl') AND quantity > 10
 entity-rule-action = SQL-actie (met het SQL-filter)
 entity-rule-action-ph = bijv. SET tier = 'gold'
 s-key-twice = de sleutel "{ $key }" komt twee keer voor
+x-too-large = de configuratie is groter dan { $max } MB; meer leest de playground niet

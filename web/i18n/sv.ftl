@@ -840,3 +840,4 @@ entity-rule-sql-ph = t.ex. region IN ('de', 'nl') AND quantity > 10
 entity-rule-action = SQL-åtgärd (med SQL-filtret)
 entity-rule-action-ph = t.ex. SET tier = 'gold'
 s-key-twice = nyckeln "{ $key }" finns två gånger
+x-too-large = konfigurationen är större än { $max } MB; mer läser lekplatsen inte

@@ -108,8 +108,13 @@ pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Report)) -> Report 
 struct Input {
     link: bool,
     lesson: bool,
+    /// An emulator Config.json (read as `sbp import` and the emulator page read one).
+    config: bool,
     text: String,
 }
+
+/// The emulator config to mutate.
+const CONFIG: &str = include_str!("../../scenario/tests/data/emulator-config.json");
 
 /// Lessons to mutate (the browser fetches them; `#lesson=` links carry their like).
 const LESSONS: [&str; 3] = [
@@ -120,11 +125,12 @@ const LESSONS: [&str; 3] = [
 
 impl Input {
     fn describe(&self) -> String {
-        let kind = match (self.link, self.lesson) {
-            (true, false) => "link",
-            (true, true) => "lesson link",
-            (false, false) => "file",
-            (false, true) => "lesson file",
+        let kind = match (self.config, self.link, self.lesson) {
+            (true, _, _) => "emulator config",
+            (_, true, false) => "link",
+            (_, true, true) => "lesson link",
+            (_, false, false) => "file",
+            (_, false, true) => "lesson file",
         };
         let start: String = self.text.chars().take(120).collect();
         format!("{kind} of {} bytes: {start}", self.text.len())
@@ -134,6 +140,17 @@ impl Input {
 /// Opens the input as the browser (a link, replayed to its instant) or the CLI (a file, run to
 /// its end) does. Says whether it was accepted.
 fn open_and_run(input: &Input) -> bool {
+    if input.config {
+        // As the emulator page reads a config: imported, exported again, and run.
+        let Ok(imported) = sbp_scenario::emulator::import(&input.text) else {
+            return false;
+        };
+        let _ = sbp_scenario::emulator::export(&imported.scenario);
+        if let Ok(mut sim) = Simulation::new(&imported.scenario) {
+            sim.run_to_end();
+        }
+        return true;
+    }
     if input.lesson {
         // As the browser opens a `#lesson=` link (or the CLI a lesson file): read it, then play
         // it as `sbp check` does (every answer computed, every solution played, bounded).
@@ -182,6 +199,14 @@ fn open_and_run(input: &Input) -> bool {
             return false;
         };
         sim.run_to_end();
+        // As the emulator page shows a scenario: as a config and as code.
+        let _ = sbp_scenario::emulator::export(&scenario);
+        let lang = [
+            sbp_scenario::code::Lang::CSharp,
+            sbp_scenario::code::Lang::Python,
+            sbp_scenario::code::Lang::JavaScript,
+        ][input.text.len() % 3];
+        let _ = sbp_scenario::code::generate(&scenario, lang);
         true
     }
 }
@@ -190,6 +215,18 @@ fn make_input(rng: &mut Pcg64Mcg, presets: &[Value]) -> Input {
     let link = rng.random_bool(0.5);
     if rng.random_bool(0.2) {
         return lesson_input(rng, link);
+    }
+    if rng.random_bool(0.1) {
+        let mut v: Value = serde_json::from_str(CONFIG).unwrap_or_default();
+        for _ in 0..rng.random_range(1..5) {
+            mutate(rng, &mut v);
+        }
+        return Input {
+            link: false,
+            lesson: false,
+            config: true,
+            text: serde_json::to_string(&v).unwrap_or_default(),
+        };
     }
     let kind = rng.random_range(0..10);
     let text = match kind {
@@ -211,6 +248,7 @@ fn make_input(rng: &mut Pcg64Mcg, presets: &[Value]) -> Input {
                 return Input {
                     link,
                     lesson: false,
+                    config: false,
                     text,
                 };
             }
@@ -242,6 +280,7 @@ fn make_input(rng: &mut Pcg64Mcg, presets: &[Value]) -> Input {
     Input {
         link,
         lesson: false,
+        config: false,
         text,
     }
 }
@@ -291,6 +330,7 @@ fn lesson_input(rng: &mut Pcg64Mcg, link: bool) -> Input {
     Input {
         link,
         lesson: true,
+        config: false,
         text: if link {
             format!("lesson=1j{}", base64_url(&text))
         } else {

@@ -53,8 +53,13 @@ const MAX_NOTES: usize = 8;
 
 /// `scenario` as a program in `lang`.
 pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
+    // Writing plays the scenario: bounded as a run is, and with a bounded log (the comments
+    // follow the events by their count, whatever the log dropped).
+    scenario
+        .check_run_to(scenario.end())
+        .map_err(|e| e.text())?;
     let mut quiet = scenario.clone();
-    quiet.namespace.log_limit = None;
+    quiet.namespace.log_limit = Some(quiet.namespace.log_limit.unwrap_or(10_000));
     let timeline = std::mem::take(&mut quiet.timeline);
     quiet.expect.clear();
     let mut sim = Simulation::new(&quiet).map_err(|e| e.text())?;
@@ -69,7 +74,7 @@ pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
     w.note(
         "The timeline. SequenceNumbers are the playground's; a fresh entity numbers from 1 too.",
     );
-    let mut seen = sim.ns.log().len();
+    let mut seen = logged(&sim);
     let mut now = 0;
     for step in &timeline {
         let at = step.at.ms();
@@ -94,6 +99,11 @@ pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
     }
     w.end();
     Ok(w.out)
+}
+
+/// How many events the simulation has logged so far (those its log dropped included).
+fn logged(sim: &Simulation) -> usize {
+    sim.ns.log_dropped() as usize + sim.ns.log().len()
 }
 
 /// A program being written.
@@ -552,13 +562,15 @@ impl Code {
         }
     }
 
-    /// Comments on what the playground logged since `seen`.
+    /// Comments on what the playground logged since `seen` (a count of events ever logged).
     fn happened(&mut self, sim: &Simulation, seen: usize) -> usize {
         let log = sim.ns.log();
+        let total = logged(sim);
+        let start = log.len().saturating_sub(total - seen);
         // In the reader's words (the CLI's: English).
         let new: Vec<String> = sbp_engine::text::with_current(|words| {
-            log.iter()
-                .skip(seen)
+            log[start..]
+                .iter()
                 .map(|e| {
                     let said = crate::words::event_text(words, &sim.ns, e);
                     let rule = e.rule.map(|r| format!(" ({})", r.id())).unwrap_or_default();
@@ -579,7 +591,7 @@ impl Code {
                 new.len() - MAX_NOTES
             ));
         }
-        log.len()
+        total
     }
 
     fn mode(&self, m: ModeDef) -> &'static str {

@@ -106,6 +106,12 @@ pub fn format_iso(d: Duration) -> String {
 
 /// Reads a `Config.json`.
 pub fn import(json: &str) -> Result<Imported, Text> {
+    if json.len() > crate::link::MAX_JSON {
+        return Err(text!(
+            "x-too-large",
+            max = crate::link::MAX_JSON / (1024 * 1024)
+        ));
+    }
     let root: Value =
         serde_json::from_str(json).map_err(|e| text!("x-json", message = e.to_string()))?;
     let mut w = Warnings::default();

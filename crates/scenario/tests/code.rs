@@ -206,3 +206,15 @@ fn the_code_uses_the_sdks_method_names_for_each_step() {
         ],
     );
 }
+
+#[test]
+fn a_scenario_too_heavy_to_run_is_refused_not_written() {
+    let heavy = Scenario::from_json(
+        r#"{"version": 1, "entities": [{"queue": "q"}],
+            "timeline": [{"at": "0s", "start_producer": {"name": "p", "to": "q", "rate": 10000}},
+                         {"at": "1h", "stop_producer": "p"}]}"#,
+    )
+    .unwrap();
+    let err = generate(&heavy, Lang::Python).unwrap_err().to_string();
+    assert!(err.contains("500000"), "{err}");
+}
