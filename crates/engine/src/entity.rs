@@ -77,8 +77,46 @@ impl SqlRule {
     }
 }
 
+/// A correlation filter's fields: the system properties it sets, by their SDK names (Subject,
+/// CorrelationId, MessageId, then To, ReplyTo...), and its application properties.
+pub struct CorrelationFields<'a> {
+    pub system: Vec<(&'a str, &'a str)>,
+    pub application: &'a BTreeMap<String, String>,
+}
+
 impl SubscriptionRule {
-    /// A subscription's rule in words: "all messages" or its correlation filter.
+    /// A correlation filter's fields (the one place that takes the variant apart).
+    pub fn correlation(&self) -> Option<CorrelationFields<'_>> {
+        let SubscriptionRule::Correlation {
+            subject,
+            correlation_id,
+            message_id,
+            application_properties,
+            system_properties,
+        } = self
+        else {
+            return None;
+        };
+        let mut system: Vec<(&str, &str)> = [
+            ("Subject", subject),
+            ("CorrelationId", correlation_id),
+            ("MessageId", message_id),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
+        .collect();
+        system.extend(
+            system_properties
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        );
+        Some(CorrelationFields {
+            system,
+            application: application_properties,
+        })
+    }
+
+    /// A subscription's rule in words: "all messages", its SQL filter, or its correlation filter.
     pub fn text(&self) -> String {
         match self {
             SubscriptionRule::MatchAll => crate::text!("rule-match-all").to_string(),
@@ -86,25 +124,17 @@ impl SubscriptionRule {
                 Some(action) => format!("{} / {action}", rule.filter),
                 None => rule.filter.clone(),
             },
-            SubscriptionRule::Correlation {
-                subject,
-                correlation_id,
-                message_id,
-                application_properties,
-                system_properties,
-            } => {
-                let mut parts: Vec<String> = Vec::new();
-                let mut field = |name: &str, v: &Option<String>| {
-                    if let Some(v) = v {
-                        parts.push(format!("{name} = {v}"));
-                    }
+            SubscriptionRule::Correlation { .. } => {
+                let Some(c) = self.correlation() else {
+                    return String::new();
                 };
-                field("Subject", subject);
-                field("CorrelationId", correlation_id);
-                field("MessageId", message_id);
-                for (k, v) in system_properties.iter().chain(application_properties) {
-                    parts.push(format!("{k} = {v}"));
-                }
+                let parts: Vec<String> = c
+                    .system
+                    .iter()
+                    .map(|(k, v)| (*k, *v))
+                    .chain(c.application.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                    .map(|(k, v)| format!("{k} = {v}"))
+                    .collect();
                 parts.join(", ")
             }
         }

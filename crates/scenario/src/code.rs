@@ -469,49 +469,27 @@ impl Code {
 
     /// A subscription's filter.
     fn filter(&self, rule: &SubscriptionRule) -> String {
-        let (subject, correlation_id, message_id, application_properties, system_properties) =
-            match rule {
-                SubscriptionRule::MatchAll => return String::new(),
-                SubscriptionRule::Sql(sql) => {
-                    let f = quoted(&sql.filter);
-                    return match self.lang {
-                        Lang::CSharp => format!("new SqlRuleFilter({f})"),
-                        Lang::Python => format!("SqlRuleFilter({f})"),
-                        Lang::JavaScript => format!("{{ sqlExpression: {f} }}"),
-                    };
-                }
-                SubscriptionRule::Correlation {
-                    subject,
-                    correlation_id,
-                    message_id,
-                    application_properties,
-                    system_properties,
-                } => (
-                    subject,
-                    correlation_id,
-                    message_id,
-                    application_properties,
-                    system_properties,
-                ),
+        if let SubscriptionRule::Sql(sql) = rule {
+            let f = quoted(&sql.filter);
+            return match self.lang {
+                Lang::CSharp => format!("new SqlRuleFilter({f})"),
+                Lang::Python => format!("SqlRuleFilter({f})"),
+                Lang::JavaScript => format!("{{ sqlExpression: {f} }}"),
             };
-        let subject_name = match self.lang {
-            Lang::Python => "label",
-            Lang::CSharp => "Subject",
-            Lang::JavaScript => "subject",
+        }
+        let Some(c) = rule.correlation() else {
+            return String::new();
         };
-        let mut fields: Vec<(String, String)> = Vec::new();
-        for (name, v) in [
-            (subject_name.to_string(), subject),
-            (self.member("CorrelationId"), correlation_id),
-            (self.member("MessageId"), message_id),
-        ] {
-            if let Some(v) = v {
-                fields.push((name, quoted(v)));
-            }
-        }
-        for (k, v) in system_properties {
-            fields.push((self.member(k), quoted(v)));
-        }
+        let application_properties = c.application;
+        // Python's filter names Subject `label`.
+        let fields: Vec<(String, String)> = c
+            .system
+            .iter()
+            .map(|(k, v)| match (self.lang, *k) {
+                (Lang::Python, "Subject") => ("label".to_string(), quoted(v)),
+                _ => (self.member(k), quoted(v)),
+            })
+            .collect();
         let props = self.dictionary(application_properties);
         match self.lang {
             Lang::CSharp => {

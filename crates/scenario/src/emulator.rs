@@ -592,48 +592,25 @@ pub fn export(scenario: &Scenario) -> Result<Exported, Text> {
 /// A subscription's filter as a config's rule; none for one that takes every message (the
 /// emulator's `$Default`).
 fn correlation_rule(rule: &SubscriptionRule) -> Option<Value> {
-    let (subject, correlation_id, message_id, application_properties, system_properties) =
-        match rule {
-            SubscriptionRule::MatchAll => return None,
-            SubscriptionRule::Sql(sql) => {
-                let mut p = json!({
-                    "FilterType": "Sql",
-                    "SqlFilter": { "SqlExpression": sql.filter }
-                });
-                if let Some(a) = &sql.action {
-                    p["Action"] = json!({ "SqlExpression": a });
-                }
-                return Some(json!({ "Name": "filter", "Properties": p }));
-            }
-            SubscriptionRule::Correlation {
-                subject,
-                correlation_id,
-                message_id,
-                application_properties,
-                system_properties,
-            } => (
-                subject,
-                correlation_id,
-                message_id,
-                application_properties,
-                system_properties,
-            ),
-        };
-    let mut filter = Map::new();
-    for (key, v) in [
-        ("Label", subject),
-        ("CorrelationId", correlation_id),
-        ("MessageId", message_id),
-    ] {
-        if let Some(v) = v {
-            filter.insert(key.into(), json!(v));
+    if let SubscriptionRule::Sql(sql) = rule {
+        let mut p = json!({
+            "FilterType": "Sql",
+            "SqlFilter": { "SqlExpression": sql.filter }
+        });
+        if let Some(a) = &sql.action {
+            p["Action"] = json!({ "SqlExpression": a });
         }
+        return Some(json!({ "Name": "filter", "Properties": p }));
     }
-    for (k, v) in system_properties {
-        filter.insert(k.clone(), json!(v));
+    let c = rule.correlation()?;
+    let mut filter = Map::new();
+    for (k, v) in &c.system {
+        // The config names Subject `Label`.
+        let key = if *k == "Subject" { "Label" } else { k };
+        filter.insert(key.to_string(), json!(v));
     }
-    if !application_properties.is_empty() {
-        filter.insert("Properties".into(), json!(application_properties));
+    if !c.application.is_empty() {
+        filter.insert("Properties".into(), json!(c.application));
     }
     Some(json!({
         "Name": "filter",
