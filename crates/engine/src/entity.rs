@@ -124,17 +124,25 @@ impl SubscriptionRule {
                 Some(action) => format!("{} / {action}", rule.filter),
                 None => rule.filter.clone(),
             },
-            SubscriptionRule::Correlation { .. } => {
-                let Some(c) = self.correlation() else {
-                    return String::new();
+            SubscriptionRule::Correlation {
+                subject,
+                correlation_id,
+                message_id,
+                application_properties,
+                system_properties,
+            } => {
+                let mut parts: Vec<String> = Vec::new();
+                let mut field = |name: &str, v: &Option<String>| {
+                    if let Some(v) = v {
+                        parts.push(format!("{name} = {v}"));
+                    }
                 };
-                let parts: Vec<String> = c
-                    .system
-                    .iter()
-                    .map(|(k, v)| (*k, *v))
-                    .chain(c.application.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-                    .map(|(k, v)| format!("{k} = {v}"))
-                    .collect();
+                field("Subject", subject);
+                field("CorrelationId", correlation_id);
+                field("MessageId", message_id);
+                for (k, v) in system_properties.iter().chain(application_properties) {
+                    parts.push(format!("{k} = {v}"));
+                }
                 parts.join(", ")
             }
         }

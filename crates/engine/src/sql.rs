@@ -35,8 +35,8 @@ pub enum Expr {
     Not(Box<Expr>),
     And(Box<Expr>, Box<Expr>),
     Or(Box<Expr>, Box<Expr>),
-    /// `=`, `<>`, `<`, `<=`, `>`, `>=`.
-    Compare(Box<Expr>, String, Box<Expr>),
+    /// By the index of its operator in [`COMPARISONS`].
+    Compare(Box<Expr>, u8, Box<Expr>),
     /// `+`, `-`, `*`, `/`, `%`.
     Arithmetic(Box<Expr>, char, Box<Expr>),
     Negate(Box<Expr>),
@@ -292,11 +292,11 @@ impl Parser {
         if negated {
             return Err(self.here());
         }
-        for op in ["=", "<>", "<=", ">=", "<", ">"] {
+        for (i, op) in COMPARISONS.iter().enumerate() {
             if self.symbol(op) {
                 return Ok(Expr::Compare(
                     Box::new(left),
-                    op.into(),
+                    i as u8,
                     Box::new(self.sum()?),
                 ));
             }
@@ -510,7 +510,7 @@ fn eval(e: &Expr, m: &Message) -> Value {
             (Some(false), Some(false)) => Value::Bool(false),
             _ => Value::Null,
         },
-        Expr::Compare(a, op, b) => compare(&eval(a, m), op, &eval(b, m)),
+        Expr::Compare(a, op, b) => compare(&eval(a, m), *op, &eval(b, m)),
         Expr::Arithmetic(a, op, b) => match (eval(a, m), eval(b, m)) {
             (Value::Number(x), Value::Number(y)) => match op {
                 '+' => Value::Number(x + y),
@@ -535,7 +535,7 @@ fn eval(e: &Expr, m: &Message) -> Value {
             }
             let found = list
                 .iter()
-                .any(|l| compare(&v, "=", &eval(l, m)) == Value::Bool(true));
+                .any(|l| compare(&v, 0, &eval(l, m)) == Value::Bool(true));
             Value::Bool(found != *negated)
         }
         Expr::Like(x, pattern, escape, negated) => match eval(x, m) {
@@ -547,11 +547,16 @@ fn eval(e: &Expr, m: &Message) -> Value {
     }
 }
 
-fn compare(a: &Value, op: &str, b: &Value) -> Value {
+/// The comparison operators, longest first where one starts another.
+const COMPARISONS: [&str; 6] = ["=", "<>", "<=", ">=", "<", ">"];
+
+/// `a op b` with `op` an index into [`COMPARISONS`]; unknown (Null) unless both are numbers,
+/// both texts, or both booleans compared for (in)equality.
+fn compare(a: &Value, op: u8, b: &Value) -> Value {
     let order = match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.partial_cmp(y),
         (Value::Text(x), Value::Text(y)) => Some(x.cmp(y)),
-        (Value::Bool(x), Value::Bool(y)) if matches!(op, "=" | "<>") => Some(x.cmp(y)),
+        (Value::Bool(x), Value::Bool(y)) if op < 2 => Some(x.cmp(y)),
         _ => None,
     };
     let Some(o) = order else {
@@ -559,12 +564,12 @@ fn compare(a: &Value, op: &str, b: &Value) -> Value {
     };
     use std::cmp::Ordering::*;
     Value::Bool(match op {
-        "=" => o == Equal,
-        "<>" => o != Equal,
-        "<" => o == Less,
-        "<=" => o != Greater,
-        ">" => o == Greater,
-        _ => o != Less,
+        0 => o == Equal,
+        1 => o != Equal,
+        2 => o != Greater,
+        3 => o != Less,
+        4 => o == Less,
+        _ => o == Greater,
     })
 }
 
