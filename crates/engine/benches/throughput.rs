@@ -3,7 +3,8 @@
 //! as the baseline (the engine's cost is reported as a ratio to it); memory per stored message.
 use sbp_engine::time::SECOND;
 use sbp_engine::{
-    EntitySettings, Namespace, NewMessage, ReceiveMode, ReceiveOptions, Settlement, Tier,
+    EntitySettings, Namespace, NewMessage, ReceiveMode, ReceiveOptions, Settlement,
+    SubscriptionRule, Tier,
 };
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::VecDeque;
@@ -65,8 +66,13 @@ fn queue(ns: &mut Namespace, dlq: bool) {
 }
 
 fn send_receive_complete() -> f64 {
+    send_receive_complete_with(EntitySettings::defaults(Tier::Standard))
+}
+
+/// The same through a queue with `settings` (duplicate detection: every MessageId remembered).
+fn send_receive_complete_with(settings: EntitySettings) -> f64 {
     let mut ns = Namespace::builder().seed(1).build();
-    queue(&mut ns, false);
+    ns.create_queue("q", settings).expect("queue");
     let start = Instant::now();
     for i in 0..N {
         ns.send("q", message(i, None)).expect("send");
@@ -92,6 +98,60 @@ fn send_receive_complete() -> f64 {
     let elapsed = start.elapsed().as_secs_f64();
     assert_eq!(ns.entity("q").map(|e| e.main.len()), Some(0));
     elapsed
+}
+
+/// FLT-03: sends to a topic whose three subscriptions have SQL filters (a third of the
+/// messages match each), each copy then received and completed. Per message sent.
+fn sql_fan_out(n: usize) -> f64 {
+    use sbp_engine::entity::SqlRule;
+    let mut ns = Namespace::builder().seed(1).build();
+    let settings = EntitySettings::defaults(Tier::Standard);
+    ns.create_topic("t", settings.clone()).expect("topic");
+    let filters = [
+        "quantity > 20",
+        "region IN ('de', 'nl') AND quantity <= 20",
+        "sys.Label LIKE 'ord%' AND NOT EXISTS(region)",
+    ];
+    for (i, f) in filters.iter().enumerate() {
+        let rule = SubscriptionRule::Sql(Box::new(SqlRule::new(f, None).expect("filter")));
+        ns.create_subscription("t", &format!("s{i}"), settings.clone(), rule)
+            .expect("subscription");
+    }
+    let start = Instant::now();
+    for i in 0..n {
+        let mut m = message(i, None);
+        m.subject = Some("order".into());
+        let props = match i % 3 {
+            0 => vec![("quantity", "30")],
+            1 => vec![("quantity", "5"), ("region", "nl")],
+            _ => vec![("quantity", "1")],
+        };
+        m.application_properties = props
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        ns.send("t", m).expect("send");
+        if i % BATCH as usize == 0 || i + 1 == n {
+            for s in 0..3 {
+                let path = format!("t/subscriptions/s{s}");
+                loop {
+                    let got = ns
+                        .receive(
+                            "r",
+                            &path,
+                            ReceiveMode::ReceiveAndDelete,
+                            BATCH,
+                            ReceiveOptions::default(),
+                        )
+                        .expect("receive");
+                    if got.is_empty() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    start.elapsed().as_secs_f64() / n as f64
 }
 
 fn expiry_jump(dlq: bool) -> (f64, usize) {
@@ -180,6 +240,25 @@ fn main() {
     println!(
         "ratio to baseline:                 {ratio:>8.1}x  (budget 20x: {})",
         if ratio <= 20.0 { "ok" } else { "OVER" }
+    );
+    let duplicates = (0..3)
+        .map(|_| {
+            send_receive_complete_with(EntitySettings {
+                requires_duplicate_detection: true,
+                duplicate_detection_history_time_window: 7 * sbp_engine::time::DAY,
+                ..EntitySettings::defaults(Tier::Standard)
+            })
+        })
+        .fold(f64::MAX, f64::min);
+    println!(
+        "  with duplicate detection (7 days): {:>7.1} ms  ({:>6.1} ns/message; every MessageId kept)",
+        duplicates * 1e3,
+        ns_per(duplicates)
+    );
+    let sql = sql_fan_out(200_000);
+    println!(
+        "topic, 3 SQL-filtered subscriptions: {:>6.1} ns per message sent (fan-out, receive)",
+        sql * 1e9
     );
     let (drop_secs, drop_events) = expiry_jump(false);
     let (dlq_secs, dlq_events) = expiry_jump(true);
