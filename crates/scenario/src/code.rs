@@ -7,6 +7,7 @@
 use crate::model::*;
 use crate::step::{Action, Step};
 use crate::{Scenario, Simulation, Text};
+use sbp_engine::text;
 use sbp_engine::time::{format_duration, format_instant, Duration, MAX_VALUE};
 use sbp_engine::{EntityKind, EntitySettings, Namespace, SubscriptionRule};
 
@@ -71,9 +72,7 @@ pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
     w.prelude(scenario);
     w.entities(&sim.ns, scenario);
     w.line("");
-    w.note(
-        "The timeline. SequenceNumbers are the playground's; a fresh entity numbers from 1 too.",
-    );
+    w.say(text!("code-timeline"));
     let mut seen = logged(&sim);
     let mut now = 0;
     for step in &timeline {
@@ -127,6 +126,11 @@ impl Code {
         self.out.push('\n');
     }
 
+    /// A comment in the reader's words (the CLI's: English).
+    fn say(&mut self, t: Text) {
+        self.note(&t.to_string());
+    }
+
     fn note(&mut self, text: &str) {
         let c = self.lang.comment();
         self.line(&format!("{c} {}", text.replace('\n', " ")));
@@ -140,14 +144,16 @@ impl Code {
         };
         match self.lang {
             Lang::CSharp => {
-                self.note(&format!(
-                    "{title}: written by the Service Bus Playground (Azure.Messaging.ServiceBus)."
+                self.say(text!(
+                    "code-header",
+                    title = title,
+                    sdk = "Azure.Messaging.ServiceBus"
                 ));
                 self.note("dotnet add package Azure.Messaging.ServiceBus");
                 self.line("using Azure.Messaging.ServiceBus;");
                 self.line("using Azure.Messaging.ServiceBus.Administration;");
                 self.line("");
-                self.note("Your namespace's connection string; for the local emulator:");
+                self.say(text!("code-connection"));
                 self.note(EMULATOR_CONNECTION);
                 self.line("var connection = Environment.GetEnvironmentVariable(\"SERVICEBUS_CONNECTION\") ?? \"<connection string>\";");
                 self.line("await using var client = new ServiceBusClient(connection);");
@@ -176,8 +182,10 @@ impl Code {
                 self.line("}");
             }
             Lang::Python => {
-                self.note(&format!(
-                    "{title}: written by the Service Bus Playground (azure-servicebus)."
+                self.say(text!(
+                    "code-header",
+                    title = title,
+                    sdk = "azure-servicebus"
                 ));
                 self.note("pip install azure-servicebus");
                 self.line("import os");
@@ -186,7 +194,7 @@ impl Code {
                 self.line("from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusReceiveMode");
                 self.line("from azure.servicebus.management import ServiceBusAdministrationClient, CorrelationRuleFilter, SqlRuleFilter, SqlRuleAction");
                 self.line("");
-                self.note("Your namespace's connection string; for the local emulator:");
+                self.say(text!("code-connection"));
                 self.note(EMULATOR_CONNECTION);
                 self.line("CONNECTION = os.environ.get(\"SERVICEBUS_CONNECTION\", \"<connection string>\")");
                 self.line("client = ServiceBusClient.from_connection_string(CONNECTION)");
@@ -217,14 +225,16 @@ impl Code {
                 self.line("");
             }
             Lang::JavaScript => {
-                self.note(&format!(
-                    "{title}: written by the Service Bus Playground (@azure/service-bus)."
+                self.say(text!(
+                    "code-header",
+                    title = title,
+                    sdk = "@azure/service-bus"
                 ));
                 self.note("npm install @azure/service-bus long");
                 self.line("const { ServiceBusClient, ServiceBusAdministrationClient } = require(\"@azure/service-bus\");");
                 self.line("const Long = require(\"long\");");
                 self.line("");
-                self.note("Your namespace's connection string; for the local emulator:");
+                self.say(text!("code-connection"));
                 self.note(EMULATOR_CONNECTION);
                 self.line("const connection = process.env.SERVICEBUS_CONNECTION || \"<connection string>\";");
                 self.line(
@@ -258,17 +268,14 @@ impl Code {
         }
         if scenario.namespace.tier == sbp_engine::Tier::Emulator {
             self.line("");
-            self.note("The emulator does not take administration calls: create its entities with the Config.json");
-            self.note(
-                "of the playground's emulator page (sbp export) and leave the calls below out.",
-            );
+            self.say(text!("code-emulator"));
         }
         self.line("");
     }
 
     /// The administration calls that create the scenario's entities with their settings.
     fn entities(&mut self, ns: &Namespace, scenario: &Scenario) {
-        self.note("The entities, with their settings as the playground created them.");
+        self.say(text!("code-entities"));
         for def in &scenario.entities {
             let path = def
                 .queue
@@ -530,13 +537,13 @@ impl Code {
 
     fn wait(&mut self, ms: Duration, until: i64) {
         self.line("");
-        let at = format_instant(until);
+        let on = text!("code-wait", at = format_instant(until)).to_string();
         match self.lang {
             Lang::CSharp => self.line(&format!(
-                "await Task.Delay(TimeSpan.FromMilliseconds({ms})); // on to {at}"
+                "await Task.Delay(TimeSpan.FromMilliseconds({ms})); // {on}"
             )),
-            Lang::Python => self.line(&format!("time.sleep({ms} / 1000)  # on to {at}")),
-            Lang::JavaScript => self.line(&format!("await sleep({ms}); // on to {at}")),
+            Lang::Python => self.line(&format!("time.sleep({ms} / 1000)  # {on}")),
+            Lang::JavaScript => self.line(&format!("await sleep({ms}); // {on}")),
         }
     }
 
@@ -561,13 +568,10 @@ impl Code {
                 .collect()
         });
         for line in new.iter().take(MAX_NOTES) {
-            self.note(&format!("playground: {line}"));
+            self.say(text!("code-showed", what = line.as_str()));
         }
         if new.len() > MAX_NOTES {
-            self.note(&format!(
-                "playground: ... and {} more events",
-                new.len() - MAX_NOTES
-            ));
+            self.say(text!("code-more", count = new.len() - MAX_NOTES));
         }
         total
     }
@@ -672,16 +676,19 @@ impl Code {
                 let n = r.count.unwrap_or(1);
                 let rx = self.receiver(&r.receiver, &r.from, r.mode);
                 let got = match self.lang {
-                    Lang::CSharp => format!("await {rx}.ReceiveMessagesAsync({n}, TimeSpan.FromSeconds(1))"),
-                    Lang::Python => format!("{rx}.receive_messages(max_message_count={n}, max_wait_time=1)"),
-                    Lang::JavaScript => format!("await {rx}.receiveMessages({n}, {{ maxWaitTimeInMs: 1000 }})"),
+                    Lang::CSharp => {
+                        format!("await {rx}.ReceiveMessagesAsync({n}, TimeSpan.FromSeconds(1))")
+                    }
+                    Lang::Python => {
+                        format!("{rx}.receive_messages(max_message_count={n}, max_wait_time=1)")
+                    }
+                    Lang::JavaScript => {
+                        format!("await {rx}.receiveMessages({n}, {{ maxWaitTimeInMs: 1000 }})")
+                    }
                 };
                 self.hold(&r.from, &got);
                 if let Some(d) = r.max_auto_lock_renewal {
-                    self.note(&format!(
-                        "the playground renewed these locks automatically for up to {} (a processor's MaxAutoLockRenewalDuration)",
-                        format_duration(d.ms())
-                    ));
+                    self.say(text!("code-auto-renew", duration = format_duration(d.ms())));
                 }
             }
             Action::Peek(p) => {
@@ -701,10 +708,18 @@ impl Code {
                 let rx = self.receiver(&r.receiver, &r.from, ModeDef::PeekLock);
                 let seqs: Vec<String> = r.seqs.iter().map(u64::to_string).collect();
                 let got = match self.lang {
-                    Lang::CSharp => format!("await {rx}.ReceiveDeferredMessagesAsync(new long[] {{ {} }})", seqs.join(", ")),
-                    Lang::Python => format!("{rx}.receive_deferred_messages([{}])", seqs.join(", ")),
+                    Lang::CSharp => format!(
+                        "await {rx}.ReceiveDeferredMessagesAsync(new long[] {{ {} }})",
+                        seqs.join(", ")
+                    ),
+                    Lang::Python => {
+                        format!("{rx}.receive_deferred_messages([{}])", seqs.join(", "))
+                    }
                     Lang::JavaScript => {
-                        let longs: Vec<String> = seqs.iter().map(|s| format!("Long.fromNumber({s})")).collect();
+                        let longs: Vec<String> = seqs
+                            .iter()
+                            .map(|s| format!("Long.fromNumber({s})"))
+                            .collect();
                         format!("await {rx}.receiveDeferredMessages([{}])", longs.join(", "))
                     }
                 };
@@ -717,7 +732,11 @@ impl Code {
             | Action::RenewLock(s) => {
                 let (from, receiver, seq) = match &s.message {
                     Some(name) => match sim.named_message(name) {
-                        Ok((call, view)) => (call.from.clone(), call.receiver.clone(), view.sequence_number),
+                        Ok((call, view)) => (
+                            call.from.clone(),
+                            call.receiver.clone(),
+                            view.sequence_number,
+                        ),
                         Err(_) => (s.from.clone(), s.receiver.clone(), s.seq),
                     },
                     None => (s.from.clone(), s.receiver.clone(), s.seq),
@@ -757,22 +776,32 @@ impl Code {
             }
             Action::CancelScheduled(c) => {
                 let key = quoted(&format!("{}#{}", c.to, c.seq));
-                let topic = sim.ns.entity(&c.to).is_some_and(|e| e.kind == EntityKind::Topic);
+                let topic = sim
+                    .ns
+                    .entity(&c.to)
+                    .is_some_and(|e| e.kind == EntityKind::Topic);
                 let sender = self.sender(&c.to, topic);
                 let line = match self.lang {
-                    Lang::CSharp => format!("await {sender}.CancelScheduledMessageAsync(scheduled[{key}]);"),
+                    Lang::CSharp => {
+                        format!("await {sender}.CancelScheduledMessageAsync(scheduled[{key}]);")
+                    }
                     Lang::Python => format!("{sender}.cancel_scheduled_messages(scheduled[{key}])"),
-                    Lang::JavaScript => format!("await {sender}.cancelScheduledMessages(scheduled.get({key}));"),
+                    Lang::JavaScript => {
+                        format!("await {sender}.cancelScheduledMessages(scheduled.get({key}));")
+                    }
                 };
                 self.block(&line);
             }
             Action::Create(d) => {
-                let settings = d.settings.apply_to(&EntitySettings::defaults(sim.ns.tier()));
+                let settings = d
+                    .settings
+                    .apply_to(&EntitySettings::defaults(sim.ns.tier()));
                 match (&d.queue, &d.topic, &d.subscription) {
                     (Some(q), _, _) => self.create("Queue", q, None, &settings, None),
                     (_, Some(t), _) => self.create("Topic", t, None, &settings, None),
                     (_, _, Some(path)) => {
-                        let (topic, name) = path.split_once("/subscriptions/").unwrap_or((path, ""));
+                        let (topic, name) =
+                            path.split_once("/subscriptions/").unwrap_or((path, ""));
                         self.create("Subscription", name, Some(topic), &settings, None)
                     }
                     _ => {}
@@ -786,12 +815,30 @@ impl Code {
             }
             Action::Delete(path) => {
                 let line = match (self.lang, path.split_once("/subscriptions/")) {
-                    (Lang::CSharp, Some((t, n))) => format!("await admin.DeleteSubscriptionAsync({}, {});", quoted(t), quoted(n)),
-                    (Lang::CSharp, None) => format!("await admin.DeleteQueueAsync({}); // or DeleteTopicAsync", quoted(path)),
-                    (Lang::Python, Some((t, n))) => format!("admin.delete_subscription({}, {})", quoted(t), quoted(n)),
-                    (Lang::Python, None) => format!("admin.delete_queue({})  # or delete_topic", quoted(path)),
-                    (Lang::JavaScript, Some((t, n))) => format!("await admin.deleteSubscription({}, {});", quoted(t), quoted(n)),
-                    (Lang::JavaScript, None) => format!("await admin.deleteQueue({}); // or deleteTopic", quoted(path)),
+                    (Lang::CSharp, Some((t, n))) => format!(
+                        "await admin.DeleteSubscriptionAsync({}, {});",
+                        quoted(t),
+                        quoted(n)
+                    ),
+                    (Lang::CSharp, None) => format!(
+                        "await admin.DeleteQueueAsync({}); // or DeleteTopicAsync",
+                        quoted(path)
+                    ),
+                    (Lang::Python, Some((t, n))) => {
+                        format!("admin.delete_subscription({}, {})", quoted(t), quoted(n))
+                    }
+                    (Lang::Python, None) => {
+                        format!("admin.delete_queue({})  # or delete_topic", quoted(path))
+                    }
+                    (Lang::JavaScript, Some((t, n))) => format!(
+                        "await admin.deleteSubscription({}, {});",
+                        quoted(t),
+                        quoted(n)
+                    ),
+                    (Lang::JavaScript, None) => format!(
+                        "await admin.deleteQueue({}); // or deleteTopic",
+                        quoted(path)
+                    ),
                 };
                 self.line(&line);
             }
@@ -806,25 +853,23 @@ impl Code {
                         }
                     ));
                 }
-                None => self.note("the receiver's connection drops: not something client code does; its locks are lost (RCV-08)"),
+                None => self.say(text!("code-disconnect")),
             },
-            Action::Fault(_) => self.note("a fault of the service: client code cannot cause it; what it did is in the comments below"),
-            Action::StartProducer(p) => self.note(&format!(
-                "the playground's producer {} sends {} messages a second to {}: a loop of sends as above",
-                p.name,
-                sbp_engine::time::format_decimal(p.rate, 3),
-                p.to
+            Action::Fault(_) => self.say(text!("code-fault")),
+            Action::StartProducer(p) => self.say(text!(
+                "code-producer",
+                name = p.name,
+                rate = sbp_engine::time::format_decimal(p.rate, 3),
+                to = p.to
             )),
-            Action::StartConsumers(c) => self.note(&format!(
-                "the playground's consumer group {} ({} instance(s)) receives from {}: a ServiceBusProcessor does this",
-                c.name,
-                c.instances.unwrap_or(1),
-                c.from
+            Action::StartConsumers(c) => self.say(text!(
+                "code-consumers",
+                name = c.name,
+                count = c.instances.unwrap_or(1),
+                from = c.from
             )),
-            Action::StopProducer(_) | Action::StopConsumers(_) => {
-                self.note("the playground stops its traffic here")
-            }
-            Action::Expect(_) => self.note("the playground checks its expectations here"),
+            Action::StopProducer(_) | Action::StopConsumers(_) => self.say(text!("code-stop")),
+            Action::Expect(_) => self.say(text!("code-expect")),
         }
     }
 
