@@ -266,21 +266,24 @@ impl Lesson {
         let scenario = o
             .get("scenario")
             .ok_or_else(|| text!("l-missing", field = "scenario"))?;
-        let lesson = Lesson {
+        let mut lesson = Lesson {
             id,
             title: texts(o.get("title"), "title")?,
             controls: strings(o.get("controls"), "controls")?,
             scenario: Scenario::from_json(&scenario.to_string())
                 .map_err(|e| at_field("scenario", e.text()))?,
-            parts: o
-                .get("parts")
-                .and_then(Value::as_array)
-                .ok_or_else(|| text!("l-missing", field = "parts"))?
-                .iter()
-                .enumerate()
-                .map(|(i, p)| part(p).map_err(|e| at_field(format!("parts[{i}]"), e)))
-                .collect::<Result<_, _>>()?,
+            parts: Vec::new(),
         };
+        // Loops, not `collect` into a Result: one copy of the code in the browser's wasm.
+        let parts = o
+            .get("parts")
+            .and_then(Value::as_array)
+            .ok_or_else(|| text!("l-missing", field = "parts"))?;
+        for (i, p) in parts.iter().enumerate() {
+            lesson
+                .parts
+                .push(part(p).map_err(|e| at_field(format!("parts[{i}]"), e))?);
+        }
         lesson.validate()?;
         Ok(lesson)
     }
@@ -469,15 +472,18 @@ pub fn texts(v: Option<&Value>, what: &str) -> Result<Texts, Text> {
 /// A list of texts (absent: empty).
 fn strings(v: Option<&Value>, what: &str) -> Result<Vec<String>, Text> {
     let Some(v) = v else { return Ok(Vec::new()) };
-    v.as_array()
+    let mut out = Vec::new();
+    for s in v
+        .as_array()
         .ok_or_else(|| text!("l-not-list", field = what))?
-        .iter()
-        .map(|s| {
+    {
+        out.push(
             s.as_str()
                 .map(String::from)
-                .ok_or_else(|| text!("l-not-text", field = what))
-        })
-        .collect()
+                .ok_or_else(|| text!("l-not-text", field = what))?,
+        );
+    }
+    Ok(out)
 }
 
 fn part(v: &Value) -> Result<Part, Text> {
@@ -511,13 +517,18 @@ fn part(v: &Value) -> Result<Part, Text> {
                     .map_err(|e| at_field("goal", text!("l-json", message = e.to_string())))
             })
             .transpose()?,
-        hints: o
-            .get("hints")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|h| texts(Some(h), "hints[]"))
-            .collect::<Result<_, _>>()?,
+        hints: {
+            let mut hints = Vec::new();
+            for h in o
+                .get("hints")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                hints.push(texts(Some(h), "hints[]")?);
+            }
+            hints
+        },
         solution: match o.get("solution") {
             Some(steps) => serde_json::from_str::<Vec<Step>>(&steps.to_string())
                 .map_err(|e| at_field("solution", text!("l-json", message = e.to_string())))?,
