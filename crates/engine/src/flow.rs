@@ -124,7 +124,8 @@ impl MapView {
         let holder =
             |r: u32| lookup(&self.receiver_group, r).map_or(Place::Receiver(r), Place::Consumers);
         let (from, to, movement) = match &e.kind {
-            EventKind::Sent { .. } if e.rule == Some(Rule::Top01) => (
+            // A topic's copy (TOP-01), changed by its rule's action or not (FLT-04).
+            EventKind::Sent { .. } if matches!(e.rule, Some(Rule::Top01 | Rule::Flt04)) => (
                 Place::Queue(QueueRef {
                     entity: lookup(&self.topic_of, e.entity)?,
                     dlq: false,

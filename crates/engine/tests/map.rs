@@ -145,3 +145,29 @@ fn a_filter_and_the_forward_settings_label_their_edges() {
     assert_eq!(forward.from, queue(&ns, "q", true));
     assert_eq!(forward.to, queue(&ns, "dlq-sink", false));
 }
+
+#[test]
+fn a_copy_changed_by_a_rules_action_still_fans_out_along_the_topics_edge() {
+    let mut ns = Namespace::builder().seed(3).build();
+    ns.create_topic("t", settings()).unwrap();
+    let rule = sbp_engine::entity::SqlRule::new("1 = 1", Some("SET tagged = 'yes'")).unwrap();
+    ns.create_subscription("t", "s", settings(), SubscriptionRule::Sql(Box::new(rule)))
+        .unwrap();
+    let before = ns.log().len();
+    ns.send("t", NewMessage::default()).unwrap();
+    let map = ns.map();
+    let flows: Vec<Flow> = ns.log()[before..]
+        .iter()
+        .filter_map(|e| map.flow(e))
+        .collect();
+    let (topic, sub) = (
+        queue(&ns, "t", false),
+        queue(&ns, "t/subscriptions/s", false),
+    );
+    assert!(flows
+        .iter()
+        .any(|f| f.from == topic && f.to == sub && f.movement == Movement::FanOut));
+    assert!(!flows
+        .iter()
+        .any(|f| f.to == sub && f.movement == Movement::Send));
+}

@@ -147,8 +147,16 @@ fn namespace(seed: u64, realistic: bool, max_delivery: u32) -> Namespace {
     )
     .unwrap();
     ns.create_topic("t", detecting).unwrap();
-    ns.create_subscription("t", "s1", base.clone(), SubscriptionRule::MatchAll)
-        .unwrap();
+    // s1 takes what a SQL filter lets through, tagged by its action (FLT-03, FLT-04).
+    let sql =
+        sbp_engine::entity::SqlRule::new("sys.MessageId <> 'm0'", Some("SET seen = 1")).unwrap();
+    ns.create_subscription(
+        "t",
+        "s1",
+        base.clone(),
+        SubscriptionRule::Sql(Box::new(sql)),
+    )
+    .unwrap();
     ns.create_subscription(
         "t",
         "s2",
@@ -304,7 +312,9 @@ fn check_invariants(ns: &Namespace, realistic: bool) -> Result<(), TestCaseError
     let mut given: BTreeMap<u32, u64> = BTreeMap::new();
     for e in ns.log() {
         let (entity, seq) = match e.kind {
-            EventKind::Sent { .. } if e.rule != Some(Rule::Top01) => (e.entity, e.seq),
+            EventKind::Sent { .. } if !matches!(e.rule, Some(Rule::Top01 | Rule::Flt04)) => {
+                (e.entity, e.seq)
+            }
             EventKind::Scheduled { .. } => (e.entity, e.seq),
             EventKind::Forwarded {
                 to,
