@@ -808,9 +808,14 @@ impl Code {
                 }
             }
             Action::Update(u) => {
-                if let Some(current) = sim.ns.entity(&u.entity).map(|e| e.settings.clone()) {
-                    let options = self.options("Queue", &u.settings.apply_to(&current));
-                    self.update(&u.entity, &options);
+                if let Some(e) = sim.ns.entity(&u.entity) {
+                    let kind = match e.kind {
+                        EntityKind::Queue => "Queue",
+                        EntityKind::Topic => "Topic",
+                        EntityKind::Subscription { .. } => "Subscription",
+                    };
+                    let options = self.options(kind, &u.settings.apply_to(&e.settings));
+                    self.update(kind, &u.entity, &options);
                 }
             }
             Action::Delete(path) => {
@@ -1034,43 +1039,42 @@ impl Code {
         }
     }
 
-    fn update(&mut self, path: &str, options: &[(String, String)]) {
-        match self.lang {
-            Lang::CSharp => {
-                self.line("{");
-                self.indent += 1;
-                self.line(&format!(
-                    "var properties = (await admin.GetQueueAsync({})).Value;",
-                    quoted(path)
-                ));
-                for (k, v) in options {
-                    self.line(&format!("properties.{k} = {v};"));
-                }
-                self.line("await admin.UpdateQueueAsync(properties);");
-                self.indent -= 1;
-                self.line("}");
-            }
-            Lang::Python => {
-                self.line(&format!("properties = admin.get_queue({})", quoted(path)));
-                for (k, v) in options {
-                    self.line(&format!("properties.{k} = {v}"));
-                }
-                self.line("admin.update_queue(properties)");
-            }
-            Lang::JavaScript => {
-                self.line("{");
-                self.indent += 1;
-                self.line(&format!(
-                    "const properties = await admin.getQueue({});",
-                    quoted(path)
-                ));
-                for (k, v) in options {
-                    self.line(&format!("properties.{k} = {v};"));
-                }
-                self.line("await admin.updateQueue(properties);");
-                self.indent -= 1;
-                self.line("}");
-            }
+    /// An update: the entity's properties read, changed and written back (`kind` is Queue,
+    /// Topic or Subscription; a subscription is named by its topic and its name).
+    fn update(&mut self, kind: &str, path: &str, options: &[(String, String)]) {
+        let name = match path.split_once("/subscriptions/") {
+            Some((t, n)) => format!("{}, {}", quoted(t), quoted(n)),
+            None => quoted(path),
+        };
+        let snake = kind.to_ascii_lowercase();
+        let (read, write) = match self.lang {
+            Lang::CSharp => (
+                format!("var properties = (await admin.Get{kind}Async({name})).Value;"),
+                format!("await admin.Update{kind}Async(properties);"),
+            ),
+            Lang::Python => (
+                format!("properties = admin.get_{snake}({name})"),
+                format!("admin.update_{snake}(properties)"),
+            ),
+            Lang::JavaScript => (
+                format!("const properties = await admin.get{kind}({name});"),
+                format!("await admin.update{kind}(properties);"),
+            ),
+        };
+        let end = if self.lang == Lang::Python { "" } else { ";" };
+        let block = self.lang != Lang::Python;
+        if block {
+            self.line("{");
+            self.indent += 1;
+        }
+        self.line(&read);
+        for (k, v) in options {
+            self.line(&format!("properties.{k} = {v}{end}"));
+        }
+        self.line(&write);
+        if block {
+            self.indent -= 1;
+            self.line("}");
         }
     }
 

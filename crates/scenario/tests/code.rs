@@ -142,7 +142,8 @@ fn the_code_uses_the_sdks_method_names_for_each_step() {
               {"at": "5s", "dead_letter": {"from": "q", "seq": 1, "reason": "bad", "description": "no id"}},
               {"at": "6s", "cancel_scheduled": {"to": "q", "seq": 2}},
               {"at": "7s", "peek": {"from": "t/subscriptions/s", "count": 3}},
-              {"at": "8s", "receive": {"from": "t/subscriptions/s", "mode": "receive_and_delete", "count": 3}}]}"#,
+              {"at": "8s", "receive": {"from": "t/subscriptions/s", "mode": "receive_and_delete", "count": 3}},
+              {"at": "9s", "update": {"entity": "t/subscriptions/s", "lock_duration": "1m"}}]}"#,
     )
     .unwrap();
     let expect = |lang: Lang, names: &[&str]| {
@@ -167,6 +168,8 @@ fn the_code_uses_the_sdks_method_names_for_each_step() {
             "PeekMessagesAsync(3)",
             "ServiceBusReceiveMode.ReceiveAndDelete",
             "TimeToLive = TimeSpan.FromMilliseconds(60000)",
+            "GetSubscriptionAsync(\"t\", \"s\")",
+            "UpdateSubscriptionAsync(properties)",
         ],
     );
     expect(
@@ -185,6 +188,8 @@ fn the_code_uses_the_sdks_method_names_for_each_step() {
             "cancel_scheduled_messages(scheduled[\"q#2\"])",
             "peek_messages(max_message_count=3)",
             "ServiceBusReceiveMode.RECEIVE_AND_DELETE",
+            "admin.get_subscription(\"t\", \"s\")",
+            "admin.update_subscription(properties)",
         ],
     );
     expect(
@@ -203,6 +208,8 @@ fn the_code_uses_the_sdks_method_names_for_each_step() {
             "peekMessages(3)",
             "\"receiveAndDelete\"",
             "timeToLive: 60000",
+            "admin.getSubscription(\"t\", \"s\")",
+            "admin.updateSubscription(properties)",
         ],
     );
 }
