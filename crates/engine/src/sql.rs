@@ -150,7 +150,7 @@ fn tokens(text: &str) -> Result<Vec<Token>, Text> {
             let start = i;
             while chars
                 .get(i)
-                .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '@' | '-'))
+                .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '@'))
             {
                 i += 1;
             }
@@ -656,6 +656,7 @@ mod tests {
             "x IN ('a', 'b') AND y NOT IN (1, 2)",
             "name LIKE 'a%_' ESCAPE '!' AND z IS NOT NULL",
             "1 + 2 * 3 - -4 % 2 = 7 AND [odd name] <> 'x'",
+            "quantity-1 > 2",
             "sys.MessageId != '1'",
         ] {
             parse_filter(ok).unwrap_or_else(|e| panic!("{ok}: {e:?}"));
@@ -675,6 +676,15 @@ mod tests {
         assert!(parse_filter(&deep).is_err());
         assert!(parse_action("SET a = 1, b = 'x'; REMOVE c").unwrap().len() == 3);
         assert!(parse_action("DELETE a").is_err());
+    }
+
+    #[test]
+    fn a_minus_between_names_is_a_subtraction() {
+        let e = parse_filter("quantity-1 > 2").unwrap();
+        let Expr::Compare(left, _, _) = e else {
+            panic!("a comparison")
+        };
+        assert!(matches!(*left, Expr::Arithmetic(_, '-', _)), "{left:?}");
     }
 
     #[test]
