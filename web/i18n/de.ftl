@@ -856,3 +856,4 @@ code-consumers = die Konsumentengruppe { $name } des Playgrounds ({ $count } Ins
 code-stop = hier hält der Playground seinen Verkehr an
 code-expect = hier prüft der Playground seine Erwartungen
 code-wait = weiter bis { $at }
+x-sql-unsupported = { $field }: { $why }; das Abonnement nimmt stattdessen jede Nachricht

@@ -874,3 +874,4 @@ code-consumers = the playground's consumer group { $name } ({ $count } instance(
 code-stop = the playground stops its traffic here
 code-expect = the playground checks its expectations here
 code-wait = on to { $at }
+x-sql-unsupported = { $field }: { $why }; the subscription takes every message instead

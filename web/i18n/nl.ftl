@@ -856,3 +856,4 @@ code-consumers = consumentengroep { $name } van de playground ({ $count } instan
 code-stop = hier stopt de playground zijn verkeer
 code-expect = hier controleert de playground zijn verwachtingen
 code-wait = door tot { $at }
+x-sql-unsupported = { $field }: { $why }; het abonnement neemt in plaats daarvan elk bericht

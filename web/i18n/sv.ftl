@@ -856,3 +856,4 @@ code-consumers = lekplatsens konsumentgrupp { $name } ({ $count } instans(er)) t
 code-stop = här stoppar lekplatsen sin trafik
 code-expect = här kontrollerar lekplatsen sina förväntningar
 code-wait = vidare till { $at }
+x-sql-unsupported = { $field }: { $why }; prenumerationen tar i stället varje meddelande

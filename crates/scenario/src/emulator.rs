@@ -343,6 +343,16 @@ fn rule(rules: &[Value], at: &str, w: &mut Warnings) -> Result<Option<RuleDef>, 
                     .and_then(|f| f.get("SqlExpression"))
                     .and_then(Value::as_str)
                     .ok_or_else(|| text!("x-no-properties", field = at.as_str()))?;
+                // An expression outside the supported subset is said, and the subscription
+                // takes every message instead: the rest of the config still opens.
+                if let Err(e) = sbp_engine::entity::SqlRule::new(sql, action.as_deref()) {
+                    w.0.push(text!(
+                        "x-sql-unsupported",
+                        field = at.as_str(),
+                        why = e.message
+                    ));
+                    continue;
+                }
                 modelled = Some(RuleDef {
                     sql: Some(sql.to_string()),
                     action,

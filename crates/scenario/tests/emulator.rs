@@ -192,3 +192,33 @@ fn exporting_a_scenario_beyond_the_emulator_says_how_it_differs() {
         Some(MINUTE)
     );
 }
+
+#[test]
+fn a_sql_filter_outside_the_subset_is_said_and_the_rest_opens() {
+    let config = CONFIG.replacen(
+        "sys.MessageId = '123' OR userProp1 = 'value1'",
+        "sys.MessageId == '123'",
+        1,
+    );
+    let imported = import(&config).expect("imports");
+    let warned = keys(&imported.warnings);
+    assert!(
+        warned.contains(&"x-sql-unsupported".to_string()),
+        "{warned:?}"
+    );
+    let said = imported
+        .warnings
+        .iter()
+        .map(|w| w.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        said.contains("Rules[0]") && said.contains("FLT-03"),
+        "{said}"
+    );
+    let sim = Simulation::new(&imported.scenario).unwrap();
+    assert_eq!(
+        sim.ns.entity("events/subscriptions/premium").unwrap().rule,
+        SubscriptionRule::MatchAll
+    );
+}
