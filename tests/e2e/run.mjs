@@ -212,6 +212,20 @@ test('filters: a subscription made with a SQL filter and action takes only what 
   await page.locator('#inspector', { hasText: 'gold' }).waitFor();
 });
 
+test('the inspector dead-letters a locked message with a reason and description of your own (RCV-05)', async (ctx) => {
+  const page = await fresh(ctx);
+  await send(page, { ttl: '1h', id: 'bad-order' });
+  await tab(page, 'receive');
+  await page.click('#receive-button');
+  await page.locator('.card[data-state="locked"] .mid', { hasText: 'bad-order' }).click();
+  if (await page.getAttribute('#dl-reason', 'placeholder') !== 'ValidationFailed') throw new Error('no example reason');
+  await page.fill('#dl-reason', 'MissingCustomer');
+  await page.fill('#dl-description', 'no customer id on the order');
+  await page.click('#dl-button');
+  await dlq(page).locator('.card', { hasText: 'MissingCustomer' }).waitFor();
+  await page.locator('#event-log td', { hasText: 'no customer id on the order' }).first().waitFor();
+});
+
 test('keyboard alone: send and receive with Tab and Enter', async (ctx) => {
   const page = await fresh(ctx);
   await page.focus('#send-ttl');

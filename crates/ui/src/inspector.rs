@@ -1,10 +1,10 @@
 //! The inspector: the selected message under the SDK's names, as peek shows it and as a locked
 //! receive shows it (TTL-10, MSG-02), and its history with the rule behind each event.
-use crate::form::field;
 use crate::i18n::{event_text, t, tf};
 use crate::markup::{escape, rule_abbr};
 use sbp_engine::time::{format_duration, format_instant, MAX_VALUE};
 use sbp_engine::{MessageView, Perspective};
+use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, String)> {
@@ -130,7 +130,7 @@ pub fn inspector(store: &crate::state::Store) -> Html {
                 <p>{t("inspector-gone")}</p>
             }
             if let Some(holder) = recv.as_ref().and_then(|r| r.lock_holder.clone()).filter(|_| q.is_some_and(|q| !q.dlq)) {
-                <DeadLetterForm store={store.clone()} path={path.clone()} seq={seq} holder={holder} />
+                {dead_letter_form(store, &path, seq, &holder)}
             }
             <h3>{t("life")}</h3>
             {life_line(store, &sim, &events, recv.as_ref().or(peek.as_ref()))}
@@ -140,53 +140,40 @@ pub fn inspector(store: &crate::state::Store) -> Html {
     }
 }
 
-#[derive(Properties, PartialEq)]
-pub struct DeadLetterProps {
-    pub store: crate::state::Store,
-    pub path: String,
-    pub seq: u64,
-    pub holder: String,
-}
-
-/// RCV-05: dead-letter the selected locked message with a reason and description of your own.
-#[function_component(DeadLetterForm)]
-pub fn dead_letter_form(props: &DeadLetterProps) -> Html {
-    let reason = use_node_ref();
-    let description = use_node_ref();
-    {
-        let (example, reason, description) = (
-            t("dl-description-example"),
-            reason.clone(),
-            description.clone(),
-        );
-        use_effect_with((), move |_| {
-            crate::form::set_values(&[
-                (reason, "ValidationFailed"),
-                (description, example.as_str()),
-            ])
-        });
-    }
+/// RCV-05: dead-letter the selected locked message with a reason and description of your own
+/// (left empty: the examples the fields show). A plain function: the inputs are read by id when
+/// the form is sent.
+fn dead_letter_form(store: &crate::state::Store, path: &str, seq: u64, holder: &str) -> Html {
+    let example = t("dl-description-example");
     let onsubmit = {
-        let (reason, description) = (reason.clone(), description.clone());
-        let store = props.store.clone();
+        let store = store.clone();
+        let example = example.clone();
         let def = sbp_scenario::SettleDef {
-            from: props.path.clone(),
-            seq: props.seq,
-            receiver: props.holder.clone(),
+            from: path.to_string(),
+            seq,
+            receiver: holder.to_string(),
             reason: None,
             description: None,
             message: None,
         };
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
-            let value = |r: &NodeRef| {
-                r.cast::<web_sys::HtmlInputElement>()
-                    .map(|i| i.value())
-                    .filter(|v| !v.trim().is_empty())
+            let value = |id: &str, or: &str| {
+                let typed = web_sys::window()
+                    .and_then(|w| w.document())
+                    .and_then(|d| d.get_element_by_id(id))
+                    .and_then(|el| el.dyn_into::<web_sys::HtmlInputElement>().ok())
+                    .map(|i| i.value().trim().to_string())
+                    .unwrap_or_default();
+                Some(if typed.is_empty() {
+                    or.to_string()
+                } else {
+                    typed
+                })
             };
             let settle = sbp_scenario::SettleDef {
-                reason: value(&reason),
-                description: value(&description),
+                reason: value("dl-reason", "ValidationFailed"),
+                description: value("dl-description", &example),
                 ..def.clone()
             };
             store.dispatch(crate::state::Action::Do(Box::new(sbp_scenario::Step::new(
@@ -196,9 +183,9 @@ pub fn dead_letter_form(props: &DeadLetterProps) -> Html {
     };
     html! {
         <form class="inline-form" {onsubmit} aria-label={t("dl-form")}>
-            {field("dl-reason", &reason, false, "text")}
-            {field("dl-description", &description, false, "text")}
-            <button type="submit" id="dl-button">{tf("dl-button", &[("seq", &props.seq.to_string()), ("receiver", &props.holder)])}</button>
+            <label>{t("dl-reason")}{" "}<input id="dl-reason" type="text" placeholder="ValidationFailed" /></label>
+            <label>{t("dl-description")}{" "}<input id="dl-description" type="text" placeholder={example} /></label>
+            <button type="submit" id="dl-button">{tf("dl-button", &[("seq", &seq.to_string()), ("receiver", holder)])}</button>
         </form>
     }
 }
