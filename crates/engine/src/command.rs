@@ -55,6 +55,33 @@ impl Settlement {
     }
 }
 
+/// What a receiver does with a session of a session entity (SES-02..05).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SessionOp {
+    /// SES-02: accept the named session, or (None) the next one with available messages.
+    Accept { session_id: Option<String> },
+    /// SES-02: LockedUntil = now + LockDuration.
+    RenewLock,
+    /// SES-05.
+    GetState,
+    /// SES-05: None clears it.
+    SetState { state: Option<String> },
+    /// SES-04: release the session; its unsettled messages come back uncounted.
+    Close,
+}
+
+impl SessionOp {
+    pub fn name(&self) -> &'static str {
+        match self {
+            SessionOp::Accept { .. } => "accept-session",
+            SessionOp::RenewLock => "renew-session-lock",
+            SessionOp::GetState => "get-session-state",
+            SessionOp::SetState { .. } => "set-session-state",
+            SessionOp::Close => "close-session",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Fault {
     /// RCV-10: every lock in the namespace is lost.
@@ -135,6 +162,11 @@ pub enum Command {
         receiver: String,
         from: String,
     },
+    Session {
+        receiver: String,
+        from: String,
+        op: SessionOp,
+    },
     Fault(Fault),
     StartProducer(ProducerSpec),
     StopProducer {
@@ -163,6 +195,7 @@ impl Command {
             Command::ReceiveDeferred { .. } => "receive-deferred",
             Command::Settle { settlement, .. } => settlement.name(),
             Command::CloseReceiver { .. } => "close-receiver",
+            Command::Session { op, .. } => op.name(),
             Command::Fault(_) => "fault",
             Command::StartProducer(_) => "start-producer",
             Command::StopProducer { .. } => "stop-producer",
@@ -190,7 +223,8 @@ impl Command {
             | Command::Receive { from, .. }
             | Command::ReceiveDeferred { from, .. }
             | Command::Settle { from, .. }
-            | Command::CloseReceiver { from, .. } => Some(from),
+            | Command::CloseReceiver { from, .. }
+            | Command::Session { from, .. } => Some(from),
         }
     }
 }
@@ -200,4 +234,13 @@ pub enum Reply {
     Done,
     Sent { seq: u64 },
     Messages(Vec<MessageView>),
+    Session(SessionView),
+}
+
+/// A session as its holder sees it (SES-02, SES-05).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionView {
+    pub session_id: String,
+    pub locked_until: Instant,
+    pub state: Option<String>,
 }

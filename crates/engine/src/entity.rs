@@ -290,6 +290,28 @@ pub struct Entity {
     /// duplicates), and how many duplicates were dropped.
     pub(crate) history: Option<Box<DuplicateHistory>>,
     pub duplicates_dropped: u64,
+    /// SES-02..05: the sessions of a session entity (queues and subscriptions), in the order
+    /// they were first seen; `session_ids` finds one by SessionId, `session_holders` lists the
+    /// (receiver, session) pairs that hold a session lock now.
+    pub sessions: Vec<Session>,
+    pub(crate) session_ids: BTreeMap<String, u32>,
+    pub(crate) session_holders: Vec<(u32, u32)>,
+}
+
+/// A session of a session entity: its SessionId, who holds its lock, and its state (SES-05).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Session {
+    pub id: String,
+    pub lock: Option<SessionLock>,
+    pub state: Option<String>,
+}
+
+/// SES-02: a session lock, with its own LockedUntil.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionLock {
+    pub holder: u32,
+    pub token: u128,
+    pub locked_until: Instant,
 }
 
 /// The MessageIds an entity accepted, each with when; oldest first in `order`, so the window
@@ -358,6 +380,9 @@ impl Entity {
             created_at: now,
             history: None,
             duplicates_dropped: 0,
+            sessions: Vec::new(),
+            session_ids: BTreeMap::new(),
+            session_holders: Vec::new(),
         }
     }
 
@@ -374,6 +399,20 @@ impl Entity {
         } else {
             &mut self.main
         }
+    }
+
+    /// SES-02: the index of session `id`, created on first sight.
+    pub(crate) fn session_index(&mut self, id: &str) -> u32 {
+        if let Some(&i) = self.session_ids.get(id) {
+            return i;
+        }
+        let i = u32::try_from(self.sessions.len()).unwrap_or(u32::MAX);
+        self.sessions.push(Session {
+            id: id.to_string(),
+            ..Session::default()
+        });
+        self.session_ids.insert(id.to_string(), i);
+        i
     }
 
     /// MSG-01: 1, 2, 3... with no gaps.

@@ -23,6 +23,12 @@ pub enum ErrorKind {
     NotSupported,
     /// A client error: the call is wrong whatever the broker's state (settling a peeked message...).
     InvalidOperation,
+    /// SES-04: the session lock lapsed or the session was closed.
+    SessionLockLost,
+    /// SES-02: another receiver holds the session's lock.
+    SessionCannotBeLocked,
+    /// SES-02: no session with available messages to accept (a retry can succeed).
+    ServiceTimeout,
 }
 
 impl ErrorKind {
@@ -38,6 +44,9 @@ impl ErrorKind {
             ErrorKind::ArgumentOutOfRange => "ArgumentOutOfRange",
             ErrorKind::NotSupported => "NotSupported",
             ErrorKind::InvalidOperation => "InvalidOperation",
+            ErrorKind::SessionLockLost => "SessionLockLost",
+            ErrorKind::SessionCannotBeLocked => "SessionCannotBeLocked",
+            ErrorKind::ServiceTimeout => "ServiceTimeout",
         }
     }
 
@@ -54,6 +63,9 @@ impl ErrorKind {
             ArgumentOutOfRange,
             NotSupported,
             InvalidOperation,
+            SessionLockLost,
+            SessionCannotBeLocked,
+            ServiceTimeout,
         ]
         .into_iter()
         .find(|k| k.name().eq_ignore_ascii_case(name))
@@ -61,7 +73,7 @@ impl ErrorKind {
 
     /// SEND-01: whether a retry of the same call can succeed.
     pub fn is_transient(self) -> bool {
-        matches!(self, ErrorKind::ServerBusy)
+        matches!(self, ErrorKind::ServerBusy | ErrorKind::ServiceTimeout)
     }
 
     /// Client errors are raised by the SDK before anything reaches the broker: no tracking id.

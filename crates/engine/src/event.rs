@@ -26,6 +26,14 @@ impl LockLossCause {
     }
 }
 
+/// How a session lock ended (SES-04).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SessionEnd {
+    Lapsed,
+    Lost,
+    Closed,
+}
+
 /// What happened.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind")]
@@ -100,6 +108,23 @@ pub enum EventKind {
     ReceiverAttached {
         receiver: u32,
     },
+    /// SES-02: a receiver accepted a session (or renewed its lock).
+    SessionLocked {
+        receiver: u32,
+        session: String,
+        locked_until: Instant,
+        renewed: bool,
+    },
+    /// SES-04: a session lock ended: lapsed, lost (a fault, an entity update) or closed.
+    SessionReleased {
+        receiver: u32,
+        session: String,
+        cause: SessionEnd,
+    },
+    /// SES-05: the holder set the session's state.
+    SessionStateSet {
+        session: String,
+    },
     ReceiverDetached {
         receiver: u32,
     },
@@ -144,6 +169,9 @@ impl EventKind {
             EventKind::DuplicateDropped { .. } => "DuplicateDropped",
             EventKind::Forwarded { .. } => "Forwarded",
             EventKind::ReceiverAttached { .. } => "ReceiverAttached",
+            EventKind::SessionLocked { .. } => "SessionLocked",
+            EventKind::SessionReleased { .. } => "SessionReleased",
+            EventKind::SessionStateSet { .. } => "SessionStateSet",
             EventKind::ReceiverDetached { .. } => "ReceiverDetached",
             EventKind::Fault { .. } => "Fault",
             EventKind::Actor { .. } => "Actor",

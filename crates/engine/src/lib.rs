@@ -38,11 +38,13 @@ pub mod timer;
 
 pub use actors::{ActorKind, ActorView, Burst, ConsumerSpec, Processing, ProducerSpec, Spike};
 pub use card::{Card, CardExpiry, CardStatus, SettleKind};
-pub use command::{Command, Fault, ReceiveMode, ReceiveOptions, Reply, Settlement};
+pub use command::{
+    Command, Fault, ReceiveMode, ReceiveOptions, Reply, SessionOp, SessionView, Settlement,
+};
 pub use entity::QueueRef;
-pub use entity::{Counts, Entity, EntityKind, Store, SubscriptionRule};
+pub use entity::{Counts, Entity, EntityKind, Session, SessionLock, Store, SubscriptionRule};
 pub use error::{BrokerError, ErrorKind};
-pub use event::{Event, EventKind, LockLossCause};
+pub use event::{Event, EventKind, LockLossCause, SessionEnd};
 pub use flow::{Edge, Flow, MapView, Movement, Place, PlaceKind, PlaceView};
 pub use message::{MessageState, MessageView, NewMessage, Perspective};
 pub use metrics::{Bucket, Metrics};

@@ -43,3 +43,7 @@ pub const MAX_TEXT: usize = 64 * 1024;
 pub const TICK_WORK: usize = 20_000;
 /// The longest lock renewal a receive may ask for.
 pub const MAX_AUTO_RENEWAL: Duration = 24 * 60 * MINUTE;
+/// SES-01: the longest SessionId (the service's limit).
+pub const MAX_SESSION_ID: usize = 128;
+/// SES-05: the longest session state a holder may set.
+pub const MAX_SESSION_STATE: usize = 64 * 1024;

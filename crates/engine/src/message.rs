@@ -150,6 +150,13 @@ impl Message {
     pub fn dead_letter(&self) -> Option<&DeadLetter> {
         self.extra().and_then(|e| e.dead_letter.as_ref())
     }
+    /// SES-01: the SessionId, if it carries one.
+    pub fn session_id(&self) -> Option<&str> {
+        self.extra()?
+            .system_properties
+            .get("SessionId")
+            .map(String::as_str)
+    }
     pub fn is_expired_at(&self, now: Instant) -> bool {
         self.expires_at <= now
     }

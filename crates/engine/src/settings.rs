@@ -89,6 +89,9 @@ pub struct EntitySettings {
     /// DUP-01: queues and topics, chosen at creation.
     pub requires_duplicate_detection: bool,
     pub duplicate_detection_history_time_window: Duration,
+    /// SES-01: queues and subscriptions, chosen at creation.
+    #[serde(default)]
+    pub requires_session: bool,
 }
 
 impl EntitySettings {
@@ -119,6 +122,7 @@ impl EntitySettings {
             } else {
                 DEFAULT_DUPLICATE_WINDOW
             },
+            requires_session: false,
         }
     }
 

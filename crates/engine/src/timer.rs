@@ -30,6 +30,12 @@ pub enum Timer {
     Sweep {
         entity: u32,
     },
+    /// SES-04: a session lock's LockedUntil (after the message locks of the same instant).
+    SessionLapse {
+        entity: u32,
+        session: u32,
+        token: u128,
+    },
     /// A producer or consumer group: see `traffic`.
     Actor(ActorTimer),
 }
@@ -103,6 +109,8 @@ pub enum Due {
     IdleCheck { path: String },
     /// Expired messages in `path` are swept (realistic mode).
     Sweep { path: String },
+    /// The lock of session `session` in `path` lapses.
+    SessionLapse { path: String, session: String },
     /// Producer `name` sends.
     Produce { name: String },
     /// Consumer `name` receives.

@@ -348,6 +348,7 @@ fn settings_view(s: &EntitySettings) -> serde_json::Value {
         "MaxSizeInBytes": s.max_size_bytes,
         "RequiresDuplicateDetection": s.requires_duplicate_detection,
         "DuplicateDetectionHistoryTimeWindow": s.duplicate_detection_history_time_window,
+        "RequiresSession": s.requires_session,
     })
 }
 

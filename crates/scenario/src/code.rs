@@ -191,7 +191,7 @@ impl Code {
                 self.line("import os");
                 self.line("import time");
                 self.line("from datetime import datetime, timedelta, timezone");
-                self.line("from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusReceiveMode");
+                self.line("from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusReceiveMode, NEXT_AVAILABLE_SESSION");
                 self.line("from azure.servicebus.management import ServiceBusAdministrationClient, CorrelationRuleFilter, SqlRuleFilter, SqlRuleAction");
                 self.line("");
                 self.say(text!("code-connection"));
@@ -315,6 +315,9 @@ impl Code {
             o.push(("MaxDeliveryCount", s.max_delivery_count.to_string()));
             if s.dead_lettering_on_message_expiration {
                 o.push(("DeadLetteringOnMessageExpiration", self.boolean(true)));
+            }
+            if s.requires_session {
+                o.push(("RequiresSession", self.boolean(true)));
             }
             if let Some(f) = &s.forward_to {
                 o.push(("ForwardTo", quoted(f)));
@@ -860,6 +863,7 @@ impl Code {
                 }
                 None => self.say(text!("code-disconnect")),
             },
+            Action::Session(d) => self.session(d),
             Action::Fault(_) => self.say(text!("code-fault")),
             Action::StartProducer(p) => self.say(text!(
                 "code-producer",
@@ -875,6 +879,79 @@ impl Code {
             )),
             Action::StopProducer(_) | Action::StopConsumers(_) => self.say(text!("code-stop")),
             Action::Expect(_) => self.say(text!("code-expect")),
+        }
+    }
+
+    /// SES-02..05: a session receiver takes the place of the receiver's PeekLock receiver, so
+    /// the receives and settlements that follow go through it.
+    fn session(&mut self, d: &SessionDef) {
+        let (lang, name, path) = (self.lang, d.receiver.as_str(), d.from.as_str());
+        let key = match lang {
+            Lang::CSharp => quoted(&format!("{name}|{path}|PeekLock")),
+            Lang::Python => format!(
+                "({}, {}, ServiceBusReceiveMode.PEEK_LOCK)",
+                quoted(name),
+                quoted(path)
+            ),
+            Lang::JavaScript => quoted(&format!("{name}|{path}|peekLock")),
+        };
+        let rx = self.receiver(name, path, ModeDef::PeekLock);
+        let (entity, sub) = match path.split_once("/subscriptions/") {
+            Some((t, s)) => (format!("{}, {}", quoted(t), quoted(s)), true),
+            None => (quoted(path), false),
+        };
+        let id = d.session_id.as_deref().map(quoted);
+        let state = quoted(d.state.as_deref().unwrap_or(""));
+        let line = match (lang, d.op) {
+            (Lang::CSharp, SessionOpDef::Accept) => format!(
+                "receivers[{key}] = await client.{};",
+                match &id {
+                    Some(id) => format!("AcceptSessionAsync({entity}, {id})"),
+                    None => format!("AcceptNextSessionAsync({entity})"),
+                }
+            ),
+            (Lang::Python, SessionOpDef::Accept) => format!(
+                "receivers[{key}] = client.get_{}_receiver({entity}, session_id={}).__enter__()",
+                if sub { "subscription" } else { "queue" },
+                id.as_deref().unwrap_or("NEXT_AVAILABLE_SESSION")
+            ),
+            (Lang::JavaScript, SessionOpDef::Accept) => format!(
+                "receivers.set({key}, await client.{});",
+                match &id {
+                    Some(id) => format!("acceptSession({entity}, {id})"),
+                    None => format!("acceptNextSession({entity})"),
+                }
+            ),
+            (Lang::CSharp, op) => format!(
+                "await ((ServiceBusSessionReceiver){rx}).{};",
+                match op {
+                    SessionOpDef::RenewLock => "RenewSessionLockAsync()".to_string(),
+                    SessionOpDef::GetState => "GetSessionStateAsync()".to_string(),
+                    SessionOpDef::SetState =>
+                        format!("SetSessionStateAsync(new BinaryData({state}))"),
+                    _ => "CloseAsync()".to_string(),
+                }
+            ),
+            (Lang::Python, op) => match op {
+                SessionOpDef::RenewLock => format!("{rx}.session.renew_lock()"),
+                SessionOpDef::GetState => format!("print({rx}.session.get_state())"),
+                SessionOpDef::SetState => format!("{rx}.session.set_state({state})"),
+                _ => format!("receivers.pop({key}).close()"),
+            },
+            (Lang::JavaScript, op) => match op {
+                SessionOpDef::RenewLock => format!("await {rx}.renewSessionLock();"),
+                SessionOpDef::GetState => format!("console.log(await {rx}.getSessionState());"),
+                SessionOpDef::SetState => format!("await {rx}.setSessionState({state});"),
+                _ => format!("await {rx}.close();"),
+            },
+        };
+        self.line(&line);
+        if d.op == SessionOpDef::Close {
+            match lang {
+                Lang::CSharp => self.line(&format!("receivers.Remove({key});")),
+                Lang::JavaScript => self.line(&format!("receivers.delete({key});")),
+                Lang::Python => {}
+            }
         }
     }
 

@@ -306,9 +306,7 @@ fn settings(
                 )
             }
             "RequiresDuplicateDetection" => s.requires_duplicate_detection = Some(flag()?),
-            // RequiresSession: sessions are not modelled yet.
-            _ if flag()? => w.0.push(text!("x-sessions", field = field)),
-            _ => {}
+            _ => s.requires_session = Some(flag()?),
         }
     }
     Ok(s)
@@ -528,7 +526,7 @@ pub fn export(scenario: &Scenario) -> Result<Exported, Text> {
                     .clone()
                     .unwrap_or_default()),
             );
-            put("RequiresSession", json!(false));
+            put("RequiresSession", json!(s.requires_session));
         }
         if !is_subscription {
             put(

@@ -91,6 +91,9 @@ pub struct SettingsDef {
     pub requires_duplicate_detection: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duplicate_detection_history_time_window: Option<Dur>,
+    /// SES-01.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_session: Option<bool>,
 }
 
 impl SettingsDef {
@@ -125,6 +128,9 @@ impl SettingsDef {
         }
         if let Some(d) = self.duplicate_detection_history_time_window {
             s.duplicate_detection_history_time_window = d.ms();
+        }
+        if let Some(b) = self.requires_session {
+            s.requires_session = b;
         }
         s
     }
@@ -320,6 +326,32 @@ pub struct UpdateDef {
     pub entity: String,
     #[serde(flatten)]
     pub settings: SettingsDef,
+}
+
+/// SES-02..05: `{"receiver": "r1", "from": "orders", "op": "accept", "session_id": "a"}`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionDef {
+    pub receiver: String,
+    pub from: String,
+    pub op: SessionOpDef,
+    /// Accept: this session (none: the next with available messages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// SetState: the new state (none clears it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionOpDef {
+    #[default]
+    Accept,
+    RenewLock,
+    GetState,
+    SetState,
+    Close,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -361,6 +361,14 @@ impl Simulation {
                 Reply::Sent { seq: 0 } => duplicates += 1,
                 Reply::Sent { seq } => sent.push(seq),
                 Reply::Done => summary = text!("out-ok"),
+                Reply::Session(v) => {
+                    summary = text!(
+                        "out-session",
+                        session = v.session_id,
+                        until = format_instant(v.locked_until),
+                        state = v.state.as_deref().unwrap_or("-")
+                    )
+                }
             }
         }
         if let Action::Send(send) = action {

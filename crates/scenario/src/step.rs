@@ -11,7 +11,7 @@ use sbp_engine::text::{optional, Text};
 use sbp_engine::time::{format_duration, format_instant, Instant};
 use sbp_engine::{
     Burst, Command, ConsumerSpec, EntitySettings, Fault, Namespace, NewMessage, Processing,
-    ProducerSpec, ReceiveMode, ReceiveOptions, Settlement, Spike, SubscriptionRule,
+    ProducerSpec, ReceiveMode, ReceiveOptions, SessionOp, Settlement, Spike, SubscriptionRule,
 };
 use serde::Deserialize;
 
@@ -46,6 +46,7 @@ pub enum Action {
     /// The entity's path.
     Delete(String),
     CloseReceiver(ReceiverDef),
+    Session(SessionDef),
     Fault(FaultDef),
     StartProducer(ProducerDef),
     /// The producer's name.
@@ -92,6 +93,7 @@ impl Action {
             Action::Update(_) => "update",
             Action::Delete(_) => "delete",
             Action::CloseReceiver(_) => "close_receiver",
+            Action::Session(_) => "session",
             Action::Fault(_) => "fault",
             Action::StartProducer(_) => "start_producer",
             Action::StopProducer(_) => "stop_producer",
@@ -122,6 +124,7 @@ impl Action {
             Action::Update(u) => Some(&u.entity),
             Action::Delete(p) => Some(p),
             Action::CloseReceiver(r) => r.from.as_deref(),
+            Action::Session(s) => Some(&s.from),
             Action::StartProducer(p) => Some(&p.to),
             Action::StartConsumers(c) => Some(&c.from),
             Action::Fault(_)
@@ -187,6 +190,12 @@ impl Action {
             Action::Update(u) => text!("act-update", path = &u.entity),
             Action::Delete(d) => text!("act-delete", path = d),
             Action::CloseReceiver(r) => text!("act-close", receiver = &r.receiver),
+            Action::Session(s) => text!(
+                session_key(s.op),
+                receiver = &s.receiver,
+                from = &s.from,
+                session = s.session_id.as_deref().unwrap_or("*")
+            ),
             Action::StartProducer(p) => text!(
                 "act-start-producer",
                 name = &p.name,
@@ -224,6 +233,7 @@ impl Action {
             Action::Receive(r) => Some(&r.receiver),
             Action::ReceiveDeferred(r) => Some(&r.receiver),
             Action::CloseReceiver(r) => Some(&r.receiver),
+            Action::Session(s) => Some(&s.receiver),
             Action::Complete(s)
             | Action::Abandon(s)
             | Action::DeadLetter(s)
@@ -273,6 +283,14 @@ impl Action {
                 .rule
                 .as_ref()
                 .map_or(Ok(()), |r| check_properties(&r.properties)),
+            Action::Session(s) => {
+                check_text(
+                    "session_id",
+                    s.session_id.as_deref().unwrap_or(""),
+                    MAX_FIELD,
+                )?;
+                check_text("state", s.state.as_deref().unwrap_or(""), MAX_BODY)
+            }
             Action::DeadLetter(s) => {
                 check_text("reason", s.reason.as_deref().unwrap_or(""), MAX_FIELD)?;
                 check_text(
@@ -413,6 +431,21 @@ impl Action {
                     receiver: r.receiver.clone(),
                 }),
             }),
+            Action::Session(s) => one(Command::Session {
+                receiver: s.receiver.clone(),
+                from: s.from.clone(),
+                op: match s.op {
+                    SessionOpDef::Accept => SessionOp::Accept {
+                        session_id: s.session_id.clone(),
+                    },
+                    SessionOpDef::RenewLock => SessionOp::RenewLock,
+                    SessionOpDef::GetState => SessionOp::GetState,
+                    SessionOpDef::SetState => SessionOp::SetState {
+                        state: s.state.clone(),
+                    },
+                    SessionOpDef::Close => SessionOp::Close,
+                },
+            }),
             Action::StartProducer(p) => one(Command::StartProducer(producer_spec(p))),
             Action::StopProducer(name) => one(Command::StopProducer { name: name.clone() }),
             Action::StartConsumers(c) => one(Command::StartConsumers(consumer_spec(c))),
@@ -427,6 +460,17 @@ impl Action {
                 FaultDef::ServerBusy(d) => Fault::ServerBusy { duration: d.ms() },
             })),
         }
+    }
+}
+
+/// A session step's words: its catalog key.
+fn session_key(op: SessionOpDef) -> &'static str {
+    match op {
+        SessionOpDef::Accept => "act-session-accept",
+        SessionOpDef::RenewLock => "act-session-renew",
+        SessionOpDef::GetState => "act-session-get-state",
+        SessionOpDef::SetState => "act-session-set-state",
+        SessionOpDef::Close => "act-session-close",
     }
 }
 

@@ -46,6 +46,8 @@ pub struct StepWire {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub close_receiver: Option<ReceiverDef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<FaultDef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_producer: Option<ProducerDef>,
@@ -80,6 +82,7 @@ impl TryFrom<StepWire> for Step {
         take(w.update.map(Action::Update));
         take(w.delete.map(Action::Delete));
         take(w.close_receiver.map(Action::CloseReceiver));
+        take(w.session.map(Action::Session));
         take(w.fault.map(Action::Fault));
         take(w.start_producer.map(Action::StartProducer));
         take(w.stop_producer.map(Action::StopProducer));
@@ -138,6 +141,7 @@ impl Serialize for Step {
                     m.serialize_entry(key, a)
                 }
                 Action::CloseReceiver(a) => m.serialize_entry(key, a),
+                Action::Session(a) => m.serialize_entry(key, a),
                 Action::Fault(a) => m.serialize_entry(key, a),
                 Action::StartProducer(a) => m.serialize_entry(key, a),
                 Action::StartConsumers(a) => m.serialize_entry(key, a),

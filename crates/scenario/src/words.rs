@@ -2,7 +2,7 @@
 //! says it in a catalog's language. The CLI words with the English catalog, the browser with the
 //! one the reader chose; one text per event either way.
 use crate::catalog::Catalog;
-use sbp_engine::event::{Event, EventKind};
+use sbp_engine::event::{Event, EventKind, SessionEnd};
 use sbp_engine::time::format_instant;
 use sbp_engine::{Due, Namespace};
 
@@ -135,6 +135,36 @@ pub fn event_text(cat: &Catalog, ns: &Namespace, e: &Event) -> String {
         EventKind::ReceiverAttached { receiver } => {
             with("ev-receiver-attached", &[("receiver", &r(*receiver))])
         }
+        EventKind::SessionLocked {
+            receiver,
+            session,
+            locked_until,
+            renewed,
+        } => with(
+            if *renewed {
+                "ev-session-renewed"
+            } else {
+                "ev-session-accepted"
+            },
+            &[
+                ("receiver", &r(*receiver)),
+                ("session", session),
+                ("until", &format_instant(*locked_until)),
+            ],
+        ),
+        EventKind::SessionReleased {
+            receiver,
+            session,
+            cause,
+        } => with(
+            match cause {
+                SessionEnd::Lapsed => "ev-session-lapsed",
+                SessionEnd::Lost => "ev-session-lost",
+                SessionEnd::Closed => "ev-session-closed",
+            },
+            &[("receiver", &r(*receiver)), ("session", session)],
+        ),
+        EventKind::SessionStateSet { session } => with("ev-session-state", &[("session", session)]),
         EventKind::ReceiverDetached { receiver } => {
             with("ev-receiver-detached", &[("receiver", &r(*receiver))])
         }
@@ -172,6 +202,9 @@ pub fn next_text(cat: &Catalog, next: &crate::Next) -> String {
         Due::Activate { path, seq } => ("due-activate", path, *seq),
         Due::IdleCheck { path } => ("due-idle", path, 0),
         Due::Sweep { path } => ("due-sweep", path, 0),
+        Due::SessionLapse { path, session } => {
+            return cat.format("due-session-lapse", &[("path", path), ("session", session)])
+        }
         Due::Produce { name } => ("due-produce", name, 0),
         Due::ConsumerWake { name } => ("due-wake", name, 0),
         Due::ConsumerDone { name } => ("due-done", name, 0),

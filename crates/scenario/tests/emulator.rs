@@ -19,19 +19,14 @@ fn a_real_world_config_imports_with_what_is_not_modelled_said() {
     assert_eq!(s.namespace.tier, Tier::Emulator);
     let mut warned = keys(&imported.warnings);
     warned.sort();
-    assert_eq!(
-        warned,
-        vec![
-            "x-logging",
-            "x-sessions", // carts
-        ]
-    );
-    let said: Vec<String> = imported.warnings.iter().map(|w| w.to_string()).collect();
-    assert!(
-        said.iter()
-            .any(|w| w.contains("Queues[2].Properties.RequiresSession")),
-        "{said:?}"
-    );
+    assert_eq!(warned, vec!["x-logging"]);
+    // SES-01: sessions are modelled: the carts queue requires them.
+    let carts = s
+        .entities
+        .iter()
+        .find(|d| d.queue.as_deref() == Some("carts"))
+        .and_then(|d| d.settings.requires_session);
+    assert_eq!(carts, Some(true));
     // The entities, with orders before what forwards to it (FWD-01).
     let sim = Simulation::new(s).expect("runs");
     let names: Vec<&str> = sim.ns.entities_by_id().map(|e| e.path.as_str()).collect();

@@ -134,6 +134,13 @@ impl Namespace {
             ));
         }
         settings.validate(self.tier)?;
+        // SES-01: sessions are a queue's or a subscription's.
+        if settings.requires_session {
+            return Err(
+                BrokerError::new(ErrorKind::InvalidOperation, text!("e-session-topic"))
+                    .on_field("RequiresSession"),
+            );
+        }
         self.check_forwarding(name, &settings, Change::NewTopic)?;
         self.add_entity(
             name,
@@ -214,6 +221,13 @@ impl Namespace {
                     .on_field("RequiresDuplicateDetection"),
             );
         }
+        // SES-01: chosen at creation.
+        if settings.requires_session != self.get(q.entity)?.settings.requires_session {
+            return Err(
+                BrokerError::new(ErrorKind::InvalidOperation, text!("e-session-change"))
+                    .on_field("RequiresSession"),
+            );
+        }
         let path = self.entity_name(q.entity).to_string();
         self.check_forwarding(&path, &settings, Change::Update(q.entity))?;
         let limit = settings.auto_delete_on_idle;
@@ -235,6 +249,7 @@ impl Namespace {
                 self.lose_lock(queue, seq, LockLossCause::EntityUpdated);
             }
         }
+        self.lose_sessions(Some(q.entity), None);
         Ok(())
     }
 

@@ -28,6 +28,7 @@ impl Namespace {
                 for (q, seq) in locked {
                     self.lose_lock(q, seq, cause);
                 }
+                self.lose_sessions(None, None);
             }
             Fault::Disconnect { receiver } => {
                 let Some(&r) = self.receiver_ids.get(&receiver) else {
@@ -54,6 +55,7 @@ impl Namespace {
                 for (q, seq) in held {
                     self.lose_lock(q, seq, LockLossCause::ReceiverDisconnected);
                 }
+                self.lose_sessions(None, Some(r));
                 let attached: Vec<QueueRef> = self.receivers[r as usize]
                     .attached
                     .iter()

@@ -25,6 +25,7 @@ mod expiry;
 mod faults;
 mod receive;
 mod send;
+mod sessions;
 mod settle;
 mod timers;
 mod topology;
@@ -41,6 +42,9 @@ pub const TTL_EXPIRED_REASON: &str = "TTLExpiredException";
 pub const TTL_EXPIRED_DESCRIPTION: &str = "The message expired and was dead lettered.";
 pub const MAX_DELIVERY_REASON: &str = "MaxDeliveryCountExceeded";
 pub const MAX_HOPS_REASON: &str = "MaxTransferHopCountExceeded";
+pub const SESSION_ID_NULL_REASON: &str = "Session id is null.";
+pub const SESSION_ID_NULL_DESCRIPTION: &str =
+    "Session enabled entity doesn't allow a message whose session identifier is null.";
 
 /// What a receiver holds for a message: what the client object would carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -453,6 +457,9 @@ impl Namespace {
                 .map(|_| Reply::Done),
             Command::CloseReceiver { receiver, from } => {
                 self.close_receiver(&receiver, &from).map(|_| Reply::Done)
+            }
+            Command::Session { receiver, from, op } => {
+                self.session(&receiver, &from, op).map(Reply::Session)
             }
             Command::Fault(fault) => self.fault(fault).map(|_| Reply::Done),
             Command::StartProducer(spec) => self.start_producer(spec).map(|_| Reply::Done),

@@ -132,6 +132,7 @@ impl Namespace {
         }
         let q = self.resolve(from)?;
         self.check_receivable(q, from)?;
+        self.check_session_held(receiver, q, from)?;
         let r = self.receiver_id(receiver);
         self.receive_into(r, q, mode, count, &options, |ns, q, m| {
             ns.view_of(q, m, Perspective::Receive)
@@ -170,6 +171,21 @@ impl Namespace {
         Ok(())
     }
 
+    /// SES-01/02: a session entity is received from only through a session the receiver holds.
+    fn check_session_held(&self, receiver: &str, q: QueueRef, from: &str) -> Result<()> {
+        let holds = self
+            .receiver_ids
+            .get(receiver)
+            .and_then(|&r| self.held_session(r, q.entity));
+        if self.is_session_queue(q) && holds.is_none() {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                text!("e-receive-no-session", from = from, receiver = receiver),
+            ));
+        }
+        Ok(())
+    }
+
     /// Receives for receiver `r`, turning each message into what `make` builds (a view for a
     /// client, less for a traffic actor).
     pub(crate) fn receive_into<T>(
@@ -187,10 +203,10 @@ impl Namespace {
         let mut out = Vec::new();
         while out.len() < count as usize {
             let now = self.now;
-            let e = self.get_mut(q.entity)?;
-            let Some(&seq) = e.store(q.dlq).available.first() else {
+            let Some(seq) = self.next_available(q, r) else {
                 break;
             };
+            let e = self.get(q.entity)?;
             let expired = e
                 .store(q.dlq)
                 .messages
@@ -261,12 +277,13 @@ impl Namespace {
     ) -> Option<T> {
         let token = self.next_lock_token();
         let now = self.now;
+        // SES-02: a session's messages are locked as long as the session is.
+        let session_until = self.session_lock_of(r, q).map(|l| l.locked_until);
         let e = self.get_mut(q.entity).ok()?;
-        let lock_duration = e.settings.lock_duration;
-        let locked_until = after(now, lock_duration);
+        let locked_until = session_until.unwrap_or(after(now, e.settings.lock_duration));
         let auto_renew_until = options
             .max_auto_lock_renewal
-            .filter(|d| *d > 0)
+            .filter(|d| *d > 0 && session_until.is_none())
             .map(|d| after(now, d));
         let store = e.store_mut(q.dlq);
         store.available.remove(&seq);
@@ -357,6 +374,13 @@ impl Namespace {
         }
         let q = self.resolve(from)?;
         self.check_receivable(q, from)?;
+        self.check_session_held(receiver, q, from)?;
+        // SES-03: in a session entity, only the held session's deferred messages.
+        let session = self
+            .receiver_ids
+            .get(receiver)
+            .and_then(|&r| self.held_session(r, q.entity))
+            .and_then(|s| Some(self.get(q.entity).ok()?.sessions[s as usize].id.clone()));
         let mut seen = BTreeSet::new();
         if let Some(twice) = seqs.iter().find(|s| !seen.insert(**s)) {
             return Err(BrokerError::new(
@@ -370,7 +394,11 @@ impl Namespace {
         let mut expired = Vec::new();
         for &seq in seqs {
             match store.messages.get(&seq) {
-                Some(m) if m.state == MessageState::Deferred && m.lock.is_none() => {
+                Some(m)
+                    if m.state == MessageState::Deferred
+                        && m.lock.is_none()
+                        && (session.is_none() || m.session_id() == session.as_deref()) =>
+                {
                     if m.is_expired_at(now) && !q.dlq {
                         expired.push(seq);
                     }

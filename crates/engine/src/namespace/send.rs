@@ -38,6 +38,13 @@ impl Namespace {
                 text!("e-send-subscription"),
             ));
         }
+        // SES-01: a session queue takes only messages with a SessionId.
+        if e.settings.requires_session && !message.system_properties.contains_key("SessionId") {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                text!("e-session-id-missing", to = self.entity_name(q.entity)),
+            ));
+        }
         // The playground's bounds on what a namespace stores: one pass over the entities.
         if self.max_messages.is_some() || self.max_body_bytes.is_some() {
             let (messages, bytes) = self.stored_totals();
@@ -285,6 +292,16 @@ impl Namespace {
                 Some(back) => m = back,
             }
         }
+        // SES-01: a copy without a SessionId cannot be stored in a session subscription.
+        if self.is_session_queue(q) && m.session_id().is_none() {
+            return self.dead_letter(
+                q,
+                m,
+                Cow::Borrowed(SESSION_ID_NULL_REASON),
+                Cow::Borrowed(SESSION_ID_NULL_DESCRIPTION),
+                Rule::Ses01,
+            );
+        }
         self.store_active(entity, m);
     }
 
@@ -380,6 +397,10 @@ impl Namespace {
         let seq = m.sequence_number;
         let exact = self.expiry_mode == ExpiryMode::Exact;
         let Ok(e) = self.get_mut(entity) else { return };
+        // SES-02: a session is known from its first message on.
+        if let Some(id) = m.session_id().filter(|_| e.settings.requires_session) {
+            e.session_index(id);
+        }
         e.main.insert(m);
         if exact {
             self.push_timer(expires_at, Timer::Expire { entity, seq });

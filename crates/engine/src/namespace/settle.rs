@@ -118,9 +118,24 @@ impl Namespace {
     ) -> Result<()> {
         let now = self.now;
         self.get(q.entity)?;
+        let session = self.is_session_queue(q);
+        if session && settlement == Settlement::RenewLock {
+            return Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                text!("e-renew-session-message", seq = seq),
+            ));
+        }
         let holds = self
             .lock_of(q, seq)
             .is_some_and(|l| l.token == token && l.holder == r && l.locked_until > now);
+        if !holds && session {
+            // SES-04: the session's lock is what the holder lost.
+            let receiver = self.receiver_name(r).to_string();
+            return Err(self.rejection(
+                ErrorKind::SessionLockLost,
+                text!("e-session-lock-lost", seq = seq, receiver = receiver),
+            ));
+        }
         if !holds {
             return Err(self.lock_lost(r, seq));
         }
@@ -272,6 +287,12 @@ impl Namespace {
     /// playground's choice, docs/RULES.md). Then TTL-09: an expired message expires at
     /// once. Otherwise RCV-06: back at its place in the retrieval order.
     pub(super) fn release(&mut self, q: QueueRef, seq: u64, cause: Rule) {
+        self.requeue(q, seq, cause, true);
+    }
+
+    /// A lock ends; `failed` says whether the delivery counts as failed (SES-04: closing a
+    /// session does not).
+    pub(super) fn requeue(&mut self, q: QueueRef, seq: u64, cause: Rule, failed: bool) {
         let now = self.now;
         let exact = self.expiry_mode == ExpiryMode::Exact;
         let Ok(e) = self.get_mut(q.entity) else {
@@ -281,7 +302,7 @@ impl Namespace {
             return;
         };
         m.lock = None;
-        m.failed_deliveries = m.failed_deliveries.saturating_add(1);
+        m.failed_deliveries = m.failed_deliveries.saturating_add(u32::from(failed));
         let (failed, expires_at) = (m.failed_deliveries, m.expires_at);
         let deferred = m.state == MessageState::Deferred;
         if self.dead_letter_if_exhausted(q, seq) {
@@ -363,6 +384,10 @@ impl Namespace {
     pub fn close_receiver(&mut self, receiver: &str, from: &str) -> Result<()> {
         let q = self.resolve(from)?;
         if let Some(&r) = self.receiver_ids.get(receiver) {
+            // SES-04: closing the receiver closes the session it holds there.
+            if let Some(s) = self.held_session(r, q.entity).filter(|_| !q.dlq) {
+                self.release_session(q.entity, s, crate::event::SessionEnd::Closed);
+            }
             self.detach(r, q);
         }
         Ok(())

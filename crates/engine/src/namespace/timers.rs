@@ -44,6 +44,17 @@ impl Namespace {
             },
             Timer::IdleCheck { entity } => Due::IdleCheck { path: name(entity) },
             Timer::Sweep { entity } => Due::Sweep { path: name(entity) },
+            Timer::SessionLapse {
+                entity, session, ..
+            } => Due::SessionLapse {
+                path: name(entity),
+                session: self
+                    .get(entity)
+                    .ok()
+                    .and_then(|e| e.sessions.get(session as usize))
+                    .map(|s| s.id.clone())
+                    .unwrap_or_default(),
+            },
             Timer::Actor(a) => self.due_actor(a),
         }
     }
@@ -200,6 +211,11 @@ impl Namespace {
                 .is_some_and(|m| m.state == MessageState::Scheduled),
             Timer::IdleCheck { entity } => self.get(entity).is_ok_and(|e| e.idle_at == Some(at)),
             Timer::Sweep { entity } => self.get(entity).is_ok_and(|e| e.sweep_at == Some(at)),
+            Timer::SessionLapse {
+                entity,
+                session,
+                token,
+            } => self.session_lapse_is_live(at, entity, session, token),
             Timer::Actor(a) => self.actor_timer_is_live(a),
         }
     }
@@ -222,6 +238,9 @@ impl Namespace {
             Timer::Activate { entity, seq } => self.activate(entity, seq),
             Timer::IdleCheck { entity } => self.idle_check(entity),
             Timer::Sweep { entity } => self.sweep(entity),
+            Timer::SessionLapse {
+                entity, session, ..
+            } => self.release_session(entity, session, crate::event::SessionEnd::Lapsed),
             Timer::Actor(a) => self.fire_actor(a),
         }
     }

@@ -65,6 +65,7 @@ mod pro;
 mod rcv;
 mod sch;
 mod send;
+mod ses;
 mod tier;
 mod top;
 mod ttl;
