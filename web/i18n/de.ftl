@@ -894,3 +894,4 @@ rule-SES-02 = Ein Empfänger nimmt eine Sitzung an (per SessionId oder die näch
 rule-SES-03 = Innerhalb einer Sitzung werden Nachrichten in SequenceNumber-Reihenfolge zugestellt, nur an den Inhaber ihrer Sperre.
 rule-SES-04 = Läuft die Sitzungssperre ab oder wird die Sitzung geschlossen, ist sie frei, und die Abschlüsse des Inhabers scheitern mit SessionLockLost; ein Ablauf zählt für ihre nicht abgeschlossenen Nachrichten eine fehlgeschlagene Zustellung, Schließen nicht.
 rule-SES-05 = Sitzungszustand: ein Wert je Sitzung, den ihr Inhaber liest und setzt; er überdauert die Inhaber.
+e-producer-sessions = ein Produzent verteilt seine Nachrichten auf 1 bis { $max } Sitzungen (SES-01)

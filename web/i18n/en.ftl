@@ -912,3 +912,4 @@ rule-SES-02 = A receiver accepts a session (by SessionId, or the next with messa
 rule-SES-03 = Within a session, messages are delivered in SequenceNumber order, only to the holder of its lock.
 rule-SES-04 = When the session lock lapses or the session is closed, the session is released and the holder's settlements fail with SessionLockLost; a lapse counts a failed delivery for its unsettled messages, closing does not.
 rule-SES-05 = Session state: a value per session that its holder gets and sets; it outlives holders.
+e-producer-sessions = a producer spreads its messages over 1 to { $max } sessions (SES-01)

@@ -894,3 +894,4 @@ rule-SES-02 = Een ontvanger accepteert een sessie (op SessionId, of de volgende 
 rule-SES-03 = Binnen een sessie worden berichten in SequenceNumber-volgorde bezorgd, alleen aan de houder van haar vergrendeling.
 rule-SES-04 = Als de sessievergrendeling verloopt of de sessie wordt gesloten, is de sessie vrij en mislukken de afhandelingen van de houder met SessionLockLost; verlopen telt een mislukte bezorging voor haar onafgehandelde berichten, sluiten niet.
 rule-SES-05 = Sessiestatus: een waarde per sessie die haar houder leest en instelt; ze overleeft houders.
+e-producer-sessions = een producent verdeelt zijn berichten over 1 tot { $max } sessies (SES-01)

@@ -894,3 +894,4 @@ rule-SES-02 = En mottagare accepterar en session (med SessionId, eller nästa me
 rule-SES-03 = Inom en session levereras meddelanden i SequenceNumber-ordning, bara till den som håller låset.
 rule-SES-04 = När sessionslåset går ut eller sessionen stängs är sessionen fri och innehavarens regleringar misslyckas med SessionLockLost; ett utgånget lås räknar en misslyckad leverans för oreglerade meddelanden, stängning gör det inte.
 rule-SES-05 = Sessionstillstånd: ett värde per session som innehavaren läser och sätter; det överlever innehavare.
+e-producer-sessions = en producent sprider sina meddelanden över 1 till { $max } sessioner (SES-01)

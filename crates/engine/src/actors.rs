@@ -39,6 +39,10 @@ pub struct ProducerSpec {
     pub body_size: Option<u64>,
     /// Stop after this many messages.
     pub max_messages: Option<u64>,
+    /// SES-01: spread the messages over this many sessions, round robin (SessionIds
+    /// `<name>-s1`...); needed by a session queue.
+    #[serde(default)]
+    pub sessions: Option<u32>,
 }
 
 /// How long a consumer works on a message.
@@ -108,6 +112,7 @@ impl ProducerSpec {
             schedule_offset: None,
             body_size: None,
             max_messages: None,
+            sessions: None,
         }
     }
 }
@@ -208,6 +213,15 @@ impl ProducerSpec {
         }
         if self.ttl.is_some_and(|t| t < 0) || self.schedule_offset.is_some_and(|t| t < 0) {
             return Err(out_of_range(crate::text!("e-producer-negative")));
+        }
+        if self
+            .sessions
+            .is_some_and(|n| n == 0 || n > crate::limits::MAX_PRODUCER_SESSIONS)
+        {
+            return Err(out_of_range(crate::text!(
+                "e-producer-sessions",
+                max = crate::limits::MAX_PRODUCER_SESSIONS
+            )));
         }
         Ok(())
     }

@@ -47,3 +47,5 @@ pub const MAX_AUTO_RENEWAL: Duration = 24 * 60 * MINUTE;
 pub const MAX_SESSION_ID: usize = 128;
 /// SES-05: the longest session state a holder may set.
 pub const MAX_SESSION_STATE: usize = 64 * 1024;
+/// SES-01: the sessions one producer spreads its messages over.
+pub const MAX_PRODUCER_SESSIONS: u32 = 1_000;

@@ -15,8 +15,8 @@ use sbp_engine::time::{MINUTE, SECOND};
 use sbp_engine::*;
 use std::collections::BTreeMap;
 
-const QUEUES: [&str; 3] = ["a", "b", "c"];
-const SOURCES: [&str; 7] = [
+const QUEUES: [&str; 4] = ["a", "b", "c", "d"];
+const SOURCES: [&str; 9] = [
     "a",
     "b",
     "c",
@@ -24,6 +24,8 @@ const SOURCES: [&str; 7] = [
     "t/subscriptions/s2",
     "a/$deadletterqueue",
     "t/subscriptions/s1/$deadletterqueue",
+    "d",
+    "d/$deadletterqueue",
 ];
 const RECEIVERS: [&str; 3] = ["r1", "r2", "r3"];
 
@@ -78,6 +80,12 @@ enum Op {
         lock_s: u8,
         max_delivery: u8,
     },
+    /// SES-02..05 on the session queue d.
+    Session {
+        r: u8,
+        op: u8,
+        session: u8,
+    },
     Advance {
         ms: u32,
     },
@@ -87,18 +95,19 @@ enum Op {
 fn op() -> impl Strategy<Value = Op> {
     let ttl = prop::option::of(1u32..120_000);
     prop_oneof![
-        4 => (0u8..3, ttl.clone(), any::<bool>()).prop_map(|(to, ttl, at_topic)| Op::Send { to, ttl, at_topic }),
+        4 => (0u8..4, ttl.clone(), any::<bool>()).prop_map(|(to, ttl, at_topic)| Op::Send { to, ttl, at_topic }),
         1 => (0u8..3, 0u32..60_000, ttl).prop_map(|(to, in_ms, ttl)| Op::Schedule { to, in_ms, ttl }),
         1 => (0u8..3, 0u8..12).prop_map(|(to, seq)| Op::Cancel { to, seq }),
-        4 => (0u8..7, 0u8..3, any::<bool>(), 0u8..4, any::<bool>())
+        4 => (0u8..9, 0u8..3, any::<bool>(), 0u8..4, any::<bool>())
             .prop_map(|(from, r, delete, count, renew)| Op::Receive { from, r, delete, count, renew }),
-        1 => (0u8..7, 0u8..3, prop::collection::vec(0u8..12, 0..3))
+        1 => (0u8..9, 0u8..3, prop::collection::vec(0u8..12, 0..3))
             .prop_map(|(from, r, seqs)| Op::ReceiveDeferred { from, r, seqs }),
-        1 => (0u8..7, 0u8..3).prop_map(|(from, r)| Op::Peek { from, r }),
-        5 => (0u8..7, 0u8..3, 0u8..12, 0u8..6, prop::option::of(any::<u8>()))
+        1 => (0u8..9, 0u8..3).prop_map(|(from, r)| Op::Peek { from, r }),
+        5 => (0u8..9, 0u8..3, 0u8..12, 0u8..6, prop::option::of(any::<u8>()))
             .prop_map(|(from, r, seq, how, token)| Op::Settle { from, r, seq, how, token }),
         1 => (0u8..4, 0u8..3, -5_000i64..30_000).prop_map(|(kind, r, busy_ms)| Op::Fault { kind, r, busy_ms }),
         1 => (0u8..5, 0u8..80, 0u8..5).prop_map(|(entity, lock_s, max_delivery)| Op::Update { entity, lock_s, max_delivery }),
+        3 => (0u8..3, 0u8..6, 0u8..4).prop_map(|(r, op, session)| Op::Session { r, op, session }),
         4 => (0u32..90_000).prop_map(|ms| Op::Advance { ms }),
         2 => Just(Op::NextDue),
     ]
@@ -147,6 +156,15 @@ fn namespace(seed: u64, realistic: bool, max_delivery: u32) -> Namespace {
     )
     .unwrap();
     ns.create_topic("t", detecting).unwrap();
+    // d requires sessions (SES-01): a message without a SessionId is refused.
+    ns.create_queue(
+        "d",
+        EntitySettings {
+            requires_session: true,
+            ..base.clone()
+        },
+    )
+    .unwrap();
     // s1 takes what a SQL filter lets through, tagged by its action (FLT-03, FLT-04).
     let sql =
         sbp_engine::entity::SqlRule::new("sys.MessageId <> 'm0'", Some("SET seen = 1")).unwrap();
@@ -172,9 +190,15 @@ fn namespace(seed: u64, realistic: bool, max_delivery: u32) -> Namespace {
 
 fn command(ns: &Namespace, op: &Op, tokens: &[(String, u64, String)]) -> Option<Command> {
     // MessageIds from a small pool, so duplicate detection (on c and t) drops some (DUP-02).
+    // SessionIds from a pool of three; a message with a TTL divisible by 4 has none.
     let message = |ttl: &Option<u32>| NewMessage {
         time_to_live: ttl.map(i64::from),
         message_id: ttl.map(|t| format!("m{}", t % 5)),
+        system_properties: ttl
+            .filter(|t| t % 4 != 0)
+            .map(|t| ("SessionId".to_string(), format!("s{}", t % 3)))
+            .into_iter()
+            .collect(),
         ..Default::default()
     };
     Some(match op {
@@ -270,7 +294,7 @@ fn command(ns: &Namespace, op: &Op, tokens: &[(String, u64, String)]) -> Option<
             lock_s,
             max_delivery,
         } => {
-            let path = ["a", "b", "c", "t/subscriptions/s1", "t"][*entity as usize];
+            let path = ["a", "b", "d", "t/subscriptions/s1", "t"][*entity as usize];
             let mut settings = ns.entity(path)?.settings.clone();
             settings.lock_duration = i64::from(*lock_s) * SECOND;
             settings.max_delivery_count = u32::from(*max_delivery);
@@ -279,6 +303,21 @@ fn command(ns: &Namespace, op: &Op, tokens: &[(String, u64, String)]) -> Option<
                 settings,
             }
         }
+        Op::Session { r, op, session } => Command::Session {
+            receiver: RECEIVERS[*r as usize].into(),
+            from: if *op == 5 { "a".into() } else { "d".into() },
+            op: match op {
+                0 => SessionOp::Accept {
+                    session_id: (*session < 3).then(|| format!("s{session}")),
+                },
+                1 => SessionOp::RenewLock,
+                2 => SessionOp::SetState {
+                    state: Some(format!("v{session}")),
+                },
+                3 => SessionOp::GetState,
+                _ => SessionOp::Close,
+            },
+        },
         Op::Advance { .. } | Op::NextDue => return None,
     })
 }
@@ -330,6 +369,26 @@ fn check_invariants(ns: &Namespace, realistic: bool) -> Result<(), TestCaseError
         );
     }
     for e in ns.entities() {
+        // SES-02/03: in a session entity every locked message is held by its session's holder,
+        // locked exactly as long as the session.
+        if e.settings.requires_session {
+            for m in e.main.messages.values() {
+                let Some(lock) = &m.lock else { continue };
+                let session = e
+                    .sessions
+                    .iter()
+                    .find(|s| Some(s.id.as_str()) == m.session_id())
+                    .and_then(|s| s.lock);
+                prop_assert!(
+                    session.is_some_and(|s| s.holder == lock.holder
+                        && s.locked_until == lock.locked_until
+                        && s.locked_until > ns.now()),
+                    "#{} in {} is locked outside its session's lock",
+                    m.sequence_number,
+                    e.path
+                );
+            }
+        }
         // A locked delivery's DeliveryCount (raw + 1, MSG-02) never passes MaxDeliveryCount.
         // (A stored message may sit above a MaxDeliveryCount lowered since; it is dead-lettered
         // when next delivered.)
@@ -364,7 +423,15 @@ fn check_invariants(ns: &Namespace, realistic: bool) -> Result<(), TestCaseError
 fn observable(ns: &Namespace) -> String {
     let stores: Vec<_> = ns
         .entities()
-        .map(|e| (&e.path, &e.settings, &e.main.messages, &e.dlq.messages))
+        .map(|e| {
+            (
+                &e.path,
+                &e.settings,
+                &e.main.messages,
+                &e.dlq.messages,
+                &e.sessions,
+            )
+        })
         .collect();
     let receivers: Vec<_> = ns
         .receivers()

@@ -413,6 +413,9 @@ pub struct ProducerDef {
     pub body_size: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_messages: Option<u64>,
+    /// SES-01: spread over this many sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<u32>,
 }
 
 /// How long a consumer works on a message: `{"fixed": "1s"}`, `{"uniform": {"min": "1s", "max":

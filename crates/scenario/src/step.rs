@@ -621,6 +621,7 @@ pub(crate) fn producer_spec(p: &ProducerDef) -> ProducerSpec {
         schedule_offset: p.schedule_offset.map(Dur::ms),
         body_size: p.body_size,
         max_messages: p.max_messages,
+        sessions: p.sessions,
     }
 }
 

@@ -128,7 +128,7 @@ impl Namespace {
     /// SES-02: the session a receiver may accept: the named one (created if it has no
     /// messages yet) unless another receiver holds it, or the first session with an available
     /// message that nobody holds.
-    fn session_to_accept(
+    pub(super) fn session_to_accept(
         &mut self,
         q: QueueRef,
         from: &str,
@@ -172,7 +172,7 @@ impl Namespace {
 
     /// SES-02: locks session `s` for receiver `r` until now + LockDuration (a new lock, or a
     /// renewal that moves the LockedUntil of the holder's messages of the session with it).
-    fn lock_session(&mut self, r: u32, q: QueueRef, s: u32, renew: bool) {
+    pub(super) fn lock_session(&mut self, r: u32, q: QueueRef, s: u32, renew: bool) {
         let token = if renew {
             self.session_lock_of(r, q).map_or(0, |l| l.token)
         } else {
@@ -222,6 +222,13 @@ impl Namespace {
                 token,
             },
         );
+    }
+
+    /// Whether half of the session lock `r` holds on `q` has run out.
+    pub(super) fn session_half_gone(&self, r: u32, q: QueueRef) -> bool {
+        let duration = self.get(q.entity).map_or(0, |e| e.settings.lock_duration);
+        self.session_lock_of(r, q)
+            .is_some_and(|l| l.locked_until - self.now < duration / 2)
     }
 
     /// The messages of session `s` that receiver `r` holds locked in `q`.

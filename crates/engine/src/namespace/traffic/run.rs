@@ -91,10 +91,23 @@ impl Namespace {
             }
         }
         push_decimal(&mut message_id, n);
+        // SES-01: round robin over the producer's sessions.
+        let system_properties = spec
+            .sessions
+            .map(|k| {
+                let mut id = String::with_capacity(spec.name.len() + 12);
+                id.push_str(&spec.name);
+                id.push_str("-s");
+                push_decimal(&mut id, (n - 1) % u64::from(k) + 1);
+                ("SessionId".to_string(), id)
+            })
+            .into_iter()
+            .collect();
         let message = NewMessage {
             message_id: Some(message_id),
             time_to_live: spec.ttl,
             body_size: spec.body_size,
+            system_properties,
             ..Default::default()
         };
         let (queue, offset) = (p.queue, spec.schedule_offset);
@@ -157,13 +170,7 @@ impl Namespace {
             max_auto_lock_renewal: c.spec.max_auto_lock_renewal,
             transfer_fails: false,
         };
-        let got = self
-            .receive_into(r, q, mode, 1, &options, |_, _, m| {
-                (m.sequence_number, m.message_id.clone())
-            })
-            .ok()
-            .and_then(|v| v.into_iter().next());
-        let Some((seq, message_id)) = got else {
+        let Some((seq, message_id)) = self.consumer_receive(r, q, mode, &options) else {
             self.push_timer(
                 after(now, poll),
                 Timer::Actor(ActorTimer::ConsumerWake {
@@ -205,6 +212,46 @@ impl Namespace {
                 generation,
             }),
         );
+    }
+
+    /// One message for consumer `r`. On a session entity (SES-02) the consumer works one
+    /// session at a time, as a session processor does: it accepts the next available session,
+    /// keeps its lock renewed while it receives, and when the session has nothing more it
+    /// closes it and accepts the next.
+    fn consumer_receive(
+        &mut self,
+        r: u32,
+        q: QueueRef,
+        mode: ReceiveMode,
+        options: &ReceiveOptions,
+    ) -> Option<(u64, String)> {
+        let sessions = self.is_session_queue(q);
+        for _ in 0..2 {
+            match self.held_session(r, q.entity) {
+                // Renewed once half its time is gone (not at every message: fewer events).
+                Some(s) if sessions && self.session_half_gone(r, q) => {
+                    self.lock_session(r, q, s, true)
+                }
+                None if sessions => {
+                    let s = self.session_to_accept(q, "", None).ok()?;
+                    self.attach(r, q);
+                    self.lock_session(r, q, s, false);
+                }
+                _ => {}
+            }
+            let got = self
+                .receive_into(r, q, mode, 1, options, |_, _, m| {
+                    (m.sequence_number, m.message_id.clone())
+                })
+                .ok()
+                .and_then(|v| v.into_iter().next());
+            if got.is_some() || !sessions {
+                return got;
+            }
+            let held = self.held_session(r, q.entity)?;
+            self.release_session(q.entity, held, crate::event::SessionEnd::Closed);
+        }
+        None
     }
 
     /// Settles as an actor; the actor keeps no handle afterwards (its message object is gone).
@@ -264,7 +311,10 @@ impl Namespace {
             };
             let completing = settlement == Settlement::Complete;
             if let Some(e) = self.settle_by_actor(r, q, work.seq, settlement) {
-                if e.kind == ErrorKind::MessageLockLost {
+                if matches!(
+                    e.kind,
+                    ErrorKind::MessageLockLost | ErrorKind::SessionLockLost
+                ) {
                     self.metrics.at(now).lock_lost += 1;
                     if completing {
                         // RCV-12: the work was done, but the message will come again.
