@@ -168,7 +168,7 @@ send-schedule = Geplant in
 send-schedule-ph = leer: jetzt; z. B. 5m
 send-subject = Subject
 send-props = Eigenschaften
-send-props-ph = schlüssel=wert, schlüssel=wert
+send-props-ph = schlüssel=wert, sys.To=wert
 send-body = Body
 send-count = Wie viele
 receive-receiver = Empfänger
@@ -895,3 +895,23 @@ rule-SES-03 = Innerhalb einer Sitzung werden Nachrichten in SequenceNumber-Reihe
 rule-SES-04 = Läuft die Sitzungssperre ab oder wird die Sitzung geschlossen, ist sie frei, und die Abschlüsse des Inhabers scheitern mit SessionLockLost; ein Ablauf zählt für ihre nicht abgeschlossenen Nachrichten eine fehlgeschlagene Zustellung, Schließen nicht.
 rule-SES-05 = Sitzungszustand: ein Wert je Sitzung, den ihr Inhaber liest und setzt; er überdauert die Inhaber.
 e-producer-sessions = ein Produzent verteilt seine Nachrichten auf 1 bis { $max } Sitzungen (SES-01)
+
+send-session = SessionId
+send-session-ph = nötig für eine Sitzungswarteschlange (SES-01)
+session-id = Anzunehmende SessionId
+session-id-ph = leer: die nächste verfügbare Sitzung
+session-state = Sitzungszustand
+session-state-ph = was Zustand setzen speichert
+session-accept = Sitzung annehmen
+session-renew = Sitzungssperre verlängern
+session-get = Zustand lesen
+session-set = Zustand setzen
+session-close = Sitzung schließen
+entity-session = RequiresSession (neue Warteschlange oder neues Abonnement)
+producer-sessions = Auf Sitzungen verteilen
+producer-sessions-ph = leer: keine SessionId; z. B. 4
+sessions = Sitzungen
+session-held = gehalten von { $receiver }, Sperre { $left }
+session-free = frei
+session-state-is = { " " }· Zustand: { $state }
+sessions-more = { $more } weitere Sitzungen

@@ -186,7 +186,7 @@ send-schedule = Schedule in
 send-schedule-ph = empty: now; e.g. 5m
 send-subject = Subject
 send-props = Properties
-send-props-ph = key=value, key=value
+send-props-ph = key=value, sys.To=value
 send-body = Body
 send-count = How many
 receive-receiver = Receiver
@@ -913,3 +913,23 @@ rule-SES-03 = Within a session, messages are delivered in SequenceNumber order, 
 rule-SES-04 = When the session lock lapses or the session is closed, the session is released and the holder's settlements fail with SessionLockLost; a lapse counts a failed delivery for its unsettled messages, closing does not.
 rule-SES-05 = Session state: a value per session that its holder gets and sets; it outlives holders.
 e-producer-sessions = a producer spreads its messages over 1 to { $max } sessions (SES-01)
+
+send-session = SessionId
+send-session-ph = needed by a session queue (SES-01)
+session-id = SessionId to accept
+session-id-ph = empty: the next available session
+session-state = Session state
+session-state-ph = what Set state stores
+session-accept = Accept session
+session-renew = Renew session lock
+session-get = Get state
+session-set = Set state
+session-close = Close session
+entity-session = RequiresSession (new queue or subscription)
+producer-sessions = Spread over sessions
+producer-sessions-ph = empty: no SessionId; e.g. 4
+sessions = Sessions
+session-held = held by { $receiver }, lock { $left }
+session-free = free
+session-state-is = { " " }· state: { $state }
+sessions-more = { $more } more sessions

@@ -168,7 +168,7 @@ send-schedule = Gepland over
 send-schedule-ph = leeg: nu; bijv. 5m
 send-subject = Subject
 send-props = Eigenschappen
-send-props-ph = sleutel=waarde, sleutel=waarde
+send-props-ph = sleutel=waarde, sys.To=waarde
 send-body = Body
 send-count = Hoeveel
 receive-receiver = Ontvanger
@@ -895,3 +895,23 @@ rule-SES-03 = Binnen een sessie worden berichten in SequenceNumber-volgorde bezo
 rule-SES-04 = Als de sessievergrendeling verloopt of de sessie wordt gesloten, is de sessie vrij en mislukken de afhandelingen van de houder met SessionLockLost; verlopen telt een mislukte bezorging voor haar onafgehandelde berichten, sluiten niet.
 rule-SES-05 = Sessiestatus: een waarde per sessie die haar houder leest en instelt; ze overleeft houders.
 e-producer-sessions = een producent verdeelt zijn berichten over 1 tot { $max } sessies (SES-01)
+
+send-session = SessionId
+send-session-ph = nodig voor een sessiewachtrij (SES-01)
+session-id = Te accepteren SessionId
+session-id-ph = leeg: de volgende beschikbare sessie
+session-state = Sessiestatus
+session-state-ph = wat Status instellen opslaat
+session-accept = Sessie accepteren
+session-renew = Sessievergrendeling verlengen
+session-get = Status lezen
+session-set = Status instellen
+session-close = Sessie sluiten
+entity-session = RequiresSession (nieuwe wachtrij of nieuw abonnement)
+producer-sessions = Over sessies verdelen
+producer-sessions-ph = leeg: geen SessionId; bijv. 4
+sessions = Sessies
+session-held = gehouden door { $receiver }, vergrendeling { $left }
+session-free = vrij
+session-state-is = { " " }· status: { $state }
+sessions-more = nog { $more } sessies

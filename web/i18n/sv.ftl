@@ -168,7 +168,7 @@ send-schedule = Schemalägg om
 send-schedule-ph = tomt: nu; t.ex. 5m
 send-subject = Subject
 send-props = Egenskaper
-send-props-ph = nyckel=värde, nyckel=värde
+send-props-ph = nyckel=värde, sys.To=värde
 send-body = Body
 send-count = Hur många
 receive-receiver = Mottagare
@@ -895,3 +895,23 @@ rule-SES-03 = Inom en session levereras meddelanden i SequenceNumber-ordning, ba
 rule-SES-04 = När sessionslåset går ut eller sessionen stängs är sessionen fri och innehavarens regleringar misslyckas med SessionLockLost; ett utgånget lås räknar en misslyckad leverans för oreglerade meddelanden, stängning gör det inte.
 rule-SES-05 = Sessionstillstånd: ett värde per session som innehavaren läser och sätter; det överlever innehavare.
 e-producer-sessions = en producent sprider sina meddelanden över 1 till { $max } sessioner (SES-01)
+
+send-session = SessionId
+send-session-ph = krävs av en sessionskö (SES-01)
+session-id = SessionId att acceptera
+session-id-ph = tomt: nästa tillgängliga session
+session-state = Sessionstillstånd
+session-state-ph = det Sätt tillstånd sparar
+session-accept = Acceptera session
+session-renew = Förnya sessionslås
+session-get = Läs tillstånd
+session-set = Sätt tillstånd
+session-close = Stäng session
+entity-session = RequiresSession (ny kö eller prenumeration)
+producer-sessions = Sprid över sessioner
+producer-sessions-ph = tomt: inget SessionId; t.ex. 4
+sessions = Sessioner
+session-held = hålls av { $receiver }, lås { $left }
+session-free = fri
+session-state-is = { " " }· tillstånd: { $state }
+sessions-more = { $more } sessioner till

@@ -75,6 +75,13 @@ const IN_MAIN_QUEUE: &[SettleKind] = &[
     SettleKind::Defer,
     SettleKind::RenewLock,
 ];
+/// SES-02: a session's message is renewed with its session, not on its own.
+const IN_SESSION: &[SettleKind] = &[
+    SettleKind::Complete,
+    SettleKind::Abandon,
+    SettleKind::DeadLetter,
+    SettleKind::Defer,
+];
 /// DLQ-02: a dead-lettered message cannot be dead-lettered again.
 const IN_DEAD_LETTER_QUEUE: &[SettleKind] = &[
     SettleKind::Complete,
@@ -134,6 +141,7 @@ impl Namespace {
             dead_letter_reason: m.dead_letter().map(|d| d.reason.to_string()),
             settlements: match (locked, q.dlq) {
                 (false, _) => &[],
+                (true, false) if self.is_session_queue(q) => IN_SESSION,
                 (true, false) => IN_MAIN_QUEUE,
                 (true, true) => IN_DEAD_LETTER_QUEUE,
             },

@@ -87,6 +87,7 @@ pub const PRESETS: &[(&str, &str)] = &[
         "topic-filters",
         include_str!("../presets/topic-filters.json"),
     ),
+    ("sessions", include_str!("../presets/sessions.json")),
 ];
 
 /// A preset's scenario by file stem.

@@ -114,6 +114,11 @@ fn send_step(v: &Values, _button: usize, now: Instant) -> Result<Action, String>
         return Err(crate::i18n::t("error-no-target"));
     }
     let mut properties = std::collections::BTreeMap::new();
+    let mut system_properties = std::collections::BTreeMap::new();
+    // SES-01: the SessionId has its own field.
+    if let Some(id) = opt(v.get("send-session").to_string()) {
+        system_properties.insert("SessionId".to_string(), id);
+    }
     for pair in v
         .get("send-props")
         .split(',')
@@ -123,7 +128,11 @@ fn send_step(v: &Values, _button: usize, now: Instant) -> Result<Action, String>
         let (k, val) = pair
             .split_once('=')
             .ok_or_else(|| crate::i18n::tf("error-property", &[("pair", pair)]))?;
-        properties.insert(k.trim().to_string(), val.trim().to_string());
+        // FLT-02: `sys.To=...` sets a system property (To, ReplyTo, ContentType...).
+        match k.trim().strip_prefix("sys.") {
+            Some(name) => system_properties.insert(name.to_string(), val.trim().to_string()),
+            None => properties.insert(k.trim().to_string(), val.trim().to_string()),
+        };
     }
     let send = SendDef {
         to: v.get("send-to").to_string(),
@@ -137,6 +146,7 @@ fn send_step(v: &Values, _button: usize, now: Instant) -> Result<Action, String>
         .map(|d| Dur(now.saturating_add(d.ms()))),
         subject: opt(v.get("send-subject").to_string()),
         properties,
+        system_properties,
         body: v.get("send-body").to_string(),
         count: parse::real(
             &crate::i18n::t("send-count"),
@@ -157,6 +167,7 @@ fn send_form(props: &FormProps) -> Html {
         text_field("send-ttl", "10s", true),
         text_field("send-schedule", "", true),
         text_field("send-subject", "", false),
+        text_field("send-session", "", true),
         text_field("send-props", "", true),
         text_field("send-body", "hello", false),
         text_field("send-count", "1", false),
@@ -216,6 +227,20 @@ fn receive_step(v: &Values, button: usize, _now: Instant) -> Result<Action, Stri
                 name: None,
             }))
         }
+        // SES-02..05: accept, renew, get, set, close.
+        3..=7 => Step::new(StepAction::Session(SessionDef {
+            receiver,
+            from,
+            op: [
+                SessionOpDef::Accept,
+                SessionOpDef::RenewLock,
+                SessionOpDef::GetState,
+                SessionOpDef::SetState,
+                SessionOpDef::Close,
+            ][button - 3],
+            session_id: opt(v.get("session-id").to_string()),
+            state: opt(v.get("session-state").to_string()),
+        })),
         _ => Step::new(StepAction::Receive(ReceiveDef {
             from,
             receiver,
@@ -250,8 +275,19 @@ fn receive_form(props: &FormProps) -> Html {
         text_field("receive-count", "1", false),
         text_field("receive-renew", "", true),
         text_field("deferred-seqs", "", true),
+        text_field("session-id", "", true),
+        text_field("session-state", "", true),
     ];
-    let buttons = vec!["receive-button", "peek-button", "receive-deferred-button"];
+    let buttons = vec![
+        "receive-button",
+        "peek-button",
+        "receive-deferred-button",
+        "session-accept",
+        "session-renew",
+        "session-get",
+        "session-set",
+        "session-close",
+    ];
     data_form("receive-form", false, fields, buttons, receive_step, props)
 }
 
@@ -311,6 +347,7 @@ fn entity_step(v: &Values, _button: usize, _now: Instant) -> Result<Action, Stri
             "DuplicateDetectionHistoryTimeWindow",
             v.get("entity-dup-window"),
         )?,
+        requires_session: on_off(v.get("entity-session")),
         ..Default::default()
     };
     if v.get("entity-target") != "new" {
@@ -400,6 +437,11 @@ fn entity_form(props: &FormProps) -> Html {
         )
         .keyed("RequiresDuplicateDetection"),
         text_field("entity-dup-window", "", true).keyed("DuplicateDetectionHistoryTimeWindow"),
+        choice_field(
+            "entity-session",
+            pairs(&[("", "default-unchanged"), ("on", "on"), ("off", "off")]),
+        )
+        .keyed("RequiresSession"),
     ];
     data_form(
         "entity-form",

@@ -129,6 +129,9 @@ pub fn lanes(store: &crate::state::Store) -> Html {
                         <p class="counts" data-testid="counts">{counts}</p>
                         <p class="settings">{settings_text(e)}</p>
                     </header>
+                    if e.settings.requires_session {
+                        {sessions(e, &sim.ns, now)}
+                    }
                     {cards(store, &e.path, false)}
                     if e.kind != EntityKind::Topic {
                         <div class="dlq" aria-label={tf("dlq-of", &[("path", &e.path)])}>
@@ -140,6 +143,31 @@ pub fn lanes(store: &crate::state::Store) -> Html {
             }
         }) }
         </div>
+    }
+}
+
+/// SES-02..05: a session entity's sessions: who holds each, until when, and its state.
+fn sessions(e: &Entity, ns: &sbp_engine::Namespace, now: Instant) -> Html {
+    const SHOWN: usize = 8;
+    html! {
+        <ul class="sessions" aria-label={t("sessions")}>
+            { for e.sessions.iter().take(SHOWN).map(|s| {
+                let lock = s.lock.filter(|l| l.locked_until > now);
+                let held = match lock {
+                    Some(l) => tf("session-held", &[("receiver", ns.receiver_name(l.holder)), ("left", &countdown(now, l.locked_until))]),
+                    None => t("session-free"),
+                };
+                let state = s.state.as_ref().map(|v| tf("session-state-is", &[("state", v)])).unwrap_or_default();
+                html! {
+                    <li class={classes!("session", lock.is_some().then_some("held"))} data-session={s.id.clone()}>
+                        {format!("SessionId {} · {held}{state}", s.id)}
+                    </li>
+                }
+            }) }
+            if e.sessions.len() > SHOWN {
+                <li class="more">{tf("sessions-more", &[("more", &(e.sessions.len() - SHOWN).to_string())])}</li>
+            }
+        </ul>
     }
 }
 
@@ -300,6 +328,9 @@ fn card(
                     <span class="sched">{tf("enqueued-in", &[("left", &countdown(now, at))])}</span>
                 }
                 <span class="dc">{format!("DeliveryCount {}", c.delivery_count)}</span>
+                if let Some(id) = m.session_id() {
+                    <span class="sid">{format!("SessionId {id}")}</span>
+                }
                 if let Some(reason) = &c.dead_letter_reason {
                     <span class="reason">{format!("DeadLetterReason: {reason}")}</span>
                 }

@@ -76,6 +76,13 @@ fn producer_step(
         spike,
         max_messages: real(&t("producer-max"), v.get("producer-max"), 1.0, 1e9)?.map(|n| n as u64),
         schedule_offset: dur(&t("producer-schedule"), v.get("producer-schedule"))?,
+        sessions: real(
+            &t("producer-sessions"),
+            v.get("producer-sessions"),
+            1.0,
+            1_000.0,
+        )?
+        .map(|n| n as u32),
         ..Default::default()
     };
     Ok(Action::Do(Box::new(Step::new(StepAction::StartProducer(
@@ -97,6 +104,7 @@ pub fn producer_form(props: &FormProps) -> Html {
         text_field("producer-spike-factor", "", true),
         text_field("producer-max", "", true),
         text_field("producer-schedule", "", true),
+        text_field("producer-sessions", "", true),
     ];
     data_form(
         "producer-form",

@@ -8,7 +8,7 @@ use crate::event::SessionEnd;
 impl Namespace {
     /// Whether `q` is the main queue of a session entity: its receives go through sessions
     /// (its dead-letter queue does not).
-    pub(super) fn is_session_queue(&self, q: QueueRef) -> bool {
+    pub(crate) fn is_session_queue(&self, q: QueueRef) -> bool {
         !q.dlq
             && self
                 .get(q.entity)
