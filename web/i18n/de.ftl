@@ -915,3 +915,6 @@ session-held = gehalten von { $receiver }, Sperre { $left }
 session-free = frei
 session-state-is = { " " }· Zustand: { $state }
 sessions-more = { $more } weitere Sitzungen
+s-session-fields = ein Sitzungsschritt nennt seinen receiver und from (die Entität)
+s-session-op = die op eines Sitzungsschritts ist accept, renew_lock, get_state, set_state oder close, nicht { $op }
+s-session-field = ein Sitzungsschritt hat receiver, from, op, session_id und state; { $field } gehört nicht dazu

@@ -933,3 +933,6 @@ session-held = held by { $receiver }, lock { $left }
 session-free = free
 session-state-is = { " " }· state: { $state }
 sessions-more = { $more } more sessions
+s-session-fields = a session step names its receiver and from (the entity)
+s-session-op = a session step's op is accept, renew_lock, get_state, set_state or close, not { $op }
+s-session-field = a session step has receiver, from, op, session_id and state; { $field } is not one of them

@@ -915,3 +915,6 @@ session-held = gehouden door { $receiver }, vergrendeling { $left }
 session-free = vrij
 session-state-is = { " " }· status: { $state }
 sessions-more = nog { $more } sessies
+s-session-fields = een sessiestap noemt zijn receiver en from (de entiteit)
+s-session-op = de op van een sessiestap is accept, renew_lock, get_state, set_state of close, niet { $op }
+s-session-field = een sessiestap heeft receiver, from, op, session_id en state; { $field } hoort daar niet bij

@@ -915,3 +915,6 @@ session-held = hålls av { $receiver }, lås { $left }
 session-free = fri
 session-state-is = { " " }· tillstånd: { $state }
 sessions-more = { $more } sessioner till
+s-session-fields = ett sessionssteg anger sin receiver och from (entiteten)
+s-session-op = ett sessionsstegs op är accept, renew_lock, get_state, set_state eller close, inte { $op }
+s-session-field = ett sessionssteg har receiver, from, op, session_id och state; { $field } är inte ett av dem

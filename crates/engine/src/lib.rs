@@ -53,3 +53,21 @@ pub use rules::Rule;
 pub use settings::{EntitySettings, ExpiryMode, Tier};
 pub use text::{Arg, Text};
 pub use timer::Due;
+
+/// Deserializes a unit enum from its name, as `#[derive(Deserialize)]` would (same names, same
+/// "unknown variant" error), through `String`'s deserializer: a derived one costs the wasm about
+/// 1 KB an enum.
+#[macro_export]
+macro_rules! deserialize_by_name {
+    ($ty:ty { $($name:literal => $variant:expr),* $(,)? }) => {
+        impl<'de> ::serde::Deserialize<'de> for $ty {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
+                let name = <String as ::serde::Deserialize>::deserialize(d)?;
+                match name.as_str() {
+                    $($name => Ok($variant),)*
+                    other => Err(::serde::de::Error::unknown_variant(other, &[$($name),*])),
+                }
+            }
+        }
+    };
+}

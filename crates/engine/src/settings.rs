@@ -3,7 +3,7 @@ use crate::error::{BrokerError, ErrorKind, Result};
 use crate::time::{format_duration, Duration, DAY, HOUR, MAX_VALUE, MINUTE, SECOND};
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum Tier {
     Basic,
     #[default]
@@ -225,8 +225,15 @@ impl EntitySettings {
     }
 }
 
+crate::deserialize_by_name!(Tier {
+    "Basic" => Tier::Basic,
+    "Standard" => Tier::Standard,
+    "Premium" => Tier::Premium,
+    "Emulator" => Tier::Emulator,
+});
+
 /// How expiry is enforced (TTL-07, TTL-08).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExpiryMode {
     /// Expire at the instant (for teaching).
@@ -235,6 +242,11 @@ pub enum ExpiryMode {
     /// Lazy: enforced only while a receiver is attached, collected by receive scans or a periodic sweep.
     Realistic,
 }
+
+crate::deserialize_by_name!(ExpiryMode {
+    "exact" => ExpiryMode::Exact,
+    "realistic" => ExpiryMode::Realistic,
+});
 
 /// The default period of the background sweep in realistic mode (TTL-08).
 pub const DEFAULT_SWEEP_INTERVAL: Duration = 60 * SECOND;

@@ -207,13 +207,18 @@ pub struct SendDef {
     pub count: Option<u32>,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ModeDef {
     #[default]
     PeekLock,
     ReceiveAndDelete,
 }
+
+sbp_engine::deserialize_by_name!(ModeDef {
+    "peek_lock" => ModeDef::PeekLock,
+    "receive_and_delete" => ModeDef::ReceiveAndDelete,
+});
 
 pub const DEFAULT_RECEIVER: &str = "receiver";
 
@@ -329,8 +334,10 @@ pub struct UpdateDef {
 }
 
 /// SES-02..05: `{"receiver": "r1", "from": "orders", "op": "accept", "session_id": "a"}`.
+/// Read through a map of strings (all its fields are text): a derived reader costs the wasm
+/// about 3 KB.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "BTreeMap<String, String>")]
 pub struct SessionDef {
     pub receiver: String,
     pub from: String,
@@ -343,7 +350,37 @@ pub struct SessionDef {
     pub state: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+impl TryFrom<BTreeMap<String, String>> for SessionDef {
+    type Error = crate::Text;
+
+    fn try_from(mut m: BTreeMap<String, String>) -> Result<SessionDef, crate::Text> {
+        let mut take = |field: &str| m.remove(field);
+        let (Some(receiver), Some(from)) = (take("receiver"), take("from")) else {
+            return Err(sbp_engine::text!("s-session-fields"));
+        };
+        let op = match take("op").as_deref().unwrap_or("accept") {
+            "accept" => SessionOpDef::Accept,
+            "renew_lock" => SessionOpDef::RenewLock,
+            "get_state" => SessionOpDef::GetState,
+            "set_state" => SessionOpDef::SetState,
+            "close" => SessionOpDef::Close,
+            other => return Err(sbp_engine::text!("s-session-op", op = other)),
+        };
+        let def = SessionDef {
+            receiver,
+            from,
+            op,
+            session_id: take("session_id"),
+            state: take("state"),
+        };
+        match m.keys().next() {
+            Some(unknown) => Err(sbp_engine::text!("s-session-field", field = unknown)),
+            None => Ok(def),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionOpDef {
     #[default]
@@ -479,7 +516,7 @@ pub struct CountsDef {
     pub duplicates_dropped: Option<u64>,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ViewDef {
     /// As peek shows it (TTL-10: MaxValue ExpiresAt when only the entity default applies).
@@ -488,6 +525,11 @@ pub enum ViewDef {
     /// As a locked receive shows it (MSG-02: DeliveryCount + 1).
     Receive,
 }
+
+sbp_engine::deserialize_by_name!(ViewDef {
+    "peek" => ViewDef::Peek,
+    "receive" => ViewDef::Receive,
+});
 
 /// A message's properties under the SDK's names: `{"DeadLetterReason": "TTLExpiredException",
 /// "ExpiresAt": "15m", "DeliveryCount": 2}`. Times are written as durations from the start.

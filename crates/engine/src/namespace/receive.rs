@@ -134,9 +134,23 @@ impl Namespace {
         self.check_receivable(q, from)?;
         self.check_session_held(receiver, q, from)?;
         let r = self.receiver_id(receiver);
-        self.receive_into(r, q, mode, count, &options, |ns, q, m| {
-            ns.view_of(q, m, Perspective::Receive)
-        })
+        let got = self.receive_into(r, q, mode, count, &options)?;
+        Ok(self.views(q, got))
+    }
+
+    /// What a client sees of the messages a receive got: a received-and-deleted one as it was
+    /// taken, a locked one as it is stored.
+    fn views(&self, q: QueueRef, got: Vec<(u64, Option<Message>)>) -> Vec<MessageView> {
+        let stored = |seq: u64| {
+            let m = self.get(q.entity).ok()?.store(q.dlq).messages.get(&seq)?;
+            Some(self.view_of(q, m, Perspective::Receive))
+        };
+        got.into_iter()
+            .filter_map(|(seq, taken)| match taken {
+                Some(m) => Some(self.view_of(q, &m, Perspective::Receive)),
+                None => stored(seq),
+            })
+            .collect()
     }
 
     /// Where a receiver may take messages from: not a topic (receive from its subscriptions),
@@ -186,17 +200,17 @@ impl Namespace {
         Ok(())
     }
 
-    /// Receives for receiver `r`, turning each message into what `make` builds (a view for a
-    /// client, less for a traffic actor).
-    pub(crate) fn receive_into<T>(
+    /// Receives for receiver `r`: the SequenceNumbers it got, each with the message itself when
+    /// it was received and deleted (a locked one stays stored). One function for a client and a
+    /// traffic actor alike (each builds what it needs from this).
+    pub(crate) fn receive_into(
         &mut self,
         r: u32,
         q: QueueRef,
         mode: ReceiveMode,
         count: u32,
         options: &ReceiveOptions,
-        make: impl Fn(&Namespace, QueueRef, &Message) -> T,
-    ) -> Result<Vec<T>> {
+    ) -> Result<Vec<(u64, Option<Message>)>> {
         self.get(q.entity)?;
         self.touch(q.entity);
         self.attach(r, q);
@@ -230,10 +244,10 @@ impl Namespace {
             }
             match mode {
                 ReceiveMode::PeekLock => {
-                    let Some(view) = self.lock(q, seq, r, options, false, &make) else {
+                    if !self.lock(q, seq, r, options, false) {
                         break;
-                    };
-                    out.push(view);
+                    }
+                    out.push((seq, None));
                 }
                 ReceiveMode::ReceiveAndDelete => {
                     // RCV-01: settled as it is sent; a failed transfer loses it.
@@ -249,7 +263,6 @@ impl Namespace {
                         );
                         continue;
                     }
-                    let view = make(self, q, &m);
                     self.remember(r, (q, seq), Handle::ReceivedAndDeleted, true);
                     self.emit(
                         q,
@@ -258,23 +271,34 @@ impl Namespace {
                         Some(Rule::Rcv01),
                     );
                     self.count_completed(m.enqueued_time);
-                    out.push(view);
+                    out.push((seq, Some(m)));
                 }
             }
         }
         Ok(out)
     }
 
-    /// RCV-02: lock exclusively, LockedUntil = now + LockDuration, a new LockToken.
-    pub(super) fn lock<T>(
+    /// RCV-02: lock exclusively, LockedUntil = now + LockDuration, a new LockToken. Says
+    /// whether it locked.
+    pub(super) fn lock(
         &mut self,
         q: QueueRef,
         seq: u64,
         r: u32,
         options: &ReceiveOptions,
         by_seq: bool,
-        make: &impl Fn(&Namespace, QueueRef, &Message) -> T,
-    ) -> Option<T> {
+    ) -> bool {
+        self.lock_message(q, seq, r, options, by_seq).is_some()
+    }
+
+    fn lock_message(
+        &mut self,
+        q: QueueRef,
+        seq: u64,
+        r: u32,
+        options: &ReceiveOptions,
+        by_seq: bool,
+    ) -> Option<()> {
         let token = self.next_lock_token();
         let now = self.now;
         // SES-02: a session's messages are locked as long as the session is.
@@ -318,8 +342,7 @@ impl Namespace {
                 },
             );
         }
-        let m = self.get(q.entity).ok()?.store(q.dlq).messages.get(&seq)?;
-        Some(make(self, q, m))
+        Some(())
     }
 
     /// RCV-04: auto lock renewal, until the maximum renewal duration.
@@ -424,23 +447,15 @@ impl Namespace {
         let r = self.receiver_id(receiver);
         self.attach(r, q);
         let options = ReceiveOptions::default();
-        Ok(seqs
+        let got: Vec<(u64, Option<Message>)> = seqs
             .iter()
-            .filter_map(|&seq| {
+            .filter(|&&seq| {
                 // RCV-07, as above: an exhausted message goes to the DLQ, not to the caller.
-                if self.dead_letter_if_exhausted(q, seq) {
-                    return None;
-                }
-                self.lock(
-                    q,
-                    seq,
-                    r,
-                    &options,
-                    true,
-                    &|ns: &Namespace, q, m: &Message| ns.view_of(q, m, Perspective::Receive),
-                )
+                !self.dead_letter_if_exhausted(q, seq) && self.lock(q, seq, r, &options, true)
             })
-            .collect())
+            .map(|&seq| (seq, None))
+            .collect();
+        Ok(self.views(q, got))
     }
 }
 
