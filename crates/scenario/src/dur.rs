@@ -18,21 +18,25 @@ impl Serialize for Dur {
 }
 
 impl<'de> Deserialize<'de> for Dur {
+    /// Milliseconds as a number, or a duration as text ("1h 30m"). A visitor, not an untagged
+    /// enum: that would bring serde's buffering machinery into the wasm.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Repr {
-            Ms(i64),
-            Text(String),
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Dur;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(f, "{}", sbp_engine::text!("s-duration"))
+            }
+            fn visit_i64<E: serde::de::Error>(self, ms: i64) -> Result<Dur, E> {
+                self.visit_str(&ms.to_string())
+            }
+            fn visit_u64<E: serde::de::Error>(self, ms: u64) -> Result<Dur, E> {
+                self.visit_str(&ms.to_string())
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Dur, E> {
+                parse_duration(text).map(Dur).map_err(E::custom)
+            }
         }
-        let text = match Repr::deserialize(d)
-            .map_err(|_| serde::de::Error::custom(sbp_engine::text!("s-duration")))?
-        {
-            Repr::Ms(ms) => ms.to_string(),
-            Repr::Text(t) => t,
-        };
-        parse_duration(&text)
-            .map(Dur)
-            .map_err(serde::de::Error::custom)
+        d.deserialize_any(Visitor)
     }
 }

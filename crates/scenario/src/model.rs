@@ -67,8 +67,7 @@ pub struct NamespaceDef {
 
 /// Entity settings as a file gives them: whatever is missing keeps its default (or, in an
 /// update, its current value).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct SettingsDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_message_time_to_live: Option<Dur>,
@@ -136,6 +135,84 @@ impl SettingsDef {
     }
 }
 
+/// An entity to create or update as a file writes it: its names and its settings side by side.
+/// One reader for both (a derived reader of the settings `flatten`ed into each costs the wasm
+/// several KB more).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EntityWire {
+    entity: Option<String>,
+    queue: Option<String>,
+    topic: Option<String>,
+    subscription: Option<String>,
+    rule: Option<RuleDef>,
+    default_message_time_to_live: Option<Dur>,
+    lock_duration: Option<Dur>,
+    max_delivery_count: Option<u32>,
+    dead_lettering_on_message_expiration: Option<bool>,
+    auto_delete_on_idle: Option<Dur>,
+    forward_to: Option<String>,
+    forward_dead_lettered_messages_to: Option<String>,
+    max_size_bytes: Option<u64>,
+    requires_duplicate_detection: Option<bool>,
+    duplicate_detection_history_time_window: Option<Dur>,
+    requires_session: Option<bool>,
+}
+
+impl EntityWire {
+    fn settings(&mut self) -> SettingsDef {
+        SettingsDef {
+            default_message_time_to_live: self.default_message_time_to_live,
+            lock_duration: self.lock_duration,
+            max_delivery_count: self.max_delivery_count,
+            dead_lettering_on_message_expiration: self.dead_lettering_on_message_expiration,
+            auto_delete_on_idle: self.auto_delete_on_idle,
+            forward_to: self.forward_to.take(),
+            forward_dead_lettered_messages_to: self.forward_dead_lettered_messages_to.take(),
+            max_size_bytes: self.max_size_bytes,
+            requires_duplicate_detection: self.requires_duplicate_detection,
+            duplicate_detection_history_time_window: self.duplicate_detection_history_time_window,
+            requires_session: self.requires_session,
+        }
+    }
+}
+
+impl TryFrom<EntityWire> for EntityDef {
+    type Error = crate::Text;
+    fn try_from(mut w: EntityWire) -> Result<EntityDef, crate::Text> {
+        if w.entity.is_some() {
+            return Err(sbp_engine::text!("s-field-here", field = "entity"));
+        }
+        Ok(EntityDef {
+            settings: w.settings(),
+            queue: w.queue,
+            topic: w.topic,
+            subscription: w.subscription,
+            rule: w.rule,
+        })
+    }
+}
+
+impl TryFrom<EntityWire> for UpdateDef {
+    type Error = crate::Text;
+    fn try_from(mut w: EntityWire) -> Result<UpdateDef, crate::Text> {
+        let misplaced = [
+            ("queue", w.queue.is_some()),
+            ("topic", w.topic.is_some()),
+            ("subscription", w.subscription.is_some()),
+            ("rule", w.rule.is_some()),
+        ];
+        if let Some((field, _)) = misplaced.iter().find(|(_, set)| *set) {
+            return Err(sbp_engine::text!("s-field-here", field = field));
+        }
+        let settings = w.settings();
+        let entity = w
+            .entity
+            .ok_or_else(|| sbp_engine::text!("s-update-entity"))?;
+        Ok(UpdateDef { entity, settings })
+    }
+}
+
 /// A subscription's correlation filter; every field given must match. No rule: match all.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -162,7 +239,7 @@ pub struct RuleDef {
 /// `{"queue": "orders", ...settings}`, `{"topic": "events"}`, or
 /// `{"subscription": "events/subscriptions/audit", "rule": {...}, ...settings}`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "EntityWire")]
 pub struct EntityDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<String>,
@@ -326,7 +403,7 @@ pub struct CancelDef {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "EntityWire")]
 pub struct UpdateDef {
     pub entity: String,
     #[serde(flatten)]
@@ -591,11 +668,39 @@ pub struct ReturnedExpect {
 
 /// The error a step must fail with: a name ("MessageLockLost"), a class ("any", "client": an
 /// error the client raises before anything reaches the broker), or a list of those.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum ErrorMatch {
     One(String),
     AnyOf(Vec<String>),
+}
+
+/// A name or a list of names. A visitor, not an untagged enum: that would bring serde's
+/// buffering machinery into the wasm.
+impl<'de> Deserialize<'de> for ErrorMatch {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = ErrorMatch;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an error name or a list of error names")
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<ErrorMatch, E> {
+                Ok(ErrorMatch::One(name.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<ErrorMatch, A::Error> {
+                let mut names = Vec::new();
+                while let Some(name) = seq.next_element::<String>()? {
+                    names.push(name);
+                }
+                Ok(ErrorMatch::AnyOf(names))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 impl ErrorMatch {

@@ -58,10 +58,12 @@ pub fn choice(node: &NodeRef, id: &'static str, options: &[(String, String)]) ->
     }
 }
 
+#[inline(never)]
 pub fn same(paths: Vec<String>) -> Vec<(String, String)> {
     paths.into_iter().map(|p| (p.clone(), p)).collect()
 }
 /// Options whose labels are catalog keys: (value, key).
+#[inline(never)]
 pub fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
     items
         .iter()
@@ -90,12 +92,14 @@ pub struct Field {
 }
 
 impl Field {
+    #[inline(never)]
     pub fn keyed(mut self, key: &'static str) -> Self {
         self.key = key;
         self
     }
 }
 
+#[inline(never)]
 pub fn text_field(id: &'static str, value: &'static str, placeholder: bool) -> Field {
     Field {
         id,
@@ -106,6 +110,7 @@ pub fn text_field(id: &'static str, value: &'static str, placeholder: bool) -> F
     }
 }
 
+#[inline(never)]
 pub fn choice_field(id: &'static str, options: Vec<(String, String)>) -> Field {
     Field {
         id,
@@ -116,6 +121,7 @@ pub fn choice_field(id: &'static str, options: Vec<(String, String)>) -> Field {
     }
 }
 
+#[inline(never)]
 pub fn check_field(id: &'static str) -> Field {
     Field {
         id,

@@ -130,7 +130,7 @@ pub fn lanes(store: &crate::state::Store) -> Html {
                         <p class="settings">{settings_text(e)}</p>
                     </header>
                     if e.settings.requires_session {
-                        {sessions(e, &sim.ns, now)}
+                        <p class="sessions" data-testid="sessions">{sessions(e, &sim.ns, now)}</p>
                     }
                     {cards(store, &e.path, false)}
                     if e.kind != EntityKind::Topic {
@@ -146,29 +146,35 @@ pub fn lanes(store: &crate::state::Store) -> Html {
     }
 }
 
-/// SES-02..05: a session entity's sessions: who holds each, until when, and its state.
-fn sessions(e: &Entity, ns: &sbp_engine::Namespace, now: Instant) -> Html {
+/// SES-02..05: a session entity's sessions: who holds each, until when, and its state. One
+/// line of text (the first few sessions), so it costs the wasm little.
+fn sessions(e: &Entity, ns: &sbp_engine::Namespace, now: Instant) -> String {
     const SHOWN: usize = 8;
-    html! {
-        <ul class="sessions" aria-label={t("sessions")}>
-            { for e.sessions.iter().take(SHOWN).map(|s| {
-                let lock = s.lock.filter(|l| l.locked_until > now);
-                let held = match lock {
-                    Some(l) => tf("session-held", &[("receiver", ns.receiver_name(l.holder)), ("left", &countdown(now, l.locked_until))]),
-                    None => t("session-free"),
-                };
-                let state = s.state.as_ref().map(|v| tf("session-state-is", &[("state", v)])).unwrap_or_default();
-                html! {
-                    <li class={classes!("session", lock.is_some().then_some("held"))} data-session={s.id.clone()}>
-                        {format!("SessionId {} · {held}{state}", s.id)}
-                    </li>
-                }
-            }) }
-            if e.sessions.len() > SHOWN {
-                <li class="more">{tf("sessions-more", &[("more", &(e.sessions.len() - SHOWN).to_string())])}</li>
-            }
-        </ul>
+    let mut line = t("sessions");
+    for s in e.sessions.iter().take(SHOWN) {
+        let held = match s.lock.filter(|l| l.locked_until > now) {
+            Some(l) => tf(
+                "session-held",
+                &[
+                    ("receiver", ns.receiver_name(l.holder)),
+                    ("left", &countdown(now, l.locked_until)),
+                ],
+            ),
+            None => t("session-free"),
+        };
+        line += &format!(" · {} ({held}", s.id);
+        if let Some(state) = &s.state {
+            line += &tf("session-state-is", &[("state", state)]);
+        }
+        line += ")";
     }
+    if e.sessions.len() > SHOWN {
+        line += &tf(
+            "sessions-more",
+            &[("more", &(e.sessions.len() - SHOWN).to_string())],
+        );
+    }
+    line
 }
 
 /// One queue's cards (the entity's or its DLQ's).
