@@ -188,7 +188,10 @@ fn import_prints_a_scenario_that_runs_and_export_writes_it_back_as_a_config() {
     assert!(scenario.contains("\"tier\": \"Emulator\""), "{scenario}");
     // SES-01: RequiresSession is modelled now; what is not (logging) is still said.
     assert!(!warnings.contains("RequiresSession"), "{warnings}");
-    assert!(scenario.contains("\"requires_session\": true"), "{scenario}");
+    assert!(
+        scenario.contains("\"requires_session\": true"),
+        "{scenario}"
+    );
     let path = temp_file("imported.json", &scenario);
     let (code, out, _) = sbp(&["check", path.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}");

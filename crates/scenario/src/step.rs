@@ -13,11 +13,9 @@ use sbp_engine::{
     Burst, Command, ConsumerSpec, EntitySettings, Fault, Namespace, NewMessage, Processing,
     ProducerSpec, ReceiveMode, ReceiveOptions, SessionOp, Settlement, Spike, SubscriptionRule,
 };
-use serde::Deserialize;
 
 /// One step of a timeline. Without an action it is narration only (and must have a note).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(try_from = "crate::wire::StepWire")]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Step {
     pub at: Dur,
     /// A sentence shown while the step plays (narration).

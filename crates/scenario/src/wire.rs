@@ -1,6 +1,6 @@
-//! The wire shape of a step: format version 1 writes a step as a flat object with one optional
-//! field per action (`{"at": "10s", "receive": {...}}`). [`Step`] converts from and to it, so the
-//! JSON stays the same whatever the types behind it.
+//! The wire shape of a step: format version 1 writes a step as a flat object with its action
+//! under the action's key (`{"at": "10s", "receive": {...}}`). [`Step`] is read from and written
+//! to it here, so the JSON stays the same whatever the types behind it.
 use crate::dur::Dur;
 use crate::model::*;
 use crate::step::{Action, Step};
@@ -8,105 +8,115 @@ use sbp_engine::time::format_duration;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
-/// A step as format version 1 writes it: one optional field per action.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StepWire {
-    pub at: Dur,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expect_error: Option<ErrorMatch>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub send: Option<SendDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cancel_scheduled: Option<CancelDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peek: Option<PeekDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub receive: Option<ReceiveDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub receive_deferred: Option<ReceiveDeferredDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub complete: Option<SettleDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub abandon: Option<SettleDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dead_letter: Option<SettleDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub defer: Option<SettleDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub renew_lock: Option<SettleDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub create: Option<EntityDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub update: Option<UpdateDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delete: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub close_receiver: Option<ReceiverDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session: Option<SessionDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fault: Option<FaultDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_producer: Option<ProducerDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop_producer: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_consumers: Option<ConsumerDef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop_consumers: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expect: Option<Box<Expectation>>,
-}
+/// The keys a step may have: `at`, `note`, `expect_error`, then one per action.
+const KEYS: &[&str] = &[
+    "at",
+    "note",
+    "expect_error",
+    "send",
+    "cancel_scheduled",
+    "peek",
+    "receive",
+    "receive_deferred",
+    "complete",
+    "abandon",
+    "dead_letter",
+    "defer",
+    "renew_lock",
+    "create",
+    "update",
+    "delete",
+    "close_receiver",
+    "session",
+    "fault",
+    "start_producer",
+    "stop_producer",
+    "start_consumers",
+    "stop_consumers",
+    "expect",
+];
 
-impl TryFrom<StepWire> for Step {
-    type Error = crate::Text;
-
-    /// Exactly one action, or none with a note (narration).
-    fn try_from(w: StepWire) -> Result<Step, crate::Text> {
-        let mut actions: Vec<Action> = Vec::new();
-        let mut take = |a: Option<Action>| actions.extend(a);
-        take(w.send.map(Action::Send));
-        take(w.cancel_scheduled.map(Action::CancelScheduled));
-        take(w.peek.map(Action::Peek));
-        take(w.receive.map(Action::Receive));
-        take(w.receive_deferred.map(Action::ReceiveDeferred));
-        take(w.complete.map(Action::Complete));
-        take(w.abandon.map(Action::Abandon));
-        take(w.dead_letter.map(Action::DeadLetter));
-        take(w.defer.map(Action::Defer));
-        take(w.renew_lock.map(Action::RenewLock));
-        take(w.create.map(Action::Create));
-        take(w.update.map(Action::Update));
-        take(w.delete.map(Action::Delete));
-        take(w.close_receiver.map(Action::CloseReceiver));
-        take(w.session.map(Action::Session));
-        take(w.fault.map(Action::Fault));
-        take(w.start_producer.map(Action::StartProducer));
-        take(w.stop_producer.map(Action::StopProducer));
-        take(w.start_consumers.map(Action::StartConsumers));
-        take(w.stop_consumers.map(Action::StopConsumers));
-        take(w.expect.map(Action::Expect));
-        if actions.len() > 1 || (actions.is_empty() && w.note.is_none()) {
-            let names: Vec<&str> = actions.iter().map(Action::key).collect();
-            return Err(if names.is_empty() {
-                sbp_engine::text!("s-step-no-action", at = format_duration(w.at.ms()))
-            } else {
-                sbp_engine::text!(
-                    "s-step-actions",
-                    at = format_duration(w.at.ms()),
-                    actions = names.join(", ")
-                )
-            });
+/// A step read key by key: each action's reader is called directly (a derived reader of a flat
+/// struct with an optional field per action costs the wasm several KB more). Exactly one
+/// action, or none with a note (narration).
+impl<'de> Deserialize<'de> for Step {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Step, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Step;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a step")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Step, A::Error> {
+                use serde::de::Error;
+                let (mut at, mut note, mut expect_error) = (None, None, None);
+                let mut actions: Vec<Action> = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    let action = match key.as_str() {
+                        "at" if at.is_some() => return Err(A::Error::duplicate_field("at")),
+                        "at" => {
+                            at = Some(map.next_value::<Dur>()?);
+                            continue;
+                        }
+                        "note" if note.is_some() => return Err(A::Error::duplicate_field("note")),
+                        "note" => {
+                            note = Some(map.next_value::<String>()?);
+                            continue;
+                        }
+                        "expect_error" if expect_error.is_some() => {
+                            return Err(A::Error::duplicate_field("expect_error"))
+                        }
+                        "expect_error" => {
+                            expect_error = Some(map.next_value::<ErrorMatch>()?);
+                            continue;
+                        }
+                        "send" => Action::Send(map.next_value()?),
+                        "cancel_scheduled" => Action::CancelScheduled(map.next_value()?),
+                        "peek" => Action::Peek(map.next_value()?),
+                        "receive" => Action::Receive(map.next_value()?),
+                        "receive_deferred" => Action::ReceiveDeferred(map.next_value()?),
+                        "complete" => Action::Complete(map.next_value()?),
+                        "abandon" => Action::Abandon(map.next_value()?),
+                        "dead_letter" => Action::DeadLetter(map.next_value()?),
+                        "defer" => Action::Defer(map.next_value()?),
+                        "renew_lock" => Action::RenewLock(map.next_value()?),
+                        "create" => Action::Create(map.next_value()?),
+                        "update" => Action::Update(map.next_value()?),
+                        "delete" => Action::Delete(map.next_value()?),
+                        "close_receiver" => Action::CloseReceiver(map.next_value()?),
+                        "session" => Action::Session(map.next_value()?),
+                        "fault" => Action::Fault(map.next_value()?),
+                        "start_producer" => Action::StartProducer(map.next_value()?),
+                        "stop_producer" => Action::StopProducer(map.next_value()?),
+                        "start_consumers" => Action::StartConsumers(map.next_value()?),
+                        "stop_consumers" => Action::StopConsumers(map.next_value()?),
+                        "expect" => Action::Expect(map.next_value()?),
+                        other => return Err(A::Error::unknown_field(other, KEYS)),
+                    };
+                    actions.push(action);
+                }
+                let at: Dur = at.ok_or_else(|| A::Error::missing_field("at"))?;
+                if actions.len() > 1 || (actions.is_empty() && note.is_none()) {
+                    let names: Vec<&str> = actions.iter().map(Action::key).collect();
+                    return Err(A::Error::custom(if names.is_empty() {
+                        sbp_engine::text!("s-step-no-action", at = format_duration(at.ms()))
+                    } else {
+                        sbp_engine::text!(
+                            "s-step-actions",
+                            at = format_duration(at.ms()),
+                            actions = names.join(", ")
+                        )
+                    }));
+                }
+                Ok(Step {
+                    at,
+                    note,
+                    expect_error,
+                    action: actions.pop(),
+                })
+            }
         }
-        Ok(Step {
-            at: w.at,
-            note: w.note,
-            expect_error: w.expect_error,
-            action: actions.pop(),
-        })
+        d.deserialize_map(Visitor)
     }
 }
 
