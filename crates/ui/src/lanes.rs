@@ -94,7 +94,13 @@ fn settings_text(e: &Entity) -> String {
             ],
         ),
     };
-    text + &duplicates
+    // SES-01: chosen at creation.
+    let sessions = if s.requires_session {
+        " · RequiresSession"
+    } else {
+        ""
+    };
+    text + &duplicates + sessions
 }
 
 /// The lanes. A plain function, not a component: it follows every tick anyway.
