@@ -210,6 +210,28 @@ test('filters: a subscription made with a SQL filter and action takes only what 
   await big.locator('.card .mid', { hasText: 'large' }).click();
   await page.locator('#inspector', { hasText: 'tier' }).waitFor();
   await page.locator('#inspector', { hasText: 'gold' }).waitFor();
+  // FLT-01: a second rule, with an action of its own, added to the subscription by name.
+  await tab(page, 'entities');
+  await page.selectOption('#entity-target', 'events/subscriptions/big');
+  await page.fill('#entity-rule-name', 'red');
+  await page.fill('#entity-rule-sql', "color = 'red'");
+  await page.fill('#entity-rule-action', "SET tier = 'red'");
+  await page.click('#entity-add-rule');
+  await big.locator('.settings', { hasText: "red: color = 'red'" }).waitFor();
+  await page.click('#entity-add-rule');
+  const exists = await page.locator('#entity-form .field-error, #error-banner').first().textContent();
+  if (!exists.includes('FLT-01')) throw new Error(exists);
+  await tab(page, 'send');
+  await page.fill('#send-props', 'quantity=50, color=red');
+  await send(page, { ttl: '1h', id: 'both' });
+  // Both rules match: the plain rule's copy and red's own.
+  await big.locator('[data-testid="counts"]', { hasText: '3 active' }).waitFor();
+  await page.locator('#event-log td', { hasText: "by rule red's action" }).first().waitFor();
+  await tab(page, 'entities');
+  await page.selectOption('#entity-target', 'events/subscriptions/big');
+  await page.fill('#entity-rule-name', 'red');
+  await page.click('#entity-remove-rule');
+  await big.locator('.settings', { hasText: "red: color = 'red'" }).waitFor({ state: 'detached' });
 });
 
 test('sessions: a session queue made in the UI, sends with SessionIds, accept, receive in order, state, renew and close (SES-01..05)', async (ctx) => {

@@ -108,7 +108,18 @@ pub enum Command {
         topic: String,
         name: String,
         settings: EntitySettings,
+        /// FLT-01: its rules by name (none: `$Default`).
+        rules: Vec<(String, SubscriptionRule)>,
+    },
+    /// FLT-01.
+    CreateRule {
+        subscription: String,
+        name: String,
         rule: SubscriptionRule,
+    },
+    DeleteRule {
+        subscription: String,
+        name: String,
     },
     UpdateEntity {
         path: String,
@@ -185,6 +196,8 @@ impl Command {
             Command::CreateQueue { .. } => "create-queue",
             Command::CreateTopic { .. } => "create-topic",
             Command::CreateSubscription { .. } => "create-subscription",
+            Command::CreateRule { .. } => "create-rule",
+            Command::DeleteRule { .. } => "delete-rule",
             Command::UpdateEntity { .. } => "update-entity",
             Command::DeleteEntity { .. } => "delete-entity",
             Command::Send { .. } => "send",
@@ -215,6 +228,9 @@ impl Command {
             Command::StartProducer(p) => Some(&p.to),
             Command::StartConsumers(c) => Some(&c.from),
             Command::CreateSubscription { topic, .. } => Some(topic),
+            Command::CreateRule { subscription, .. } | Command::DeleteRule { subscription, .. } => {
+                Some(subscription)
+            }
             Command::UpdateEntity { path, .. } | Command::DeleteEntity { path } => Some(path),
             Command::Send { to, .. }
             | Command::Schedule { to, .. }

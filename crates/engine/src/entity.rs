@@ -19,6 +19,9 @@ pub enum EntityKind {
     Subscription { topic: u32 },
 }
 
+/// FLT-01: the rule a new subscription gets.
+pub const DEFAULT_RULE: &str = "$Default";
+
 /// A subscription's rule (TOP-01): everything, or a correlation filter whose every set field must match.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SubscriptionRule {
@@ -69,6 +72,11 @@ impl SqlRule {
                 None => Vec::new(),
             },
         })
+    }
+
+    /// Whether the rule has an action (FLT-01: such a rule gives a copy of its own).
+    pub fn has_action(&self) -> bool {
+        !self.assignments.is_empty()
     }
 
     /// FLT-04: the action applied to a subscription's copy.
@@ -271,7 +279,9 @@ pub struct Entity {
     pub path: String,
     pub kind: EntityKind,
     pub settings: EntitySettings,
-    pub rule: SubscriptionRule,
+    /// FLT-01: a subscription's rules by name, in creation order (`$Default` first, unless it
+    /// was removed or given another name); empty for queues and topics.
+    pub rules: Vec<(String, SubscriptionRule)>,
     /// Topics: their subscriptions, in creation order.
     pub subscriptions: Vec<u32>,
     /// Queues and subscriptions: their messages. Topics: scheduled messages waiting to fan out.
@@ -360,7 +370,7 @@ impl Entity {
         path: &str,
         kind: EntityKind,
         settings: EntitySettings,
-        rule: SubscriptionRule,
+        rules: Vec<(String, SubscriptionRule)>,
         now: Instant,
     ) -> Self {
         Entity {
@@ -368,7 +378,7 @@ impl Entity {
             path: path.to_string(),
             kind,
             settings,
-            rule,
+            rules,
             subscriptions: Vec::new(),
             main: Store::default(),
             dlq: Store::default(),
@@ -413,6 +423,19 @@ impl Entity {
         });
         self.session_ids.insert(id.to_string(), i);
         i
+    }
+
+    /// A subscription's rules in words: "name: filter; ..." (only the filter when it has just
+    /// `$Default`).
+    pub fn rules_text(&self) -> String {
+        match self.rules.as_slice() {
+            [(name, rule)] if name == DEFAULT_RULE => rule.text(),
+            rules => rules
+                .iter()
+                .map(|(name, rule)| format!("{name}: {}", rule.text()))
+                .collect::<Vec<_>>()
+                .join("; "),
+        }
     }
 
     /// MSG-01: 1, 2, 3... with no gaps.

@@ -45,6 +45,8 @@ pub enum EventKind {
     Sent {
         expires_at: Instant,
         ttl_capped: bool,
+        /// FLT-01: the rule whose action made this subscription's copy.
+        rule_name: Option<String>,
     },
     Scheduled {
         scheduled_enqueue_time: Instant,

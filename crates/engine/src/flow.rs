@@ -207,7 +207,7 @@ impl Namespace {
                         }),
                         to: main,
                         movement: Movement::FanOut,
-                        label: e.rule.text(),
+                        label: e.rules_text(),
                     });
                     PlaceKind::Subscription
                 }

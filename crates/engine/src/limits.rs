@@ -49,3 +49,7 @@ pub const MAX_SESSION_ID: usize = 128;
 pub const MAX_SESSION_STATE: usize = 64 * 1024;
 /// SES-01: the sessions one producer spreads its messages over.
 pub const MAX_PRODUCER_SESSIONS: u32 = 1_000;
+/// FLT-01: a rule's name (the service's limit).
+pub const MAX_RULE_NAME: usize = 50;
+/// FLT-01: rules on one subscription.
+pub const MAX_RULES: usize = 100;

@@ -81,7 +81,7 @@ rules! {
     Ses03 = "SES-03": "Within a session, messages are delivered in SequenceNumber order, only to the holder of its lock.",
     Ses04 = "SES-04": "When the session lock lapses or the session is closed, the session is released and the holder's settlements fail with SessionLockLost; a lapse counts a failed delivery for its unsettled messages, closing does not.",
     Ses05 = "SES-05": "Session state: a value per session that its holder gets and sets; it outlives holders.",
-    Flt01 = "FLT-01": "A subscription has a rule; a new one gets $Default with a TrueFilter. A matching rule gives the subscription one copy; a topic message that no subscription matches is accepted and dropped.",
+    Flt01 = "FLT-01": "A subscription has one or more rules; a new one gets $Default with a TrueFilter. The matching rules without an action give the subscription one copy; each matching rule with an action gives a copy of its own (its rule named). A topic message that no subscription matches is accepted and dropped.",
     Flt02 = "FLT-02": "Correlation filter: every property it sets must be equal: CorrelationId, MessageId, To, ReplyTo, Subject (Label), SessionId, ReplyToSessionId, ContentType, and application properties.",
     Flt03 = "FLT-03": "SQL filter: a SQL-92 subset over system (sys.) and application properties: comparison, AND/OR/NOT, IN, LIKE, IS [NOT] NULL, EXISTS, arithmetic; a missing property makes a comparison unknown, which is no match.",
     Flt04 = "FLT-04": "A rule's SQL action (SET, REMOVE) changes the subscription's copy only.",

@@ -192,7 +192,7 @@ impl Code {
                 self.line("import time");
                 self.line("from datetime import datetime, timedelta, timezone");
                 self.line("from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusReceiveMode, NEXT_AVAILABLE_SESSION");
-                self.line("from azure.servicebus.management import ServiceBusAdministrationClient, CorrelationRuleFilter, SqlRuleFilter, SqlRuleAction");
+                self.line("from azure.servicebus.management import ServiceBusAdministrationClient, CorrelationRuleFilter, SqlRuleFilter, SqlRuleAction, TrueRuleFilter");
                 self.line("");
                 self.say(text!("code-connection"));
                 self.note(EMULATOR_CONNECTION);
@@ -290,11 +290,20 @@ impl Code {
                 EntityKind::Topic => self.create("Topic", &path, None, &settings, None),
                 EntityKind::Subscription { .. } => {
                     let (topic, name) = path.split_once("/subscriptions/").unwrap_or((&path, ""));
-                    let rule = match &e.rule {
-                        SubscriptionRule::MatchAll => None,
-                        r => Some(r.clone()),
+                    // FLT-01: the first rule with the subscription (none to write for the
+                    // service's own `$Default`), the others added after it.
+                    let first = match e.rules.first() {
+                        Some((n, SubscriptionRule::MatchAll))
+                            if n == sbp_engine::entity::DEFAULT_RULE =>
+                        {
+                            None
+                        }
+                        other => other.map(|(n, r)| (n.as_str(), r)),
                     };
-                    self.create("Subscription", name, Some(topic), &settings, rule.as_ref())
+                    self.create("Subscription", name, Some(topic), &settings, first);
+                    for (rule_name, rule) in e.rules.iter().skip(1) {
+                        self.add_rule(topic, name, rule_name, Some(rule));
+                    }
                 }
             }
         }
@@ -383,7 +392,7 @@ impl Code {
         name: &str,
         topic: Option<&str>,
         s: &EntitySettings,
-        rule: Option<&SubscriptionRule>,
+        rule: Option<(&str, &SubscriptionRule)>,
     ) {
         let options = self.options(kind, s);
         let target = match topic {
@@ -399,13 +408,14 @@ impl Code {
                     fields.join(", ")
                 );
                 match rule {
-                    Some(r) => {
+                    Some((rule_name, r)) => {
                         let action = self
                             .rule_action(r)
                             .map(|a| format!(" {{ Action = {a} }}"))
                             .unwrap_or_default();
                         self.line(&format!(
-                            "await admin.CreateSubscriptionAsync({opts}, new CreateRuleOptions(\"filter\", {}){action});",
+                            "await admin.CreateSubscriptionAsync({opts}, new CreateRuleOptions({}, {}){action});",
+                            quoted(rule_name),
                             self.filter(r)
                         ))
                     }
@@ -418,22 +428,9 @@ impl Code {
                     .collect();
                 let snake = kind.to_ascii_lowercase();
                 self.line(&format!("admin.create_{snake}({})", args.join(", ")));
-                if let (Some(r), Some(t)) = (rule, topic) {
-                    self.line(&format!(
-                        "admin.delete_rule({}, {}, \"$Default\")",
-                        quoted(t),
-                        quoted(name)
-                    ));
-                    let action = self
-                        .rule_action(r)
-                        .map(|a| format!(", action={a}"))
-                        .unwrap_or_default();
-                    self.line(&format!(
-                        "admin.create_rule({}, {}, \"filter\", filter={}{action})",
-                        quoted(t),
-                        quoted(name),
-                        self.filter(r)
-                    ));
+                if let (Some((rule_name, r)), Some(t)) = (rule, topic) {
+                    self.remove_rule(t, name, sbp_engine::entity::DEFAULT_RULE);
+                    self.add_rule(t, name, rule_name, Some(r));
                 }
             }
             Lang::JavaScript => {
@@ -443,25 +440,61 @@ impl Code {
                     "await admin.create{kind}({target}, {{ {} }});",
                     fields.join(", ")
                 ));
-                if let (Some(r), Some(t)) = (rule, topic) {
-                    self.line(&format!(
-                        "await admin.deleteRule({}, {}, \"$Default\");",
-                        quoted(t),
-                        quoted(name)
-                    ));
-                    let action = self
-                        .rule_action(r)
-                        .map(|a| format!(", {a}"))
-                        .unwrap_or_default();
-                    self.line(&format!(
-                        "await admin.createRule({}, {}, \"filter\", {}{action});",
-                        quoted(t),
-                        quoted(name),
-                        self.filter(r)
-                    ));
+                if let (Some((rule_name, r)), Some(t)) = (rule, topic) {
+                    self.remove_rule(t, name, sbp_engine::entity::DEFAULT_RULE);
+                    self.add_rule(t, name, rule_name, Some(r));
                 }
             }
         }
+    }
+
+    /// FLT-01: a rule added to subscription `name` of `topic` (None: a rule that could not be
+    /// read, said as a comment).
+    fn add_rule(
+        &mut self,
+        topic: &str,
+        name: &str,
+        rule_name: &str,
+        rule: Option<&SubscriptionRule>,
+    ) {
+        let Some(r) = rule else {
+            return self.say(text!("code-rule-unread", name = rule_name));
+        };
+        let (t, s, n, f) = (
+            quoted(topic),
+            quoted(name),
+            quoted(rule_name),
+            self.filter(r),
+        );
+        let action = self.rule_action(r);
+        let line = match self.lang {
+            Lang::CSharp => format!(
+                "await admin.CreateRuleAsync({t}, {s}, new CreateRuleOptions({n}, {f}){});",
+                action
+                    .map(|a| format!(" {{ Action = {a} }}"))
+                    .unwrap_or_default()
+            ),
+            Lang::Python => format!(
+                "admin.create_rule({t}, {s}, {n}, filter={f}{})",
+                action.map(|a| format!(", action={a}")).unwrap_or_default()
+            ),
+            Lang::JavaScript => format!(
+                "await admin.createRule({t}, {s}, {n}, {f}{});",
+                action.map(|a| format!(", {a}")).unwrap_or_default()
+            ),
+        };
+        self.line(&line);
+    }
+
+    /// FLT-01: a subscription's rule removed by its name.
+    fn remove_rule(&mut self, topic: &str, name: &str, rule_name: &str) {
+        let (t, s, n) = (quoted(topic), quoted(name), quoted(rule_name));
+        let line = match self.lang {
+            Lang::CSharp => format!("await admin.DeleteRuleAsync({t}, {s}, {n});"),
+            Lang::Python => format!("admin.delete_rule({t}, {s}, {n})"),
+            Lang::JavaScript => format!("await admin.deleteRule({t}, {s}, {n});"),
+        };
+        self.line(&line);
     }
 
     /// A SQL rule's action, if it has one.
@@ -488,7 +521,12 @@ impl Code {
             };
         }
         let Some(c) = rule.correlation() else {
-            return String::new();
+            // TOP-01: a rule that takes every message.
+            return match self.lang {
+                Lang::CSharp => "new TrueRuleFilter()".into(),
+                Lang::Python => "TrueRuleFilter()".into(),
+                Lang::JavaScript => "{ sqlExpression: \"1=1\" }".into(),
+            };
         };
         let application_properties = c.application;
         // Python's filter names Subject `label`.
@@ -864,6 +902,19 @@ impl Code {
                 None => self.say(text!("code-disconnect")),
             },
             Action::Session(d) => self.session(d),
+            Action::AddRule(r) | Action::RemoveRule(r) => {
+                let (topic, name) = r
+                    .subscription
+                    .split_once("/subscriptions/")
+                    .unwrap_or((&r.subscription, ""));
+                let rule_name = r.rule.name.as_deref().unwrap_or("");
+                if matches!(action, Action::RemoveRule(_)) {
+                    self.remove_rule(topic, name, rule_name);
+                } else {
+                    let rule = crate::step::subscription_rule(Some(&r.rule)).ok();
+                    self.add_rule(topic, name, rule_name, rule.as_ref());
+                }
+            }
             Action::Fault(_) => self.say(text!("code-fault")),
             Action::StartProducer(p) => self.say(text!(
                 "code-producer",

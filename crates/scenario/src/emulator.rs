@@ -166,10 +166,13 @@ pub fn import(json: &str) -> Result<Imported, Text> {
             w.unknown(&at, sub, &["Name", "Properties", "Rules"]);
             let (sub_name, props) = named(s, &at)?;
             let settings = settings(props, &at, SUBSCRIPTION_PROPERTIES, &mut w)?;
-            let rule = rule(list(sub, "Rules"), &at, &mut w)?;
+            // FLT-01: every rule, by its name; the first is the subscription's first.
+            let mut rules = rules(list(sub, "Rules"), &at, &mut w)?;
+            let rule = (!rules.is_empty()).then(|| rules.remove(0));
             entities.push(EntityDef {
                 subscription: Some(format!("{name}/subscriptions/{sub_name}")),
                 rule,
+                rules,
                 settings,
                 ..EntityDef::default()
             });
@@ -312,10 +315,11 @@ fn settings(
     Ok(s)
 }
 
-/// A subscription's rules: the first correlation filter is modelled (CorrelationId, Label,
-/// MessageId, application properties); the rest is said.
-fn rule(rules: &[Value], at: &str, w: &mut Warnings) -> Result<Option<RuleDef>, Text> {
-    let mut modelled: Option<RuleDef> = None;
+/// A subscription's rules, each with its name (FLT-01): correlation filters (CorrelationId,
+/// Label, MessageId, the other system properties and application properties) and SQL filters
+/// with their actions. What cannot be modelled is said and left out.
+fn rules(rules: &[Value], at: &str, w: &mut Warnings) -> Result<Vec<RuleDef>, Text> {
+    let mut modelled = Vec::new();
     for (k, r) in rules.iter().enumerate() {
         let at = format!("{at}.Rules[{k}]");
         let o = object(r, &at)?;
@@ -334,15 +338,20 @@ fn rule(rules: &[Value], at: &str, w: &mut Warnings) -> Result<Option<RuleDef>, 
             .and_then(|a| a.get("SqlExpression"))
             .and_then(Value::as_str)
             .map(String::from);
-        match props.get("FilterType").and_then(Value::as_str) {
-            Some("Sql") if modelled.is_none() => {
+        let name = Some(
+            o.get("Name")
+                .and_then(Value::as_str)
+                .map_or_else(|| format!("rule{k}"), String::from),
+        );
+        let def = match props.get("FilterType").and_then(Value::as_str) {
+            Some("Sql") => {
                 let sql = props
                     .get("SqlFilter")
                     .and_then(|f| f.get("SqlExpression"))
                     .and_then(Value::as_str)
                     .ok_or_else(|| text!("x-no-properties", field = at.as_str()))?;
-                // An expression outside the supported subset is said, and the subscription
-                // takes every message instead: the rest of the config still opens.
+                // An expression outside the supported subset is said and left out: the rest of
+                // the config still opens.
                 if let Err(e) = sbp_engine::entity::SqlRule::new(sql, action.as_deref()) {
                     w.0.push(text!(
                         "x-sql-unsupported",
@@ -351,23 +360,25 @@ fn rule(rules: &[Value], at: &str, w: &mut Warnings) -> Result<Option<RuleDef>, 
                     ));
                     continue;
                 }
-                modelled = Some(RuleDef {
+                RuleDef {
+                    name,
                     sql: Some(sql.to_string()),
                     action,
                     ..RuleDef::default()
-                });
-                continue;
+                }
             }
-            _ if action.is_some() => w.0.push(text!("x-action", field = at.as_str())),
-            _ => {}
-        }
-        match props.get("FilterType").and_then(Value::as_str) {
-            Some("Correlation") if modelled.is_none() => {
+            Some("Correlation") => {
+                if action.is_some() {
+                    w.0.push(text!("x-action", field = at.as_str()));
+                }
                 let filter = props
                     .get("CorrelationFilter")
                     .and_then(Value::as_object)
                     .ok_or_else(|| text!("x-no-properties", field = at.as_str()))?;
-                let mut def = RuleDef::default();
+                let mut def = RuleDef {
+                    name,
+                    ..RuleDef::default()
+                };
                 for (key, value) in filter {
                     let text = || value.as_str().map(String::from);
                     match key.as_str() {
@@ -392,9 +403,8 @@ fn rule(rules: &[Value], at: &str, w: &mut Warnings) -> Result<Option<RuleDef>, 
                         )),
                     }
                 }
-                modelled = Some(def);
+                def
             }
-            Some("Correlation" | "Sql") => w.0.push(text!("x-more-rules", field = at.as_str())),
             _ => {
                 return Err(text!(
                     "x-bad-value",
@@ -402,7 +412,8 @@ fn rule(rules: &[Value], at: &str, w: &mut Warnings) -> Result<Option<RuleDef>, 
                     value = props.get("FilterType").map_or("-".into(), Value::to_string)
                 ))
             }
-        }
+        };
+        modelled.push(def);
     }
     Ok(modelled)
 }
@@ -556,8 +567,13 @@ pub fn export(scenario: &Scenario) -> Result<Exported, Text> {
                 let topic_path = sim.ns.entity_name(topic);
                 let name = e.path.rsplit('/').next().unwrap_or(&e.path);
                 let mut sub = json!({ "Name": name, "Properties": p });
-                if let Some(rule) = correlation_rule(&e.rule) {
-                    sub["Rules"] = json!([rule]);
+                // FLT-01: every rule but the service's own `$Default` alone.
+                let default_only = matches!(e.rules.as_slice(),
+                    [(n, SubscriptionRule::MatchAll)] if n == sbp_engine::entity::DEFAULT_RULE);
+                if !default_only {
+                    let rules: Vec<Value> =
+                        e.rules.iter().map(|(n, r)| config_rule(n, r)).collect();
+                    sub["Rules"] = json!(rules);
                 }
                 if let Some((_, _, subs)) = topics.iter_mut().find(|(n, _, _)| n == topic_path) {
                     subs.push(sub);
@@ -597,20 +613,24 @@ pub fn export(scenario: &Scenario) -> Result<Exported, Text> {
     })
 }
 
-/// A subscription's filter as a config's rule; none for one that takes every message (the
-/// emulator's `$Default`).
-fn correlation_rule(rule: &SubscriptionRule) -> Option<Value> {
-    if let SubscriptionRule::Sql(sql) = rule {
+/// A subscription's rule as a config writes it, under its name (every message: `1=1`).
+fn config_rule(name: &str, rule: &SubscriptionRule) -> Value {
+    let sql = |filter: &str, action: Option<&String>| {
         let mut p = json!({
             "FilterType": "Sql",
-            "SqlFilter": { "SqlExpression": sql.filter }
+            "SqlFilter": { "SqlExpression": filter }
         });
-        if let Some(a) = &sql.action {
+        if let Some(a) = action {
             p["Action"] = json!({ "SqlExpression": a });
         }
-        return Some(json!({ "Name": "filter", "Properties": p }));
+        json!({ "Name": name, "Properties": p })
+    };
+    if let SubscriptionRule::Sql(r) = rule {
+        return sql(&r.filter, r.action.as_ref());
     }
-    let c = rule.correlation()?;
+    let Some(c) = rule.correlation() else {
+        return sql("1=1", None);
+    };
     let mut filter = Map::new();
     for (k, v) in &c.system {
         // The config names Subject `Label`.
@@ -620,10 +640,10 @@ fn correlation_rule(rule: &SubscriptionRule) -> Option<Value> {
     if !c.application.is_empty() {
         filter.insert("Properties".into(), json!(c.application));
     }
-    Some(json!({
-        "Name": "filter",
+    json!({
+        "Name": name,
         "Properties": { "FilterType": "Correlation", "CorrelationFilter": filter }
-    }))
+    })
 }
 
 #[cfg(test)]

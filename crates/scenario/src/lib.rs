@@ -3,6 +3,45 @@
 //! Scenario files (a versioned JSON format: a namespace, its entities, a timeline of actions at
 //! instants, and expectations), their validation with messages a person understands, the runner
 //! that plays them over the engine, the share-link codec, and the preset scenarios.
+/// Reads a struct whose fields all have defaults (options, lists) key by key, each field's own
+/// reader called directly; an unknown key is refused as `deny_unknown_fields` would. A derived
+/// reader of such a wide struct costs the wasm several KB more.
+#[macro_export]
+macro_rules! read_by_key {
+    ($ty:ident { $($field:ident),* $(,)? }) => {
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct Visitor;
+                impl<'de> serde::de::Visitor<'de> for Visitor {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str(stringify!($ty))
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        mut map: A,
+                    ) -> Result<$ty, A::Error> {
+                        let mut out = <$ty>::default();
+                        while let Some(key) = map.next_key::<String>()? {
+                            match key.as_str() {
+                                $(stringify!($field) => out.$field = map.next_value()?,)*
+                                other => {
+                                    return Err(serde::de::Error::unknown_field(
+                                        other,
+                                        &[$(stringify!($field)),*],
+                                    ))
+                                }
+                            }
+                        }
+                        Ok(out)
+                    }
+                }
+                d.deserialize_map(Visitor)
+            }
+        }
+    };
+}
+
 pub mod bounds;
 pub use sbp_engine::text as catalog;
 mod check;

@@ -49,8 +49,7 @@ impl Default for Scenario {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct NamespaceDef {
     #[serde(default)]
     pub tier: Tier,
@@ -64,6 +63,13 @@ pub struct NamespaceDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_limit: Option<usize>,
 }
+
+crate::read_by_key!(NamespaceDef {
+    tier,
+    expiry,
+    sweep_interval,
+    log_limit,
+});
 
 /// Entity settings as a file gives them: whatever is missing keeps its default (or, in an
 /// update, its current value).
@@ -138,14 +144,14 @@ impl SettingsDef {
 /// An entity to create or update as a file writes it: its names and its settings side by side.
 /// One reader for both (a derived reader of the settings `flatten`ed into each costs the wasm
 /// several KB more).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Default)]
 struct EntityWire {
     entity: Option<String>,
     queue: Option<String>,
     topic: Option<String>,
     subscription: Option<String>,
     rule: Option<RuleDef>,
+    rules: Vec<RuleDef>,
     default_message_time_to_live: Option<Dur>,
     lock_duration: Option<Dur>,
     max_delivery_count: Option<u32>,
@@ -158,6 +164,26 @@ struct EntityWire {
     duplicate_detection_history_time_window: Option<Dur>,
     requires_session: Option<bool>,
 }
+
+crate::read_by_key!(EntityWire {
+    entity,
+    queue,
+    topic,
+    subscription,
+    rule,
+    rules,
+    default_message_time_to_live,
+    lock_duration,
+    max_delivery_count,
+    dead_lettering_on_message_expiration,
+    auto_delete_on_idle,
+    forward_to,
+    forward_dead_lettered_messages_to,
+    max_size_bytes,
+    requires_duplicate_detection,
+    duplicate_detection_history_time_window,
+    requires_session,
+});
 
 impl EntityWire {
     fn settings(&mut self) -> SettingsDef {
@@ -189,6 +215,7 @@ impl TryFrom<EntityWire> for EntityDef {
             topic: w.topic,
             subscription: w.subscription,
             rule: w.rule,
+            rules: w.rules,
         })
     }
 }
@@ -201,6 +228,7 @@ impl TryFrom<EntityWire> for UpdateDef {
             ("topic", w.topic.is_some()),
             ("subscription", w.subscription.is_some()),
             ("rule", w.rule.is_some()),
+            ("rules", !w.rules.is_empty()),
         ];
         if let Some((field, _)) = misplaced.iter().find(|(_, set)| *set) {
             return Err(sbp_engine::text!("s-field-here", field = field));
@@ -214,9 +242,11 @@ impl TryFrom<EntityWire> for UpdateDef {
 }
 
 /// A subscription's correlation filter; every field given must match. No rule: match all.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct RuleDef {
+    /// FLT-01: the rule's name (the first rule of a new subscription: `$Default` by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -236,6 +266,17 @@ pub struct RuleDef {
     pub action: Option<String>,
 }
 
+crate::read_by_key!(RuleDef {
+    name,
+    subject,
+    correlation_id,
+    message_id,
+    properties,
+    system_properties,
+    sql,
+    action,
+});
+
 /// `{"queue": "orders", ...settings}`, `{"topic": "events"}`, or
 /// `{"subscription": "events/subscriptions/audit", "rule": {...}, ...settings}`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -247,8 +288,12 @@ pub struct EntityDef {
     pub topic: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subscription: Option<String>,
+    /// The subscription's first rule (none: `$Default`, every message).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<RuleDef>,
+    /// FLT-01: more rules, each with its name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<RuleDef>,
     #[serde(flatten)]
     pub settings: SettingsDef,
 }
@@ -408,6 +453,15 @@ pub struct UpdateDef {
     pub entity: String,
     #[serde(flatten)]
     pub settings: SettingsDef,
+}
+
+/// FLT-01: `{"subscription": "events/subscriptions/s", "rule": {"name": "big", "sql": "..."}}`:
+/// a rule added to a subscription, or (remove_rule) removed by its name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleStepDef {
+    pub subscription: String,
+    pub rule: RuleDef,
 }
 
 /// SES-02..05: `{"receiver": "r1", "from": "orders", "op": "accept", "session_id": "a"}`.
@@ -573,8 +627,7 @@ pub struct ConsumerDef {
 }
 
 /// Expected counts of one entity; only the fields given are checked.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CountsDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active: Option<u64>,
@@ -592,6 +645,16 @@ pub struct CountsDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duplicates_dropped: Option<u64>,
 }
+
+crate::read_by_key!(CountsDef {
+    active,
+    locked,
+    scheduled,
+    deferred,
+    dead_lettered,
+    expired_uncollected,
+    duplicates_dropped,
+});
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -625,8 +688,7 @@ pub struct MessageExpect {
 }
 
 /// The state expected at an instant.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Expectation {
     /// When (in `expect`); an `expect` step checks at its own instant, between the steps
     /// around it.
@@ -653,10 +715,19 @@ pub struct Expectation {
     pub settings: VecMap<BTreeMap<String, serde_json::Value>>,
 }
 
+crate::read_by_key!(Expectation {
+    at,
+    counts,
+    messages,
+    exists,
+    metrics,
+    returned,
+    settings,
+});
+
 /// What a named receive or peek returned. `messages` are checked in order, each with its
 /// properties (as `messages` checks stored ones).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ReturnedExpect {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<usize>,
@@ -665,6 +736,12 @@ pub struct ReturnedExpect {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<BTreeMap<String, serde_json::Value>>,
 }
+
+crate::read_by_key!(ReturnedExpect {
+    count,
+    seqs,
+    messages,
+});
 
 /// The error a step must fail with: a name ("MessageLockLost"), a class ("any", "client": an
 /// error the client raises before anything reaches the broker), or a list of those.
@@ -742,14 +819,15 @@ impl ErrorMatch {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct RangeDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max: Option<u64>,
 }
+
+crate::read_by_key!(RangeDef { min, max });
 
 impl Scenario {
     /// Parses and validates a scenario; the error says where and what, in words.

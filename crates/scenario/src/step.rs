@@ -39,12 +39,14 @@ pub enum Action {
     DeadLetter(SettleDef),
     Defer(SettleDef),
     RenewLock(SettleDef),
-    Create(EntityDef),
+    Create(Box<EntityDef>),
     Update(UpdateDef),
     /// The entity's path.
     Delete(String),
     CloseReceiver(ReceiverDef),
     Session(SessionDef),
+    AddRule(RuleStepDef),
+    RemoveRule(RuleStepDef),
     Fault(FaultDef),
     StartProducer(ProducerDef),
     /// The producer's name.
@@ -92,6 +94,8 @@ impl Action {
             Action::Delete(_) => "delete",
             Action::CloseReceiver(_) => "close_receiver",
             Action::Session(_) => "session",
+            Action::AddRule(_) => "add_rule",
+            Action::RemoveRule(_) => "remove_rule",
             Action::Fault(_) => "fault",
             Action::StartProducer(_) => "start_producer",
             Action::StopProducer(_) => "stop_producer",
@@ -123,6 +127,7 @@ impl Action {
             Action::Delete(p) => Some(p),
             Action::CloseReceiver(r) => r.from.as_deref(),
             Action::Session(s) => Some(&s.from),
+            Action::AddRule(r) | Action::RemoveRule(r) => Some(&r.subscription),
             Action::StartProducer(p) => Some(&p.to),
             Action::StartConsumers(c) => Some(&c.from),
             Action::Fault(_)
@@ -188,6 +193,15 @@ impl Action {
             Action::Update(u) => text!("act-update", path = &u.entity),
             Action::Delete(d) => text!("act-delete", path = d),
             Action::CloseReceiver(r) => text!("act-close", receiver = &r.receiver),
+            Action::AddRule(r) | Action::RemoveRule(r) => text!(
+                if matches!(self, Action::AddRule(_)) {
+                    "act-add-rule"
+                } else {
+                    "act-remove-rule"
+                },
+                name = r.rule.name.as_deref().unwrap_or("-"),
+                path = &r.subscription
+            ),
             Action::Session(s) => text!(
                 session_key(s.op),
                 receiver = &s.receiver,
@@ -279,8 +293,13 @@ impl Action {
             Action::StartConsumers(c) => consumer_spec(c).validate().map_err(|e| e.message),
             Action::Create(d) => d
                 .rule
-                .as_ref()
-                .map_or(Ok(()), |r| check_properties(&r.properties)),
+                .iter()
+                .chain(&d.rules)
+                .try_for_each(|r| check_properties(&r.properties)),
+            Action::AddRule(r) | Action::RemoveRule(r) => {
+                check_text("name", r.rule.name.as_deref().unwrap_or(""), MAX_FIELD)?;
+                check_properties(&r.rule.properties)
+            }
             Action::Session(s) => {
                 check_text(
                     "session_id",
@@ -444,6 +463,15 @@ impl Action {
                     SessionOpDef::Close => SessionOp::Close,
                 },
             }),
+            Action::AddRule(r) => one(Command::CreateRule {
+                subscription: r.subscription.clone(),
+                name: rule_name(&r.rule)?,
+                rule: subscription_rule(Some(&r.rule))?,
+            }),
+            Action::RemoveRule(r) => one(Command::DeleteRule {
+                subscription: r.subscription.clone(),
+                name: rule_name(&r.rule)?,
+            }),
             Action::StartProducer(p) => one(Command::StartProducer(producer_spec(p))),
             Action::StopProducer(name) => one(Command::StopProducer { name: name.clone() }),
             Action::StartConsumers(c) => one(Command::StartConsumers(consumer_spec(c))),
@@ -571,29 +599,23 @@ pub fn entity_command(ns: &Namespace, def: &EntityDef) -> Result<Command, Text> 
             let Some((topic, name)) = path.split_once("/subscriptions/") else {
                 return Err(text!("s-subscription-path", path = path));
             };
-            let rule = match &def.rule {
-                None => SubscriptionRule::MatchAll,
-                Some(RuleDef {
-                    sql: Some(sql),
-                    action,
-                    ..
-                }) => SubscriptionRule::Sql(Box::new(
-                    sbp_engine::entity::SqlRule::new(sql, action.as_deref())
-                        .map_err(|e| e.message)?,
-                )),
-                Some(r) => SubscriptionRule::Correlation {
-                    subject: r.subject.clone(),
-                    correlation_id: r.correlation_id.clone(),
-                    message_id: r.message_id.clone(),
-                    application_properties: r.properties.clone(),
-                    system_properties: r.system_properties.clone(),
-                },
-            };
+            // FLT-01: the first rule (`$Default` unless named), then the named ones.
+            let first = (
+                def.rule
+                    .as_ref()
+                    .and_then(|r| r.name.clone())
+                    .unwrap_or_else(|| sbp_engine::entity::DEFAULT_RULE.to_string()),
+                subscription_rule(def.rule.as_ref())?,
+            );
+            let mut rules = vec![first];
+            for r in &def.rules {
+                rules.push((rule_name(r)?, subscription_rule(Some(r))?));
+            }
             Ok(Command::CreateSubscription {
                 topic: topic.to_string(),
                 name: name.to_string(),
                 settings,
-                rule,
+                rules,
             })
         }
         _ => Err(text!("s-entity-kind")),
@@ -649,4 +671,40 @@ pub(crate) fn consumer_spec(c: &ConsumerDef) -> ConsumerSpec {
         restart_delay: c.restart_delay.map_or(defaults.restart_delay, Dur::ms),
         ..defaults
     }
+}
+
+/// A rule as a file writes it, as the engine takes it: FLT-03 SQL (and FLT-04 action), else
+/// FLT-02 correlation; none: every message (TOP-01).
+pub fn subscription_rule(def: Option<&RuleDef>) -> Result<SubscriptionRule, Text> {
+    Ok(match def {
+        None => SubscriptionRule::MatchAll,
+        Some(RuleDef {
+            sql: Some(sql),
+            action,
+            ..
+        }) => SubscriptionRule::Sql(Box::new(
+            sbp_engine::entity::SqlRule::new(sql, action.as_deref()).map_err(|e| e.message)?,
+        )),
+        Some(r)
+            if r.subject.is_none()
+                && r.correlation_id.is_none()
+                && r.message_id.is_none()
+                && r.properties.is_empty()
+                && r.system_properties.is_empty() =>
+        {
+            SubscriptionRule::MatchAll
+        }
+        Some(r) => SubscriptionRule::Correlation {
+            subject: r.subject.clone(),
+            correlation_id: r.correlation_id.clone(),
+            message_id: r.message_id.clone(),
+            application_properties: r.properties.clone(),
+            system_properties: r.system_properties.clone(),
+        },
+    })
+}
+
+/// FLT-01: a rule added or removed by a step names itself.
+fn rule_name(def: &RuleDef) -> Result<String, Text> {
+    def.name.clone().ok_or_else(|| text!("s-rule-name"))
 }

@@ -32,11 +32,18 @@ pub fn event_text(cat: &Catalog, ns: &Namespace, e: &Event) -> String {
         EventKind::Sent {
             expires_at,
             ttl_capped,
+            rule_name,
         } => with(
             "ev-sent",
             &[
                 ("capped", &clause(*ttl_capped, "ev-sent-capped")),
                 ("expires", &format_instant(*expires_at)),
+                (
+                    "rule",
+                    &rule_name.as_ref().map_or_else(String::new, |name| {
+                        cat.format("ev-sent-rule", &[("name", name)])
+                    }),
+                ),
             ],
         ),
         EventKind::Scheduled {

@@ -56,10 +56,12 @@ fn a_real_world_config_imports_with_what_is_not_modelled_said() {
         message_id,
         application_properties,
         system_properties,
-    } = &billing.rule
+    } = &billing.rules[0].1
     else {
         panic!("a correlation filter")
     };
+    // FLT-01: under its own name.
+    assert_eq!(billing.rules[0].0, "app-prop-filter-1");
     // FLT-02: every field of the emulator's correlation filter is modelled.
     assert_eq!(system_properties.get("To").map(String::as_str), Some("xyz"));
     assert_eq!(system_properties.len(), 5);
@@ -72,7 +74,7 @@ fn a_real_world_config_imports_with_what_is_not_modelled_said() {
     );
     // FLT-03, FLT-04: the SQL filter and its action.
     let SubscriptionRule::Sql(premium) =
-        &sim.ns.entity("events/subscriptions/premium").unwrap().rule
+        &sim.ns.entity("events/subscriptions/premium").unwrap().rules[0].1
     else {
         panic!("a SQL filter")
     };
@@ -146,7 +148,7 @@ fn import_export_import_keeps_every_modelled_property() {
         let sim = Simulation::new(s).unwrap();
         sim.ns
             .entities_by_id()
-            .map(|e| (e.path.clone(), e.settings.clone(), e.rule.clone()))
+            .map(|e| (e.path.clone(), e.settings.clone(), e.rules.clone()))
             .collect::<Vec<_>>()
     };
     assert_eq!(settings(&first), settings(&second.scenario));
@@ -213,7 +215,53 @@ fn a_sql_filter_outside_the_subset_is_said_and_the_rest_opens() {
     );
     let sim = Simulation::new(&imported.scenario).unwrap();
     assert_eq!(
-        sim.ns.entity("events/subscriptions/premium").unwrap().rule,
-        SubscriptionRule::MatchAll
+        sim.ns.entity("events/subscriptions/premium").unwrap().rules,
+        vec![("$Default".to_string(), SubscriptionRule::MatchAll)]
+    );
+}
+
+/// FLT-01: a subscription with several rules imports each under its name, plays (a rule with an
+/// action gives a copy of its own), and exports them back.
+#[test]
+fn r_flt_01_several_rules_import_play_and_export() {
+    let config = r#"{"UserConfig": {"Namespaces": [{"Name": "sbemulatorns", "Queues": [], "Topics": [
+        {"Name": "events", "Properties": {}, "Subscriptions": [
+            {"Name": "all", "Properties": {}, "Rules": [
+                {"Name": "red", "Properties": {"FilterType": "Correlation", "CorrelationFilter": {"Properties": {"color": "red"}}}},
+                {"Name": "big", "Properties": {"FilterType": "Sql", "SqlFilter": {"SqlExpression": "size > 10"},
+                    "Action": {"SqlExpression": "SET tagged = 'big'"}}}
+            ]}
+        ]}
+    ]}]}}"#;
+    let mut s = import(config).expect("imports").scenario;
+    s.timeline = serde_json::from_str(
+        r#"[{"at": "0s", "send": {"to": "events", "message_id": "m1", "properties": {"color": "red", "size": "12"}}},
+            {"at": "1s", "send": {"to": "events", "message_id": "m2", "properties": {"color": "blue", "size": "1"}}}]"#,
+    )
+    .unwrap();
+    let mut sim = Simulation::new(&s).unwrap();
+    sim.run_to_end();
+    let all = sim.ns.entity("events/subscriptions/all").unwrap();
+    let names: Vec<&str> = all.rules.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["red", "big"]);
+    // m1 matches both: the plain copy (red) and big's own, acted on; m2 matches neither.
+    assert_eq!(all.main.len(), 2);
+    let tagged: Vec<Option<&String>> = all
+        .main
+        .messages
+        .values()
+        .map(|m| {
+            m.extra()
+                .and_then(|e| e.application_properties.get("tagged"))
+        })
+        .collect();
+    assert_eq!(tagged, [None, Some(&"big".to_string())]);
+    let exported = export(&s).expect("exports").config;
+    let rules = &exported["UserConfig"]["Namespaces"][0]["Topics"][0]["Subscriptions"][0]["Rules"];
+    assert_eq!(rules[0]["Name"], "red");
+    assert_eq!(rules[1]["Name"], "big");
+    assert_eq!(
+        rules[1]["Properties"]["Action"]["SqlExpression"],
+        "SET tagged = 'big'"
     );
 }

@@ -332,7 +332,22 @@ fn fault_form(props: &FormProps) -> Html {
 /// Fields: target, kind, name, subject filter, DefaultMessageTimeToLive, LockDuration,
 /// MaxDeliveryCount, AutoDeleteOnIdle, ForwardTo, ForwardDeadLetteredMessagesTo, dead-lettering
 /// on expiration. The engine checks the limits; its error names the setting.
-fn entity_step(v: &Values, _button: usize, _now: Instant) -> Result<Action, String> {
+fn entity_step(v: &Values, button: usize, _now: Instant) -> Result<Action, String> {
+    // FLT-01: a rule added to (or removed from) the subscription chosen as the target.
+    if button > 0 {
+        let step = RuleStepDef {
+            subscription: v.get("entity-target").to_string(),
+            rule: rule_def(v).unwrap_or_else(|| RuleDef {
+                name: opt(v.get("entity-rule-name").to_string()),
+                ..Default::default()
+            }),
+        };
+        return Ok(Action::Do(Box::new(Step::new(if button == 1 {
+            StepAction::AddRule(step)
+        } else {
+            StepAction::RemoveRule(step)
+        }))));
+    }
     let settings = SettingsDef {
         default_message_time_to_live: parse::dur("DefaultMessageTimeToLive", v.get("entity-ttl"))?,
         lock_duration: parse::dur("LockDuration", v.get("entity-lock"))?,
@@ -368,22 +383,32 @@ fn entity_step(v: &Values, _button: usize, _now: Instant) -> Result<Action, Stri
         "topic" => def.topic = Some(v.get("entity-name").to_string()),
         "subscription" => {
             def.subscription = Some(v.get("entity-name").to_string());
-            // FLT-03: a SQL filter (and its action), else a correlation filter on Subject.
-            def.rule = match opt(v.get("entity-rule-sql").to_string()) {
-                Some(sql) => Some(RuleDef {
-                    sql: Some(sql),
-                    action: opt(v.get("entity-rule-action").to_string()),
-                    ..Default::default()
-                }),
-                None => opt(v.get("entity-rule-subject").to_string()).map(|subject| RuleDef {
-                    subject: Some(subject),
-                    ..Default::default()
-                }),
-            };
+            def.rule = rule_def(v);
         }
         _ => def.queue = Some(v.get("entity-name").to_string()),
     }
-    Ok(Action::Do(Box::new(Step::new(StepAction::Create(def)))))
+    Ok(Action::Do(Box::new(Step::new(StepAction::Create(
+        Box::new(def),
+    )))))
+}
+
+/// The rule the form describes: FLT-03 a SQL filter (and its action), else FLT-02 a correlation
+/// filter on Subject; with its name (FLT-01). None when it names no filter.
+fn rule_def(v: &Values) -> Option<RuleDef> {
+    let name = opt(v.get("entity-rule-name").to_string());
+    match opt(v.get("entity-rule-sql").to_string()) {
+        Some(sql) => Some(RuleDef {
+            name,
+            sql: Some(sql),
+            action: opt(v.get("entity-rule-action").to_string()),
+            ..Default::default()
+        }),
+        None => opt(v.get("entity-rule-subject").to_string()).map(|subject| RuleDef {
+            name,
+            subject: Some(subject),
+            ..Default::default()
+        }),
+    }
 }
 
 /// A choice of "on", "off" or unchanged.
@@ -418,6 +443,7 @@ fn entity_form(props: &FormProps) -> Html {
             ]),
         ),
         text_field("entity-name", "", true).keyed("Name"),
+        text_field("entity-rule-name", "", true).keyed("RuleName"),
         text_field("entity-rule-subject", "", true),
         text_field("entity-rule-sql", "", true).keyed("SqlFilter"),
         text_field("entity-rule-action", "", true).keyed("SqlAction"),
@@ -447,7 +473,7 @@ fn entity_form(props: &FormProps) -> Html {
         "entity-form",
         true,
         fields,
-        vec!["entity-create"],
+        vec!["entity-create", "entity-add-rule", "entity-remove-rule"],
         entity_step,
         props,
     )

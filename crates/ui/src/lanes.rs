@@ -100,7 +100,13 @@ fn settings_text(e: &Entity) -> String {
     } else {
         ""
     };
-    text + &duplicates + sessions
+    // FLT-01: a subscription's rules.
+    let rules = if matches!(e.kind, EntityKind::Subscription { .. }) {
+        format!(" · {}", e.rules_text())
+    } else {
+        String::new()
+    };
+    text + &duplicates + sessions + &rules
 }
 
 /// The lanes. A plain function, not a component: it follows every tick anyway.

@@ -39,12 +39,12 @@ impl Namespace {
         path: &str,
         kind: EntityKind,
         settings: EntitySettings,
-        rule: SubscriptionRule,
+        rules: Vec<(String, SubscriptionRule)>,
     ) -> u32 {
         let id = u32::try_from(self.entity_names.len()).unwrap_or(u32::MAX);
         self.entity_names.push(path.to_string());
         self.entities
-            .push(Some(Entity::new(id, path, kind, settings, rule, self.now)));
+            .push(Some(Entity::new(id, path, kind, settings, rules, self.now)));
         self.paths.insert(path.to_string(), id);
         self.emit(
             QueueRef {
@@ -108,12 +108,7 @@ impl Namespace {
         }
         settings.validate(self.tier)?;
         self.check_forwarding(name, &settings, Change::NewQueue)?;
-        self.add_entity(
-            name,
-            EntityKind::Queue,
-            settings,
-            SubscriptionRule::MatchAll,
-        );
+        self.add_entity(name, EntityKind::Queue, settings, Vec::new());
         Ok(())
     }
 
@@ -142,12 +137,7 @@ impl Namespace {
             );
         }
         self.check_forwarding(name, &settings, Change::NewTopic)?;
-        self.add_entity(
-            name,
-            EntityKind::Topic,
-            settings,
-            SubscriptionRule::MatchAll,
-        );
+        self.add_entity(name, EntityKind::Topic, settings, Vec::new());
         Ok(())
     }
 
@@ -158,6 +148,42 @@ impl Namespace {
         settings: EntitySettings,
         rule: SubscriptionRule,
     ) -> Result<()> {
+        let rules = vec![(crate::entity::DEFAULT_RULE.to_string(), rule)];
+        self.create_subscription_with_rules(topic, name, settings, rules)
+    }
+
+    /// FLT-01: a subscription with its rules (none: `$Default`, which takes every message).
+    pub fn create_subscription_with_rules(
+        &mut self,
+        topic: &str,
+        name: &str,
+        settings: EntitySettings,
+        mut rules: Vec<(String, SubscriptionRule)>,
+    ) -> Result<()> {
+        if rules.is_empty() {
+            rules.push((
+                crate::entity::DEFAULT_RULE.to_string(),
+                SubscriptionRule::MatchAll,
+            ));
+        }
+        if rules.len() > crate::limits::MAX_RULES {
+            return Err(BrokerError::new(
+                ErrorKind::QuotaExceeded,
+                text!("e-max-rules", max = crate::limits::MAX_RULES),
+            ));
+        }
+        for (i, (rule_name, _)) in rules.iter().enumerate() {
+            check_rule_name(rule_name)?;
+            if rules[..i]
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(rule_name))
+            {
+                return Err(BrokerError::new(
+                    ErrorKind::MessagingEntityAlreadyExists,
+                    text!("e-rule-exists", name = rule_name, path = name),
+                ));
+            }
+        }
         let q = self.resolve(topic)?;
         let topic_entity = self.get(q.entity)?;
         // DUP-01: duplicate detection is the topic's (its subscriptions get what it accepted).
@@ -192,7 +218,7 @@ impl Namespace {
             &path,
             EntityKind::Subscription { topic: q.entity },
             settings,
-            rule,
+            rules,
         );
         self.get_mut(q.entity)?.subscriptions.push(id);
         self.touch(q.entity);
@@ -251,6 +277,79 @@ impl Namespace {
         }
         self.lose_sessions(Some(q.entity), None);
         Ok(())
+    }
+
+    /// FLT-01: adds a named rule to a subscription (names are unique within it).
+    pub fn create_rule(
+        &mut self,
+        subscription: &str,
+        name: &str,
+        rule: SubscriptionRule,
+    ) -> Result<()> {
+        check_rule_name(name)?;
+        let id = self.subscription_id(subscription)?;
+        let max = crate::limits::MAX_RULES;
+        let e = self.get(id)?;
+        if e.rules.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
+            return Err(BrokerError::new(
+                ErrorKind::MessagingEntityAlreadyExists,
+                text!("e-rule-exists", name = name, path = subscription),
+            ));
+        }
+        if e.rules.len() >= max {
+            return Err(BrokerError::new(
+                ErrorKind::QuotaExceeded,
+                text!("e-max-rules", max = max),
+            ));
+        }
+        self.get_mut(id)?.rules.push((name.to_string(), rule));
+        self.emit(
+            QueueRef {
+                entity: id,
+                dlq: false,
+            },
+            0,
+            EventKind::EntityUpdated,
+            Some(Rule::Flt01),
+        );
+        self.touch(id);
+        Ok(())
+    }
+
+    /// FLT-01: removes a subscription's rule (without rules it takes nothing).
+    pub fn delete_rule(&mut self, subscription: &str, name: &str) -> Result<()> {
+        let id = self.subscription_id(subscription)?;
+        let rules = &mut self.get_mut(id)?.rules;
+        let Some(i) = rules.iter().position(|(n, _)| n.eq_ignore_ascii_case(name)) else {
+            return Err(BrokerError::new(
+                ErrorKind::MessagingEntityNotFound,
+                text!("e-no-rule", name = name, path = subscription),
+            ));
+        };
+        rules.remove(i);
+        self.emit(
+            QueueRef {
+                entity: id,
+                dlq: false,
+            },
+            0,
+            EventKind::EntityUpdated,
+            Some(Rule::Flt01),
+        );
+        self.touch(id);
+        Ok(())
+    }
+
+    /// The id of subscription `path`: rules are a subscription's.
+    fn subscription_id(&self, path: &str) -> Result<u32> {
+        let q = self.resolve(path)?;
+        match self.get(q.entity)?.kind {
+            EntityKind::Subscription { .. } if !q.dlq => Ok(q.entity),
+            _ => Err(BrokerError::new(
+                ErrorKind::InvalidOperation,
+                text!("e-rule-not-subscription", path = path),
+            )),
+        }
     }
 
     pub fn delete_entity(&mut self, path: &str) -> Result<()> {
@@ -341,4 +440,17 @@ impl Namespace {
         e.idle_at = Some(at);
         self.push_timer(at, Timer::IdleCheck { entity: id });
     }
+}
+
+/// FLT-01: a rule's name has 1 to 50 characters (the service's limit).
+fn check_rule_name(name: &str) -> Result<()> {
+    let max = crate::limits::MAX_RULE_NAME;
+    if name.is_empty() || name.chars().count() > max {
+        return Err(BrokerError::new(
+            ErrorKind::ArgumentOutOfRange,
+            text!("e-rule-name", max = max),
+        )
+        .on_field("RuleName"));
+    }
+    Ok(())
 }

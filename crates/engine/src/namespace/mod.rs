@@ -398,10 +398,20 @@ impl Namespace {
                 topic,
                 name,
                 settings,
+                rules,
+            } => self
+                .create_subscription_with_rules(&topic, &name, settings, rules)
+                .map(|_| Reply::Done),
+            Command::CreateRule {
+                subscription,
+                name,
                 rule,
             } => self
-                .create_subscription(&topic, &name, settings, rule)
+                .create_rule(&subscription, &name, rule)
                 .map(|_| Reply::Done),
+            Command::DeleteRule { subscription, name } => {
+                self.delete_rule(&subscription, &name).map(|_| Reply::Done)
+            }
             Command::UpdateEntity { path, settings } => {
                 self.update_entity(&path, settings).map(|_| Reply::Done)
             }

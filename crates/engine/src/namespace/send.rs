@@ -135,6 +135,7 @@ impl Namespace {
             EventKind::Sent {
                 expires_at: m.expires_at,
                 ttl_capped: capped,
+                rule_name: None,
             },
             Some(rule),
         );
@@ -305,41 +306,67 @@ impl Namespace {
         self.store_active(entity, m);
     }
 
-    /// TOP-01 and TTL-04: a copy for every subscription whose rule matches, with the smallest TTL.
+    /// TOP-01, FLT-01 and TTL-04: a subscription whose rules match gets one copy for the
+    /// matching rules without an action, and one more for each matching rule with an action
+    /// (FLT-04: acted on, its rule named in the log); each with the smallest TTL.
     fn fan_out(&mut self, topic: u32, m: Message) {
         let Ok(t) = self.get(topic) else { return };
         let topic_default = t.settings.default_message_time_to_live;
         let subs: Vec<u32> = t.subscriptions.clone();
         for sub in subs {
             let Ok(s) = self.get(sub) else { continue };
-            if !s.rule.matches(&m) {
-                continue;
-            }
             let sub_default = s.settings.default_message_time_to_live;
-            let mut copy = m.clone();
-            // FLT-04: a SQL rule's action changes this subscription's copy only.
-            let rule = if let SubscriptionRule::Sql(r) = &s.rule {
-                r.act(&mut copy);
-                Rule::Flt04
-            } else {
-                Rule::Top01
-            };
-            // TTL-04: min(message TTL, topic default, subscription default).
-            copy.own_ttl = m.own_ttl.map(|t| t.min(sub_default));
-            copy.effective_ttl = copy.own_ttl.unwrap_or(topic_default.min(sub_default));
-            self.emit(
-                QueueRef {
-                    entity: sub,
-                    dlq: false,
-                },
-                copy.sequence_number,
-                EventKind::Sent {
-                    expires_at: after(self.now, copy.effective_ttl),
-                    ttl_capped: false,
-                },
-                Some(rule),
-            );
-            self.arrive(sub, copy);
+            // The copies: None the plain one, Some(i) the one of rule i with an action.
+            let mut copies: Vec<Option<usize>> = Vec::new();
+            for (i, (_, rule)) in s.rules.iter().enumerate() {
+                if !rule.matches(&m) {
+                    continue;
+                }
+                match rule {
+                    SubscriptionRule::Sql(r) if r.has_action() => copies.push(Some(i)),
+                    _ if !copies.contains(&None) => copies.insert(0, None),
+                    _ => {}
+                }
+            }
+            for (n, acting) in copies.into_iter().enumerate() {
+                let mut copy = m.clone();
+                // A second copy in one subscription takes the topic's next SequenceNumber
+                // (the playground's choice: numbers stay unique in a subscription).
+                if n > 0 {
+                    if let Ok(t) = self.get_mut(topic) {
+                        copy.sequence_number = t.take_seq();
+                    }
+                }
+                let mut rule_name = None;
+                if let Some((name, SubscriptionRule::Sql(r))) =
+                    acting.and_then(|i| self.get(sub).ok()?.rules.get(i))
+                {
+                    r.act(&mut copy);
+                    rule_name = Some(name.clone());
+                }
+                let rule = if rule_name.is_some() {
+                    Rule::Flt04
+                } else {
+                    Rule::Top01
+                };
+                // TTL-04: min(message TTL, topic default, subscription default).
+                copy.own_ttl = m.own_ttl.map(|t| t.min(sub_default));
+                copy.effective_ttl = copy.own_ttl.unwrap_or(topic_default.min(sub_default));
+                self.emit(
+                    QueueRef {
+                        entity: sub,
+                        dlq: false,
+                    },
+                    copy.sequence_number,
+                    EventKind::Sent {
+                        expires_at: after(self.now, copy.effective_ttl),
+                        ttl_capped: false,
+                        rule_name,
+                    },
+                    Some(rule),
+                );
+                self.arrive(sub, copy);
+            }
         }
     }
 

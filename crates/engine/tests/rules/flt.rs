@@ -45,6 +45,87 @@ fn r_flt_01_a_new_subscription_takes_everything_and_an_unmatched_message_is_drop
 }
 
 #[test]
+fn r_flt_01_several_rules_one_plain_copy_and_one_per_action() {
+    let mut ns = ns();
+    topic(&mut ns, vec![("s", sql("size > 0", None))]);
+    let path = "t/subscriptions/s";
+    assert_eq!(ns.entity(path).unwrap().rules[0].0, "$Default");
+    // Named rules are added and removed; names are unique (ignoring case) and 1..50 characters.
+    let red = SubscriptionRule::Correlation {
+        subject: None,
+        correlation_id: None,
+        message_id: None,
+        application_properties: props(&[("color", "red")]),
+        system_properties: props(&[]),
+    };
+    ns.create_rule(path, "red", red.clone()).unwrap();
+    ns.create_rule(path, "tag", sql("size > 10", Some("SET big = 1")))
+        .unwrap();
+    ns.create_rule(path, "mark", sql("color = 'red'", Some("SET red = 1")))
+        .unwrap();
+    let before = ns.clone();
+    for (name, kind) in [
+        ("RED", ErrorKind::MessagingEntityAlreadyExists),
+        ("", ErrorKind::ArgumentOutOfRange),
+        (&"x".repeat(51), ErrorKind::ArgumentOutOfRange),
+    ] {
+        assert_eq!(
+            ns.create_rule(path, name, red.clone()).unwrap_err().kind,
+            kind
+        );
+    }
+    assert_eq!(
+        ns.create_rule("t", "x", red.clone()).unwrap_err().kind,
+        ErrorKind::InvalidOperation
+    );
+    assert_eq!(
+        ns.delete_rule(path, "nope").unwrap_err().kind,
+        ErrorKind::MessagingEntityNotFound
+    );
+    assert!(ns.same_state_except_log(&before));
+    let message = |id: &str, color: &str, size: &str| NewMessage {
+        message_id: Some(id.into()),
+        application_properties: props(&[("color", color), ("size", size)]),
+        ..Default::default()
+    };
+    // Matched by $Default and red (no action): one plain copy; by tag and mark: one each.
+    ns.send("t", message("a", "red", "12")).unwrap();
+    let s = ns.entity(path).unwrap();
+    let copies: Vec<(Option<&String>, Option<&String>)> = s
+        .main
+        .messages
+        .values()
+        .map(|m| {
+            let p = &m.extra().unwrap().application_properties;
+            (p.get("big"), p.get("red"))
+        })
+        .collect();
+    let one = "1".to_string();
+    assert_eq!(
+        copies,
+        [(None, None), (Some(&one), None), (None, Some(&one))]
+    );
+    let named: Vec<Option<&str>> = ns
+        .log()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Sent { rule_name, .. } if e.seq > 0 && e.rule != Some(Rule::Ttl01) => {
+                Some(rule_name.as_deref())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(named, [None, Some("tag"), Some("mark")]);
+    // Without its rules a subscription takes nothing.
+    for name in ["$Default", "red", "tag", "mark"] {
+        ns.delete_rule(path, name).unwrap();
+    }
+    let stored = ns.entity(path).unwrap().main.len();
+    ns.send("t", message("b", "red", "12")).unwrap();
+    assert_eq!(ns.entity(path).unwrap().main.len(), stored);
+}
+
+#[test]
 fn r_flt_02_a_correlation_filter_needs_every_property_it_sets() {
     let mut ns = ns();
     let rule = SubscriptionRule::Correlation {

@@ -34,7 +34,7 @@ void Hold(string path, IEnumerable<ServiceBusReceivedMessage> got)
 // The entities, with their settings as the playground created them.
 await admin.CreateTopicAsync(new CreateTopicOptions("events") { DefaultMessageTimeToLive = TimeSpan.FromMilliseconds(300000) });
 await admin.CreateSubscriptionAsync(new CreateSubscriptionOptions("events", "audit") { DefaultMessageTimeToLive = TimeSpan.FromMilliseconds(3600000), LockDuration = TimeSpan.FromMilliseconds(30000), MaxDeliveryCount = 10, DeadLetteringOnMessageExpiration = true });
-await admin.CreateSubscriptionAsync(new CreateSubscriptionOptions("events", "invoices") { LockDuration = TimeSpan.FromMilliseconds(30000), MaxDeliveryCount = 10 }, new CreateRuleOptions("filter", new CorrelationRuleFilter { Subject = "invoice" }));
+await admin.CreateSubscriptionAsync(new CreateSubscriptionOptions("events", "invoices") { LockDuration = TimeSpan.FromMilliseconds(30000), MaxDeliveryCount = 10 }, new CreateRuleOptions("$Default", new CorrelationRuleFilter { Subject = "invoice" }));
 
 // The timeline. SequenceNumbers are the playground's; a fresh entity numbers from 1 too.
 

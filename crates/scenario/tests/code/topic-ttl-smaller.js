@@ -34,7 +34,7 @@ async function main() {
     await admin.createSubscription("events", "audit", { defaultMessageTimeToLive: "PT1H", lockDuration: "PT30S", maxDeliveryCount: 10, deadLetteringOnMessageExpiration: true });
     await admin.createSubscription("events", "invoices", { lockDuration: "PT30S", maxDeliveryCount: 10 });
     await admin.deleteRule("events", "invoices", "$Default");
-    await admin.createRule("events", "invoices", "filter", { subject: "invoice" });
+    await admin.createRule("events", "invoices", "$Default", { subject: "invoice" });
 
     // The timeline. SequenceNumbers are the playground's; a fresh entity numbers from 1 too.
 

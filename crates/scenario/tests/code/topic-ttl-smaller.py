@@ -4,7 +4,7 @@ import os
 import time
 from datetime import datetime, timedelta, timezone
 from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusReceiveMode, NEXT_AVAILABLE_SESSION
-from azure.servicebus.management import ServiceBusAdministrationClient, CorrelationRuleFilter, SqlRuleFilter, SqlRuleAction
+from azure.servicebus.management import ServiceBusAdministrationClient, CorrelationRuleFilter, SqlRuleFilter, SqlRuleAction, TrueRuleFilter
 
 # Your namespace's connection string; for the local emulator:
 # Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;
@@ -41,7 +41,7 @@ admin.create_topic("events", default_message_time_to_live=timedelta(milliseconds
 admin.create_subscription("events", "audit", default_message_time_to_live=timedelta(milliseconds=3600000), lock_duration=timedelta(milliseconds=30000), max_delivery_count=10, dead_lettering_on_message_expiration=True)
 admin.create_subscription("events", "invoices", lock_duration=timedelta(milliseconds=30000), max_delivery_count=10)
 admin.delete_rule("events", "invoices", "$Default")
-admin.create_rule("events", "invoices", "filter", filter=CorrelationRuleFilter(label="invoice"))
+admin.create_rule("events", "invoices", "$Default", filter=CorrelationRuleFilter(label="invoice"))
 
 # The timeline. SequenceNumbers are the playground's; a fresh entity numbers from 1 too.
 
