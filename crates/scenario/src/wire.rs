@@ -125,7 +125,7 @@ impl<'de> Deserialize<'de> for Step {
 }
 
 /// A step written as format version 1 writes it: `at`, `note`, `expect_error`, then the
-/// action under its key (the fields [`StepWire`] reads, in its order).
+/// action under its key (the keys the reader above takes, in its order).
 impl Serialize for Step {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(None)?;
