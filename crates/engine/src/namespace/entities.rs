@@ -303,16 +303,7 @@ impl Namespace {
             ));
         }
         self.get_mut(id)?.rules.push((name.to_string(), rule));
-        self.emit(
-            QueueRef {
-                entity: id,
-                dlq: false,
-            },
-            0,
-            EventKind::EntityUpdated,
-            Some(Rule::Flt01),
-        );
-        self.touch(id);
+        self.rules_changed(id);
         Ok(())
     }
 
@@ -327,17 +318,18 @@ impl Namespace {
             ));
         };
         rules.remove(i);
-        self.emit(
-            QueueRef {
-                entity: id,
-                dlq: false,
-            },
-            0,
-            EventKind::EntityUpdated,
-            Some(Rule::Flt01),
-        );
-        self.touch(id);
+        self.rules_changed(id);
         Ok(())
+    }
+
+    /// FLT-01: a subscription's rules changed: logged, and activity (IDLE-02).
+    fn rules_changed(&mut self, id: u32) {
+        let q = QueueRef {
+            entity: id,
+            dlq: false,
+        };
+        self.emit(q, 0, EventKind::EntityUpdated, Some(Rule::Flt01));
+        self.touch(id);
     }
 
     /// The id of subscription `path`: rules are a subscription's.

@@ -288,10 +288,11 @@ impl Namespace {
         options: &ReceiveOptions,
         by_seq: bool,
     ) -> bool {
-        self.lock_message(q, seq, r, options, by_seq).is_some()
+        self.try_lock(q, seq, r, options, by_seq).is_some()
     }
 
-    fn lock_message(
+    /// [`Namespace::lock`], with `?` for what is not there.
+    fn try_lock(
         &mut self,
         q: QueueRef,
         seq: u64,
