@@ -80,6 +80,11 @@ enum Op {
         lock_s: u8,
         max_delivery: u8,
     },
+    /// FLT-01: a named rule added to or removed from s1.
+    Rule {
+        add: bool,
+        name: u8,
+    },
     /// SES-02..05 on the session queue d.
     Session {
         r: u8,
@@ -108,6 +113,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0u8..4, 0u8..3, -5_000i64..30_000).prop_map(|(kind, r, busy_ms)| Op::Fault { kind, r, busy_ms }),
         1 => (0u8..5, 0u8..80, 0u8..5).prop_map(|(entity, lock_s, max_delivery)| Op::Update { entity, lock_s, max_delivery }),
         3 => (0u8..3, 0u8..6, 0u8..4).prop_map(|(r, op, session)| Op::Session { r, op, session }),
+        1 => (any::<bool>(), 0u8..3).prop_map(|(add, name)| Op::Rule { add, name }),
         4 => (0u32..90_000).prop_map(|ms| Op::Advance { ms }),
         2 => Just(Op::NextDue),
     ]
@@ -301,6 +307,22 @@ fn command(ns: &Namespace, op: &Op, tokens: &[(String, u64, String)]) -> Option<
             Command::UpdateEntity {
                 path: path.into(),
                 settings,
+            }
+        }
+        Op::Rule { add, name } => {
+            let subscription = "t/subscriptions/s1".to_string();
+            let name = format!("r{name}");
+            if *add {
+                // Each rule with an action: a message it matches gets a copy of its own.
+                let action = format!("SET rule = '{name}'");
+                let rule = sbp_engine::entity::SqlRule::new("1=1", Some(&action)).ok()?;
+                Command::CreateRule {
+                    subscription,
+                    name,
+                    rule: SubscriptionRule::Sql(Box::new(rule)),
+                }
+            } else {
+                Command::DeleteRule { subscription, name }
             }
         }
         Op::Session { r, op, session } => Command::Session {
