@@ -372,6 +372,35 @@ test('a producer and consumers run, show in metrics, and stop', async (ctx) => {
   await page.locator('#actors', { hasText: 'stopped' }).waitFor();
 });
 
+test('traffic with sessions: a producer spreads over sessions, consumers each hold one, several at once (SES-02, SES-03)', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en');
+  await tab(page, 'entities');
+  await page.fill('#entity-name', 'carts');
+  await page.selectOption('#entity-session', 'on');
+  await page.click('#entity-create');
+  const lane = page.locator('.lane[data-entity="carts"]');
+  await lane.waitFor();
+  await tab(page, 'traffic');
+  await page.selectOption('#producer-to', 'carts');
+  await page.fill('#producer-rate', '20');
+  await page.fill('#producer-sessions', '3');
+  await page.click('#producer-submit');
+  await page.selectOption('#consumer-from', 'carts');
+  await page.click('#consumer-submit');
+  await page.locator('#actors', { hasText: 'producer web' }).waitFor();
+  await page.click('#step-1m');
+  await page.locator('#metrics', { hasText: 'completed' }).waitFor();
+  const text = await page.locator('#metrics .hint').textContent();
+  const completed = Number(/(\d+) completed/.exec(text)[1]);
+  if (completed < 100) throw new Error(text);
+  // Each consumer works 1 s a message, so every session has a backlog: the two consumers hold
+  // a session each at the same time, and the third session waits its turn.
+  const sessions = await lane.locator('[data-testid="sessions"]').textContent();
+  const held = (sessions.match(/held by workers-/g) || []).length;
+  if (held !== 2) throw new Error(sessions);
+  if (!sessions.includes('web-s1') || !sessions.includes('web-s3')) throw new Error(sessions);
+});
+
 test('a heavy scenario recorded in the browser survives a reload (it opens at its start)', async (ctx) => {
   const page = await fresh(ctx);
   await tab(page, 'traffic');
