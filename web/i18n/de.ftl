@@ -935,3 +935,4 @@ entity-rule-name = Regelname
 entity-rule-name-ph = leer: $Default; nötig, um eine Regel hinzuzufügen oder zu entfernen
 entity-add-rule = Regel zum Abonnement hinzufügen
 entity-remove-rule = Regel nach Namen entfernen
+act-session-accept-next = { $receiver } nimmt die nächste verfügbare Sitzung von { $from } an

@@ -953,3 +953,4 @@ entity-rule-name = Rule name
 entity-rule-name-ph = empty: $Default; needed to add or remove a rule
 entity-add-rule = Add rule to the subscription
 entity-remove-rule = Remove rule by name
+act-session-accept-next = { $receiver } accepts the next available session of { $from }

@@ -935,3 +935,4 @@ entity-rule-name = Regelnaam
 entity-rule-name-ph = leeg: $Default; nodig om een regel toe te voegen of te verwijderen
 entity-add-rule = Regel aan het abonnement toevoegen
 entity-remove-rule = Regel op naam verwijderen
+act-session-accept-next = { $receiver } accepteert de volgende beschikbare sessie van { $from }

@@ -935,3 +935,4 @@ entity-rule-name = Regelnamn
 entity-rule-name-ph = tomt: $Default; behövs för att lägga till eller ta bort en regel
 entity-add-rule = Lägg till regel i prenumerationen
 entity-remove-rule = Ta bort regel med namn
+act-session-accept-next = { $receiver } accepterar nästa tillgängliga session i { $from }

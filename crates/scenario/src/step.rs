@@ -203,10 +203,13 @@ impl Action {
                 path = &r.subscription
             ),
             Action::Session(s) => text!(
-                session_key(s.op),
+                match (s.op, &s.session_id) {
+                    (SessionOpDef::Accept, None) => "act-session-accept-next",
+                    (op, _) => session_key(op),
+                },
                 receiver = &s.receiver,
                 from = &s.from,
-                session = s.session_id.as_deref().unwrap_or("*")
+                session = s.session_id.as_deref().unwrap_or("")
             ),
             Action::StartProducer(p) => text!(
                 "act-start-producer",
