@@ -174,11 +174,14 @@ fn sessions(e: &Entity, ns: &sbp_engine::Namespace, now: Instant) -> String {
             ),
             None => t("session-free"),
         };
-        line += &format!(" · {} ({held}", s.id);
+        line += &format!(" {} ({held}", s.id);
         if let Some(state) = &s.state {
             line += &tf("session-state-is", &[("state", state)]);
         }
-        line += ")";
+        line += "),";
+    }
+    if line.ends_with(',') {
+        line.pop();
     }
     if e.sessions.len() > SHOWN {
         line += &tf(
