@@ -596,6 +596,21 @@ const TRACK = [
   ['auto-delete-on-idle', ['next', (p) => sendForm(p), ['5m', '10m']]],
   ['topic-ttl', ['next', (p) => sendForm(p, { ttl: '5m' }), ['1m', '5m'], ['5m', '10m']]],
   ['send-lab', ['next', 'next', 'next']],
+  ['sessions', ['next',
+    async (p) => {
+      for (const session of ['alice', 'bob', 'alice']) {
+        await tab(p, 'send');
+        await p.fill('#send-session', session);
+        await sendForm(p);
+      }
+    },
+    async (p) => {
+      await tab(p, 'receive');
+      await p.click('#session-accept');
+      await p.fill('#receive-count', '5');
+      await receiveForm(p);
+    },
+    ['30s', '1m'], 'next']],
 ];
 
 async function takeLesson(page, id, moves, rightFirst, complete = true) {
