@@ -333,8 +333,13 @@ fn command(ns: &Namespace, op: &Op, tokens: &[(String, u64, String)]) -> Option<
                     session_id: (*session < 3).then(|| format!("s{session}")),
                 },
                 1 => SessionOp::RenewLock,
+                // Now and then a state over the limit: refused, changing nothing.
                 2 => SessionOp::SetState {
-                    state: Some(format!("v{session}")),
+                    state: Some(if *session == 3 {
+                        "x".repeat(sbp_engine::limits::MAX_SESSION_STATE + 1)
+                    } else {
+                        format!("v{session}")
+                    }),
                 },
                 3 => SessionOp::GetState,
                 _ => SessionOp::Close,

@@ -95,18 +95,21 @@ impl Namespace {
                 text!("e-session-not-held", receiver = receiver, from = from),
             ));
         };
+        // SES-05: checked before anything changes (a failed command changes nothing).
+        let max = crate::limits::MAX_SESSION_STATE;
+        if let SessionOp::SetState { state: Some(v) } = &op {
+            if v.len() > max {
+                return Err(BrokerError::new(
+                    ErrorKind::ArgumentOutOfRange,
+                    text!("e-session-state-size", max = max),
+                ));
+            }
+        }
         self.touch(q.entity);
         match op {
             SessionOp::Accept { .. } | SessionOp::GetState => {}
             SessionOp::RenewLock => self.lock_session(r, q, s, true),
             SessionOp::SetState { state } => {
-                let max = crate::limits::MAX_SESSION_STATE;
-                if state.as_ref().is_some_and(|v| v.len() > max) {
-                    return Err(BrokerError::new(
-                        ErrorKind::ArgumentOutOfRange,
-                        text!("e-session-state-size", max = max),
-                    ));
-                }
                 let session = name(self, s);
                 self.get_mut(q.entity)?.sessions[s as usize].state = state;
                 self.emit(

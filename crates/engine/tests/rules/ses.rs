@@ -285,7 +285,9 @@ fn r_ses_05_session_state_is_kept_by_the_session_not_the_holder() {
         },
     )
     .unwrap();
-    // Too large a state is refused, naming the limit, and changes nothing.
+    // Too large a state is refused, naming the limit, and changes nothing (not even the
+    // entity's last activity, a second later).
+    ns.advance_to(SECOND);
     let before = ns.clone();
     let err = ns
         .session(
