@@ -44,8 +44,10 @@ pub enum SubscriptionRule {
     Sql(Box<SqlRule>),
 }
 
-/// A SQL rule as written and as parsed.
+/// A SQL rule as written and as parsed. Saved as written (a checkpoint) and parsed again when
+/// read, so what is read is always what the parser makes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(into = "SqlText", try_from = "SqlText")]
 pub struct SqlRule {
     pub filter: String,
     pub action: Option<String>,
@@ -54,6 +56,22 @@ pub struct SqlRule {
 }
 
 impl Eq for SqlRule {}
+
+#[derive(Serialize, Deserialize)]
+struct SqlText(String, Option<String>);
+
+impl From<SqlRule> for SqlText {
+    fn from(rule: SqlRule) -> SqlText {
+        SqlText(rule.filter, rule.action)
+    }
+}
+
+impl TryFrom<SqlText> for SqlRule {
+    type Error = &'static str;
+    fn try_from(SqlText(filter, action): SqlText) -> std::result::Result<SqlRule, &'static str> {
+        SqlRule::new(&filter, action.as_deref()).map_err(|_| "a SQL rule that does not parse")
+    }
+}
 
 impl SqlRule {
     /// Parses the filter and the action; an expression outside the supported subset is refused,

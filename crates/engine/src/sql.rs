@@ -5,7 +5,7 @@
 //! An expression outside the subset is refused at creation with what was not understood.
 use crate::message::Message;
 use crate::text::Text;
-use serde::{Deserialize, Serialize};
+
 
 /// The longest filter or action text.
 pub const MAX_SQL: usize = 1024;
@@ -13,7 +13,7 @@ pub const MAX_SQL: usize = 1024;
 const MAX_DEPTH: usize = 32;
 
 /// A value in an expression.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Null,
     Bool(bool),
@@ -22,13 +22,13 @@ pub enum Value {
 }
 
 /// A property: `sys.MessageId` or an application property.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Property {
     System(String),
     User(String),
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
     Literal(Value),
     Property(Property),
@@ -47,7 +47,7 @@ pub enum Expr {
 }
 
 /// FLT-04: what an action does to the subscription's copy.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Assignment {
     Set(Property, Expr),
     Remove(Property),

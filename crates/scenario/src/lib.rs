@@ -45,6 +45,7 @@ macro_rules! read_by_key {
 pub mod bounds;
 pub use sbp_engine::text as catalog;
 mod check;
+pub mod checkpoint;
 pub mod code;
 pub mod dur;
 pub mod emulator;

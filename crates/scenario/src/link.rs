@@ -1,5 +1,6 @@
-//! The share-link fragment: `s=<payload>` plus optional `&t=<instant ms>&x=<speed>`.
-//! The payload is versioned: `1j<base64url JSON>` or, when smaller, `1z<base64url deflate(JSON)>`.
+//! The share-link fragment: `s=<payload>` plus optional `&t=<instant ms>&x=<speed>&c=<payload>`.
+//! The payload is versioned: `1j<base64url JSON>` or, when smaller, `1z<base64url deflate(JSON)>`;
+//! `c=` carries the simulation's state at `t` (`crate::checkpoint`), bytes in the same wrapping.
 //! Decoding any string gives a scenario or a clear error, never a panic, within size limits.
 use crate::{Scenario, ScenarioError, Text};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -18,20 +19,26 @@ pub struct Link {
     pub scenario: Scenario,
     pub at: Option<i64>,
     pub speed: Option<u32>,
+    /// The state at `at` (`crate::checkpoint`), so the link opens there without a replay.
+    pub checkpoint: Option<Vec<u8>>,
 }
 
 /// The scenario as a compact, URL-safe payload (packed when that is smaller and the `inflate`
 /// feature, which brings miniz_oxide, is on).
 pub fn encode_scenario(scenario: &Scenario) -> String {
-    let json = serde_json::to_vec(scenario).unwrap_or_default();
+    encode_bytes(&serde_json::to_vec(scenario).unwrap_or_default())
+}
+
+/// Bytes as a payload: `1z` packed when that is smaller (with the `inflate` feature), else `1j`.
+pub fn encode_bytes(bytes: &[u8]) -> String {
     #[cfg(feature = "inflate")]
     {
-        let packed = miniz_oxide::deflate::compress_to_vec(&json, 9);
-        if packed.len() < json.len() {
+        let packed = miniz_oxide::deflate::compress_to_vec(bytes, 9);
+        if packed.len() < bytes.len() {
             return format!("1z{}", URL_SAFE_NO_PAD.encode(packed));
         }
     }
-    format!("1j{}", URL_SAFE_NO_PAD.encode(json))
+    format!("1j{}", URL_SAFE_NO_PAD.encode(bytes))
 }
 
 /// A packed payload's JSON, at most [`MAX_JSON`] bytes.
@@ -55,6 +62,14 @@ pub fn decode_scenario(payload: &str) -> Result<Scenario, ScenarioError> {
 
 /// A payload's JSON text (`1j...` or `1z...`): what a scenario link and a lesson link carry.
 pub fn decode_payload(payload: &str) -> Result<String, ScenarioError> {
+    match String::from_utf8(decode_bytes(payload)?) {
+        Ok(text) => Ok(text),
+        Err(_) => Err(ScenarioError::Link(Text::new("s-link-utf8"))),
+    }
+}
+
+/// A payload's bytes (`1j...` or `1z...`), at most [`MAX_JSON`] of them.
+pub fn decode_bytes(payload: &str) -> Result<Vec<u8>, ScenarioError> {
     let err = |key: &'static str| Err(ScenarioError::Link(Text::new(key)));
     let payload = payload.trim();
     if payload.len() > MAX_FRAGMENT {
@@ -78,17 +93,11 @@ pub fn decode_payload(payload: &str) -> Result<String, ScenarioError> {
     let Ok(bytes) = URL_SAFE_NO_PAD.decode(rest.trim_end_matches('=')) else {
         return err("s-link-base64");
     };
-    let json = match kind {
-        Some('z') => match inflate(&bytes) {
-            Some(json) => json,
-            None => return err("s-link-inflate"),
-        },
-        Some('j') => bytes,
-        _ => return err("s-link-encoding"),
-    };
-    match String::from_utf8(json) {
-        Ok(text) => Ok(text),
-        Err(_) => err("s-link-utf8"),
+    match kind {
+        Some('z') => inflate(&bytes).map_or_else(|| err("s-link-inflate"), Ok),
+        Some('j') if bytes.len() <= MAX_JSON => Ok(bytes),
+        Some('j') => err("s-link-long"),
+        _ => err("s-link-encoding"),
     }
 }
 
@@ -115,24 +124,72 @@ pub fn link_at(scenario: Scenario, at: Instant, speed: Option<u32>) -> Link {
         scenario,
         at,
         speed,
+        checkpoint: None,
     }
 }
 
-/// `s=...&t=...&x=...`
-pub fn encode_link(link: &Link) -> String {
-    link_fragment(&encode_scenario(&link.scenario), link)
+/// A link to the running `sim` at its instant: with a checkpoint of its state when it has one
+/// to save (`crate::checkpoint`), so it opens there however far it is; else as [`link_at`].
+pub fn link_to(sim: &mut crate::Simulation, speed: Option<u32>) -> Link {
+    match crate::checkpoint::save(sim) {
+        Some(bytes) => Link {
+            scenario: sim.scenario.clone(),
+            at: Some(sim.now()),
+            speed,
+            checkpoint: Some(bytes),
+        },
+        None => link_at(sim.scenario.clone(), sim.now(), speed),
+    }
 }
 
-/// The fragment for `link` with its scenario already encoded as `payload` (`1j...` or
-/// `1z...`): the browser packs the payload itself, with its own deflate, to keep miniz_oxide's
-/// compressor out of the wasm.
-pub fn link_fragment(payload: &str, link: &Link) -> String {
+/// A link opened: the simulation (at the link's instant when its checkpoint was taken up, else
+/// at t=0), the instant to run it to, and why a checkpoint was not taken up.
+pub struct Opened {
+    pub sim: crate::Simulation,
+    pub at: Option<Instant>,
+    pub checkpoint_refused: Option<Text>,
+}
+
+impl Link {
+    /// The simulation this link opens (`default_log_limit` as
+    /// [`crate::Simulation::with_default_log_limit`]). A checkpoint that is not taken up leaves
+    /// the link as one without it: run to its instant if a replay there fits the open budget,
+    /// else from its start.
+    pub fn open(&self, default_log_limit: Option<usize>) -> Result<Opened, ScenarioError> {
+        let mut sim = crate::Simulation::build(&self.scenario, default_log_limit)?;
+        let (Some(bytes), Some(at)) = (&self.checkpoint, self.at) else {
+            return Ok(Opened { sim, at: self.at, checkpoint_refused: None });
+        };
+        match crate::checkpoint::restore(&mut sim, at, bytes) {
+            Ok(()) => Ok(Opened { sim, at: None, checkpoint_refused: None }),
+            Err(why) => Ok(Opened {
+                at: openable_at(&self.scenario, at).ok().map(|_| at),
+                sim,
+                checkpoint_refused: Some(why),
+            }),
+        }
+    }
+}
+
+/// `s=...&t=...&x=...&c=...`
+pub fn encode_link(link: &Link) -> String {
+    let checkpoint = link.checkpoint.as_deref().map(encode_bytes);
+    link_fragment(&encode_scenario(&link.scenario), checkpoint.as_deref(), link)
+}
+
+/// The fragment for `link` with its scenario (and checkpoint) already encoded as payloads
+/// (`1j...` or `1z...`): the browser packs them itself, with its own deflate, to keep
+/// miniz_oxide's compressor out of the wasm.
+pub fn link_fragment(payload: &str, checkpoint: Option<&str>, link: &Link) -> String {
     let mut out = format!("s={payload}");
     if let Some(at) = link.at {
         out.push_str(&format!("&t={at}"));
     }
     if let Some(x) = link.speed {
         out.push_str(&format!("&x={x}"));
+    }
+    if let (Some(c), Some(_)) = (checkpoint, link.at) {
+        out.push_str(&format!("&c={c}"));
     }
     out
 }
@@ -149,7 +206,7 @@ fn decode(text: &str) -> Result<Link, ScenarioError> {
     }
     let fragment = text.trim().rsplit_once('#').map_or(text.trim(), |(_, f)| f);
     let mut scenario = None;
-    let (mut at, mut speed) = (None, None);
+    let (mut at, mut speed, mut checkpoint) = (None, None, None);
     for part in fragment.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = part.split_once('=').unwrap_or((part, ""));
         match key {
@@ -162,18 +219,29 @@ fn decode(text: &str) -> Result<Link, ScenarioError> {
                 Ok(x) if (1..=100_000).contains(&x) => speed = Some(x),
                 _ => return bad(sbp_engine::text!("s-link-speed", value = value)),
             },
+            "c" => checkpoint = Some(decode_bytes(value)?),
             "embed" => {}
             other => return bad(sbp_engine::text!("s-link-part", part = other)),
         }
     }
+    // With a checkpoint the link opens without a replay; should the checkpoint not be taken
+    // up, the page opens the scenario as far as a replay goes (`Link::open`).
     if let (Some(s), Some(t)) = (&scenario, at) {
-        openable_at(s, t).map_err(ScenarioError::Link)?;
+        match checkpoint {
+            None => openable_at(s, t),
+            Some(_) => crate::step::check_instant("t", t),
+        }
+        .map_err(ScenarioError::Link)?;
+    }
+    if checkpoint.is_some() && at.is_none() {
+        return bad(Text::new("s-link-checkpoint-instant"));
     }
     match scenario {
         Some(scenario) => Ok(Link {
             scenario,
             at,
             speed,
+            checkpoint,
         }),
         None => bad(Text::new("s-link-no-scenario")),
     }

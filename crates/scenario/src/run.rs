@@ -32,8 +32,8 @@ pub struct Simulation {
     pub scenario: Scenario,
     pub ns: Namespace,
     pub start_unix_ms: i64,
-    next_step: usize,
-    next_expect: usize,
+    pub(crate) next_step: usize,
+    pub(crate) next_expect: usize,
     pub outcomes: Vec<StepOutcome>,
     /// Expectation failures found so far.
     pub failures: Vec<Text>,
@@ -65,6 +65,10 @@ pub enum Holding {
     Deleted,
 }
 
+// A checkpoint keeps the named calls (`crate::checkpoint`).
+sbp_engine::saved!(NamedCall { receiver, from, how, messages });
+sbp_engine::saved_unit!(Holding { Peeked, Locked, Deleted });
+
 impl Simulation {
     /// Builds the namespace and creates the scenario's entities at t=0.
     pub fn new(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
@@ -80,7 +84,7 @@ impl Simulation {
         Self::build(scenario, Some(limit))
     }
 
-    fn build(
+    pub(crate) fn build(
         scenario: &Scenario,
         default_log_limit: Option<usize>,
     ) -> Result<Simulation, ScenarioError> {

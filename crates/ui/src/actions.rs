@@ -491,6 +491,7 @@ pub fn load_preset(store: &crate::state::Store, name: &str) {
                     scenario: Box::new(scenario),
                     at: None,
                     speed: None,
+                    checkpoint: None,
                     notice: crate::i18n::tf("loaded", &[("title", &title)]),
                 });
             }
@@ -567,15 +568,16 @@ pub fn scenario_menu(props: &StoreProps) -> Html {
 /// Opens pasted text: a scenario file (JSON) or a link (already unpacked by the browser).
 fn open_text(store: &crate::state::Store, t: &str) {
     let parsed = if t.starts_with('{') {
-        Scenario::from_json(t).map(|s| (s, None, None))
+        Scenario::from_json(t).map(|s| (s, None, None, None))
     } else {
-        decode_link(t).map(|l| (l.scenario, l.at, l.speed))
+        decode_link(t).map(|l| (l.scenario, l.at, l.speed, l.checkpoint))
     };
     match parsed {
-        Ok((scenario, at, speed)) => store.dispatch(Action::Load {
+        Ok((scenario, at, speed, checkpoint)) => store.dispatch(Action::Load {
             scenario: Box::new(scenario),
             at,
             speed,
+            checkpoint,
             notice: crate::i18n::t("opened"),
         }),
         Err(e) => store.dispatch(Action::Error(crate::i18n::tf(

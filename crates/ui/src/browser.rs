@@ -94,6 +94,7 @@ pub fn initial_state() -> AppState {
                         scenario: Box::new(link.scenario),
                         at: link.at,
                         speed: link.speed,
+                        checkpoint: link.checkpoint,
                         notice: if name.is_empty() {
                             crate::i18n::t("opened-shared")
                         } else {
@@ -138,7 +139,7 @@ pub fn save(sim: &Simulation) {
         // Stored unpacked (`1j`), so saving is synchronous and cheap.
         let link = link_at(sim.scenario.clone(), sim.now(), None);
         let payload = sbp_json_payload(&serde_json::to_string(&link.scenario).unwrap_or_default());
-        let _ = s.set_item(STORAGE_KEY, &link_fragment(&payload, &link));
+        let _ = s.set_item(STORAGE_KEY, &link_fragment(&payload, None, &link));
     }
 }
 
@@ -149,17 +150,31 @@ pub fn json_payload(json: &str) -> String {
 
 /// Builds a link that opens exactly this scenario, instant and speed, and hands it to `done`
 /// (the scenario is packed with the browser's deflate, which answers later).
-pub fn share_url(sim: &Simulation, speed: u32, done: impl FnOnce(String) + 'static) {
-    let link = link_at(sim.scenario.clone(), sim.now(), Some(speed));
+/// (the scenario, and the checkpoint of its state when it has one, are packed with the
+/// browser's deflate, which answers later).
+pub fn share_url(sim: &mut Simulation, speed: u32, done: impl FnOnce(String) + 'static) {
+    let mut link = sbp_scenario::link::link_to(sim, Some(speed));
     let base = web_sys::window()
         .and_then(|w| w.location().href().ok())
         .map(|h| h.split('#').next().unwrap_or_default().to_string())
         .unwrap_or_default();
     let json = serde_json::to_string(&link.scenario).unwrap_or_default();
-    let on_packed = wasm_bindgen::closure::Closure::once_into_js(move |payload: String| {
-        done(format!("{base}#{}", link_fragment(&payload, &link)));
+    let checkpoint = link.checkpoint.take().unwrap_or_default();
+    pack(json.as_bytes(), move |payload| {
+        let fragment = move |c: Option<&str>| format!("{base}#{}", link_fragment(&payload, c, &link));
+        if checkpoint.is_empty() {
+            done(fragment(None));
+        } else {
+            pack(&checkpoint, move |c| done(fragment(Some(&c))));
+        }
     });
-    sbp_packed_payload(&json, wasm_bindgen::JsCast::unchecked_ref(&on_packed));
+}
+
+/// `bytes` as a link payload, packed by the browser's deflate when that is smaller.
+fn pack(bytes: &[u8], done: impl FnOnce(String) + 'static) {
+    let done: Box<dyn FnOnce(String)> = Box::new(done);
+    let on_packed = wasm_bindgen::closure::Closure::once_into_js(done);
+    sbp_packed_payload(bytes, wasm_bindgen::JsCast::unchecked_ref(&on_packed));
 }
 
 // The link payloads, with the browser's base64 and deflate (CompressionStream): the same
@@ -176,7 +191,7 @@ const MAX_JSON = 4 * 1024 * 1024;
 // that does not inflate (or inflates past MAX_JSON) is left as it is, and the Rust decoder
 // says it is damaged.
 export function sbp_unpack(text, done) {
-  const m = /(^|[#&?])(s|lesson)=1z([A-Za-z0-9_\-]*)/.exec(text);
+  const m = /(^|[#&?])(s|lesson|c)=1z([A-Za-z0-9_\-]*)/.exec(text);
   if (!m) { done(text); return; }
   const keep = () => done(text);
   try {
@@ -189,7 +204,8 @@ export function sbp_unpack(text, done) {
       if (end) {
         const all = new Uint8Array(size); let at = 0;
         for (const p of parts) { all.set(p, at); at += p.length; }
-        done(text.replace(m[2] + '=1z' + m[3], m[2] + '=1j' + b64url(all)));
+        // The next packed payload (a link's checkpoint after its scenario), if any.
+        sbp_unpack(text.replace(m[2] + '=1z' + m[3], m[2] + '=1j' + b64url(all)), done);
         return;
       }
       size += value.length;
@@ -206,8 +222,8 @@ export function sbp_tick_work(ms) {
   if (list.length > 2000) list.shift();
 }
 export function sbp_json_payload(json) { return '1j' + b64url(new TextEncoder().encode(json)); }
-export function sbp_packed_payload(json, done) {
-  const bytes = new TextEncoder().encode(json);
+export function sbp_packed_payload(view, done) {
+  const bytes = view.slice();
   const plain = () => done('1j' + b64url(bytes));
   try {
     new Response(new Blob([bytes]).stream().pipeThrough(new CompressionStream('deflate-raw'))).arrayBuffer()
@@ -217,7 +233,7 @@ export function sbp_packed_payload(json, done) {
 "#)]
 extern "C" {
     fn sbp_json_payload(json: &str) -> String;
-    fn sbp_packed_payload(json: &str, done: &js_sys::Function);
+    fn sbp_packed_payload(bytes: &[u8], done: &js_sys::Function);
     fn sbp_unpack(text: &str, done: &js_sys::Function);
     fn sbp_tick_work(ms: f64);
 }

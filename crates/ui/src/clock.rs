@@ -73,7 +73,7 @@ pub fn clock_bar(props: &StoreProps) -> Html {
         let share_link = share_link.clone();
         Callback::from(move |_: MouseEvent| {
             let share_link = share_link.clone();
-            browser::share_url(&store.sim.borrow(), store.speed, move |url| {
+            browser::share_url(&mut store.sim.borrow_mut(), store.speed, move |url| {
                 browser::copy_to_clipboard(&url);
                 share_link.set(url);
             });
@@ -87,7 +87,7 @@ pub fn clock_bar(props: &StoreProps) -> Html {
         Callback::from(move |_: MouseEvent| {
             let embed_code = embed_code.clone();
             let lesson = store.lesson.as_ref().map(|run| run.lesson.id.clone());
-            browser::share_url(&store.sim.borrow(), store.speed, move |url| {
+            browser::share_url(&mut store.sim.borrow_mut(), store.speed, move |url| {
                 let code = browser::embed_code(&url, lesson.as_deref());
                 browser::copy_to_clipboard(&code);
                 embed_code.set(code);

@@ -82,6 +82,8 @@ pub enum Action {
         scenario: Box<Scenario>,
         at: Option<Instant>,
         speed: Option<u32>,
+        /// A link's state at `at` (`sbp_scenario::checkpoint`): opens there without a replay.
+        checkpoint: Option<Vec<u8>>,
         notice: String,
     },
     /// A user action, recorded into the scenario's timeline at the current instant.
@@ -235,6 +237,7 @@ impl Reducible for AppState {
                 scenario,
                 at,
                 speed,
+                checkpoint,
                 notice,
             } => {
                 s.samples = Rc::default();
@@ -243,7 +246,7 @@ impl Reducible for AppState {
                 }
                 s.playing = s.autoplay;
                 s.selected = None;
-                return Rc::new(s.rebuild(&scenario, at.unwrap_or(0), notice));
+                return Rc::new(s.rebuild(*scenario, at, checkpoint, notice));
             }
             Action::Do(step) => {
                 let mut sim = s.sim.borrow_mut();
@@ -300,7 +303,7 @@ impl Reducible for AppState {
                     (scenario, sim.now())
                 };
                 let kept = (s.lesson.clone(), s.playing);
-                let mut s = s.rebuild(&scenario, now, crate::i18n::t("undone"));
+                let mut s = s.rebuild(scenario, Some(now), None, crate::i18n::t("undone"));
                 (s.lesson, s.playing) = kept;
                 return Rc::new(s);
             }
@@ -313,7 +316,7 @@ impl Reducible for AppState {
                 s.selected = None;
                 s.welcome = false;
                 let scenario = lesson.scenario.clone();
-                let mut s = s.rebuild(&scenario, 0, String::new());
+                let mut s = s.rebuild(scenario, None, None, String::new());
                 s.tab = lesson
                     .controls
                     .first()
@@ -431,17 +434,37 @@ impl AppState {
         self.error = None;
     }
 
-    /// Builds a fresh simulation of `scenario` and runs it to `at`. On a bad scenario the
-    /// current one stays and the error is shown.
-    fn rebuild(mut self, scenario: &Scenario, at: Instant, notice: String) -> Self {
-        match Simulation::with_default_log_limit(scenario, crate::state::LOG_LIMIT) {
-            Ok(mut sim) => {
+    /// Builds a fresh simulation of the link's scenario and runs it to the link's instant (or
+    /// takes up its checkpoint there). On a bad scenario the current one stays and the error is
+    /// shown.
+    fn rebuild(
+        mut self,
+        scenario: Scenario,
+        at: Option<Instant>,
+        checkpoint: Option<Vec<u8>>,
+        notice: String,
+    ) -> Self {
+        let link = sbp_scenario::link::Link {
+            scenario,
+            at,
+            speed: None,
+            checkpoint,
+        };
+        match link.open(Some(LOG_LIMIT)) {
+            Ok(opened) => {
+                let mut sim = opened.sim;
                 // Replaying the user's own recorded steps must not count their errors as news.
                 let mut rewind = Rewind::starting_at(&mut sim);
-                let stopped = replay(&mut sim, &mut rewind, at);
+                let stopped = opened.at.and_then(|at| replay(&mut sim, &mut rewind, at));
+                let refused = opened.checkpoint_refused.map(|why| {
+                    crate::i18n::tf("checkpoint-refused", &[("why", &why.to_string())])
+                });
                 self.sim = Rc::new(RefCell::new(sim));
                 self.rewind = Rc::new(RefCell::new(rewind));
-                self.notice = stopped.or((!notice.is_empty()).then_some(notice));
+                self.notice = [refused, stopped, (!notice.is_empty()).then_some(notice)]
+                    .into_iter()
+                    .flatten()
+                    .next();
                 self.error = None;
                 self.sample();
             }

@@ -13,8 +13,8 @@ use crate::rules::Rule;
 use crate::settings::{EntitySettings, ExpiryMode, Tier, DEFAULT_SWEEP_INTERVAL};
 use crate::text;
 use crate::time::{after, format_duration, Duration, Instant, MAX_VALUE, NEVER};
-use rand_core::{RngCore, SeedableRng};
-use rand_pcg::Pcg64Mcg;
+use rand_core::RngCore;
+use crate::stream::Stream;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::cmp::Reverse;
@@ -24,6 +24,7 @@ mod entities;
 mod expiry;
 mod faults;
 mod receive;
+mod restore;
 mod send;
 mod sessions;
 mod settle;
@@ -129,9 +130,9 @@ impl NamespaceBuilder {
             log: Vec::new(),
             // Separate streams, so that a rejection (which draws a tracking id) never shifts the
             // lock tokens or the traffic actors' choices.
-            tokens: Pcg64Mcg::seed_from_u64(self.seed),
-            tracking: Pcg64Mcg::seed_from_u64(self.seed ^ 0x7472_6163_6b69_6e67),
-            traffic: Pcg64Mcg::seed_from_u64(self.seed ^ 0x7472_6166_6669_6321),
+            tokens: Stream::new(self.seed),
+            tracking: Stream::new(self.seed ^ 0x7472_6163_6b69_6e67),
+            traffic: Stream::new(self.seed ^ 0x7472_6166_6669_6321),
             max_messages: self.max_messages,
             max_body_bytes: self.max_body_bytes,
             server_busy_until: 0,
@@ -145,7 +146,7 @@ impl NamespaceBuilder {
 }
 
 /// A simulated Service Bus namespace. Sans-IO: time is passed in, nothing is read from a clock.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct Namespace {
     tier: Tier,
     expiry_mode: ExpiryMode,
@@ -160,15 +161,14 @@ pub struct Namespace {
     timer_order: u64,
     log: Vec<Event>,
     /// Lock tokens (RCV-02).
-    tokens: Pcg64Mcg,
+    tokens: Stream,
     /// Tracking ids of rejections (SEND-01).
-    tracking: Pcg64Mcg,
+    tracking: Stream,
     /// The traffic actors' processing times and choices.
-    traffic: Pcg64Mcg,
+    traffic: Stream,
     /// The most messages the namespace stores at once (None: no limit).
     max_messages: Option<u64>,
     /// The most body bytes the namespace stores at once (None: no limit).
-    #[serde(default)]
     max_body_bytes: Option<u64>,
     server_busy_until: Instant,
     producers: Vec<Producer>,
@@ -518,7 +518,7 @@ impl Namespace {
             let mut copy = ns.clone();
             copy.log.clear();
             copy.log_dropped = 0;
-            copy.tracking = Pcg64Mcg::seed_from_u64(0);
+            copy.tracking = Stream::new(0);
             format!("{copy:?}")
         };
         strip(self) == strip(other)
@@ -555,7 +555,7 @@ impl Namespace {
 }
 
 /// A version-4 GUID from `rng` (lock tokens, tracking ids).
-fn next_guid(rng: &mut Pcg64Mcg) -> u128 {
+fn next_guid(rng: &mut Stream) -> u128 {
     let hi = u128::from(rng.next_u64());
     let lo = u128::from(rng.next_u64());
     let g = (hi << 64) | lo;

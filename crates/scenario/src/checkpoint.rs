@@ -1,0 +1,118 @@
+//! A checkpoint in a share link (`c=`): the simulation's state at the link's instant, so a link
+//! at a far instant opens at once instead of replaying from the start (an hour of 1,000 msg/s
+//! is 3.6 million messages). It goes with its own scenario only (the scenario's hash is in it)
+//! and at its own instant; the engine checks the state holds together before it takes it up
+//! ([`sbp_engine::Namespace::resume`]). A simulation whose checks have failed is not saved (the
+//! failures are words in the reader's language, not state): its link replays as before.
+use crate::run::{NamedCall, Simulation};
+use sbp_engine::MessageView;
+use crate::{Scenario, Text};
+use sbp_engine::saved::{Io, Saved};
+use sbp_engine::time::Instant;
+
+/// The format's version, first in the bytes: a newer one is refused by name.
+const VERSION: u8 = 1;
+/// The largest checkpoint a link carries (bytes, before packing): a larger state makes a link
+/// without one.
+pub const MAX_CHECKPOINT: usize = 2 << 20;
+
+/// What a checkpoint holds besides the namespace's state, which follows it.
+struct Head {
+    /// FNV-1a of the scenario as JSON.
+    scenario: u64,
+    at: Instant,
+    next_step: usize,
+    next_expect: usize,
+    checked: usize,
+}
+
+impl Head {
+    fn visit(&mut self, named: &mut Vec<(String, NamedCall)>, last: &mut Vec<MessageView>, io: &mut dyn Io) {
+        let mut version = VERSION;
+        version.visit(io);
+        if version != VERSION {
+            return io.fail();
+        }
+        self.scenario.visit(io);
+        self.at.visit(io);
+        self.next_step.visit(io);
+        self.next_expect.visit(io);
+        self.checked.visit(io);
+        named.visit(io);
+        last.visit(io);
+    }
+}
+
+/// FNV-1a (64 bits) of the scenario's JSON: which scenario a checkpoint belongs to.
+fn scenario_hash(scenario: &Scenario) -> u64 {
+    serde_json::to_string(scenario)
+        .unwrap_or_default()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+}
+
+/// The checkpoint of `sim` as it is now, if there is something to save (past t=0, no failed
+/// check) within [`MAX_CHECKPOINT`].
+pub fn save(sim: &mut Simulation) -> Option<Vec<u8>> {
+    if sim.now() == 0 || !sim.failures.is_empty() {
+        return None;
+    }
+    let mut head = Head {
+        scenario: scenario_hash(&sim.scenario),
+        at: sim.now(),
+        next_step: sim.next_step,
+        next_expect: sim.next_expect,
+        checked: sim.checked,
+    };
+    let (mut named, mut last) = (sim.named.0.clone(), sim.last_messages.clone());
+    let bytes = sim.ns.save(|io| head.visit(&mut named, &mut last, io));
+    (bytes.len() <= MAX_CHECKPOINT).then_some(bytes)
+}
+
+/// `fresh` (the scenario's simulation at t=0, built as the page builds it) taken to the state
+/// in `bytes`, which must be `scenario`'s at `at`. On an error `fresh` is unchanged.
+pub fn restore(fresh: &mut Simulation, at: Instant, bytes: &[u8]) -> Result<(), Text> {
+    let bad = |why: &str| Err(sbp_engine::text!("s-checkpoint", why = why));
+    if bytes.len() > MAX_CHECKPOINT {
+        return bad("size");
+    }
+    match bytes.first() {
+        Some(&VERSION) => {}
+        Some(v) if *v > VERSION => return Err(Text::new("s-link-newer")),
+        _ => return bad("version"),
+    }
+    let mut head = Head { scenario: 0, at: 0, next_step: 0, next_expect: 0, checked: 0 };
+    let (mut named, mut last) = (Vec::new(), Vec::new());
+    let mut ns = fresh.ns.snapshot(0);
+    ns.resume(bytes, |io| head.visit(&mut named, &mut last, io))
+        .or_else(|why| bad(why))?;
+    if head.scenario != scenario_hash(&fresh.scenario) {
+        return bad("scenario");
+    }
+    let timeline = &fresh.scenario.timeline;
+    let expect = &fresh.scenario.expect;
+    let (next_step, next_expect) = (head.next_step, head.next_expect);
+    if head.at != at
+        || next_step > timeline.len()
+        || next_expect > expect.len()
+        || head.checked > timeline.len() + expect.len()
+        || timeline[..next_step].iter().any(|s| s.at.ms() > at)
+        || timeline[next_step..].iter().any(|s| s.at.ms() < at)
+        || expect[..next_expect].iter().any(|e| e.at.ms() > at)
+        || expect[next_expect..].iter().any(|e| e.at.ms() < at)
+    {
+        return bad("instant");
+    }
+    if ns.now() != at {
+        return bad("instant");
+    }
+    fresh.ns = ns;
+    fresh.next_step = next_step;
+    fresh.next_expect = next_expect;
+    fresh.checked = head.checked;
+    fresh.named = crate::vecmap::VecMap(named);
+    fresh.last_messages = last;
+    Ok(())
+}
