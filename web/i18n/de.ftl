@@ -160,6 +160,7 @@ back-to-start = Zurück am Anfang.
 speed-not-offered = Tempo x{ $speed } wird nicht angeboten; wählen Sie eines der aufgeführten.
 behind = Die Uhr hinkt der Echtzeit hinterher: so viel Verkehr braucht länger zum Simulieren, als das Tempo verlangt.
 stopped-at = Angehalten bei { $at }: bis { $target } weiterzugehen würde in einem Zug zu lange dauern; abspielen oder weiter schrittweise.
+checkpoint-refused = Der gespeicherte Zustand des Links wurde nicht verwendet ({ $why }): Das Szenario öffnet so weit, wie eine Wiedergabe reicht.
 send-id = MessageId
 send-id-ph = Standard: ihre SequenceNumber
 send-ttl = TimeToLive
@@ -614,6 +615,12 @@ s-link-speed = seine Geschwindigkeit "x={ $value }" liegt nicht zwischen 1 und 1
 s-link-part = er hat einen unbekannten Teil "{ $part }"
 s-link-no-scenario = er enthält kein Szenario (kein Teil "s=")
 s-link-scenario = er enthält ein Szenario, das dieser Playground nicht lesen kann: { $what }
+s-link-checkpoint-instant = er enthält einen gespeicherten Zustand ("c="), aber keinen Zeitpunkt ("t=")
+s-checkpoint-size = er ist größer, als ein Link trägt (2 MB)
+s-checkpoint-unreadable = seine Daten sind beschädigt oder stammen von einer anderen Version
+s-checkpoint-scenario = er gehört zu einem anderen Szenario
+s-checkpoint-instant = er gehört zu einem anderen Zeitpunkt
+s-checkpoint-inconsistent = seine Nachrichten, Sperren, Empfänger und Timer passen nicht zusammen
 act-narration = Erzählung
 act-messages = { $count } Nachrichten
 act-a-message = eine Nachricht

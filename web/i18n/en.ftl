@@ -176,6 +176,7 @@ back-to-start = Back to the start.
 speed-not-offered = Speed x{ $speed } is not offered; choose one of the listed speeds.
 behind = The clock runs behind real time: this much traffic takes longer to simulate than the speed asks for.
 stopped-at = Stopped at { $at }: going on to { $target } would take too long in one go; press play or step on.
+checkpoint-refused = The link's saved state was not used ({ $why }): the scenario opens as far as a replay goes.
 
 ## Form fields (label = the field's id, placeholder = id-ph, form title = the form's id)
 send-id = MessageId
@@ -632,6 +633,12 @@ s-link-speed = its speed "x={ $value }" is not between 1 and 100000
 s-link-part = it has an unknown part "{ $part }"
 s-link-no-scenario = it holds no scenario (no "s=" part)
 s-link-scenario = it holds a scenario this playground cannot read: { $what }
+s-link-checkpoint-instant = it holds a saved state ("c=") but no instant ("t=")
+s-checkpoint-size = it is larger than a link carries (2 MB)
+s-checkpoint-unreadable = its data is damaged or from another version
+s-checkpoint-scenario = it belongs to another scenario
+s-checkpoint-instant = it belongs to another instant
+s-checkpoint-inconsistent = its messages, locks, receivers and timers do not hold together
 act-narration = narration
 act-messages = { $count } messages
 act-a-message = a message

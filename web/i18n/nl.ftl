@@ -160,6 +160,7 @@ back-to-start = Terug bij het begin.
 speed-not-offered = Snelheid x{ $speed } wordt niet aangeboden; kies een van de vermelde snelheden.
 behind = De klok loopt achter op de echte tijd: zoveel verkeer simuleren duurt langer dan de snelheid vraagt.
 stopped-at = Gestopt bij { $at }: doorgaan tot { $target } zou in één keer te lang duren; speel af of ga stap voor stap verder.
+checkpoint-refused = De opgeslagen toestand van de link is niet gebruikt ({ $why }): het scenario opent zo ver als opnieuw afspelen reikt.
 send-id = MessageId
 send-id-ph = standaard: het SequenceNumber
 send-ttl = TimeToLive
@@ -614,6 +615,12 @@ s-link-speed = zijn snelheid "x={ $value }" ligt niet tussen 1 en 100000
 s-link-part = hij heeft een onbekend deel "{ $part }"
 s-link-no-scenario = hij bevat geen scenario (geen deel "s=")
 s-link-scenario = hij bevat een scenario dat deze playground niet kan lezen: { $what }
+s-link-checkpoint-instant = hij bevat een opgeslagen toestand ("c=") maar geen tijdstip ("t=")
+s-checkpoint-size = hij is groter dan een link draagt (2 MB)
+s-checkpoint-unreadable = de gegevens zijn beschadigd of van een andere versie
+s-checkpoint-scenario = hij hoort bij een ander scenario
+s-checkpoint-instant = hij hoort bij een ander tijdstip
+s-checkpoint-inconsistent = de berichten, vergrendelingen, ontvangers en timers passen niet bij elkaar
 act-narration = vertelling
 act-messages = { $count } berichten
 act-a-message = een bericht

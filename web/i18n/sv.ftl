@@ -160,6 +160,7 @@ back-to-start = Tillbaka vid början.
 speed-not-offered = Hastigheten x{ $speed } erbjuds inte; välj en av de listade.
 behind = Klockan ligger efter realtid: så mycket trafik tar längre tid att simulera än hastigheten kräver.
 stopped-at = Stannade vid { $at }: att gå vidare till { $target } skulle ta för lång tid i ett svep; spela upp eller stega vidare.
+checkpoint-refused = Länkens sparade tillstånd användes inte ({ $why }): scenariot öppnas så långt en uppspelning når.
 send-id = MessageId
 send-id-ph = standard: dess SequenceNumber
 send-ttl = TimeToLive
@@ -614,6 +615,12 @@ s-link-speed = dess hastighet "x={ $value }" ligger inte mellan 1 och 100000
 s-link-part = den har en okänd del "{ $part }"
 s-link-no-scenario = den innehåller inget scenario (ingen del "s=")
 s-link-scenario = den innehåller ett scenario som lekplatsen inte kan läsa: { $what }
+s-link-checkpoint-instant = den innehåller ett sparat tillstånd ("c=") men ingen tidpunkt ("t=")
+s-checkpoint-size = det är större än en länk bär (2 MB)
+s-checkpoint-unreadable = dess data är skadade eller från en annan version
+s-checkpoint-scenario = det hör till ett annat scenario
+s-checkpoint-instant = det hör till en annan tidpunkt
+s-checkpoint-inconsistent = dess meddelanden, lås, mottagare och timrar hänger inte ihop
 act-narration = berättelse
 act-messages = { $count } meddelanden
 act-a-message = ett meddelande

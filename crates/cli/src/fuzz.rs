@@ -178,11 +178,16 @@ fn open_and_run(input: &Input) -> bool {
         let Ok(link) = decode_link(&input.text) else {
             return false;
         };
-        let Ok(mut sim) = Simulation::with_default_log_limit(&link.scenario, 100_000) else {
+        // As the browser opens it: at its checkpoint, or replayed to its instant (within the
+        // open budget); then one clock tick on, as a reader would press play.
+        let Ok(opened) = link.open(Some(100_000)) else {
             return false;
         };
-        sim.advance_to(link.at.unwrap_or(0));
+        let mut sim = opened.sim;
+        sim.advance_to(opened.at.unwrap_or(0));
         sim.next_due();
+        let mut budget = 20_000;
+        sim.advance_within(sim.now() + 3_600_000, &mut budget);
         true
     } else {
         // As the CLI reads a file: at most MAX_JSON bytes.
@@ -262,10 +267,15 @@ fn make_input(rng: &mut Pcg64Mcg, presets: &[Value]) -> Input {
                             [i64::MAX, i64::MIN, -1, LATEST_INSTANT + 1][rng.random_range(0..4)],
                         ),
                     };
+                    let checkpoint = match at {
+                        Some(at) if rng.random_bool(0.4) => checkpoint_at(rng, &scenario, at),
+                        _ => None,
+                    };
                     let mut fragment = encode_link(&Link {
                         scenario,
                         at,
                         speed: Some(60),
+                        checkpoint,
                     });
                     if rng.random_bool(0.2) {
                         corrupt(rng, &mut fragment);
@@ -355,6 +365,27 @@ fn random_text(rng: &mut Pcg64Mcg) -> String {
             }
         })
         .collect()
+}
+
+/// The checkpoint of `scenario` at `at` (when a run there is within the CLI's budget), its bytes
+/// changed, cut or added to now and then.
+fn checkpoint_at(rng: &mut Pcg64Mcg, scenario: &Scenario, at: i64) -> Option<Vec<u8>> {
+    scenario.check_run_to(at).ok()?;
+    let mut sim = Simulation::new(scenario).ok()?;
+    sim.advance_to(at);
+    let mut bytes = sbp_scenario::checkpoint::save(&mut sim)?;
+    if rng.random_bool(0.5) {
+        for _ in 0..rng.random_range(1..4) {
+            let i = rng.random_range(0..=bytes.len());
+            match rng.random_range(0..4) {
+                0 if i < bytes.len() => bytes[i] ^= 1 << rng.random_range(0..8),
+                1 if i < bytes.len() => bytes[i] = rng.random(),
+                2 => bytes.truncate(i),
+                _ => bytes.insert(i, rng.random()),
+            }
+        }
+    }
+    Some(bytes)
 }
 
 fn corrupt(rng: &mut Pcg64Mcg, text: &mut String) {

@@ -319,15 +319,25 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             if let Some(x) = speed.filter(|x| !(1..=100_000).contains(x)) {
                 return Err(format!("--speed {x} is not between 1 and 100000").into());
             }
-            writeln!(
-                out,
-                "{}",
-                encode_link(&Link {
+            // A link at an instant carries the state there (a checkpoint), so it opens at once
+            // however far it is: the scenario is run to it here, as `run --until` would.
+            let link = match at {
+                Some(at) => {
+                    scenario
+                        .check_run_to(at)
+                        .map_err(|e| format!("{file}: {e}"))?;
+                    let mut sim = Simulation::new(&scenario).map_err(|e| format!("{file}: {e}"))?;
+                    sim.advance_to(at);
+                    sbp_scenario::link::link_to(&mut sim, speed)
+                }
+                None => Link {
                     scenario,
                     at,
-                    speed
-                })
-            )?;
+                    speed,
+                    checkpoint: None,
+                },
+            };
+            writeln!(out, "{}", encode_link(&link))?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Decode { link } => {
@@ -335,6 +345,12 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             writeln!(out, "{}", link.scenario.to_json_pretty())?;
             if let Some(at) = link.at {
                 eprintln!("opens at {}", format_instant(at));
+            }
+            if let Some(bytes) = &link.checkpoint {
+                match link.open(None).map_err(|e| e.to_string())?.checkpoint_refused {
+                    None => eprintln!("with the state there ({} bytes)", bytes.len()),
+                    Some(why) => eprintln!("with a state that is not taken up: {why}"),
+                }
             }
             if let Some(x) = link.speed {
                 eprintln!("at speed x{x}");

@@ -612,69 +612,93 @@ impl Saved for Handle {
     }
 }
 
-/// A timer as its variant and its numbers (entity or actor, then sequence number or instance,
-/// then token or generation), each variant using the ones it has.
 impl Saved for Timer {
     fn blank() -> Self {
         Timer::IdleCheck { entity: 0 }
     }
     fn visit(&mut self, io: &mut dyn Io) {
-        let q = |q: QueueRef| (q.entity, u64::from(q.dlq));
-        let (index, (mut a, mut b), mut c) = match *self {
-            Timer::Expire { entity, seq } => (0, (entity, seq), 0),
-            Timer::LapseCheck { queue } => (1, q(queue), 0),
-            Timer::AutoRenew { queue, seq, token } => (2, q(queue), (u128::from(seq) << 64) | token),
-            Timer::Activate { entity, seq } => (3, (entity, seq), 0),
-            Timer::IdleCheck { entity } => (4, (entity, 0), 0),
-            Timer::Sweep { entity } => (5, (entity, 0), 0),
-            Timer::SessionLapse { entity, session, token } => (6, (entity, u64::from(session)), token),
-            Timer::Actor(ActorTimer::Produce { producer, generation }) => {
-                (7, (producer, 0), u128::from(generation))
-            }
-            Timer::Actor(ActorTimer::Burst { producer, generation }) => {
-                (8, (producer, 0), u128::from(generation))
-            }
-            Timer::Actor(ActorTimer::ConsumerWake { group, instance, generation }) => {
-                (9, (group, u64::from(instance)), u128::from(generation))
-            }
-            Timer::Actor(ActorTimer::ConsumerDone { group, instance, generation }) => {
-                (10, (group, u64::from(instance)), u128::from(generation))
-            }
+        let index = match self {
+            Timer::Expire { .. } => 0,
+            Timer::LapseCheck { .. } => 1,
+            Timer::AutoRenew { .. } => 2,
+            Timer::Activate { .. } => 3,
+            Timer::IdleCheck { .. } => 4,
+            Timer::Sweep { .. } => 5,
+            Timer::SessionLapse { .. } => 6,
+            Timer::Actor(_) => 7,
         };
-        let Some(index) = variant(io, index, 11) else {
+        let Some(index) = variant(io, index, 8) else {
             return;
         };
-        a.visit(io);
-        b.visit(io);
-        c.visit(io);
-        if !io.loading() {
-            return;
+        if io.loading() {
+            let queue = QueueRef::blank();
+            *self = match index {
+                0 => Timer::Expire { entity: 0, seq: 0 },
+                1 => Timer::LapseCheck { queue },
+                2 => Timer::AutoRenew { queue, seq: 0, token: 0 },
+                3 => Timer::Activate { entity: 0, seq: 0 },
+                4 => Timer::IdleCheck { entity: 0 },
+                5 => Timer::Sweep { entity: 0 },
+                6 => Timer::SessionLapse { entity: 0, session: 0, token: 0 },
+                _ => Timer::Actor(ActorTimer::blank()),
+            };
         }
-        let (queue, small) = (QueueRef { entity: a, dlq: b == 1 }, u32::try_from(b));
-        let generation = u32::try_from(c);
-        let timer = match (index, small, generation) {
-            (0, _, _) => Timer::Expire { entity: a, seq: b },
-            (1, _, _) if b <= 1 => Timer::LapseCheck { queue },
-            // AutoRenew keeps its queue's dlq flag in b and its seq in c's high half.
-            (2, _, _) if b <= 1 => Timer::AutoRenew {
-                queue,
-                seq: (c >> 64) as u64,
-                token: c & u128::from(u64::MAX),
-            },
-            (3, _, _) => Timer::Activate { entity: a, seq: b },
-            (4, _, _) => Timer::IdleCheck { entity: a },
-            (5, _, _) => Timer::Sweep { entity: a },
-            (6, Ok(session), _) => Timer::SessionLapse { entity: a, session, token: c },
-            (7, _, Ok(generation)) => Timer::Actor(ActorTimer::Produce { producer: a, generation }),
-            (8, _, Ok(generation)) => Timer::Actor(ActorTimer::Burst { producer: a, generation }),
-            (9, Ok(instance), Ok(generation)) => {
-                Timer::Actor(ActorTimer::ConsumerWake { group: a, instance, generation })
+        match self {
+            Timer::Expire { entity, seq } | Timer::Activate { entity, seq } => {
+                entity.visit(io);
+                seq.visit(io);
             }
-            (10, Ok(instance), Ok(generation)) => {
-                Timer::Actor(ActorTimer::ConsumerDone { group: a, instance, generation })
+            Timer::LapseCheck { queue } => queue.visit(io),
+            Timer::AutoRenew { queue, seq, token } => {
+                queue.visit(io);
+                seq.visit(io);
+                token.visit(io);
             }
-            _ => return io.fail(),
+            Timer::IdleCheck { entity } | Timer::Sweep { entity } => entity.visit(io),
+            Timer::SessionLapse { entity, session, token } => {
+                entity.visit(io);
+                session.visit(io);
+                token.visit(io);
+            }
+            Timer::Actor(a) => a.visit(io),
+        }
+    }
+}
+
+impl Saved for ActorTimer {
+    fn blank() -> Self {
+        ActorTimer::Produce { producer: 0, generation: 0 }
+    }
+    fn visit(&mut self, io: &mut dyn Io) {
+        let index = match self {
+            ActorTimer::Produce { .. } => 0,
+            ActorTimer::Burst { .. } => 1,
+            ActorTimer::ConsumerWake { .. } => 2,
+            ActorTimer::ConsumerDone { .. } => 3,
         };
-        *self = timer;
+        let Some(index) = variant(io, index, 4) else {
+            return;
+        };
+        if io.loading() {
+            *self = match index {
+                0 => ActorTimer::Produce { producer: 0, generation: 0 },
+                1 => ActorTimer::Burst { producer: 0, generation: 0 },
+                2 => ActorTimer::ConsumerWake { group: 0, instance: 0, generation: 0 },
+                _ => ActorTimer::ConsumerDone { group: 0, instance: 0, generation: 0 },
+            };
+        }
+        match self {
+            ActorTimer::Produce { producer, generation }
+            | ActorTimer::Burst { producer, generation } => {
+                producer.visit(io);
+                generation.visit(io);
+            }
+            ActorTimer::ConsumerWake { group, instance, generation }
+            | ActorTimer::ConsumerDone { group, instance, generation } => {
+                group.visit(io);
+                instance.visit(io);
+                generation.visit(io);
+            }
+        }
     }
 }

@@ -555,5 +555,16 @@ proptest! {
         prop_assert_eq!(observable(&observed), observable(&unobserved), "observing changed the state");
         let again = run(&ops, seed, realistic, max_delivery, true)?;
         prop_assert_eq!(observed.log(), again.log(), "the same seed gave another log");
+        // A link's checkpoint: the state saved and taken up by a namespace built alike is the
+        // same state and goes on alike (an hour, every timer firing).
+        let mut resumed = namespace(seed, realistic, max_delivery);
+        let bytes = observed.clone().save(|_| {});
+        prop_assert_eq!(resumed.resume(&bytes, |_| {}), Ok(()));
+        prop_assert!(resumed.same_state_except_log(&observed), "the state taken up differs");
+        let (mut went_on, until) = (observed.clone(), observed.now() + 3_600_000);
+        went_on.advance_to(until);
+        resumed.advance_to(until);
+        prop_assert_eq!(resumed.log(), &went_on.log()[observed.log().len()..], "the state taken up went on otherwise");
+        prop_assert_eq!(observable(&resumed), observable(&went_on));
     }
 }

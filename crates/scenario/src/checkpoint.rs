@@ -74,22 +74,22 @@ pub fn save(sim: &mut Simulation) -> Option<Vec<u8>> {
 /// `fresh` (the scenario's simulation at t=0, built as the page builds it) taken to the state
 /// in `bytes`, which must be `scenario`'s at `at`. On an error `fresh` is unchanged.
 pub fn restore(fresh: &mut Simulation, at: Instant, bytes: &[u8]) -> Result<(), Text> {
-    let bad = |why: &str| Err(sbp_engine::text!("s-checkpoint", why = why));
+    let bad = |key: &'static str| Err(Text::new(key));
     if bytes.len() > MAX_CHECKPOINT {
-        return bad("size");
+        return bad("s-checkpoint-size");
     }
     match bytes.first() {
         Some(&VERSION) => {}
         Some(v) if *v > VERSION => return Err(Text::new("s-link-newer")),
-        _ => return bad("version"),
+        _ => return bad("s-checkpoint-unreadable"),
     }
     let mut head = Head { scenario: 0, at: 0, next_step: 0, next_expect: 0, checked: 0 };
     let (mut named, mut last) = (Vec::new(), Vec::new());
     let mut ns = fresh.ns.snapshot(0);
     ns.resume(bytes, |io| head.visit(&mut named, &mut last, io))
-        .or_else(|why| bad(why))?;
+        .map_err(Text::new)?;
     if head.scenario != scenario_hash(&fresh.scenario) {
-        return bad("scenario");
+        return bad("s-checkpoint-scenario");
     }
     let timeline = &fresh.scenario.timeline;
     let expect = &fresh.scenario.expect;
@@ -103,10 +103,10 @@ pub fn restore(fresh: &mut Simulation, at: Instant, bytes: &[u8]) -> Result<(), 
         || expect[..next_expect].iter().any(|e| e.at.ms() > at)
         || expect[next_expect..].iter().any(|e| e.at.ms() < at)
     {
-        return bad("instant");
+        return bad("s-checkpoint-instant");
     }
     if ns.now() != at {
-        return bad("instant");
+        return bad("s-checkpoint-instant");
     }
     fresh.ns = ns;
     fresh.next_step = next_step;

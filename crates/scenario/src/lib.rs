@@ -3,12 +3,16 @@
 //! Scenario files (a versioned JSON format: a namespace, its entities, a timeline of actions at
 //! instants, and expectations), their validation with messages a person understands, the runner
 //! that plays them over the engine, the share-link codec, and the preset scenarios.
-/// Reads a struct whose fields all have defaults (options, lists) key by key, each field's own
-/// reader called directly; an unknown key is refused as `deny_unknown_fields` would. A derived
-/// reader of such a wide struct costs the wasm several KB more.
+/// Reads a struct key by key, each field's own reader called directly: a derived reader of a
+/// wide struct costs the wasm several KB more. `field as "key"` reads a field under another
+/// key; the keys in `required { ... }` must be given; the rest keep the struct's `Default`. An
+/// unknown key, a key given twice and a missing required one are refused as a derived reader
+/// (with `deny_unknown_fields`) would.
 #[macro_export]
 macro_rules! read_by_key {
-    ($ty:ident { $($field:ident),* $(,)? }) => {
+    (@key $field:ident) => { stringify!($field) };
+    (@key $field:ident $key:literal) => { $key };
+    ($ty:ident { $($field:ident $(as $key:literal)?),* $(,)? } $(required { $($req:literal),* $(,)? })?) => {
         impl<'de> serde::Deserialize<'de> for $ty {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 struct Visitor;
@@ -22,17 +26,23 @@ macro_rules! read_by_key {
                         mut map: A,
                     ) -> Result<$ty, A::Error> {
                         let mut out = <$ty>::default();
+                        let mut seen: Vec<&'static str> = Vec::new();
                         while let Some(key) = map.next_key::<String>()? {
-                            match key.as_str() {
-                                $(stringify!($field) => out.$field = map.next_value()?,)*
+                            let name = match key.as_str() {
+                                $($crate::read_by_key!(@key $field $($key)?) => {
+                                    out.$field = map.next_value()?;
+                                    $crate::read_by_key!(@key $field $($key)?)
+                                })*
                                 other => {
                                     return Err(serde::de::Error::unknown_field(
                                         other,
-                                        &[$(stringify!($field)),*],
+                                        &[$($crate::read_by_key!(@key $field $($key)?)),*],
                                     ))
                                 }
-                            }
+                            };
+                            $crate::seen(&mut seen, name)?;
                         }
+                        $($($crate::required(&seen, $req)?;)*)?
                         Ok(out)
                     }
                 }
@@ -40,6 +50,25 @@ macro_rules! read_by_key {
             }
         }
     };
+}
+
+/// `read_by_key!`: a key read; the second time it is an error.
+#[doc(hidden)]
+pub fn seen<E: serde::de::Error>(seen: &mut Vec<&'static str>, key: &'static str) -> Result<(), E> {
+    if seen.contains(&key) {
+        return Err(E::duplicate_field(key));
+    }
+    seen.push(key);
+    Ok(())
+}
+
+/// `read_by_key!`: a required key that was not given is an error.
+#[doc(hidden)]
+pub fn required<E: serde::de::Error>(seen: &[&'static str], key: &'static str) -> Result<(), E> {
+    match seen.contains(&key) {
+        true => Ok(()),
+        false => Err(E::missing_field(key)),
+    }
 }
 
 pub mod bounds;

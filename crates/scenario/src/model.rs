@@ -298,7 +298,7 @@ pub struct EntityDef {
     pub settings: SettingsDef,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SendDef {
     pub to: String,
@@ -355,7 +355,7 @@ fn is_default_receiver(r: &str) -> bool {
     r == DEFAULT_RECEIVER
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReceiveDef {
     pub from: String,
@@ -380,7 +380,7 @@ pub struct ReceiveDef {
     pub name: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PeekDef {
     pub from: String,
@@ -399,7 +399,7 @@ pub struct PeekDef {
     pub name: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SettleDef {
     pub from: String,
@@ -424,7 +424,7 @@ pub struct SettleDef {
     pub description: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReceiveDeferredDef {
     pub from: String,
@@ -440,7 +440,7 @@ pub struct ReceiveDeferredDef {
     pub name: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CancelDef {
     pub to: String,
@@ -457,7 +457,7 @@ pub struct UpdateDef {
 
 /// FLT-01: `{"subscription": "events/subscriptions/s", "rule": {"name": "big", "sql": "..."}}`:
 /// a rule added to a subscription, or (remove_rule) removed by its name.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuleStepDef {
     pub subscription: String,
@@ -522,7 +522,7 @@ pub enum SessionOpDef {
     Close,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReceiverDef {
     pub receiver: String,
@@ -543,14 +543,14 @@ pub enum FaultDef {
     ServerBusy(Dur),
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BurstDef {
     pub every: Dur,
     pub size: u32,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SpikeDef {
     pub from: Dur,
@@ -560,7 +560,7 @@ pub struct SpikeDef {
 
 /// A producer: `rate` messages a second to `to`, with bursts, a spike, a TTL, a MessageId scheme
 /// (`<message_id_prefix><n>`) and a schedule offset.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProducerDef {
     pub name: String,
@@ -597,7 +597,7 @@ pub enum ProcessingDef {
 }
 
 /// A group of competing consumers.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConsumerDef {
     pub name: String,
@@ -848,3 +848,45 @@ impl Scenario {
         serde_json::to_string_pretty(self).unwrap_or_default()
     }
 }
+
+// The steps' actions, read key by key (see `read_by_key!`).
+crate::read_by_key!(SendDef {
+    to, message_id, ttl, scheduled_enqueue_time, subject, correlation_id, properties,
+    system_properties, body, body_size, count,
+} required { "to" });
+crate::read_by_key!(ReceiveDef {
+    from, receiver, mode, count, max_auto_lock_renewal, transfer_fails, name as "as",
+} required { "from" });
+crate::read_by_key!(PeekDef { from, receiver, from_seq, count, name as "as" } required { "from" });
+crate::read_by_key!(SettleDef { from, seq, message, receiver, reason, description } required { "from" });
+crate::read_by_key!(ReceiveDeferredDef { from, seqs, receiver, name as "as" } required { "from", "seqs" });
+crate::read_by_key!(CancelDef { to, seq } required { "to", "seq" });
+crate::read_by_key!(RuleStepDef { subscription, rule } required { "subscription", "rule" });
+crate::read_by_key!(ReceiverDef { receiver, from } required { "receiver" });
+crate::read_by_key!(BurstDef { every, size } required { "every", "size" });
+crate::read_by_key!(SpikeDef { from, duration, factor } required { "from", "duration", "factor" });
+crate::read_by_key!(ProducerDef {
+    name, to, rate, burst, spike, ttl, message_id_prefix, schedule_offset, body_size,
+    max_messages, sessions,
+} required { "name", "to" });
+crate::read_by_key!(ConsumerDef {
+    name, from, instances, mode, processing, abandon, dead_letter, defer, crash,
+    max_auto_lock_renewal, idempotent, poll_interval, restart_delay,
+} required { "name", "from" });
+
+/// The receiver a call uses when it names none.
+macro_rules! with_default_receiver {
+    ($($ty:ident { $($field:ident),* }),*) => {$(
+        impl Default for $ty {
+            fn default() -> Self {
+                $ty { receiver: default_receiver(), $($field: Default::default()),* }
+            }
+        }
+    )*};
+}
+with_default_receiver!(
+    ReceiveDef { from, mode, count, max_auto_lock_renewal, transfer_fails, name },
+    PeekDef { from, from_seq, count, name },
+    SettleDef { from, seq, message, reason, description },
+    ReceiveDeferredDef { from, seqs, name }
+);

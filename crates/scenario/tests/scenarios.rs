@@ -106,6 +106,7 @@ fn link_round_trip_keeps_scenario_instant_and_speed() {
             scenario: scenario.clone(),
             at: Some(12_345),
             speed: Some(60),
+            checkpoint: None,
         };
         let text = encode_link(&link);
         assert!(
@@ -125,6 +126,7 @@ fn broken_links_give_clear_errors() {
         scenario: Scenario::from_json(PRESETS[0].1).unwrap(),
         at: None,
         speed: None,
+        checkpoint: None,
     });
     let cases = [
         ("", "no scenario"),
@@ -165,7 +167,7 @@ proptest! {
             timeline: vec![Step::new(Action::Send(SendDef { to: "q".into(), ttl: Some(Dur(ttl)), count: Some(count), ..Default::default() }))],
             ..Default::default()
         };
-        let link = Link { scenario, at: None, speed: None };
+        let link = Link { scenario, at: None, speed: None, checkpoint: None };
         prop_assert_eq!(decode_link(&encode_link(&link)).unwrap(), link);
     }
 }
@@ -278,6 +280,7 @@ fn a_scenario_over_the_work_budget_is_refused_naming_the_limit() {
         scenario: scenario.clone(),
         at: None,
         speed: None,
+        checkpoint: None,
     });
     assert!(decode_link(&link).is_ok());
     let light = heavy.replace("\"rate\":10000", "\"rate\":10");
@@ -307,6 +310,7 @@ fn a_link_that_would_replay_too_much_is_refused() {
         scenario: scenario.clone(),
         at: Some(3_600_000),
         speed: None,
+        checkpoint: None,
     });
     let err = decode_link(&far).unwrap_err().to_string();
     assert!(err.contains("playground limit"), "{err}");
@@ -326,6 +330,7 @@ fn a_link_past_the_last_instant_is_refused() {
         scenario,
         at: Some(sbp_engine::limits::LATEST_INSTANT + 1),
         speed: None,
+        checkpoint: None,
     });
     let err = decode_link(&late).unwrap_err().to_string();
     assert!(

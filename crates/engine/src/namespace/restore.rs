@@ -8,8 +8,11 @@
 //! reference in it (ids, indices, instants) before it takes it, so a state that does not hold
 //! together is refused, never run.
 use super::Namespace;
+use crate::entity::{Entity, EntityKind, QueueRef, Store};
+use crate::limits::{LATEST_INSTANT, MAX_ACTORS, MAX_ENTITIES};
+use crate::message::MessageState;
 use crate::saved::{Io, Saved};
-use crate::timer::TimerEntry;
+use crate::timer::{ActorTimer, Timer, TimerEntry};
 use std::cmp::Reverse;
 
 impl Namespace {
@@ -82,14 +85,172 @@ impl Namespace {
             head(io);
             saved.visit_state(io)
         }) {
-            return Err("unreadable");
+            return Err("s-checkpoint-unreadable");
         }
         saved.check_state()?;
         *self = saved;
         Ok(())
     }
 
+    /// Whether a state read from a link holds together: every id and index in range, every
+    /// derived set and count as the engine keeps it, every setting within its limits, the clock
+    /// within the playground's. What the engine indexes without a check is checked here.
     fn check_state(&self) -> Result<(), &'static str> {
-        Ok(())
+        match self.consistent() {
+            true => Ok(()),
+            false => Err("s-checkpoint-inconsistent"),
+        }
     }
+
+    fn consistent(&self) -> bool {
+        let entities = self.entities.len();
+        let receivers = self.receivers.len();
+        let entity = |id: u32| self.entities.get(id as usize).and_then(Option::as_ref);
+        let receiver = |id: u32| (id as usize) < receivers;
+        let queue = |q: &QueueRef| entity(q.entity).is_some_and(|e| e.kind != EntityKind::Topic || !q.dlq);
+        (0..=LATEST_INSTANT).contains(&self.now)
+            && entities <= MAX_ENTITIES
+            && self.entity_names.len() == entities
+            // A path names the entity last created under it (a deleted one keeps its name).
+            && self
+                .paths
+                .iter()
+                .all(|(path, &id)| self.entity_names.get(id as usize) == Some(path))
+            && self
+                .entities
+                .iter()
+                .flatten()
+                .all(|e| self.paths.get(&e.path) == Some(&e.id))
+            && self
+                .entities
+                .iter()
+                .enumerate()
+                .all(|(i, e)| e.as_ref().is_none_or(|e| self.entity_consistent(i, e)))
+            && self.receiver_ids.len() == receivers
+            && self
+                .receiver_ids
+                .iter()
+                .all(|(name, &r)| self.receivers.get(r as usize).is_some_and(|x| x.name == *name))
+            // (A receiver stays attached to an entity deleted under it.)
+            && self
+                .receivers
+                .iter()
+                .all(|r| r.attached.iter().all(|q| (q.entity as usize) < entities))
+            && self.timers.iter().all(|Reverse(t)| {
+                t.at >= self.now && t.order <= self.timer_order && self.timer_consistent(t.timer)
+            })
+            && self.producers.len() <= MAX_ACTORS
+            && self.consumers.len() <= MAX_ACTORS
+            && self.producers.iter().all(|p| {
+                queue(&p.queue) && p.spec.validate().is_ok() && p.next_send.is_finite()
+            })
+            && self.consumers.iter().all(|c| {
+                queue(&c.queue)
+                    && c.spec.validate().is_ok()
+                    && c.receivers.len() == c.spec.instances as usize
+                    && c.busy.len() == c.receivers.len()
+                    && c.receivers.iter().all(|&r| receiver(r))
+            })
+            && self.metrics.width >= crate::time::SECOND
+            && self.metrics.buckets.len() <= crate::metrics::MAX_BUCKETS
+    }
+
+    fn entity_consistent(&self, i: usize, e: &Entity) -> bool {
+        let receivers = self.receivers.len();
+        let topic_of = |id: u32| match self.entities.get(id as usize).and_then(Option::as_ref) {
+            Some(t) if t.kind == EntityKind::Topic => Some(t),
+            _ => None,
+        };
+        // SequenceNumbers come from the entity (a subscription's from its topic): all below next.
+        let next_seq = match e.kind {
+            EntityKind::Subscription { topic } => match topic_of(topic) {
+                Some(t) => t.next_seq,
+                None => return false,
+            },
+            _ => e.next_seq,
+        };
+        let attached = self
+            .receivers
+            .iter()
+            .flat_map(|r| r.attached.iter())
+            .filter(|q| q.entity as usize == i && !q.dlq)
+            .count();
+        e.id as usize == i
+            && self.entity_names[i] == e.path
+            && e.settings.validate(self.tier).is_ok()
+            && e.attached_receivers as usize == attached
+            && (e.kind != EntityKind::Topic
+                || e.subscriptions.iter().all(|&s| {
+                    self.entities
+                        .get(s as usize)
+                        .and_then(Option::as_ref)
+                        .is_some_and(|s| s.kind == EntityKind::Subscription { topic: e.id })
+                }))
+            && e.history.as_ref().is_none_or(|h| h.first <= h.order.len())
+            && e.session_ids.len() == e.sessions.len()
+            && e
+                .session_ids
+                .iter()
+                .all(|(id, &s)| e.sessions.get(s as usize).is_some_and(|x| x.id == *id))
+            && e.sessions.iter().enumerate().all(|(s, session)| {
+                session.lock.is_none_or(|l| {
+                    (l.holder as usize) < receivers
+                        && e.session_holders.contains(&(l.holder, s as u32))
+                })
+            })
+            && e.session_holders.iter().all(|&(r, s)| {
+                e.sessions
+                    .get(s as usize)
+                    .and_then(|x| x.lock)
+                    .is_some_and(|l| l.holder == r)
+            })
+            && [&e.main, &e.dlq]
+                .into_iter()
+                .all(|store| store_consistent(store, next_seq, receivers))
+    }
+
+    fn timer_consistent(&self, timer: Timer) -> bool {
+        let entity = |id: u32| self.entities.get(id as usize).and_then(Option::as_ref);
+        match timer {
+            Timer::SessionLapse { entity: id, session, .. } => {
+                entity(id).is_none_or(|e| (session as usize) < e.sessions.len())
+            }
+            Timer::Actor(
+                ActorTimer::Produce { producer, .. } | ActorTimer::Burst { producer, .. },
+            ) => (producer as usize) < self.producers.len(),
+            Timer::Actor(
+                ActorTimer::ConsumerWake { group, instance, .. }
+                | ActorTimer::ConsumerDone { group, instance, .. },
+            ) => self
+                .consumers
+                .get(group as usize)
+                .is_some_and(|c| (instance as usize) < c.busy.len()),
+            _ => true,
+        }
+    }
+}
+
+/// A store as the engine keeps it: messages under their SequenceNumbers (below `next_seq`),
+/// locks held by receivers that exist, the receivable set and the byte counts as they follow
+/// from the messages.
+fn store_consistent(store: &Store, next_seq: u64, receivers: usize) -> bool {
+    let mut bytes = 0u64;
+    let mut body_bytes = 0u64;
+    let mut available = 0;
+    for (&seq, m) in &store.messages {
+        if m.sequence_number != seq
+            || seq >= next_seq
+            || m.lock.as_ref().is_some_and(|l| l.holder as usize >= receivers)
+        {
+            return false;
+        }
+        let receivable = m.state == MessageState::Active && m.lock.is_none();
+        if receivable != store.available.contains(&seq) {
+            return false;
+        }
+        available += usize::from(receivable);
+        bytes = bytes.saturating_add(m.body_size);
+        body_bytes = body_bytes.saturating_add(m.body.len() as u64);
+    }
+    available == store.available.len() && bytes == store.bytes && body_bytes == store.body_bytes
 }
