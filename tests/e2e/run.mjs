@@ -71,6 +71,60 @@ test('a share link opens exactly that state', async (ctx) => {
   if (t1 !== t2) throw new Error(`clock ${t1} != ${t2}`);
 });
 
+test('a share link far into a traffic run carries its state and opens there without a replay', async (ctx) => {
+  const page = await fresh(ctx);
+  await tab(page, 'traffic');
+  await page.fill('#producer-rate', '2000');
+  await page.click('#producer-submit');
+  await page.fill('#consumer-instances', '10');
+  await page.selectOption('#consumer-kind', 'exponential');
+  await page.fill('#consumer-time', '4ms');
+  await page.click('#consumer-submit');
+  // Five minutes of 2,000 msg/s: more than a link may replay when it opens.
+  for (let i = 0; i < 5; i++) await page.click('#step-1m');
+  await page.locator('#clock-rel', { hasText: '5m' }).waitFor();
+  await page.click('#share');
+  const link = await page.inputValue('#share-link');
+  if (!/#s=1z[^&]*&t=300000&x=\d+&c=1z/.test(link)) throw new Error(`no checkpoint in the link: ${link.slice(0, 200)}`);
+  const totals = await page.locator('#metrics .hint').textContent();
+  const other = await ctx.browser().newContext();
+  const p2 = await fresh(other, link.slice(url.length));
+  await p2.locator('#clock-rel', { hasText: '5m' }).waitFor();
+  const t1 = await page.textContent('#clock-utc');
+  const t2 = await p2.textContent('#clock-utc');
+  const totals2 = await p2.locator('#metrics .hint').textContent();
+  const notice = await p2.locator('#notice').textContent().catch(() => '');
+  // Played on, both go the same way.
+  await page.click('#step-1m');
+  await p2.click('#step-1m');
+  const later = [await page.textContent('#metrics .hint'), await p2.textContent('#metrics .hint')];
+  await other.close();
+  if (t1 !== t2) throw new Error(`clock ${t1} != ${t2}`);
+  if (totals !== totals2) throw new Error(`metrics ${totals} != ${totals2}`);
+  if (/not used|Stopped/.test(notice)) throw new Error(`notice: ${notice}`);
+  if (later[0] !== later[1]) throw new Error(`a minute later: ${later[0]} != ${later[1]}`);
+});
+
+test('a share link whose saved state belongs to another scenario opens the scenario and says why', async (ctx) => {
+  const page = await fresh(ctx);
+  await send(page, { ttl: '1h', id: 'mine' });
+  await page.click('#step-1m');
+  await page.click('#share');
+  const link = await page.inputValue('#share-link');
+  const state = /&c=[^&]*/.exec(link)[0];
+  const other = await fresh(ctx);
+  await send(other, { ttl: '2h', id: 'theirs' });
+  await other.click('#step-1m');
+  await other.click('#share');
+  const theirs = await other.inputValue('#share-link');
+  const mixed = theirs.replace(/&c=[^&]*/, state);
+  const p3 = await fresh(ctx, mixed.slice(url.length));
+  await p3.locator('#notice', { hasText: 'belongs to another scenario' }).waitFor();
+  await p3.locator('.card .mid', { hasText: 'theirs' }).waitFor();
+  const t = await p3.textContent('#clock-rel');
+  if (!t.includes('1m')) throw new Error(`replayed to ${t}`);
+});
+
 test('a broken link shows a clear error and keeps the current scenario', async (ctx) => {
   const page = await fresh(ctx);
   await send(page, { ttl: '1h', id: 'keep-me' });

@@ -500,14 +500,16 @@ impl Namespace {
 
     /// A copy of the namespace keeping only the last `keep_log` events of its log (the rest
     /// count as dropped): a rewind checkpoint, which must stay small. The copy goes on exactly
-    /// as the namespace would; only its log's older part is gone.
+    /// as the namespace would; only its log's older part is gone. Made by saving the state and
+    /// reading it back (`restore.rs`), as a link's checkpoint is: one way to copy the state, and
+    /// no derived copy of every engine type in the browser's wasm (3 KB brotli).
     pub fn snapshot(&mut self, keep_log: usize) -> Namespace {
+        let mut copy = self.blank_like();
+        let loaded = crate::saved::load(&self.save(|_| {}), |io| copy.visit_state(io));
+        debug_assert!(loaded, "a saved state reads back");
         let start = self.log.len().saturating_sub(keep_log);
-        let log = std::mem::take(&mut self.log);
-        let mut copy = self.clone();
-        copy.log = log[start..].to_vec();
+        copy.log = self.log[start..].to_vec();
         copy.log_dropped = self.log_dropped + start as u64;
-        self.log = log;
         copy
     }
 

@@ -18,7 +18,7 @@ use std::cmp::Reverse;
 impl Namespace {
     /// Every field but the configuration and the log, in order (the pattern names every field,
     /// so a new one has to be placed here).
-    fn visit_state(&mut self, io: &mut dyn Io) {
+    pub(super) fn visit_state(&mut self, io: &mut dyn Io) {
         let Namespace {
             tier: _,
             expiry_mode: _,
@@ -67,20 +67,54 @@ impl Namespace {
     }
 
     /// The saved state as bytes, after what `head` writes (the caller's own fields); the log's
-    /// events count as dropped there.
+    /// events count as dropped there. (Saving visits the fields in place and leaves them as they
+    /// were.)
     pub fn save(&mut self, head: impl FnOnce(&mut dyn Io)) -> Vec<u8> {
-        let mut copy = self.snapshot(0);
-        crate::saved::save(|io| {
+        let dropped = self.log_dropped;
+        self.log_dropped += self.log.len() as u64;
+        let bytes = crate::saved::save(|io| {
             head(io);
-            copy.visit_state(io)
-        })
+            self.visit_state(io)
+        });
+        self.log_dropped = dropped;
+        bytes
+    }
+
+    /// A namespace with this one's configuration and nothing else: what a saved state is read
+    /// into.
+    pub(super) fn blank_like(&self) -> Namespace {
+        Namespace {
+            tier: self.tier,
+            expiry_mode: self.expiry_mode,
+            sweep_interval: self.sweep_interval,
+            now: 0,
+            entities: Vec::new(),
+            entity_names: Vec::new(),
+            paths: Default::default(),
+            receivers: Vec::new(),
+            receiver_ids: Default::default(),
+            timers: Default::default(),
+            timer_order: 0,
+            log: Vec::new(),
+            tokens: Saved::blank(),
+            tracking: Saved::blank(),
+            traffic: Saved::blank(),
+            max_messages: self.max_messages,
+            max_body_bytes: self.max_body_bytes,
+            server_busy_until: 0,
+            producers: Vec::new(),
+            consumers: Vec::new(),
+            metrics: Default::default(),
+            log_limit: self.log_limit,
+            log_dropped: 0,
+        }
     }
 
     /// Takes up the state saved in `bytes` (after what `head` reads: the caller's fields),
     /// keeping this namespace's configuration and clearing its log; on an error (bytes that do
     /// not read, a state that does not hold together) nothing changes here.
     pub fn resume(&mut self, bytes: &[u8], head: impl FnOnce(&mut dyn Io)) -> Result<(), &'static str> {
-        let mut saved = self.snapshot(0);
+        let mut saved = self.blank_like();
         if !crate::saved::load(bytes, |io| {
             head(io);
             saved.visit_state(io)
