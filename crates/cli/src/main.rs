@@ -347,7 +347,11 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
                 eprintln!("opens at {}", format_instant(at));
             }
             if let Some(bytes) = &link.checkpoint {
-                match link.open(None).map_err(|e| e.to_string())?.checkpoint_refused {
+                match link
+                    .open(None)
+                    .map_err(|e| e.to_string())?
+                    .checkpoint_refused
+                {
                     None => eprintln!("with the state there ({} bytes)", bytes.len()),
                     Some(why) => eprintln!("with a state that is not taken up: {why}"),
                 }

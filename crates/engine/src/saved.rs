@@ -15,7 +15,9 @@
 //! allocates more than the input's size), a number out of its type's range, an unknown variant
 //! or input that ends early marks the load failed (the caller then drops what was read); there
 //! is no recursion beyond the types' own nesting.
-use crate::actors::{Burst, ConsumerGroup, ConsumerSpec, Processing, Producer, ProducerSpec, Spike, Work};
+use crate::actors::{
+    Burst, ConsumerGroup, ConsumerSpec, Processing, Producer, ProducerSpec, Spike, Work,
+};
 use crate::command::ReceiveMode;
 use crate::entity::{
     DuplicateHistory, Entity, EntityKind, QueueRef, Session, SessionLock, SqlRule, Store,
@@ -428,57 +430,202 @@ pub fn load(bytes: &[u8], visit: impl FnOnce(&mut dyn Io)) -> bool {
 
 // The engine's types.
 saved!(QueueRef { entity, dlq });
-saved!(Store { messages, available, bytes, body_bytes, lapses, lapse_armed });
+saved!(Store {
+    messages,
+    available,
+    bytes,
+    body_bytes,
+    lapses,
+    lapse_armed
+});
 saved!(Entity {
-    id, path, kind, settings, rules, subscriptions, main, dlq, next_seq, last_activity, idle_at,
-    sweep_at, attached_receivers, created_at, history, duplicates_dropped, sessions, session_ids,
+    id,
+    path,
+    kind,
+    settings,
+    rules,
+    subscriptions,
+    main,
+    dlq,
+    next_seq,
+    last_activity,
+    idle_at,
+    sweep_at,
+    attached_receivers,
+    created_at,
+    history,
+    duplicates_dropped,
+    sessions,
+    session_ids,
     session_holders,
 });
 saved!(Session { id, lock, state });
-saved!(SessionLock { holder, token, locked_until });
-saved!(DuplicateHistory { accepted, order, first });
-saved!(Message {
-    sequence_number, message_id, enqueued_time, own_ttl, effective_ttl, expires_at,
-    scheduled_enqueue_time, state, lock, failed_deliveries, body, body_size, extra, transfer_hops,
+saved!(SessionLock {
+    holder,
+    token,
+    locked_until
 });
-saved!(Lock { token, holder, locked_until, auto_renew_until });
-saved!(DeadLetter { reason, description, source });
-saved!(Extra { subject, correlation_id, application_properties, dead_letter, system_properties });
+saved!(DuplicateHistory {
+    accepted,
+    order,
+    first
+});
+saved!(Message {
+    sequence_number,
+    message_id,
+    enqueued_time,
+    own_ttl,
+    effective_ttl,
+    expires_at,
+    scheduled_enqueue_time,
+    state,
+    lock,
+    failed_deliveries,
+    body,
+    body_size,
+    extra,
+    transfer_hops,
+});
+saved!(Lock {
+    token,
+    holder,
+    locked_until,
+    auto_renew_until
+});
+saved!(DeadLetter {
+    reason,
+    description,
+    source
+});
+saved!(Extra {
+    subject,
+    correlation_id,
+    application_properties,
+    dead_letter,
+    system_properties
+});
 saved!(TimerEntry { at, order, timer });
 saved!(Burst { every, size });
-saved!(Spike { from, duration, factor });
+saved!(Spike {
+    from,
+    duration,
+    factor
+});
 saved!(ProducerSpec {
-    name, to, rate, burst, spike, ttl, message_id_prefix, schedule_offset, body_size,
-    max_messages, sessions,
+    name,
+    to,
+    rate,
+    burst,
+    spike,
+    ttl,
+    message_id_prefix,
+    schedule_offset,
+    body_size,
+    max_messages,
+    sessions,
 });
 saved!(ConsumerSpec {
-    name, from, instances, mode, processing, abandon, dead_letter, defer, crash,
-    max_auto_lock_renewal, idempotent, poll_interval, restart_delay,
+    name,
+    from,
+    instances,
+    mode,
+    processing,
+    abandon,
+    dead_letter,
+    defer,
+    crash,
+    max_auto_lock_renewal,
+    idempotent,
+    poll_interval,
+    restart_delay,
 });
-saved!(Producer { spec, queue, active, generation, sent, next_send });
+saved!(Producer {
+    spec,
+    queue,
+    active,
+    generation,
+    sent,
+    next_send
+});
 saved!(Work { seq, message_id });
-saved!(ConsumerGroup { spec, queue, receivers, active, generation, busy, lost_after_work });
+saved!(ConsumerGroup {
+    spec,
+    queue,
+    receivers,
+    active,
+    generation,
+    busy,
+    lost_after_work
+});
 saved!(Bucket {
-    sent, completed, latency_sum, latency_max, expired, dead_lettered, abandoned, lock_lost,
-    rejected, duplicates_processed, duplicates_skipped, crashed,
+    sent,
+    completed,
+    latency_sum,
+    latency_max,
+    expired,
+    dead_lettered,
+    abandoned,
+    lock_lost,
+    rejected,
+    duplicates_processed,
+    duplicates_skipped,
+    crashed,
 });
 saved!(Metrics { width, buckets });
 saved!(EntitySettings {
-    default_message_time_to_live, lock_duration, max_delivery_count,
-    dead_lettering_on_message_expiration, auto_delete_on_idle, forward_to,
-    forward_dead_lettered_messages_to, max_size_bytes, requires_duplicate_detection,
-    duplicate_detection_history_time_window, requires_session,
+    default_message_time_to_live,
+    lock_duration,
+    max_delivery_count,
+    dead_lettering_on_message_expiration,
+    auto_delete_on_idle,
+    forward_to,
+    forward_dead_lettered_messages_to,
+    max_size_bytes,
+    requires_duplicate_detection,
+    duplicate_detection_history_time_window,
+    requires_session,
 });
-saved!(Receiver { name, attached, handles, peek_cursor, prune_at });
+saved!(Receiver {
+    name,
+    attached,
+    handles,
+    peek_cursor,
+    prune_at
+});
 saved!(MessageView {
-    entity, sequence_number, message_id, enqueued_time, time_to_live, expires_at,
-    scheduled_enqueue_time, locked_until, lock_token, lock_holder, delivery_count, state,
-    dead_letter_reason, dead_letter_error_description, dead_letter_source, subject,
-    correlation_id, application_properties, system_properties, body, body_size,
-    nominally_expired, effective_expires_at,
+    entity,
+    sequence_number,
+    message_id,
+    enqueued_time,
+    time_to_live,
+    expires_at,
+    scheduled_enqueue_time,
+    locked_until,
+    lock_token,
+    lock_holder,
+    delivery_count,
+    state,
+    dead_letter_reason,
+    dead_letter_error_description,
+    dead_letter_source,
+    subject,
+    correlation_id,
+    application_properties,
+    system_properties,
+    body,
+    body_size,
+    nominally_expired,
+    effective_expires_at,
 });
-saved_unit!(MessageState { Active, Deferred, Scheduled });
-saved_unit!(ReceiveMode { PeekLock, ReceiveAndDelete });
+saved_unit!(MessageState {
+    Active,
+    Deferred,
+    Scheduled
+});
+saved_unit!(ReceiveMode {
+    PeekLock,
+    ReceiveAndDelete
+});
 
 impl Saved for EntityKind {
     fn blank() -> Self {
@@ -635,11 +782,19 @@ impl Saved for Timer {
             *self = match index {
                 0 => Timer::Expire { entity: 0, seq: 0 },
                 1 => Timer::LapseCheck { queue },
-                2 => Timer::AutoRenew { queue, seq: 0, token: 0 },
+                2 => Timer::AutoRenew {
+                    queue,
+                    seq: 0,
+                    token: 0,
+                },
                 3 => Timer::Activate { entity: 0, seq: 0 },
                 4 => Timer::IdleCheck { entity: 0 },
                 5 => Timer::Sweep { entity: 0 },
-                6 => Timer::SessionLapse { entity: 0, session: 0, token: 0 },
+                6 => Timer::SessionLapse {
+                    entity: 0,
+                    session: 0,
+                    token: 0,
+                },
                 _ => Timer::Actor(ActorTimer::blank()),
             };
         }
@@ -655,7 +810,11 @@ impl Saved for Timer {
                 token.visit(io);
             }
             Timer::IdleCheck { entity } | Timer::Sweep { entity } => entity.visit(io),
-            Timer::SessionLapse { entity, session, token } => {
+            Timer::SessionLapse {
+                entity,
+                session,
+                token,
+            } => {
                 entity.visit(io);
                 session.visit(io);
                 token.visit(io);
@@ -667,7 +826,10 @@ impl Saved for Timer {
 
 impl Saved for ActorTimer {
     fn blank() -> Self {
-        ActorTimer::Produce { producer: 0, generation: 0 }
+        ActorTimer::Produce {
+            producer: 0,
+            generation: 0,
+        }
     }
     fn visit(&mut self, io: &mut dyn Io) {
         let index = match self {
@@ -681,20 +843,48 @@ impl Saved for ActorTimer {
         };
         if io.loading() {
             *self = match index {
-                0 => ActorTimer::Produce { producer: 0, generation: 0 },
-                1 => ActorTimer::Burst { producer: 0, generation: 0 },
-                2 => ActorTimer::ConsumerWake { group: 0, instance: 0, generation: 0 },
-                _ => ActorTimer::ConsumerDone { group: 0, instance: 0, generation: 0 },
+                0 => ActorTimer::Produce {
+                    producer: 0,
+                    generation: 0,
+                },
+                1 => ActorTimer::Burst {
+                    producer: 0,
+                    generation: 0,
+                },
+                2 => ActorTimer::ConsumerWake {
+                    group: 0,
+                    instance: 0,
+                    generation: 0,
+                },
+                _ => ActorTimer::ConsumerDone {
+                    group: 0,
+                    instance: 0,
+                    generation: 0,
+                },
             };
         }
         match self {
-            ActorTimer::Produce { producer, generation }
-            | ActorTimer::Burst { producer, generation } => {
+            ActorTimer::Produce {
+                producer,
+                generation,
+            }
+            | ActorTimer::Burst {
+                producer,
+                generation,
+            } => {
                 producer.visit(io);
                 generation.visit(io);
             }
-            ActorTimer::ConsumerWake { group, instance, generation }
-            | ActorTimer::ConsumerDone { group, instance, generation } => {
+            ActorTimer::ConsumerWake {
+                group,
+                instance,
+                generation,
+            }
+            | ActorTimer::ConsumerDone {
+                group,
+                instance,
+                generation,
+            } => {
                 group.visit(io);
                 instance.visit(io);
                 generation.visit(io);

@@ -6,7 +6,6 @@
 use crate::message::Message;
 use crate::text::Text;
 
-
 /// The longest filter or action text.
 pub const MAX_SQL: usize = 1024;
 /// The deepest nesting of an expression (parentheses, NOT, operators).

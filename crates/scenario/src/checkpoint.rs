@@ -5,7 +5,6 @@
 //! ([`sbp_engine::Namespace::resume`]). A simulation whose checks have failed is not saved (the
 //! failures are words in the reader's language, not state): its link replays as before.
 use crate::run::{NamedCall, Simulation};
-use sbp_engine::MessageView;
 use crate::{Scenario, Text};
 use sbp_engine::saved::{Io, Saved};
 use sbp_engine::time::Instant;
@@ -27,7 +26,7 @@ struct Head {
 }
 
 impl Head {
-    fn visit(&mut self, named: &mut Vec<(String, NamedCall)>, last: &mut Vec<MessageView>, io: &mut dyn Io) {
+    fn visit(&mut self, named: &mut Vec<(String, NamedCall)>, io: &mut dyn Io) {
         let mut version = VERSION;
         version.visit(io);
         if version != VERSION {
@@ -39,7 +38,6 @@ impl Head {
         self.next_expect.visit(io);
         self.checked.visit(io);
         named.visit(io);
-        last.visit(io);
     }
 }
 
@@ -66,8 +64,8 @@ pub fn save(sim: &mut Simulation) -> Option<Vec<u8>> {
         next_expect: sim.next_expect,
         checked: sim.checked,
     };
-    let (mut named, mut last) = (sim.named.0.clone(), sim.last_messages.clone());
-    let bytes = sim.ns.save(|io| head.visit(&mut named, &mut last, io));
+    let Simulation { ns, named, .. } = sim;
+    let bytes = ns.save(|io| head.visit(&mut named.0, io));
     (bytes.len() <= MAX_CHECKPOINT).then_some(bytes)
 }
 
@@ -83,10 +81,16 @@ pub fn restore(fresh: &mut Simulation, at: Instant, bytes: &[u8]) -> Result<(), 
         Some(v) if *v > VERSION => return Err(Text::new("s-link-newer")),
         _ => return bad("s-checkpoint-unreadable"),
     }
-    let mut head = Head { scenario: 0, at: 0, next_step: 0, next_expect: 0, checked: 0 };
-    let (mut named, mut last) = (Vec::new(), Vec::new());
+    let mut head = Head {
+        scenario: 0,
+        at: 0,
+        next_step: 0,
+        next_expect: 0,
+        checked: 0,
+    };
+    let mut named = Vec::new();
     let mut ns = fresh.ns.snapshot(0);
-    ns.resume(bytes, |io| head.visit(&mut named, &mut last, io))
+    ns.resume(bytes, |io| head.visit(&mut named, io))
         .map_err(Text::new)?;
     if head.scenario != scenario_hash(&fresh.scenario) {
         return bad("s-checkpoint-scenario");
@@ -113,6 +117,5 @@ pub fn restore(fresh: &mut Simulation, at: Instant, bytes: &[u8]) -> Result<(), 
     fresh.next_expect = next_expect;
     fresh.checked = head.checked;
     fresh.named = crate::vecmap::VecMap(named);
-    fresh.last_messages = last;
     Ok(())
 }

@@ -158,10 +158,18 @@ impl Link {
     pub fn open(&self, default_log_limit: Option<usize>) -> Result<Opened, ScenarioError> {
         let mut sim = crate::Simulation::build(&self.scenario, default_log_limit)?;
         let (Some(bytes), Some(at)) = (&self.checkpoint, self.at) else {
-            return Ok(Opened { sim, at: self.at, checkpoint_refused: None });
+            return Ok(Opened {
+                sim,
+                at: self.at,
+                checkpoint_refused: None,
+            });
         };
         match crate::checkpoint::restore(&mut sim, at, bytes) {
-            Ok(()) => Ok(Opened { sim, at: None, checkpoint_refused: None }),
+            Ok(()) => Ok(Opened {
+                sim,
+                at: None,
+                checkpoint_refused: None,
+            }),
             Err(why) => Ok(Opened {
                 at: openable_at(&self.scenario, at).ok().map(|_| at),
                 sim,
@@ -174,7 +182,11 @@ impl Link {
 /// `s=...&t=...&x=...&c=...`
 pub fn encode_link(link: &Link) -> String {
     let checkpoint = link.checkpoint.as_deref().map(encode_bytes);
-    link_fragment(&encode_scenario(&link.scenario), checkpoint.as_deref(), link)
+    link_fragment(
+        &encode_scenario(&link.scenario),
+        checkpoint.as_deref(),
+        link,
+    )
 }
 
 /// The fragment for `link` with its scenario (and checkpoint) already encoded as payloads

@@ -885,8 +885,26 @@ macro_rules! with_default_receiver {
     )*};
 }
 with_default_receiver!(
-    ReceiveDef { from, mode, count, max_auto_lock_renewal, transfer_fails, name },
-    PeekDef { from, from_seq, count, name },
-    SettleDef { from, seq, message, reason, description },
+    ReceiveDef {
+        from,
+        mode,
+        count,
+        max_auto_lock_renewal,
+        transfer_fails,
+        name
+    },
+    PeekDef {
+        from,
+        from_seq,
+        count,
+        name
+    },
+    SettleDef {
+        from,
+        seq,
+        message,
+        reason,
+        description
+    },
     ReceiveDeferredDef { from, seqs, name }
 );

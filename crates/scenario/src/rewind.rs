@@ -130,7 +130,10 @@ impl Rewind {
     /// A copy of the latest checkpoint at or before `at`, running `scenario` (the current
     /// scenario, of which the checkpoint's steps are the start). None when there is none.
     pub fn restore(&mut self, scenario: &Scenario, at: Instant) -> Option<Simulation> {
-        let index = self.checkpoints.partition_point(|c| c.at <= at).checked_sub(1)?;
+        let index = self
+            .checkpoints
+            .partition_point(|c| c.at <= at)
+            .checked_sub(1)?;
         let mut sim = self.checkpoints[index].sim.snapshot(CHECKPOINT_LOG);
         sim.scenario = scenario.clone();
         Some(sim)

@@ -37,8 +37,6 @@ pub struct Simulation {
     pub outcomes: Vec<StepOutcome>,
     /// Expectation failures found so far.
     pub failures: Vec<Text>,
-    /// The messages the last peek or receive returned, as that call showed them.
-    pub last_messages: Vec<sbp_engine::MessageView>,
     /// What each named call (`"as"`) returned, for expectations and settlements by name.
     pub named: crate::vecmap::VecMap<NamedCall>,
     /// How many expectations (and `expect` steps) have been checked so far.
@@ -66,8 +64,17 @@ pub enum Holding {
 }
 
 // A checkpoint keeps the named calls (`crate::checkpoint`).
-sbp_engine::saved!(NamedCall { receiver, from, how, messages });
-sbp_engine::saved_unit!(Holding { Peeked, Locked, Deleted });
+sbp_engine::saved!(NamedCall {
+    receiver,
+    from,
+    how,
+    messages
+});
+sbp_engine::saved_unit!(Holding {
+    Peeked,
+    Locked,
+    Deleted
+});
 
 impl Simulation {
     /// Builds the namespace and creates the scenario's entities at t=0.
@@ -125,7 +132,6 @@ impl Simulation {
             next_expect: 0,
             outcomes: Vec::new(),
             failures: Vec::new(),
-            last_messages: Vec::new(),
             named: Default::default(),
             checked: 0,
         })
@@ -146,7 +152,6 @@ impl Simulation {
             next_expect: self.next_expect,
             outcomes: self.outcomes.clone(),
             failures: self.failures.clone(),
-            last_messages: self.last_messages.clone(),
             named: self.named.clone(),
             checked: self.checked,
         }
@@ -354,7 +359,6 @@ impl Simulation {
                 Reply::Messages(ms) => {
                     let seqs: Vec<u64> = ms.iter().map(|m| m.sequence_number).collect();
                     self.remember(action, &ms);
-                    self.last_messages = ms;
                     summary = if seqs.is_empty() {
                         text!("out-none")
                     } else {

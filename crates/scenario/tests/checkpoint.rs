@@ -33,7 +33,10 @@ fn opened(sim: &mut Simulation) -> (Link, link::Opened) {
 fn assert_goes_on_alike(mut restored: Simulation, mut run: Simulation, until: i64) {
     let at = run.now();
     assert_eq!(restored.now(), at);
-    assert!(restored.ns.same_state_except_log(&run.ns), "state differs at {at}");
+    assert!(
+        restored.ns.same_state_except_log(&run.ns),
+        "state differs at {at}"
+    );
     assert_eq!(restored.checked, run.checked);
     let before = run.ns.log().len();
     assert_eq!(
@@ -43,7 +46,11 @@ fn assert_goes_on_alike(mut restored: Simulation, mut run: Simulation, until: i6
     );
     restored.advance_to(until);
     run.advance_to(until);
-    assert_eq!(restored.ns.log(), &run.ns.log()[before..], "the run after {at} differs");
+    assert_eq!(
+        restored.ns.log(),
+        &run.ns.log()[before..],
+        "the run after {at} differs"
+    );
     assert!(restored.ns.same_state_except_log(&run.ns));
     assert_eq!(restored.failures, run.failures);
     assert_eq!(restored.checked, run.checked);
@@ -127,15 +134,24 @@ fn a_checkpoint_goes_with_its_own_scenario_and_instant_only() {
     let refused = |scenario: &Scenario, at: i64, bytes: &[u8]| {
         let mut fresh = Simulation::new(scenario).expect("valid");
         let before = format!("{:?}", fresh.ns);
-        let why = checkpoint::restore(&mut fresh, at, bytes).expect_err("refused").key;
-        assert_eq!(format!("{:?}", fresh.ns), before, "a refusal changes nothing");
+        let why = checkpoint::restore(&mut fresh, at, bytes)
+            .expect_err("refused")
+            .key;
+        assert_eq!(
+            format!("{:?}", fresh.ns),
+            before,
+            "a refusal changes nothing"
+        );
         why
     };
     let mut other = scenario.clone();
     other.seed += 1;
     assert_eq!(refused(&other, 90_000, &bytes), "s-checkpoint-scenario");
     assert_eq!(refused(&scenario, 60_000, &bytes), "s-checkpoint-instant");
-    assert_eq!(refused(&scenario, 90_000, &bytes[..bytes.len() / 2]), "s-checkpoint-unreadable");
+    assert_eq!(
+        refused(&scenario, 90_000, &bytes[..bytes.len() / 2]),
+        "s-checkpoint-unreadable"
+    );
     assert_eq!(refused(&scenario, 90_000, &[]), "s-checkpoint-unreadable");
     let mut newer = bytes.clone();
     newer[0] = 2;
@@ -148,13 +164,19 @@ fn a_checkpoint_goes_with_its_own_scenario_and_instant_only() {
     let opened = link.open(None).expect("valid");
     assert_eq!(opened.sim.now(), 0);
     assert_eq!(opened.at, Some(90_000));
-    assert_eq!(opened.checkpoint_refused.map(|t| t.key), Some("s-checkpoint-scenario".into()));
+    assert_eq!(
+        opened.checkpoint_refused.map(|t| t.key),
+        Some("s-checkpoint-scenario".into())
+    );
 }
 
 #[test]
 fn a_run_with_failed_checks_or_at_its_start_has_no_checkpoint() {
     let mut sim = Simulation::new(&preset("story-traffic-spike")).expect("valid");
-    assert!(checkpoint::save(&mut sim).is_none(), "nothing to save at t=0");
+    assert!(
+        checkpoint::save(&mut sim).is_none(),
+        "nothing to save at t=0"
+    );
     let failing = Scenario::from_json(
         r#"{"version":1,"entities":[{"queue":"q"}],"expect":[{"at":"1s","counts":{"q":{"active":5}}}]}"#,
     )
@@ -162,7 +184,10 @@ fn a_run_with_failed_checks_or_at_its_start_has_no_checkpoint() {
     let mut sim = run_to(&failing, 2_000);
     assert!(!sim.failures.is_empty());
     let link = link_to(&mut sim, None);
-    assert!(link.checkpoint.is_none(), "failures are words, not state: the link replays");
+    assert!(
+        link.checkpoint.is_none(),
+        "failures are words, not state: the link replays"
+    );
     assert_eq!(link.at, Some(2_000));
 }
 
@@ -176,5 +201,8 @@ fn a_link_with_a_checkpoint_but_no_instant_is_refused() {
         .collect::<Vec<_>>()
         .join("&");
     let err = decode_link(&without_instant).expect_err("refused");
-    assert!(matches!(err, ScenarioError::Link(ref t) if t.key == "s-link-checkpoint-instant"), "{err:?}");
+    assert!(
+        matches!(err, ScenarioError::Link(ref t) if t.key == "s-link-checkpoint-instant"),
+        "{err:?}"
+    );
 }

@@ -149,9 +149,9 @@ pub fn json_payload(json: &str) -> String {
 }
 
 /// Builds a link that opens exactly this scenario, instant and speed, and hands it to `done`
-/// (the scenario is packed with the browser's deflate, which answers later).
 /// (the scenario, and the checkpoint of its state when it has one, are packed with the
-/// browser's deflate, which answers later).
+/// browser's deflate, which answers later: the fragment is written here with a mark where each
+/// payload goes).
 pub fn share_url(sim: &mut Simulation, speed: u32, done: impl FnOnce(String) + 'static) {
     let mut link = sbp_scenario::link::link_to(sim, Some(speed));
     let base = web_sys::window()
@@ -160,21 +160,16 @@ pub fn share_url(sim: &mut Simulation, speed: u32, done: impl FnOnce(String) + '
         .unwrap_or_default();
     let json = serde_json::to_string(&link.scenario).unwrap_or_default();
     let checkpoint = link.checkpoint.take().unwrap_or_default();
-    pack(json.as_bytes(), move |payload| {
-        let fragment = move |c: Option<&str>| format!("{base}#{}", link_fragment(&payload, c, &link));
-        if checkpoint.is_empty() {
-            done(fragment(None));
-        } else {
-            pack(&checkpoint, move |c| done(fragment(Some(&c))));
-        }
-    });
-}
-
-/// `bytes` as a link payload, packed by the browser's deflate when that is smaller.
-fn pack(bytes: &[u8], done: impl FnOnce(String) + 'static) {
+    let marks = (!checkpoint.is_empty()).then_some("\u{2}");
+    let template = format!("{base}#{}", link_fragment("\u{1}", marks, &link));
     let done: Box<dyn FnOnce(String)> = Box::new(done);
     let on_packed = wasm_bindgen::closure::Closure::once_into_js(done);
-    sbp_packed_payload(bytes, wasm_bindgen::JsCast::unchecked_ref(&on_packed));
+    sbp_share(
+        &template,
+        json.as_bytes(),
+        &checkpoint,
+        wasm_bindgen::JsCast::unchecked_ref(&on_packed),
+    );
 }
 
 // The link payloads, with the browser's base64 and deflate (CompressionStream): the same
@@ -222,18 +217,23 @@ export function sbp_tick_work(ms) {
   if (list.length > 2000) list.shift();
 }
 export function sbp_json_payload(json) { return '1j' + b64url(new TextEncoder().encode(json)); }
-export function sbp_packed_payload(view, done) {
-  const bytes = view.slice();
-  const plain = () => done('1j' + b64url(bytes));
+const packed = (bytes) => {
+  const plain = '1j' + b64url(bytes);
   try {
-    new Response(new Blob([bytes]).stream().pipeThrough(new CompressionStream('deflate-raw'))).arrayBuffer()
-      .then((b) => { const packed = new Uint8Array(b); if (packed.length < bytes.length) done('1z' + b64url(packed)); else plain(); }, plain);
-  } catch (e) { plain(); }
+    return new Response(new Blob([bytes]).stream().pipeThrough(new CompressionStream('deflate-raw'))).arrayBuffer()
+      .then((b) => { const p = new Uint8Array(b); return p.length < bytes.length ? '1z' + b64url(p) : plain; }, () => plain);
+  } catch (e) { return Promise.resolve(plain); }
+};
+// A share link: `template` with its scenario's payload at \u0001 and its checkpoint's (if any)
+// at \u0002, each packed when that is smaller.
+export function sbp_share(template, scenario, checkpoint, done) {
+  const c = checkpoint.slice();
+  Promise.all([packed(scenario.slice()), c.length ? packed(c) : '']).then(([s, k]) => done(template.replace('\u0001', s).replace('\u0002', k)));
 }
 "#)]
 extern "C" {
     fn sbp_json_payload(json: &str) -> String;
-    fn sbp_packed_payload(bytes: &[u8], done: &js_sys::Function);
+    fn sbp_share(template: &str, scenario: &[u8], checkpoint: &[u8], done: &js_sys::Function);
     fn sbp_unpack(text: &str, done: &js_sys::Function);
     fn sbp_tick_work(ms: f64);
 }

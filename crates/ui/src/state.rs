@@ -456,9 +456,9 @@ impl AppState {
                 // Replaying the user's own recorded steps must not count their errors as news.
                 let mut rewind = Rewind::starting_at(&mut sim);
                 let stopped = opened.at.and_then(|at| replay(&mut sim, &mut rewind, at));
-                let refused = opened.checkpoint_refused.map(|why| {
-                    crate::i18n::tf("checkpoint-refused", &[("why", &why.to_string())])
-                });
+                let refused = opened
+                    .checkpoint_refused
+                    .map(|why| crate::i18n::tf("checkpoint-refused", &[("why", &why.to_string())]));
                 self.sim = Rc::new(RefCell::new(sim));
                 self.rewind = Rc::new(RefCell::new(rewind));
                 self.notice = [refused, stopped, (!notice.is_empty()).then_some(notice)]

@@ -11,10 +11,10 @@ use crate::message::{
 use crate::metrics::Metrics;
 use crate::rules::Rule;
 use crate::settings::{EntitySettings, ExpiryMode, Tier, DEFAULT_SWEEP_INTERVAL};
+use crate::stream::Stream;
 use crate::text;
 use crate::time::{after, format_duration, Duration, Instant, MAX_VALUE, NEVER};
 use rand_core::RngCore;
-use crate::stream::Stream;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::cmp::Reverse;
@@ -504,9 +504,11 @@ impl Namespace {
     /// reading it back (`restore.rs`), as a link's checkpoint is: one way to copy the state, and
     /// no derived copy of every engine type in the browser's wasm (3 KB brotli).
     pub fn snapshot(&mut self, keep_log: usize) -> Namespace {
-        let mut copy = self.blank_like();
-        let loaded = crate::saved::load(&self.save(|_| {}), |io| copy.visit_state(io));
-        debug_assert!(loaded, "a saved state reads back");
+        let bytes = self.save(|_| {});
+        let mut copy = self.loaded(&bytes, |_| {}).unwrap_or_else(|| {
+            debug_assert!(false, "a saved state reads back");
+            Namespace::builder().build()
+        });
         let start = self.log.len().saturating_sub(keep_log);
         copy.log = self.log[start..].to_vec();
         copy.log_dropped = self.log_dropped + start as u64;

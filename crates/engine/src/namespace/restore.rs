@@ -18,7 +18,7 @@ use std::cmp::Reverse;
 impl Namespace {
     /// Every field but the configuration and the log, in order (the pattern names every field,
     /// so a new one has to be placed here).
-    pub(super) fn visit_state(&mut self, io: &mut dyn Io) {
+    fn visit_state(&mut self, io: &mut dyn Io) {
         let Namespace {
             tier: _,
             expiry_mode: _,
@@ -50,7 +50,8 @@ impl Namespace {
         paths.visit(io);
         receivers.visit(io);
         receiver_ids.visit(io);
-        let mut entries: Vec<TimerEntry> = std::mem::take(timers).into_iter().map(|t| t.0).collect();
+        let mut entries: Vec<TimerEntry> =
+            std::mem::take(timers).into_iter().map(|t| t.0).collect();
         entries.visit(io);
         for entry in entries {
             timers.push(Reverse(entry));
@@ -80,9 +81,20 @@ impl Namespace {
         bytes
     }
 
+    /// A namespace with this one's configuration and the state `bytes` hold (after what `head`
+    /// reads), if they read whole.
+    pub(super) fn loaded(&self, bytes: &[u8], head: impl FnOnce(&mut dyn Io)) -> Option<Namespace> {
+        let mut ns = self.blank_like();
+        crate::saved::load(bytes, |io| {
+            head(io);
+            ns.visit_state(io)
+        })
+        .then_some(ns)
+    }
+
     /// A namespace with this one's configuration and nothing else: what a saved state is read
     /// into.
-    pub(super) fn blank_like(&self) -> Namespace {
+    fn blank_like(&self) -> Namespace {
         Namespace {
             tier: self.tier,
             expiry_mode: self.expiry_mode,
@@ -113,14 +125,12 @@ impl Namespace {
     /// Takes up the state saved in `bytes` (after what `head` reads: the caller's fields),
     /// keeping this namespace's configuration and clearing its log; on an error (bytes that do
     /// not read, a state that does not hold together) nothing changes here.
-    pub fn resume(&mut self, bytes: &[u8], head: impl FnOnce(&mut dyn Io)) -> Result<(), &'static str> {
-        let mut saved = self.blank_like();
-        if !crate::saved::load(bytes, |io| {
-            head(io);
-            saved.visit_state(io)
-        }) {
-            return Err("s-checkpoint-unreadable");
-        }
+    pub fn resume(
+        &mut self,
+        bytes: &[u8],
+        head: impl FnOnce(&mut dyn Io),
+    ) -> Result<(), &'static str> {
+        let saved = self.loaded(bytes, head).ok_or("s-checkpoint-unreadable")?;
         saved.check_state()?;
         *self = saved;
         Ok(())
@@ -141,7 +151,8 @@ impl Namespace {
         let receivers = self.receivers.len();
         let entity = |id: u32| self.entities.get(id as usize).and_then(Option::as_ref);
         let receiver = |id: u32| (id as usize) < receivers;
-        let queue = |q: &QueueRef| entity(q.entity).is_some_and(|e| e.kind != EntityKind::Topic || !q.dlq);
+        let queue =
+            |q: &QueueRef| entity(q.entity).is_some_and(|e| e.kind != EntityKind::Topic || !q.dlq);
         (0..=LATEST_INSTANT).contains(&self.now)
             && entities <= MAX_ENTITIES
             && self.entity_names.len() == entities
@@ -222,8 +233,7 @@ impl Namespace {
                 }))
             && e.history.as_ref().is_none_or(|h| h.first <= h.order.len())
             && e.session_ids.len() == e.sessions.len()
-            && e
-                .session_ids
+            && e.session_ids
                 .iter()
                 .all(|(id, &s)| e.sessions.get(s as usize).is_some_and(|x| x.id == *id))
             && e.sessions.iter().enumerate().all(|(s, session)| {
@@ -246,15 +256,21 @@ impl Namespace {
     fn timer_consistent(&self, timer: Timer) -> bool {
         let entity = |id: u32| self.entities.get(id as usize).and_then(Option::as_ref);
         match timer {
-            Timer::SessionLapse { entity: id, session, .. } => {
-                entity(id).is_none_or(|e| (session as usize) < e.sessions.len())
-            }
+            Timer::SessionLapse {
+                entity: id,
+                session,
+                ..
+            } => entity(id).is_none_or(|e| (session as usize) < e.sessions.len()),
             Timer::Actor(
                 ActorTimer::Produce { producer, .. } | ActorTimer::Burst { producer, .. },
             ) => (producer as usize) < self.producers.len(),
             Timer::Actor(
-                ActorTimer::ConsumerWake { group, instance, .. }
-                | ActorTimer::ConsumerDone { group, instance, .. },
+                ActorTimer::ConsumerWake {
+                    group, instance, ..
+                }
+                | ActorTimer::ConsumerDone {
+                    group, instance, ..
+                },
             ) => self
                 .consumers
                 .get(group as usize)
@@ -274,7 +290,9 @@ fn store_consistent(store: &Store, next_seq: u64, receivers: usize) -> bool {
     for (&seq, m) in &store.messages {
         if m.sequence_number != seq
             || seq >= next_seq
-            || m.lock.as_ref().is_some_and(|l| l.holder as usize >= receivers)
+            || m.lock
+                .as_ref()
+                .is_some_and(|l| l.holder as usize >= receivers)
         {
             return false;
         }
