@@ -86,11 +86,13 @@ fn encode_then_decode_round_trips() {
         "60",
     ]);
     assert_eq!(code, 0);
-    assert!(link.trim().ends_with("&t=60000&x=60"));
+    // A link at an instant carries the state there (`c=`), so it opens without a replay.
+    assert!(link.contains("&t=60000&x=60&c=1"), "{link}");
     let (code, json, err) = sbp(&["decode", link.trim()]);
     assert_eq!(code, 0, "{err}");
     assert!(json.contains("Scheduled 5 min ahead"));
     assert!(err.contains("opens at t=1m"));
+    assert!(err.contains("with the state there"), "{err}");
     let (code, _, err) = sbp(&["decode", "#s=1zgarbage"]);
     assert_eq!(code, 2);
     assert!(err.contains("the link is broken"), "{err}");

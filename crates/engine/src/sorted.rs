@@ -61,6 +61,19 @@ impl<'a, T> IntoIterator for &'a SortedVec<T> {
     }
 }
 
+/// Its items in order; read, items out of order (or twice) fail the load.
+impl<T: crate::saved::Saved + Ord> crate::saved::Saved for SortedVec<T> {
+    fn blank() -> Self {
+        SortedVec::default()
+    }
+    fn visit(&mut self, io: &mut dyn crate::saved::Io) {
+        self.0.visit(io);
+        if self.0.windows(2).any(|w| w[0] >= w[1]) {
+            io.fail();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::SortedVec;
@@ -74,18 +87,5 @@ mod tests {
         assert!(s.remove(&2) && !s.remove(&2));
         assert!(s.contains(&3) && !s.contains(&2));
         assert_eq!(s.len(), 2);
-    }
-}
-
-/// Its items in order; read, items out of order (or twice) fail the load.
-impl<T: crate::saved::Saved + Ord> crate::saved::Saved for SortedVec<T> {
-    fn blank() -> Self {
-        SortedVec::default()
-    }
-    fn visit(&mut self, io: &mut dyn crate::saved::Io) {
-        self.0.visit(io);
-        if self.0.windows(2).any(|w| w[0] >= w[1]) {
-            io.fail();
-        }
     }
 }
