@@ -8,8 +8,11 @@ use base64::Engine;
 use sbp_engine::limits::MAX_OPEN_WORK;
 use sbp_engine::time::{format_instant, Instant};
 
-/// The longest fragment accepted.
+/// The longest fragment accepted (a checkpoint's payload aside).
 pub const MAX_FRAGMENT: usize = 256 * 1024;
+/// The longest checkpoint payload accepted: [`crate::checkpoint::MAX_CHECKPOINT`] bytes in
+/// base64 (as the browser hands it over, unpacked).
+pub const MAX_CHECKPOINT_PAYLOAD: usize = crate::checkpoint::MAX_CHECKPOINT / 3 * 4 + 8;
 /// The largest scenario JSON a payload may unpack to.
 pub const MAX_JSON: usize = 4 * 1024 * 1024;
 
@@ -62,18 +65,23 @@ pub fn decode_scenario(payload: &str) -> Result<Scenario, ScenarioError> {
 
 /// A payload's JSON text (`1j...` or `1z...`): what a scenario link and a lesson link carry.
 pub fn decode_payload(payload: &str) -> Result<String, ScenarioError> {
-    match String::from_utf8(decode_bytes(payload)?) {
+    match String::from_utf8(decode_bytes(payload, MAX_FRAGMENT)?) {
         Ok(text) => Ok(text),
         Err(_) => Err(ScenarioError::Link(Text::new("s-link-utf8"))),
     }
 }
 
-/// A payload's bytes (`1j...` or `1z...`), at most [`MAX_JSON`] of them.
-pub fn decode_bytes(payload: &str) -> Result<Vec<u8>, ScenarioError> {
+/// A payload's bytes (`1j...` or `1z...`, at most `longest` characters), at most [`MAX_JSON`]
+/// of them.
+pub fn decode_bytes(payload: &str, longest: usize) -> Result<Vec<u8>, ScenarioError> {
     let err = |key: &'static str| Err(ScenarioError::Link(Text::new(key)));
     let payload = payload.trim();
-    if payload.len() > MAX_FRAGMENT {
-        return err("s-link-long");
+    if payload.len() > longest {
+        return err(if longest == MAX_FRAGMENT {
+            "s-link-long"
+        } else {
+            "s-checkpoint-size"
+        });
     }
     if payload.is_empty() {
         return err("s-link-empty");
@@ -213,7 +221,7 @@ pub fn decode_link(text: &str) -> Result<Link, ScenarioError> {
 
 fn decode(text: &str) -> Result<Link, ScenarioError> {
     let bad = |m: Text| Err(ScenarioError::Link(m));
-    if text.len() > MAX_FRAGMENT + 2048 {
+    if text.len() > MAX_FRAGMENT + MAX_CHECKPOINT_PAYLOAD + 2048 {
         return bad(Text::new("s-link-long"));
     }
     let fragment = text.trim().rsplit_once('#').map_or(text.trim(), |(_, f)| f);
@@ -231,7 +239,7 @@ fn decode(text: &str) -> Result<Link, ScenarioError> {
                 Ok(x) if (1..=100_000).contains(&x) => speed = Some(x),
                 _ => return bad(sbp_engine::text!("s-link-speed", value = value)),
             },
-            "c" => checkpoint = Some(decode_bytes(value)?),
+            "c" => checkpoint = Some(decode_bytes(value, MAX_CHECKPOINT_PAYLOAD)?),
             "embed" => {}
             other => return bad(sbp_engine::text!("s-link-part", part = other)),
         }

@@ -15,6 +15,11 @@ fn preset(name: &str) -> Scenario {
     scenario(PRESETS.iter().position(|(n, _)| *n == name).expect(name))
 }
 
+fn base64_url(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
 fn run_to(scenario: &Scenario, at: i64) -> Simulation {
     let mut sim = Simulation::new(scenario).expect("valid");
     sim.advance_to(at);
@@ -123,6 +128,14 @@ fn a_traffic_hour_link_opens_at_its_instant_without_a_replay() {
     let (link, opened) = opened(&mut run);
     assert_eq!(link.at, Some(at));
     assert!(opened.checkpoint_refused.is_none());
+    // As the browser hands a link over, its payloads inflated (`1j`): within the link's limits.
+    let bytes = link.checkpoint.clone().expect("a checkpoint");
+    let unpacked = format!(
+        "s=1j{}&t={at}&c=1j{}",
+        base64_url(serde_json::to_string(&scenario).unwrap().as_bytes()),
+        base64_url(&bytes)
+    );
+    assert_eq!(decode_link(&unpacked).expect("within the limits").checkpoint, Some(bytes));
     assert_goes_on_alike(opened.sim, run, at + 60_000);
 }
 
