@@ -334,3 +334,44 @@ fn session_consumers_work_sessions_in_parallel_each_in_order() {
     assert_eq!(last.len(), 4);
     assert_eq!(holders.len(), 3, "every consumer held a session");
 }
+
+/// A link's checkpoint: traffic saved mid-run (crashes, renewals, abandons, sessions of work in
+/// flight) and taken up by a namespace built alike goes on with the same log, natively and in
+/// wasm32 (where `usize` is 32 bits).
+#[test]
+fn traffic_saved_mid_run_and_taken_up_goes_on_alike() {
+    let build = || {
+        let mut ns = ns_with(EntitySettings {
+            max_delivery_count: 3,
+            ..settings()
+        });
+        ns.start_producer(ProducerSpec::new("web", "jobs", 50.0))
+            .unwrap();
+        ns.start_consumers(ConsumerSpec {
+            instances: 3,
+            processing: Processing::Exponential { mean: 40 },
+            abandon: 0.1,
+            crash: 0.05,
+            max_auto_lock_renewal: Some(MINUTE),
+            ..ConsumerSpec::new("w", "jobs")
+        })
+        .unwrap();
+        ns
+    };
+    let mut run = build();
+    run.advance_to(5 * MINUTE + 7);
+    let bytes = run.save(|_| {});
+    let mut resumed = build();
+    resumed.resume(&bytes, |_| {}).unwrap();
+    assert!(resumed.same_state_except_log(&run));
+    let before = run.log().len();
+    run.advance_to(10 * MINUTE);
+    resumed.advance_to(10 * MINUTE);
+    assert_eq!(resumed.log(), &run.log()[before..]);
+    assert!(resumed.metrics().total().completed > 10_000);
+    // Cut short, the same bytes are refused and change nothing.
+    let mut other = build();
+    let err = other.resume(&bytes[..bytes.len() - 1], |_| {}).unwrap_err();
+    assert_eq!(err, "s-checkpoint-unreadable");
+    assert!(other.same_state_except_log(&build()));
+}

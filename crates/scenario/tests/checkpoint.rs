@@ -135,7 +135,12 @@ fn a_traffic_hour_link_opens_at_its_instant_without_a_replay() {
         base64_url(serde_json::to_string(&scenario).unwrap().as_bytes()),
         base64_url(&bytes)
     );
-    assert_eq!(decode_link(&unpacked).expect("within the limits").checkpoint, Some(bytes));
+    assert_eq!(
+        decode_link(&unpacked)
+            .expect("within the limits")
+            .checkpoint,
+        Some(bytes)
+    );
     assert_goes_on_alike(opened.sim, run, at + 60_000);
 }
 
