@@ -560,3 +560,25 @@ fn a_lock_token_settles_only_for_the_receiver_that_holds_it() {
         .unwrap();
     assert!(ns.entity("q").unwrap().main.is_empty());
 }
+
+/// Found by the fuzzer's "one clock tick on" after opening a link: a producer's burst of 10,000
+/// sends is one timer, so a browser tick of 20,000 timers could be 200 million sends. The budget
+/// of an advance counts the events a timer makes beyond its first.
+#[test]
+fn a_burst_takes_its_sends_off_an_advances_budget() {
+    let mut ns = ns_with("q", settings());
+    ns.start_producer(ProducerSpec {
+        burst: Some(Burst {
+            every: 100,
+            size: 10_000,
+        }),
+        ..ProducerSpec::new("p", "q", 1.0)
+    })
+    .unwrap();
+    let mut budget = 20_000;
+    let reached = ns.advance_by(HOUR, &mut budget);
+    assert!(!reached, "an hour of bursts is more than one budget");
+    let sent = ns.metrics().total().sent + ns.metrics().total().rejected;
+    assert!(sent <= 20_000 + 10_000, "{sent} sends for a budget of 20,000");
+    assert!(sent >= 10_000, "the first burst went out: {sent}");
+}

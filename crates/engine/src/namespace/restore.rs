@@ -95,31 +95,16 @@ impl Namespace {
     /// A namespace with this one's configuration and nothing else: what a saved state is read
     /// into.
     fn blank_like(&self) -> Namespace {
-        Namespace {
+        super::NamespaceBuilder {
             tier: self.tier,
             expiry_mode: self.expiry_mode,
             sweep_interval: self.sweep_interval,
-            now: 0,
-            entities: Vec::new(),
-            entity_names: Vec::new(),
-            paths: Default::default(),
-            receivers: Vec::new(),
-            receiver_ids: Default::default(),
-            timers: Default::default(),
-            timer_order: 0,
-            log: Vec::new(),
-            tokens: Saved::blank(),
-            tracking: Saved::blank(),
-            traffic: Saved::blank(),
+            seed: 0,
+            log_limit: self.log_limit,
             max_messages: self.max_messages,
             max_body_bytes: self.max_body_bytes,
-            server_busy_until: 0,
-            producers: Vec::new(),
-            consumers: Vec::new(),
-            metrics: Default::default(),
-            log_limit: self.log_limit,
-            log_dropped: 0,
         }
+        .build()
     }
 
     /// Takes up the state saved in `bytes` (after what `head` reads: the caller's fields),

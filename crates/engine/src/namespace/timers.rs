@@ -153,10 +153,11 @@ impl Namespace {
         self.advance_by(until, &mut unbounded);
     }
 
-    /// As [`Namespace::advance_to`], but hands back once it has fired `budget` timers (taking
-    /// them off the budget): the clock then stands at the last one fired, and the caller goes on
-    /// later (a browser in its next frame). Says whether it reached `until`. The playground's
-    /// clock ends at [`LATEST_INSTANT`]: later instants stop there.
+    /// As [`Namespace::advance_to`], but hands back once it has used up `budget`: each timer
+    /// fired takes one, and one more for each event beyond its first (a producer's burst of
+    /// 10,000 sends is 10,000 of work, not one). The clock then stands at the last timer fired,
+    /// and the caller goes on later (a browser in its next frame). Says whether it reached
+    /// `until`. The playground's clock ends at [`LATEST_INSTANT`]: later instants stop there.
     pub fn advance_by(&mut self, until: Instant, budget: &mut usize) -> bool {
         let until = until.min(LATEST_INSTANT);
         while let Some(&Reverse(TimerEntry { at, timer, .. })) = self.timers.peek() {
@@ -171,7 +172,10 @@ impl Namespace {
             if at > self.now {
                 self.now = at;
             }
+            let events = self.log_dropped + self.log.len() as u64;
             self.fire(at, timer);
+            let made = self.log_dropped + self.log.len() as u64 - events;
+            *budget = budget.saturating_sub(made.saturating_sub(1) as usize);
         }
         if until > self.now {
             self.now = until;
