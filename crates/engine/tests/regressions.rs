@@ -579,6 +579,9 @@ fn a_burst_takes_its_sends_off_an_advances_budget() {
     let reached = ns.advance_by(HOUR, &mut budget);
     assert!(!reached, "an hour of bursts is more than one budget");
     let sent = ns.metrics().total().sent + ns.metrics().total().rejected;
-    assert!(sent <= 20_000 + 10_000, "{sent} sends for a budget of 20,000");
+    assert!(
+        sent <= 20_000 + 10_000,
+        "{sent} sends for a budget of 20,000"
+    );
     assert!(sent >= 10_000, "the first burst went out: {sent}");
 }
