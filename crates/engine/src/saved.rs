@@ -11,10 +11,11 @@
 //! readers cost 17 KB brotli and borsh's derives 26 KB, for a budget with 2 KB of room; this is
 //! one small function per type and one non-generic reader.
 //!
-//! Loading reads untrusted bytes: a length is never larger than the input left (so nothing
-//! allocates more than the input's size), a number out of its type's range, an unknown variant
-//! or input that ends early marks the load failed (the caller then drops what was read); there
-//! is no recursion beyond the types' own nesting.
+//! Loading reads untrusted bytes: a length is never larger than the input left, and the lists
+//! read together hold at most [`MAX_LOAD_BYTES`] (an absent entity is one byte of input and far
+//! more of memory); a number out of its type's range, an unknown variant or input that ends
+//! early marks the load failed (the caller then drops what was read); there is no recursion
+//! beyond the types' own nesting.
 use crate::actors::{
     Burst, ConsumerGroup, ConsumerSpec, Processing, Producer, ProducerSpec, Spike, Work,
 };
@@ -32,6 +33,10 @@ use crate::timer::{ActorTimer, Timer, TimerEntry};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+/// The most memory the lists of one load may take (their items, not what those point to, which
+/// takes input of its own).
+pub const MAX_LOAD_BYTES: usize = 128 << 20;
+
 /// Where a [`Saved`] value's fields go to or come from.
 pub trait Io {
     /// Whether fields are read (loading) rather than written.
@@ -41,8 +46,8 @@ pub trait Io {
     /// Bytes of a text: written, or overwritten with the next ones read.
     fn bytes(&mut self, v: &mut Vec<u8>);
     /// A list's length: `n` written and returned, or the next length read (never more than the
-    /// input left).
-    fn count(&mut self, n: usize) -> usize;
+    /// input left, nor more items of `item_bytes` each than the load's memory allows).
+    fn count(&mut self, n: usize, item_bytes: usize) -> usize;
     /// Marks the load failed.
     fn fail(&mut self);
 }
@@ -261,7 +266,7 @@ impl<T: Saved> Saved for Vec<T> {
         Vec::new()
     }
     fn visit(&mut self, io: &mut dyn Io) {
-        let n = io.count(self.len());
+        let n = io.count(self.len(), std::mem::size_of::<T>());
         if io.loading() {
             self.clear();
             self.reserve(n);
@@ -294,7 +299,7 @@ impl<K: Saved + Ord + Clone, V: Saved> Saved for BTreeMap<K, V> {
         BTreeMap::new()
     }
     fn visit(&mut self, io: &mut dyn Io) {
-        let n = io.count(self.len());
+        let n = io.count(self.len(), std::mem::size_of::<(K, V)>());
         if io.loading() {
             self.clear();
             for _ in 0..n {
@@ -351,10 +356,10 @@ impl Io for Writer {
         }
     }
     fn bytes(&mut self, v: &mut Vec<u8>) {
-        self.count(v.len());
+        self.count(v.len(), 1);
         self.0.extend_from_slice(v);
     }
-    fn count(&mut self, n: usize) -> usize {
+    fn count(&mut self, n: usize, _: usize) -> usize {
         self.word(&mut (n as u64));
         n
     }
@@ -365,6 +370,8 @@ impl Io for Writer {
 struct Reader<'a> {
     input: &'a [u8],
     failed: bool,
+    /// What the lists read so far may still take ([`MAX_LOAD_BYTES`] at first).
+    memory: usize,
 }
 
 impl Io for Reader<'_> {
@@ -388,19 +395,21 @@ impl Io for Reader<'_> {
         *v = 0;
     }
     fn bytes(&mut self, v: &mut Vec<u8>) {
-        let n = self.count(0);
+        let n = self.count(0, 1);
         let (taken, rest) = self.input.split_at(n);
         v.clear();
         v.extend_from_slice(taken);
         self.input = rest;
     }
-    fn count(&mut self, _: usize) -> usize {
+    fn count(&mut self, _: usize, item_bytes: usize) -> usize {
         let mut n = 0;
         self.word(&mut n);
-        if n > self.input.len() as u64 {
+        let bytes = (n as usize).saturating_mul(item_bytes);
+        if n > self.input.len() as u64 || bytes > self.memory {
             self.fail();
             return 0;
         }
+        self.memory -= bytes;
         n as usize
     }
     fn fail(&mut self) {
@@ -423,6 +432,7 @@ pub fn load(bytes: &[u8], visit: impl FnOnce(&mut dyn Io)) -> bool {
     let mut r = Reader {
         input: bytes,
         failed: false,
+        memory: MAX_LOAD_BYTES,
     };
     visit(&mut r);
     !r.failed && r.input.is_empty()

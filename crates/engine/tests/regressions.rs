@@ -585,3 +585,24 @@ fn a_burst_takes_its_sends_off_an_advances_budget() {
     );
     assert!(sent >= 10_000, "the first burst went out: {sent}");
 }
+
+/// Found reviewing the checkpoint reader: an absent entity is one byte of a link and hundreds of
+/// bytes of memory, so a crafted state of two million of them would have taken most of a
+/// gigabyte before its check. The lists of one load may take at most 128 MB: it is refused first.
+#[test]
+fn a_crafted_state_of_millions_of_absent_entities_is_refused_before_it_takes_memory() {
+    let mut ns = ns_with("q", settings());
+    let mut bytes = vec![0x01]; // now: 1 ms (a varint)
+    let mut n: u64 = 2_000_000;
+    while n >= 0x80 {
+        bytes.push((n as u8 & 0x7f) | 0x80);
+        n >>= 7;
+    }
+    bytes.push(n as u8);
+    bytes.extend(std::iter::repeat_n(0u8, 2_000_000)); // each: None
+                                                       // The rest of a state, all empty: without the bound it reads whole (and is refused later,
+                                                       // as not holding together, after the memory is taken).
+    bytes.extend([0u8; 18]);
+    assert_eq!(ns.resume(&bytes, |_| {}), Err("s-checkpoint-unreadable"));
+    assert!(ns.entity("q").is_some(), "a refusal changes nothing");
+}
