@@ -3,7 +3,7 @@
 //!
 //! A checkpoint is a copy of the simulation (the engine is deterministic, so going on from it is
 //! exactly what going on from the start would do); only its log is cut to the last
-//! [`CHECKPOINT_LOG`] events. Checkpoints are taken every `every` timers of work, so a replay
+//! [`CHECKPOINT_LOG`] events. Checkpoints are taken every `every` units of work (`Namespace::advance_by`), so a replay
 //! from one costs at most that much; their memory is bounded by [`CHECKPOINT_BYTES`]: past it,
 //! every second checkpoint goes and the spacing doubles.
 use crate::model::Scenario;
@@ -59,7 +59,7 @@ impl Rewind {
         Rewind::with_spacing(sim, CHECKPOINT_EVERY)
     }
 
-    /// As [`Rewind::starting_at`], with checkpoints every `every` timers of work at first.
+    /// As [`Rewind::starting_at`], with checkpoints every `every` units of work at first.
     pub fn with_spacing(sim: &mut Simulation, every: usize) -> Rewind {
         let mut rewind = Rewind {
             every: every.max(1),
