@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { serve, CHROMIUM_ARGS } from './serve.mjs';
+import { serve, startTraffic, CHROMIUM_ARGS } from './serve.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist');
 const wasmFile = fs.readdirSync(root).find((f) => f.endsWith('.wasm'));
@@ -108,13 +108,7 @@ async function traffic() {
   page.setDefaultTimeout(120000);
   await page.goto(url);
   await page.waitForSelector('.lane');
-  await page.click('#tab-traffic');
-  await page.fill('#producer-rate', '1000');
-  await page.click('#producer-submit');
-  await page.fill('#consumer-instances', '10');
-  await page.selectOption('#consumer-kind', 'exponential');
-  await page.fill('#consumer-time', '8ms');
-  await page.click('#consumer-submit');
+  await startTraffic(page, { rate: 1000, instances: 10, mean: '8ms' });
   await page.selectOption('#speed', '60');
   await page.evaluate(() => { window.__sbpTickWork = []; });
   await page.click('#play');

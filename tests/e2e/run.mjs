@@ -3,7 +3,7 @@ import { chromium } from 'playwright-core';
 import path from 'node:path';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { serve, CHROMIUM_ARGS } from './serve.mjs';
+import { serve, startTraffic, CHROMIUM_ARGS } from './serve.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist');
 const { server, url } = await serve(root);
@@ -73,13 +73,7 @@ test('a share link opens exactly that state', async (ctx) => {
 
 test('a share link far into a traffic run carries its state and opens there without a replay', async (ctx) => {
   const page = await fresh(ctx);
-  await tab(page, 'traffic');
-  await page.fill('#producer-rate', '2000');
-  await page.click('#producer-submit');
-  await page.fill('#consumer-instances', '10');
-  await page.selectOption('#consumer-kind', 'exponential');
-  await page.fill('#consumer-time', '4ms');
-  await page.click('#consumer-submit');
+  await startTraffic(page, { rate: 2000, instances: 10, mean: '4ms' });
   // Five minutes of 2,000 msg/s: more than a link may replay when it opens.
   for (let i = 0; i < 5; i++) await page.click('#step-1m');
   await page.locator('#clock-rel', { hasText: '5m' }).waitFor();

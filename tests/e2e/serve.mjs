@@ -1,4 +1,5 @@
-// A plain static server for dist/, on 127.0.0.1 only.
+// A plain static server for dist/, on 127.0.0.1 only; and what the tests and the benchmark
+// both do in the page.
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,3 +22,15 @@ export function serve(root) {
 }
 
 export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+
+// A producer at `rate` msg/s and `instances` consumers working an exponential `mean` each, started
+// from the Traffic tab.
+export async function startTraffic(page, { rate, instances, mean }) {
+  await page.click('#tab-traffic');
+  await page.fill('#producer-rate', String(rate));
+  await page.click('#producer-submit');
+  await page.fill('#consumer-instances', String(instances));
+  await page.selectOption('#consumer-kind', 'exponential');
+  await page.fill('#consumer-time', mean);
+  await page.click('#consumer-submit');
+}

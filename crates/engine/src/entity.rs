@@ -111,7 +111,8 @@ pub struct CorrelationFields<'a> {
 }
 
 impl SubscriptionRule {
-    /// A correlation filter's fields (the one place that takes the variant apart).
+    /// A correlation filter's fields, by their SDK names (the one place that reads the variant;
+    /// `saved.rs` walks it field by field to save and read it back).
     pub fn correlation(&self) -> Option<CorrelationFields<'_>> {
         let SubscriptionRule::Correlation {
             subject,

@@ -99,6 +99,7 @@ pub fn restore(fresh: &mut Simulation, at: Instant, bytes: &[u8]) -> Result<(), 
     let expect = &fresh.scenario.expect;
     let (next_step, next_expect) = (head.next_step, head.next_expect);
     if head.at != at
+        || ns.now() != at
         || next_step > timeline.len()
         || next_expect > expect.len()
         || head.checked > timeline.len() + expect.len()
@@ -107,9 +108,6 @@ pub fn restore(fresh: &mut Simulation, at: Instant, bytes: &[u8]) -> Result<(), 
         || expect[..next_expect].iter().any(|e| e.at.ms() > at)
         || expect[next_expect..].iter().any(|e| e.at.ms() < at)
     {
-        return bad("s-checkpoint-instant");
-    }
-    if ns.now() != at {
         return bad("s-checkpoint-instant");
     }
     fresh.ns = ns;

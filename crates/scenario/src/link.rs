@@ -65,23 +65,23 @@ pub fn decode_scenario(payload: &str) -> Result<Scenario, ScenarioError> {
 
 /// A payload's JSON text (`1j...` or `1z...`): what a scenario link and a lesson link carry.
 pub fn decode_payload(payload: &str) -> Result<String, ScenarioError> {
-    match String::from_utf8(decode_bytes(payload, MAX_FRAGMENT)?) {
+    match String::from_utf8(decode_bytes(payload, MAX_FRAGMENT, "s-link-long")?) {
         Ok(text) => Ok(text),
         Err(_) => Err(ScenarioError::Link(Text::new("s-link-utf8"))),
     }
 }
 
-/// A payload's bytes (`1j...` or `1z...`, at most `longest` characters), at most [`MAX_JSON`]
-/// of them.
-pub fn decode_bytes(payload: &str, longest: usize) -> Result<Vec<u8>, ScenarioError> {
+/// A payload's bytes (`1j...` or `1z...`, at most `longest` characters: longer, the error is
+/// `too_long`), at most [`MAX_JSON`] of them.
+pub fn decode_bytes(
+    payload: &str,
+    longest: usize,
+    too_long: &'static str,
+) -> Result<Vec<u8>, ScenarioError> {
     let err = |key: &'static str| Err(ScenarioError::Link(Text::new(key)));
     let payload = payload.trim();
     if payload.len() > longest {
-        return err(if longest == MAX_FRAGMENT {
-            "s-link-long"
-        } else {
-            "s-checkpoint-size"
-        });
+        return err(too_long);
     }
     if payload.is_empty() {
         return err("s-link-empty");
@@ -159,6 +159,17 @@ pub struct Opened {
 }
 
 impl Link {
+    /// A link to `scenario` at `at`, with no speed and no state: what a preset, a file or an
+    /// undo opens.
+    pub fn at(scenario: Scenario, at: Option<Instant>) -> Link {
+        Link {
+            scenario,
+            at,
+            speed: None,
+            checkpoint: None,
+        }
+    }
+
     /// The simulation this link opens (`default_log_limit` as
     /// [`crate::Simulation::with_default_log_limit`]). A checkpoint that is not taken up leaves
     /// the link as one without it: run to its instant if a replay there fits the open budget,
@@ -239,7 +250,13 @@ fn decode(text: &str) -> Result<Link, ScenarioError> {
                 Ok(x) if (1..=100_000).contains(&x) => speed = Some(x),
                 _ => return bad(sbp_engine::text!("s-link-speed", value = value)),
             },
-            "c" => checkpoint = Some(decode_bytes(value, MAX_CHECKPOINT_PAYLOAD)?),
+            "c" => {
+                checkpoint = Some(decode_bytes(
+                    value,
+                    MAX_CHECKPOINT_PAYLOAD,
+                    "s-checkpoint-size",
+                )?)
+            }
             "embed" => {}
             other => return bad(sbp_engine::text!("s-link-part", part = other)),
         }

@@ -122,19 +122,15 @@ impl Rewind {
     }
 
     /// The latest checkpoint at or before `at`.
-    fn latest(&self, at: Instant) -> Option<&Checkpoint> {
+    fn latest(&mut self, at: Instant) -> Option<&mut Checkpoint> {
         let index = self.checkpoints.partition_point(|c| c.at <= at);
-        self.checkpoints.get(index.checked_sub(1)?)
+        self.checkpoints.get_mut(index.checked_sub(1)?)
     }
 
     /// A copy of the latest checkpoint at or before `at`, running `scenario` (the current
     /// scenario, of which the checkpoint's steps are the start). None when there is none.
     pub fn restore(&mut self, scenario: &Scenario, at: Instant) -> Option<Simulation> {
-        let index = self
-            .checkpoints
-            .partition_point(|c| c.at <= at)
-            .checked_sub(1)?;
-        let mut sim = self.checkpoints[index].sim.snapshot(CHECKPOINT_LOG);
+        let mut sim = self.latest(at)?.sim.snapshot(CHECKPOINT_LOG);
         sim.scenario = scenario.clone();
         Some(sim)
     }

@@ -5,7 +5,7 @@ use crate::state::Action;
 use crate::state::StoreProps;
 use sbp_engine::time::Instant;
 use sbp_engine::EntityKind;
-use sbp_scenario::link::decode_link;
+use sbp_scenario::link::{decode_link, Link};
 use sbp_scenario::Action as StepAction;
 use sbp_scenario::*;
 use yew::prelude::*;
@@ -488,10 +488,7 @@ pub fn load_preset(store: &crate::state::Store, name: &str) {
             Ok(scenario) => {
                 let title = scenario.name.clone();
                 store.dispatch(Action::Load {
-                    scenario: Box::new(scenario),
-                    at: None,
-                    speed: None,
-                    checkpoint: None,
+                    link: Box::new(Link::at(scenario, None)),
                     notice: crate::i18n::tf("loaded", &[("title", &title)]),
                 });
             }
@@ -568,16 +565,13 @@ pub fn scenario_menu(props: &StoreProps) -> Html {
 /// Opens pasted text: a scenario file (JSON) or a link (already unpacked by the browser).
 fn open_text(store: &crate::state::Store, t: &str) {
     let parsed = if t.starts_with('{') {
-        Scenario::from_json(t).map(|s| (s, None, None, None))
+        Scenario::from_json(t).map(|s| Link::at(s, None))
     } else {
-        decode_link(t).map(|l| (l.scenario, l.at, l.speed, l.checkpoint))
+        decode_link(t)
     };
     match parsed {
-        Ok((scenario, at, speed, checkpoint)) => store.dispatch(Action::Load {
-            scenario: Box::new(scenario),
-            at,
-            speed,
-            checkpoint,
+        Ok(link) => store.dispatch(Action::Load {
+            link: Box::new(link),
             notice: crate::i18n::t("opened"),
         }),
         Err(e) => store.dispatch(Action::Error(crate::i18n::tf(

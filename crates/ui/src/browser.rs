@@ -91,10 +91,7 @@ pub fn initial_state() -> AppState {
                 let loaded = yew::Reducible::reduce(
                     state,
                     Action::Load {
-                        scenario: Box::new(link.scenario),
-                        at: link.at,
-                        speed: link.speed,
-                        checkpoint: link.checkpoint,
+                        link: Box::new(link),
                         notice: if name.is_empty() {
                             crate::i18n::t("opened-shared")
                         } else {

@@ -3,7 +3,8 @@
 use sbp_engine::time::Instant;
 use sbp_engine::Counts;
 use sbp_scenario::lesson::{Answer, Lesson, Part};
-use sbp_scenario::{Rewind, Scenario, Simulation, Step};
+use sbp_scenario::link::Link;
+use sbp_scenario::{Rewind, Simulation, Step};
 use std::cell::RefCell;
 use std::rc::Rc;
 use yew::{Properties, Reducible, UseReducerHandle};
@@ -78,12 +79,9 @@ pub enum Action {
     /// exact).
     Seek(Instant),
     SetSpeed(u32),
+    /// A scenario to open: from a link (its instant, speed and state there), a preset or a file.
     Load {
-        scenario: Box<Scenario>,
-        at: Option<Instant>,
-        speed: Option<u32>,
-        /// A link's state at `at` (`sbp_scenario::checkpoint`): opens there without a replay.
-        checkpoint: Option<Vec<u8>>,
+        link: Box<Link>,
         notice: String,
     },
     /// A user action, recorded into the scenario's timeline at the current instant.
@@ -233,20 +231,14 @@ impl Reducible for AppState {
                     ));
                 }
             }
-            Action::Load {
-                scenario,
-                at,
-                speed,
-                checkpoint,
-                notice,
-            } => {
+            Action::Load { link, notice } => {
                 s.samples = Rc::default();
-                if let Some(x) = speed.filter(|x| SPEEDS.contains(x)) {
+                if let Some(x) = link.speed.filter(|x| SPEEDS.contains(x)) {
                     s.speed = x;
                 }
                 s.playing = s.autoplay;
                 s.selected = None;
-                return Rc::new(s.rebuild(*scenario, at, checkpoint, notice));
+                return Rc::new(s.rebuild(&link, notice));
             }
             Action::Do(step) => {
                 let mut sim = s.sim.borrow_mut();
@@ -303,7 +295,7 @@ impl Reducible for AppState {
                     (scenario, sim.now())
                 };
                 let kept = (s.lesson.clone(), s.playing);
-                let mut s = s.rebuild(scenario, Some(now), None, crate::i18n::t("undone"));
+                let mut s = s.rebuild(&Link::at(scenario, Some(now)), crate::i18n::t("undone"));
                 (s.lesson, s.playing) = kept;
                 return Rc::new(s);
             }
@@ -316,7 +308,7 @@ impl Reducible for AppState {
                 s.selected = None;
                 s.welcome = false;
                 let scenario = lesson.scenario.clone();
-                let mut s = s.rebuild(scenario, None, None, String::new());
+                let mut s = s.rebuild(&Link::at(scenario, None), String::new());
                 s.tab = lesson
                     .controls
                     .first()
@@ -437,19 +429,7 @@ impl AppState {
     /// Builds a fresh simulation of the link's scenario and runs it to the link's instant (or
     /// takes up its checkpoint there). On a bad scenario the current one stays and the error is
     /// shown.
-    fn rebuild(
-        mut self,
-        scenario: Scenario,
-        at: Option<Instant>,
-        checkpoint: Option<Vec<u8>>,
-        notice: String,
-    ) -> Self {
-        let link = sbp_scenario::link::Link {
-            scenario,
-            at,
-            speed: None,
-            checkpoint,
-        };
+    fn rebuild(mut self, link: &Link, notice: String) -> Self {
         match link.open(Some(LOG_LIMIT)) {
             Ok(opened) => {
                 let mut sim = opened.sim;

@@ -135,8 +135,9 @@ impl Namespace {
         let entities = self.entities.len();
         let receivers = self.receivers.len();
         let receiver = |id: u32| (id as usize) < receivers;
-        // (An actor's entity may have been deleted under it, as a receiver's may.)
-        let queue = |q: &QueueRef| (q.entity as usize) < entities;
+        // An entity a receiver is attached to or an actor works on may have been deleted under
+        // it: its id is in range.
+        let known = |q: &QueueRef| (q.entity as usize) < entities;
         (0..=LATEST_INSTANT).contains(&self.now)
             && entities <= MAX_ENTITIES
             && self.entity_names.len() == entities
@@ -160,21 +161,17 @@ impl Namespace {
                 .receiver_ids
                 .iter()
                 .all(|(name, &r)| self.receivers.get(r as usize).is_some_and(|x| x.name == *name))
-            // (A receiver stays attached to an entity deleted under it.)
-            && self
-                .receivers
-                .iter()
-                .all(|r| r.attached.iter().all(|q| (q.entity as usize) < entities))
+            && self.receivers.iter().all(|r| r.attached.iter().all(known))
             && self.timers.iter().all(|Reverse(t)| {
                 t.at >= self.now && t.order <= self.timer_order && self.timer_consistent(t.timer)
             })
             && self.producers.len() <= MAX_ACTORS
             && self.consumers.len() <= MAX_ACTORS
             && self.producers.iter().all(|p| {
-                queue(&p.queue) && p.spec.validate().is_ok() && p.next_send.is_finite()
+                known(&p.queue) && p.spec.validate().is_ok() && p.next_send.is_finite()
             })
             && self.consumers.iter().all(|c| {
-                queue(&c.queue)
+                known(&c.queue)
                     && c.spec.validate().is_ok()
                     && c.receivers.len() == c.spec.instances as usize
                     && c.busy.len() == c.receivers.len()
