@@ -937,6 +937,7 @@ ev-sent-rule = { " " }durch die Aktion der Regel { $name }
 act-add-rule = Regel { $name } zu { $path } hinzufügen
 act-remove-rule = Regel { $name } aus { $path } entfernen
 s-rule-name = eine hinzugefügte oder entfernte Regel nennt ihren Namen (rule.name)
+s-system-property = { $name } ist keine Systemeigenschaft, die eine Nachricht tragen kann (eine von { $names })
 code-rule-unread = die Regel { $name } ließ sich nicht lesen; sie fehlt hier
 entity-rule-name = Regelname
 entity-rule-name-ph = leer: $Default; nötig, um eine Regel hinzuzufügen oder zu entfernen

@@ -955,6 +955,7 @@ ev-sent-rule = { " " }by rule { $name }'s action
 act-add-rule = add rule { $name } to { $path }
 act-remove-rule = remove rule { $name } from { $path }
 s-rule-name = a rule that is added or removed names itself (rule.name)
+s-system-property = { $name } is not a system property a message can carry (one of { $names })
 code-rule-unread = rule { $name } could not be read; it is left out here
 entity-rule-name = Rule name
 entity-rule-name-ph = empty: $Default; needed to add or remove a rule

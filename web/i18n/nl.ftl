@@ -937,6 +937,7 @@ ev-sent-rule = { " " }door de actie van regel { $name }
 act-add-rule = regel { $name } toevoegen aan { $path }
 act-remove-rule = regel { $name } verwijderen uit { $path }
 s-rule-name = een toegevoegde of verwijderde regel noemt haar naam (rule.name)
+s-system-property = { $name } is geen systeemeigenschap die een bericht kan dragen (een van { $names })
 code-rule-unread = regel { $name } kon niet worden gelezen; hij ontbreekt hier
 entity-rule-name = Regelnaam
 entity-rule-name-ph = leeg: $Default; nodig om een regel toe te voegen of te verwijderen

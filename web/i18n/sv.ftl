@@ -937,6 +937,7 @@ ev-sent-rule = { " " }genom regeln { $name }s åtgärd
 act-add-rule = lägg till regel { $name } i { $path }
 act-remove-rule = ta bort regel { $name } från { $path }
 s-rule-name = en regel som läggs till eller tas bort anger sitt namn (rule.name)
+s-system-property = { $name } är ingen systemegenskap som ett meddelande kan bära (en av { $names })
 code-rule-unread = regeln { $name } kunde inte läsas; den saknas här
 entity-rule-name = Regelnamn
 entity-rule-name-ph = tomt: $Default; behövs för att lägga till eller ta bort en regel

@@ -4,6 +4,7 @@
 //! deferral and receive by sequence number, the waits between steps, and comments saying what
 //! the playground showed at each point ("#1 expires: TTL-11"). The playground plays the scenario
 //! step by step while writing, so a settlement of a named call names the message it settles.
+use crate::code_text;
 use crate::model::*;
 use crate::step::{Action, Step};
 use crate::{Scenario, Simulation, Text};
@@ -112,11 +113,6 @@ struct Code {
     indent: usize,
 }
 
-/// A string literal every language reads (JSON's escapes).
-fn quoted(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
-}
-
 impl Code {
     fn line(&mut self, text: &str) {
         if !text.is_empty() {
@@ -131,9 +127,19 @@ impl Code {
         self.note(&t.to_string());
     }
 
+    /// A line comment: every text in one goes through `code_text::comment`.
     fn note(&mut self, text: &str) {
         let c = self.lang.comment();
-        self.line(&format!("{c} {}", text.replace('\n', " ")));
+        self.line(&format!("{c} {}", code_text::comment(text)));
+    }
+
+    /// A string literal: every text in one goes through its language's function.
+    fn lit(&self, s: &str) -> String {
+        match self.lang {
+            Lang::CSharp => code_text::csharp_literal(s),
+            Lang::Python => code_text::python_literal(s),
+            Lang::JavaScript => code_text::javascript_literal(s),
+        }
     }
 
     fn prelude(&mut self, scenario: &Scenario) {
@@ -182,6 +188,9 @@ impl Code {
                 self.line("}");
             }
             Lang::Python => {
+                // Line 1 names the encoding, so no text on line 1 or 2 can (PEP 263: a title
+                // `coding: utf-7` would have Python read `+AAo-` as a line end).
+                self.line("# -*- coding: utf-8 -*-");
                 self.say(text!(
                     "code-header",
                     title = title,
@@ -329,10 +338,10 @@ impl Code {
                 o.push(("RequiresSession", self.boolean(true)));
             }
             if let Some(f) = &s.forward_to {
-                o.push(("ForwardTo", quoted(f)));
+                o.push(("ForwardTo", self.lit(f)));
             }
             if let Some(f) = &s.forward_dead_lettered_messages_to {
-                o.push(("ForwardDeadLetteredMessagesTo", quoted(f)));
+                o.push(("ForwardDeadLetteredMessagesTo", self.lit(f)));
             }
         }
         if s.auto_delete_on_idle < MAX_VALUE {
@@ -382,7 +391,7 @@ impl Code {
         match self.lang {
             Lang::CSharp => format!("TimeSpan.FromMilliseconds({ms})"),
             Lang::Python => format!("timedelta(milliseconds={ms})"),
-            Lang::JavaScript => quoted(&crate::emulator::format_iso(ms)),
+            Lang::JavaScript => self.lit(&crate::emulator::format_iso(ms)),
         }
     }
 
@@ -396,8 +405,8 @@ impl Code {
     ) {
         let options = self.options(kind, s);
         let target = match topic {
-            Some(t) => format!("{}, {}", quoted(t), quoted(name)),
-            None => quoted(name),
+            Some(t) => format!("{}, {}", self.lit(t), self.lit(name)),
+            None => self.lit(name),
         };
         match self.lang {
             Lang::CSharp => {
@@ -415,7 +424,7 @@ impl Code {
                             .unwrap_or_default();
                         self.line(&format!(
                             "await admin.CreateSubscriptionAsync({opts}, new CreateRuleOptions({}, {}){action});",
-                            quoted(rule_name),
+                            self.lit(rule_name),
                             self.filter(r)
                         ))
                     }
@@ -461,9 +470,9 @@ impl Code {
             return self.say(text!("code-rule-unread", name = rule_name));
         };
         let (t, s, n, f) = (
-            quoted(topic),
-            quoted(name),
-            quoted(rule_name),
+            self.lit(topic),
+            self.lit(name),
+            self.lit(rule_name),
             self.filter(r),
         );
         let action = self.rule_action(r);
@@ -488,7 +497,7 @@ impl Code {
 
     /// FLT-01: a subscription's rule removed by its name.
     fn remove_rule(&mut self, topic: &str, name: &str, rule_name: &str) {
-        let (t, s, n) = (quoted(topic), quoted(name), quoted(rule_name));
+        let (t, s, n) = (self.lit(topic), self.lit(name), self.lit(rule_name));
         let line = match self.lang {
             Lang::CSharp => format!("await admin.DeleteRuleAsync({t}, {s}, {n});"),
             Lang::Python => format!("admin.delete_rule({t}, {s}, {n})"),
@@ -502,7 +511,7 @@ impl Code {
         let SubscriptionRule::Sql(sql) = rule else {
             return None;
         };
-        let a = quoted(sql.action.as_deref()?);
+        let a = self.lit(sql.action.as_deref()?);
         Some(match self.lang {
             Lang::CSharp => format!("new SqlRuleAction({a})"),
             Lang::Python => format!("SqlRuleAction({a})"),
@@ -513,7 +522,7 @@ impl Code {
     /// A subscription's filter.
     fn filter(&self, rule: &SubscriptionRule) -> String {
         if let SubscriptionRule::Sql(sql) = rule {
-            let f = quoted(&sql.filter);
+            let f = self.lit(&sql.filter);
             return match self.lang {
                 Lang::CSharp => format!("new SqlRuleFilter({f})"),
                 Lang::Python => format!("SqlRuleFilter({f})"),
@@ -530,12 +539,17 @@ impl Code {
         };
         let application_properties = c.application;
         // Python's filter names Subject `label`.
+        let known = |k: &str| {
+            ["Subject", "CorrelationId", "MessageId"].contains(&k)
+                || sbp_engine::message::SYSTEM_PROPERTIES.contains(&k)
+        };
         let fields: Vec<(String, String)> = c
             .system
             .iter()
+            .filter(|(k, _)| known(k))
             .map(|(k, v)| match (self.lang, *k) {
-                (Lang::Python, "Subject") => ("label".to_string(), quoted(v)),
-                _ => (self.member(k), quoted(v)),
+                (Lang::Python, "Subject") => ("label".to_string(), self.lit(v)),
+                _ => (self.member(k), self.lit(v)),
             })
             .collect();
         let props = self.dictionary(application_properties);
@@ -545,8 +559,8 @@ impl Code {
                 for (k, v) in application_properties {
                     f.push(format!(
                         "ApplicationProperties = {{ [{}] = {} }}",
-                        quoted(k),
-                        quoted(v)
+                        self.lit(k),
+                        self.lit(v)
                     ));
                 }
                 format!("new CorrelationRuleFilter {{ {} }}", f.join(", "))
@@ -571,14 +585,14 @@ impl Code {
     fn dictionary(&self, map: &std::collections::BTreeMap<String, String>) -> String {
         let pairs: Vec<String> = map
             .iter()
-            .map(|(k, v)| format!("{}: {}", quoted(k), quoted(v)))
+            .map(|(k, v)| format!("{}: {}", self.lit(k), self.lit(v)))
             .collect();
         format!("{{ {} }}", pairs.join(", "))
     }
 
     fn wait(&mut self, ms: Duration, until: i64) {
         self.line("");
-        let on = text!("code-wait", at = format_instant(until)).to_string();
+        let on = code_text::comment(&text!("code-wait", at = format_instant(until)).to_string());
         match self.lang {
             Lang::CSharp => self.line(&format!(
                 "await Task.Delay(TimeSpan.FromMilliseconds({ms})); // {on}"
@@ -637,15 +651,15 @@ impl Code {
         };
         format!(
             "{call}({}, {}, {})",
-            quoted(name),
-            quoted(path),
+            self.lit(name),
+            self.lit(path),
             self.mode(mode)
         )
     }
 
     /// A held message: `held["orders#1"]`.
     fn held(&self, path: &str, seq: u64) -> String {
-        let key = quoted(&format!("{path}#{seq}"));
+        let key = self.lit(&format!("{path}#{seq}"));
         match self.lang {
             Lang::JavaScript => format!("held.get({key})"),
             _ => format!("held[{key}]"),
@@ -791,8 +805,8 @@ impl Code {
                     (Lang::CSharp, Action::RenewLock(_)) => format!("RenewMessageLockAsync({m})"),
                     (Lang::CSharp, _) => format!(
                         "DeadLetterMessageAsync({m}, {}, {})",
-                        quoted(s.reason.as_deref().unwrap_or("")),
-                        quoted(s.description.as_deref().unwrap_or(""))
+                        self.lit(s.reason.as_deref().unwrap_or("")),
+                        self.lit(s.description.as_deref().unwrap_or(""))
                     ),
                     (Lang::Python, Action::Complete(_)) => format!("complete_message({m})"),
                     (Lang::Python, Action::Abandon(_)) => format!("abandon_message({m})"),
@@ -800,8 +814,8 @@ impl Code {
                     (Lang::Python, Action::RenewLock(_)) => format!("renew_message_lock({m})"),
                     (Lang::Python, _) => format!(
                         "dead_letter_message({m}, reason={}, error_description={})",
-                        quoted(s.reason.as_deref().unwrap_or("")),
-                        quoted(s.description.as_deref().unwrap_or(""))
+                        self.lit(s.reason.as_deref().unwrap_or("")),
+                        self.lit(s.description.as_deref().unwrap_or(""))
                     ),
                     (Lang::JavaScript, Action::Complete(_)) => format!("completeMessage({m})"),
                     (Lang::JavaScript, Action::Abandon(_)) => format!("abandonMessage({m})"),
@@ -809,14 +823,14 @@ impl Code {
                     (Lang::JavaScript, Action::RenewLock(_)) => format!("renewMessageLock({m})"),
                     (Lang::JavaScript, _) => format!(
                         "deadLetterMessage({m}, {{ deadLetterReason: {}, deadLetterErrorDescription: {} }})",
-                        quoted(s.reason.as_deref().unwrap_or("")),
-                        quoted(s.description.as_deref().unwrap_or(""))
+                        self.lit(s.reason.as_deref().unwrap_or("")),
+                        self.lit(s.description.as_deref().unwrap_or(""))
                     ),
                 };
                 self.line(&format!("{aw}{rx}.{call}{end}"));
             }
             Action::CancelScheduled(c) => {
-                let key = quoted(&format!("{}#{}", c.to, c.seq));
+                let key = self.lit(&format!("{}#{}", c.to, c.seq));
                 let topic = sim
                     .ns
                     .entity(&c.to)
@@ -863,27 +877,31 @@ impl Code {
                 let line = match (self.lang, path.split_once("/subscriptions/")) {
                     (Lang::CSharp, Some((t, n))) => format!(
                         "await admin.DeleteSubscriptionAsync({}, {});",
-                        quoted(t),
-                        quoted(n)
+                        self.lit(t),
+                        self.lit(n)
                     ),
                     (Lang::CSharp, None) => format!(
                         "await admin.DeleteQueueAsync({}); // or DeleteTopicAsync",
-                        quoted(path)
+                        self.lit(path)
                     ),
                     (Lang::Python, Some((t, n))) => {
-                        format!("admin.delete_subscription({}, {})", quoted(t), quoted(n))
+                        format!(
+                            "admin.delete_subscription({}, {})",
+                            self.lit(t),
+                            self.lit(n)
+                        )
                     }
                     (Lang::Python, None) => {
-                        format!("admin.delete_queue({})  # or delete_topic", quoted(path))
+                        format!("admin.delete_queue({})  # or delete_topic", self.lit(path))
                     }
                     (Lang::JavaScript, Some((t, n))) => format!(
                         "await admin.deleteSubscription({}, {});",
-                        quoted(t),
-                        quoted(n)
+                        self.lit(t),
+                        self.lit(n)
                     ),
                     (Lang::JavaScript, None) => format!(
                         "await admin.deleteQueue({}); // or deleteTopic",
-                        quoted(path)
+                        self.lit(path)
                     ),
                 };
                 self.line(&line);
@@ -938,21 +956,21 @@ impl Code {
     fn session(&mut self, d: &SessionDef) {
         let (lang, name, path) = (self.lang, d.receiver.as_str(), d.from.as_str());
         let key = match lang {
-            Lang::CSharp => quoted(&format!("{name}|{path}|PeekLock")),
+            Lang::CSharp => self.lit(&format!("{name}|{path}|PeekLock")),
             Lang::Python => format!(
                 "({}, {}, ServiceBusReceiveMode.PEEK_LOCK)",
-                quoted(name),
-                quoted(path)
+                self.lit(name),
+                self.lit(path)
             ),
-            Lang::JavaScript => quoted(&format!("{name}|{path}|peekLock")),
+            Lang::JavaScript => self.lit(&format!("{name}|{path}|peekLock")),
         };
         let rx = self.receiver(name, path, ModeDef::PeekLock);
         let (entity, sub) = match path.split_once("/subscriptions/") {
-            Some((t, s)) => (format!("{}, {}", quoted(t), quoted(s)), true),
-            None => (quoted(path), false),
+            Some((t, s)) => (format!("{}, {}", self.lit(t), self.lit(s)), true),
+            None => (self.lit(path), false),
         };
-        let id = d.session_id.as_deref().map(quoted);
-        let state = quoted(d.state.as_deref().unwrap_or(""));
+        let id = d.session_id.as_deref().map(|v| self.lit(v));
+        let state = self.lit(d.state.as_deref().unwrap_or(""));
         let line = match (lang, d.op) {
             (Lang::CSharp, SessionOpDef::Accept) => format!(
                 "receivers[{key}] = await client.{};",
@@ -1021,7 +1039,7 @@ impl Code {
     }
 
     fn hold(&mut self, path: &str, got: &str) {
-        let path = quoted(path);
+        let path = self.lit(path);
         match self.lang {
             Lang::CSharp => self.line(&format!("Hold({path}, {got});")),
             Lang::Python => self.line(&format!("hold({path}, {got})")),
@@ -1031,10 +1049,10 @@ impl Code {
 
     fn sender(&self, to: &str, topic: bool) -> String {
         match (self.lang, topic) {
-            (Lang::CSharp, _) => format!("client.CreateSender({})", quoted(to)),
-            (Lang::Python, false) => format!("client.get_queue_sender({})", quoted(to)),
-            (Lang::Python, true) => format!("client.get_topic_sender({})", quoted(to)),
-            (Lang::JavaScript, _) => format!("client.createSender({})", quoted(to)),
+            (Lang::CSharp, _) => format!("client.CreateSender({})", self.lit(to)),
+            (Lang::Python, false) => format!("client.get_queue_sender({})", self.lit(to)),
+            (Lang::Python, true) => format!("client.get_topic_sender({})", self.lit(to)),
+            (Lang::JavaScript, _) => format!("client.createSender({})", self.lit(to)),
         }
     }
 
@@ -1042,13 +1060,14 @@ impl Code {
     /// SequenceNumber (from `first`), which cancelling it names.
     fn send(&mut self, s: &SendDef, topic: bool, first: u64) {
         let n = s.count.unwrap_or(1).max(1);
-        let id = |i: &str| match &s.message_id {
-            Some(id) if n > 1 => Some(match self.lang {
-                Lang::CSharp => format!("$\"{}-{{{i}}}\"", id.replace('"', "")),
-                Lang::Python => format!("f\"{}-{{{i}}}\"", id.replace('"', "")),
-                Lang::JavaScript => format!("`{}-${{{i}}}`", id.replace('`', "")),
-            }),
-            Some(id) => Some(quoted(id)),
+        // A text and a number joined by `+`, never by interpolation (user text stays a literal).
+        let joined = |text: &str, number: &str| match self.lang {
+            Lang::Python => format!("{} + str({number})", self.lit(text)),
+            Lang::CSharp | Lang::JavaScript => format!("{} + ({number})", self.lit(text)),
+        };
+        let id = match &s.message_id {
+            Some(id) if n > 1 => Some(joined(&format!("{id}-"), "i")),
+            Some(id) => Some(self.lit(id)),
             None => None,
         };
         let body = match s.body_size {
@@ -1057,10 +1076,10 @@ impl Code {
                 Lang::Python => format!("\"x\" * {size}"),
                 Lang::JavaScript => format!("\"x\".repeat({size})"),
             },
-            None => quoted(&s.body),
+            None => self.lit(&s.body),
         };
         let mut fields: Vec<(String, String)> = Vec::new();
-        if let Some(id) = id("i") {
+        if let Some(id) = id {
             fields.push((self.member("MessageId"), id));
         }
         if let Some(ttl) = s.ttl {
@@ -1072,13 +1091,16 @@ impl Code {
             fields.push((self.member("TimeToLive"), v));
         }
         if let Some(v) = &s.subject {
-            fields.push((self.member("Subject"), quoted(v)));
+            fields.push((self.member("Subject"), self.lit(v)));
         }
         if let Some(v) = &s.correlation_id {
-            fields.push((self.member("CorrelationId"), quoted(v)));
+            fields.push((self.member("CorrelationId"), self.lit(v)));
         }
+        // Only the SDK's names become members (a step with another is refused when read).
         for (k, v) in &s.system_properties {
-            fields.push((self.member(k), quoted(v)));
+            if sbp_engine::message::SYSTEM_PROPERTIES.contains(&k.as_str()) {
+                fields.push((self.member(k), self.lit(v)));
+            }
         }
         let message = match self.lang {
             Lang::CSharp => {
@@ -1086,8 +1108,8 @@ impl Code {
                 for (k, v) in &s.properties {
                     f.push(format!(
                         "ApplicationProperties = {{ [{}] = {} }}",
-                        quoted(k),
-                        quoted(v)
+                        self.lit(k),
+                        self.lit(v)
                     ));
                 }
                 format!("new ServiceBusMessage({body}) {{ {} }}", f.join(", "))
@@ -1116,32 +1138,33 @@ impl Code {
             }
         };
         let sender = self.sender(&s.to, topic);
+        // The playground's SequenceNumber of a scheduled message keys what cancelling it needs.
+        let key = if n == 1 {
+            self.lit(&format!("{}#{first}", s.to))
+        } else {
+            joined(&format!("{}#", s.to), &format!("i + {}", first - 1))
+        };
         let call = match (self.lang, s.scheduled_enqueue_time) {
             (Lang::CSharp, Some(at)) => format!(
-                "scheduled[$\"{}#{{next}}\"] = await {sender}.ScheduleMessageAsync({message}, start.AddMilliseconds({}));",
-                s.to.replace('"', ""),
+                "scheduled[{key}] = await {sender}.ScheduleMessageAsync({message}, start.AddMilliseconds({}));",
                 at.ms()
             ),
             (Lang::CSharp, None) => format!("await {sender}.SendMessageAsync({message});"),
             (Lang::Python, Some(at)) => format!(
-                "scheduled[f\"{}#{{next}}\"] = {sender}.schedule_messages({message}, start + timedelta(milliseconds={}))[0]",
-                s.to.replace('"', ""),
+                "scheduled[{key}] = {sender}.schedule_messages({message}, start + timedelta(milliseconds={}))[0]",
                 at.ms()
             ),
             (Lang::Python, None) => format!("{sender}.send_messages({message})"),
             (Lang::JavaScript, Some(at)) => format!(
-                "scheduled.set(`{}#${{next}}`, (await {sender}.scheduleMessages({message}, new Date(start + {})))[0]);",
-                s.to.replace('`', ""),
+                "scheduled.set({key}, (await {sender}.scheduleMessages({message}, new Date(start + {})))[0]);",
                 at.ms()
             ),
             (Lang::JavaScript, None) => format!("await {sender}.sendMessages({message});"),
         };
-        // The playground's SequenceNumber of a scheduled message keys what cancelling it needs.
         if n == 1 {
-            self.line(&call.replace("{next}", &first.to_string()));
+            self.line(&call);
             return;
         }
-        let call = call.replace("{next}", &format!("{{i + {}}}", first - 1));
         match self.lang {
             Lang::CSharp => {
                 self.line(&format!("for (var i = 1; i <= {n}; i++)"));
@@ -1171,8 +1194,8 @@ impl Code {
     /// Topic or Subscription; a subscription is named by its topic and its name).
     fn update(&mut self, kind: &str, path: &str, options: &[(String, String)]) {
         let name = match path.split_once("/subscriptions/") {
-            Some((t, n)) => format!("{}, {}", quoted(t), quoted(n)),
-            None => quoted(path),
+            Some((t, n)) => format!("{}, {}", self.lit(t), self.lit(n)),
+            None => self.lit(path),
         };
         let snake = kind.to_ascii_lowercase();
         let (read, write) = match self.lang {

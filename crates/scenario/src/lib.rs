@@ -76,6 +76,8 @@ pub use sbp_engine::text as catalog;
 mod check;
 pub mod checkpoint;
 pub mod code;
+pub mod code_text;
+
 pub mod dur;
 pub mod emulator;
 pub mod lesson;

@@ -280,7 +280,8 @@ impl Action {
                 ] {
                     check_text(name, value.as_deref().unwrap_or(""), MAX_FIELD)?;
                 }
-                check_properties(&s.properties)
+                check_properties(&s.properties)?;
+                check_system_properties(&s.system_properties)
             }
             Action::StartProducer(p) => {
                 producer_spec(p).validate().map_err(|e| e.message)?;
@@ -535,6 +536,22 @@ fn check_properties(p: &std::collections::BTreeMap<String, String>) -> Result<()
     Ok(())
 }
 
+/// System properties by their SDK names (`sbp_engine::message::SYSTEM_PROPERTIES`), each value
+/// within a field's length: no other name reaches the engine, the map or generated code.
+fn check_system_properties(p: &std::collections::BTreeMap<String, String>) -> Result<(), Text> {
+    for (k, v) in p {
+        if !sbp_engine::message::SYSTEM_PROPERTIES.contains(&k.as_str()) {
+            return Err(text!(
+                "s-system-property",
+                name = k,
+                names = sbp_engine::message::SYSTEM_PROPERTIES.join(", ")
+            ));
+        }
+        check_text(k, v, MAX_FIELD)?;
+    }
+    Ok(())
+}
+
 /// An instant a file names: from t=0 to the playground's last instant.
 pub(crate) fn check_instant(name: &str, at: Instant) -> Result<(), Text> {
     if !(0..=LATEST_INSTANT).contains(&at) {
@@ -697,13 +714,16 @@ pub fn subscription_rule(def: Option<&RuleDef>) -> Result<SubscriptionRule, Text
         {
             SubscriptionRule::MatchAll
         }
-        Some(r) => SubscriptionRule::Correlation {
-            subject: r.subject.clone(),
-            correlation_id: r.correlation_id.clone(),
-            message_id: r.message_id.clone(),
-            application_properties: r.properties.clone(),
-            system_properties: r.system_properties.clone(),
-        },
+        Some(r) => {
+            check_system_properties(&r.system_properties)?;
+            SubscriptionRule::Correlation {
+                subject: r.subject.clone(),
+                correlation_id: r.correlation_id.clone(),
+                message_id: r.message_id.clone(),
+                application_properties: r.properties.clone(),
+                system_properties: r.system_properties.clone(),
+            }
+        }
     })
 }
 

@@ -225,3 +225,177 @@ fn a_scenario_too_heavy_to_run_is_refused_not_written() {
     let err = generate(&heavy, Lang::Python).unwrap_err().to_string();
     assert!(err.contains("500000"), "{err}");
 }
+
+/// A text that tries to leave every place it can land in generated code: a quote and a
+/// backslash to close a literal; a line end of each kind (`\r`, U+2028, U+2029, U+0085) to
+/// close a comment, each followed by a call; an interpolation for C#, Python and JavaScript; a
+/// bidirectional override; the other quote characters and a comment start. At most 50
+/// characters, so it fits a rule name.
+const HOSTILE: &str =
+    "\"\\\rPWNED()\u{2028}PWNED()\u{2029}PWNED()\u{85}PWNED()\u{202E}${PWNED()}`'#";
+
+/// `code` with its string literals and line comments taken out (the generator writes user text
+/// only in double-quoted literals and line comments; `comment` is `//` or `#`).
+fn outside_literals_and_comments(code: &str, comment: &str) -> String {
+    let mut out = String::new();
+    for line in code.split('\n') {
+        let mut chars = line.char_indices().peekable();
+        let mut in_string = false;
+        while let Some((i, c)) = chars.next() {
+            if in_string {
+                match c {
+                    '\\' => {
+                        chars.next();
+                    }
+                    '"' => in_string = false,
+                    _ => {}
+                }
+            } else if c == '"' {
+                in_string = true;
+            } else if line[i..].starts_with(comment) {
+                break;
+            } else {
+                out.push(c);
+            }
+        }
+        assert!(!in_string, "a literal runs past its line: {line}");
+        out.push('\n');
+    }
+    out
+}
+
+/// The hostile text in every field of the format that reaches generated code.
+fn hostile_scenario() -> Scenario {
+    let h = HOSTILE;
+    let sql = h.replace('\'', "''");
+    let json = serde_json::json!({
+        "version": 1,
+        "name": h,
+        "description": h,
+        "entities": [
+            {"queue": "q", "requires_session": false},
+            {"queue": "s", "requires_session": true},
+            {"topic": "t"},
+            {"subscription": "t/subscriptions/sql",
+             "rule": {"name": h, "sql": format!("p = '{sql}'"), "action": format!("SET x = '{sql}'")}},
+            {"subscription": "t/subscriptions/corr",
+             "rule": {"subject": h, "correlation_id": h, "message_id": h,
+                      "properties": {h: h}, "system_properties": {"To": h, "ReplyTo": h}}}
+        ],
+        "timeline": [
+            {"at": "0s", "note": h, "send": {"to": "q", "message_id": h, "subject": h,
+              "correlation_id": h, "properties": {h: h}, "system_properties": {"To": h}, "body": h}},
+            {"at": "0s", "send": {"to": "q", "message_id": h, "count": 2, "body": h}},
+            {"at": "0s", "send": {"to": "q", "message_id": h, "count": 2,
+              "scheduled_enqueue_time": "1h"}},
+            {"at": "0s", "send": {"to": "t", "message_id": h, "subject": h, "properties": {"p": h}}},
+            {"at": "0s", "send": {"to": "s", "system_properties": {"SessionId": h}, "body": h}},
+            {"at": "1s", "note": h, "receive": {"from": "q", "receiver": h, "count": 1, "as": "m"}},
+            {"at": "2s", "dead_letter": {"from": "q", "message": "m", "reason": h, "description": h}},
+            {"at": "3s", "session": {"receiver": h, "from": "s", "op": "accept", "session_id": h}},
+            {"at": "3s", "session": {"receiver": h, "from": "s", "op": "set_state", "state": h}},
+            {"at": "4s", "add_rule": {"subscription": "t/subscriptions/corr",
+              "rule": {"name": format!("{h}2"), "sql": format!("p = '{sql}'")}}},
+            {"at": "5s", "remove_rule": {"subscription": "t/subscriptions/corr", "rule": {"name": format!("{h}2")}}},
+            {"at": "6s", "start_producer": {"name": h, "to": "q", "rate": 1, "max_messages": 2,
+              "message_id_prefix": h}},
+            {"at": "6s", "start_consumers": {"name": h, "from": "q"}},
+            {"at": "8s", "stop_producer": h}
+        ]
+    });
+    Scenario::from_json(&json.to_string()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Issue 18 (security): text from a scenario never leaves the literal or comment it is written
+/// in, in any of the three languages; the programs still parse.
+#[test]
+fn text_from_a_scenario_cannot_become_code() {
+    let scenario = hostile_scenario();
+    for lang in LANGS {
+        let code = generate(&scenario, lang).unwrap();
+        let bad = code
+            .chars()
+            .find(|&c| c != '\n' && sbp_scenario::code_text::is_hazard(c));
+        assert_eq!(bad, None, "{lang:?} writes a hazard as itself:\n{code}");
+        let comment = if lang == Lang::Python { "#" } else { "//" };
+        let bare = outside_literals_and_comments(&code, comment);
+        assert!(
+            !bare.contains("PWNED"),
+            "{lang:?}: text became code:\n{code}"
+        );
+        assert!(
+            code.contains("PWNED"),
+            "{lang:?}: the text is not written at all"
+        );
+        let file = scratch(&format!("hostile.{}", lang.extension()), &code);
+        match lang {
+            Lang::CSharp => balanced(&code).unwrap(),
+            Lang::Python => {
+                // Python's own tokenizer: no name token PWNED anywhere.
+                let out = Command::new("python3")
+                    .arg("-c")
+                    .arg(
+                        "import sys, tokenize\n\
+                         toks = list(tokenize.open(sys.argv[1]).readlines())\n\
+                         import io\n\
+                         names = [t.string for t in tokenize.generate_tokens(io.StringIO(''.join(toks)).readline) if t.type == tokenize.NAME]\n\
+                         compile(''.join(toks), sys.argv[1], 'exec')\n\
+                         sys.exit(1 if 'PWNED' in names else 0)",
+                    )
+                    .arg(&file)
+                    .output()
+                    .expect("python3");
+                assert!(
+                    out.status.success(),
+                    "hostile.py: {}\n{code}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            Lang::JavaScript => {
+                let out = Command::new("node")
+                    .arg("--check")
+                    .arg(&file)
+                    .output()
+                    .expect("node");
+                assert!(
+                    out.status.success(),
+                    "hostile.js: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
+    }
+}
+
+/// PEP 263: a title on line 1 or 2 that names an encoding would have Python read the file in
+/// it (`coding: utf-7` makes `+AAo-` a line end). Line 1 names UTF-8, so the title cannot.
+#[test]
+fn a_title_cannot_choose_the_python_files_encoding() {
+    let json = serde_json::json!({
+        "version": 1,
+        "name": "coding: utf-7 +AAo-PWNED()",
+        "description": "coding: utf-7 +AAo-PWNED()",
+        "entities": [{"queue": "q"}],
+        "timeline": []
+    });
+    let scenario = Scenario::from_json(&json.to_string()).unwrap();
+    let code = generate(&scenario, Lang::Python).unwrap();
+    assert!(code.starts_with("# -*- coding: utf-8 -*-\n"), "{code}");
+    let file = scratch("utf7.py", &code);
+    let out = Command::new("python3")
+        .arg(&file)
+        .env("SERVICEBUS_CONNECTION", "not used")
+        .output()
+        .expect("python3");
+    // The program fails on the bogus connection string, never in PWNED.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("PWNED"), "{stderr}");
+}
+
+#[test]
+fn a_system_property_outside_the_sdks_names_is_refused() {
+    let json = r#"{"version": 1, "entities": [{"queue": "q"}],
+        "timeline": [{"at": "0s", "send": {"to": "q", "system_properties": {"x = 1; PWNED()": "v"}}}]}"#;
+    let err = Scenario::from_json(json).unwrap_err().to_string();
+    assert!(err.contains("SessionId"), "{err}");
+}

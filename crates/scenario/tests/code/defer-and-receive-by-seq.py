@@ -1,3 +1,4 @@
+# -*- coding: utf-8 -*-
 # Defer, then receive by sequence number: written by the Service Bus Playground (azure-servicebus).
 # pip install azure-servicebus
 import os

@@ -1,3 +1,4 @@
+# -*- coding: utf-8 -*-
 # Lapsed locks up to MaxDeliveryCount: written by the Service Bus Playground (azure-servicebus).
 # pip install azure-servicebus
 import os

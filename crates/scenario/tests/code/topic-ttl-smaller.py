@@ -1,3 +1,4 @@
+# -*- coding: utf-8 -*-
 # Topic TTL smaller than the subscription's: written by the Service Bus Playground (azure-servicebus).
 # pip install azure-servicebus
 import os
