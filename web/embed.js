@@ -1,8 +1,27 @@
 // For a page that embeds the Service Bus Playground: each playground frame reports its height
 // (an `sbp-size` message); this sizes the frame to it. Included by the embed code.
-addEventListener('message', (e) => {
-  if (!e.data || e.data.type !== 'sbp-size') return;
-  for (const f of document.querySelectorAll('iframe')) {
-    if (f.contentWindow === e.source) f.style.height = `${e.data.height}px`;
-  }
-});
+// A message counts only from the frame it names itself by (its window), only from that frame's
+// own origin, and only with a finite height within bounds: another frame or window on the host
+// page cannot resize anything, nor a playground frame beyond the bounds.
+(() => {
+  const MIN_HEIGHT = 100;
+  const MAX_HEIGHT = 10000;
+  addEventListener('message', (e) => {
+    const data = e.data;
+    if (!data || typeof data !== 'object' || data.type !== 'sbp-size') return;
+    const height = data.height;
+    if (typeof height !== 'number' || !Number.isFinite(height)) return;
+    if (height < MIN_HEIGHT || height > MAX_HEIGHT) return;
+    for (const f of document.querySelectorAll('iframe')) {
+      if (f.contentWindow !== e.source) continue;
+      let origin;
+      try {
+        origin = new URL(f.src, location.href).origin;
+      } catch {
+        return;
+      }
+      if (origin !== e.origin) return;
+      f.style.height = `${Math.round(height)}px`;
+    }
+  });
+})();

@@ -790,7 +790,7 @@ test('Copy embed code makes an iframe for this scenario, speed, language and opt
   await page.fill('#embed-height', '300');
   await page.click('#embed-code');
   const code = await page.inputValue('#embed-snippet');
-  for (const part of ['embed=1', 'lang=nl', 'panels=map,lanes', 'autoplay=1', 'loop=1', 'height="300"', '#s=1', 'embed.js']) {
+  for (const part of ['embed=1', 'lang=nl', 'panels=map%2Clanes', 'autoplay=1', 'loop=1', 'height="300"', '#s=1', 'embed.js']) {
     if (!code.includes(part)) throw new Error(`embed code lacks ${part}: ${code}`);
   }
   // The iframe it makes opens the same scenario.

@@ -699,6 +699,7 @@ f-other-error = { $step }: erwartet { $want }, erhalten { $error }: { $message }
 f-failed = { $step } ist mit { $error } fehlgeschlagen: { $message } (fügen Sie "expect_error": "{ $error }" hinzu, wenn das gewollt ist)
 l-json = hier kein gültiges JSON: { $message }
 l-missing = "{ $field }" fehlt
+l-id = die "id" einer Lektion besteht aus 1 bis { $max } Zeichen a-z, 0-9 und -, am Anfang ein Buchstabe oder eine Ziffer
 l-work = mit allen Lösungen gespielt und einem Tag Vorschau für die Antworten kostet die Lektion etwa { $work } Operationen; höchstens { $max } (Grenze des Playgrounds)
 l-no-parts = eine Lektion hat mindestens einen Teil
 l-part-kind = geben Sie genau eines von "explain", "predict" oder "do" an

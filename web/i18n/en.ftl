@@ -717,6 +717,7 @@ f-other-error = { $step }: expected { $want }, got { $error }: { $message }
 f-failed = { $step } failed with { $error }: { $message } (add "expect_error": "{ $error }" if that is the point)
 l-json = not valid JSON here: { $message }
 l-missing = "{ $field }" is missing
+l-id = a lesson's "id" is 1 to { $max } of a-z, 0-9 and -, starting with a letter or digit
 l-work = with every solution played and a day ahead for the answers, the lesson takes about { $work } operations; at most { $max } (playground limit)
 l-no-parts = a lesson has at least one part
 l-part-kind = give exactly one of "explain", "predict" or "do"

@@ -699,6 +699,7 @@ f-other-error = { $step }: verwacht { $want }, gekregen { $error }: { $message }
 f-failed = { $step } is mislukt met { $error }: { $message } (voeg "expect_error": "{ $error }" toe als dat de bedoeling is)
 l-json = hier geen geldige JSON: { $message }
 l-missing = "{ $field }" ontbreekt
+l-id = de "id" van een les is 1 tot { $max } tekens a-z, 0-9 en -, beginnend met een letter of cijfer
 l-work = met elke oplossing gespeeld en een dag vooruit voor de antwoorden kost de les ongeveer { $work } bewerkingen; hoogstens { $max } (grens van de playground)
 l-no-parts = een les heeft minstens één deel
 l-part-kind = geef precies één van "explain", "predict" of "do"

@@ -699,6 +699,7 @@ f-other-error = { $step }: väntade { $want }, fick { $error }: { $message }
 f-failed = { $step } misslyckades med { $error }: { $message } (lägg till "expect_error": "{ $error }" om det är meningen)
 l-json = inte giltig JSON här: { $message }
 l-missing = "{ $field }" saknas
+l-id = en lektions "id" är 1 till { $max } tecken a-z, 0-9 och -, och börjar med en bokstav eller siffra
 l-work = med varje lösning spelad och en dag framåt för svaren kostar lektionen omkring { $work } operationer; högst { $max } (lekplatsens gräns)
 l-no-parts = en lektion har minst en del
 l-part-kind = ange exakt en av "explain", "predict" eller "do"

@@ -237,6 +237,20 @@ impl Question {
     }
 }
 
+/// The longest lesson id.
+pub const MAX_ID: usize = 64;
+
+/// A lesson id is a slug: 1 to [`MAX_ID`] of `a-z`, `0-9` and `-`, starting with a letter or
+/// digit. It lands in URLs, an embed snippet's attribute and local storage, so nothing in it
+/// needs escaping anywhere.
+pub fn is_slug(id: &str) -> bool {
+    let b = id.as_bytes();
+    (1..=MAX_ID).contains(&b.len())
+        && b[0] != b'-'
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+}
+
 /// The longest `highlight` selector.
 pub const MAX_SELECTOR: usize = 200;
 
@@ -263,6 +277,9 @@ impl Lesson {
             .and_then(Value::as_str)
             .ok_or_else(|| text!("l-missing", field = "id"))?
             .to_string();
+        if !is_slug(&id) {
+            return Err(text!("l-id", max = MAX_ID));
+        }
         let scenario = o
             .get("scenario")
             .ok_or_else(|| text!("l-missing", field = "scenario"))?;

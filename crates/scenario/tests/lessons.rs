@@ -175,3 +175,33 @@ fn a_highlight_that_could_end_a_style_rule_is_refused() {
         serde_json::json!(".map .edge.deadletter[data-from=\"audit\"] > line");
     Lesson::from_json(&v.to_string()).expect("allowed");
 }
+
+/// Issue 18 (security): a lesson's id lands in URLs, an embed snippet's attribute and local
+/// storage; only a slug is read, and another id is refused with the rule named.
+#[test]
+fn a_lesson_id_that_is_not_a_slug_is_refused() {
+    let file = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../web/lessons/ttl-basics.json"),
+    )
+    .unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&file).unwrap();
+    for bad in [
+        "\"><img src=x onerror=alert(1)>",
+        "a=1;b",
+        "Upper",
+        "-lead",
+        "",
+        &"x".repeat(65),
+        "a b",
+        "../x",
+    ] {
+        v["id"] = bad.into();
+        let err = sbp_scenario::lesson::Lesson::from_json(&v.to_string())
+            .err()
+            .unwrap_or_else(|| panic!("{bad:?} was read"))
+            .to_string();
+        assert!(err.contains("a-z, 0-9"), "{bad:?}: {err}");
+    }
+    v["id"] = "ttl-basics-2".into();
+    assert!(sbp_scenario::lesson::Lesson::from_json(&v.to_string()).is_ok());
+}

@@ -306,26 +306,37 @@ pub fn embed_code(url: &str, lesson: Option<&str>) -> String {
     .filter(|(_, id)| checked(id))
     .map(|(p, _)| p)
     .collect();
-    let mut query = format!(
-        "?embed=1&lang={}&panels={}",
-        crate::i18n::lang(),
-        panels.join(",")
-    );
-    for (flag, id) in [("autoplay", "embed-autoplay"), ("loop", "embed-loop")] {
-        if checked(id) {
-            query += &format!("&{flag}=1");
+    // Every value URL-encoded (the browser's form encoding), then the whole address escaped
+    // for the attribute it lands in: the snippet is pasted into somebody's site.
+    let query = web_sys::UrlSearchParams::new().ok();
+    if let Some(q) = &query {
+        q.append("embed", "1");
+        q.append("lang", crate::i18n::lang());
+        q.append("panels", &panels.join(","));
+        for (flag, id) in [("autoplay", "embed-autoplay"), ("loop", "embed-loop")] {
+            if checked(id) {
+                q.append(flag, "1");
+            }
+        }
+        if let Some(id) = lesson.filter(|id| sbp_scenario::lesson::is_slug(id)) {
+            q.append("lesson", id);
         }
     }
-    if let Some(id) = lesson {
-        query += &format!("&lesson={id}");
-    }
+    let query = query
+        .map(|q| String::from(q.to_string()))
+        .unwrap_or_default();
     let height = input("embed-height")
         .and_then(|i| i.value().trim().parse::<u32>().ok())
         .unwrap_or(480)
         .clamp(200, 4000);
     let site = page.rsplit_once('/').map_or(page, |(dir, _)| dir);
+    let fragment = String::from(js_sys::encode_uri(
+        &js_sys::decode_uri(fragment).map_or_else(|_| fragment.to_string(), String::from),
+    ));
+    let src = crate::markup::escape(&format!("{page}?{query}#{fragment}"));
+    let script = crate::markup::escape(&format!("{site}/embed.js"));
     format!(
-        "<iframe src=\"{page}{query}#{fragment}\" width=\"100%\" height=\"{height}\" style=\"border:0;max-width:100%\" loading=\"lazy\" title=\"Service Bus Playground\"></iframe>\n<script src=\"{site}/embed.js\"></script>"
+        "<iframe src=\"{src}\" width=\"100%\" height=\"{height}\" style=\"border:0;max-width:100%\" loading=\"lazy\" title=\"Service Bus Playground\"></iframe>\n<script src=\"{script}\"></script>"
     )
 }
 

@@ -7,19 +7,42 @@ use sbp_scenario::lesson::{text, Lesson, PartKind, Question};
 use std::rc::Rc;
 use yew::prelude::*;
 
-const PROGRESS_KEY: &str = "sbp.lessons.v1";
+/// Progress in local storage: a JSON object of lesson id to parts done (`{"ttl-basics": 3}`).
+const PROGRESS_KEY: &str = "sbp.lessons.v2";
 
-/// How many parts of lesson `id` were done (kept as `id=n;id=n` in local storage).
-pub fn progress(id: &str) -> usize {
-    let stored = crate::browser::storage()
-        .and_then(|s| s.get_item(PROGRESS_KEY).ok().flatten())
-        .unwrap_or_default();
-    stored
+/// The earlier form, `id=n;id=n`: read once when there is no JSON yet (slug ids only).
+const OLD_PROGRESS_KEY: &str = "sbp.lessons.v1";
+
+/// The progress kept in local storage (an empty map if none, or if it does not read).
+fn stored_progress() -> serde_json::Map<String, serde_json::Value> {
+    let storage = crate::browser::storage();
+    let item = |key| {
+        storage
+            .as_ref()
+            .and_then(|s| s.get_item(key).ok().flatten())
+    };
+    if let Some(text) = item(PROGRESS_KEY) {
+        return serde_json::from_str(&text).unwrap_or_default();
+    }
+    let mut all = serde_json::Map::new();
+    for (id, n) in item(OLD_PROGRESS_KEY)
+        .unwrap_or_default()
         .split(';')
         .filter_map(|entry| entry.split_once('='))
-        .find(|(k, _)| *k == id)
-        .and_then(|(_, n)| n.parse().ok())
-        .unwrap_or(0)
+    {
+        if let (true, Ok(n)) = (sbp_scenario::lesson::is_slug(id), n.parse::<u64>()) {
+            all.insert(id.to_string(), n.into());
+        }
+    }
+    all
+}
+
+/// How many parts of lesson `id` were done.
+pub fn progress(id: &str) -> usize {
+    stored_progress()
+        .get(id)
+        .and_then(serde_json::Value::as_u64)
+        .map_or(0, |n| n as usize)
 }
 
 /// Remembers that `done` parts of lesson `id` are done (never fewer than before).
@@ -27,17 +50,12 @@ pub fn save_progress(id: &str, done: usize) {
     let Some(s) = crate::browser::storage() else {
         return;
     };
-    if done <= progress(id) {
+    let mut all = stored_progress();
+    if all.get(id).and_then(serde_json::Value::as_u64).unwrap_or(0) >= done as u64 {
         return;
     }
-    let stored = s.get_item(PROGRESS_KEY).ok().flatten().unwrap_or_default();
-    let mut entries: Vec<String> = stored
-        .split(';')
-        .filter(|e| !e.is_empty() && e.split_once('=').is_some_and(|(k, _)| k != id))
-        .map(String::from)
-        .collect();
-    entries.push(format!("{id}={done}"));
-    let _ = s.set_item(PROGRESS_KEY, &entries.join(";"));
+    all.insert(id.to_string(), (done as u64).into());
+    let _ = s.set_item(PROGRESS_KEY, &serde_json::Value::Object(all).to_string());
 }
 
 /// A lesson of the track: its id, title per language and number of parts.
@@ -69,8 +87,11 @@ pub fn load_index(done: Box<dyn FnOnce()>) {
             .map(|a| {
                 a.iter()
                     .filter_map(|l| {
+                        let id = l["id"].as_str()?;
                         Some(Listed {
-                            id: l["id"].as_str()?.to_string(),
+                            // A slug, as a lesson file's id must be (an entry with another id
+                            // is left out: its id would land in URLs and attributes).
+                            id: sbp_scenario::lesson::is_slug(id).then(|| id.to_string())?,
                             title: sbp_scenario::lesson::texts(Some(&l["title"]), "title").ok()?,
                             parts: l["parts"].as_u64().unwrap_or(0) as usize,
                         })
@@ -112,7 +133,7 @@ pub fn question_alone(store: &Store) -> bool {
 
 /// Fetches and starts lesson `id`.
 pub fn start(store: &Store, id: &str) {
-    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+    if !sbp_scenario::lesson::is_slug(id) {
         return store.dispatch(Action::Error(tf("no-lesson", &[("id", id)])));
     }
     let store = store.clone();
