@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the UI into dist/ with trunk, offline.
+# Builds the UI into dist/ with trunk, offline, then puts a Content-Security-Policy into each page.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/tests/e2e/node_modules/.bin:$HOME/.cargo/bin:$PATH"   # wasm-opt from npm's binaryen
@@ -11,3 +11,4 @@ trunk build lab.html --release --offline --dist dist/lab --public-url /lab/
 trunk build builder.html --release --offline --dist dist/builder --public-url /builder/
 # The emulator's Config.json in and out, a wasm of its own.
 trunk build emulator.html --release --offline --dist dist/emulator --public-url /emulator/
+node scripts/csp.mjs dist

@@ -260,8 +260,8 @@ pub fn unpack_fragment(done: impl FnOnce() + 'static) {
 }
 
 /// The embed form's options: autoplay, loop, the panels, the height.
-pub fn embed_options() -> String {
-    let mut out = String::new();
+pub fn embed_options() -> crate::markup::Markup {
+    let mut out = crate::markup::Markup::new();
     for (id, key, on) in [
         ("embed-autoplay", "embed-autoplay", true),
         ("embed-loop", "embed-loop", false),
@@ -269,16 +269,20 @@ pub fn embed_options() -> String {
         ("embed-lanes", "embed-lanes", true),
         ("embed-log", "log", false),
     ] {
-        out += &format!(
-            "<label class=\"check\"><input type=\"checkbox\" id=\"{id}\"{}> {}</label>",
+        crate::markup!(
+            out,
+            "<label class=\"check\"><input type=\"checkbox\" id=\"{}\"{}> {}</label>",
+            id,
             if on { " checked" } else { "" },
-            crate::markup::escape(&crate::i18n::t(key))
+            crate::i18n::t(key)
         );
     }
-    out + &format!(
+    crate::markup!(
+        out,
         "<label>{} <input id=\"embed-height\" value=\"480\" size=\"5\"></label>",
-        crate::markup::escape(&crate::i18n::t("embed-height"))
-    )
+        crate::i18n::t("embed-height")
+    );
+    out
 }
 
 /// Whether the checkbox with this id is ticked, and an input's text.

@@ -147,7 +147,7 @@ pub fn clock_bar(props: &StoreProps) -> Html {
                 <summary>{t("embed")}</summary>
                 // The options as markup text: they are read from the page when the code is made,
                 // and the same text is not redrawn, so what the reader ticked stays.
-                {Html::from_html_unchecked(browser::embed_options().into())}
+                {browser::embed_options().into_html()}
                 <button id="embed-code" onclick={on_embed}>{t("embed-copy")}</button>
                 if !embed_code.is_empty() {
                     <textarea id="embed-snippet" readonly=true rows="4" aria-label={t("embed")} value={(*embed_code).clone()} />

@@ -1,7 +1,9 @@
 //! The inspector: the selected message under the SDK's names, as peek shows it and as a locked
 //! receive shows it (TTL-10, MSG-02), and its history with the rule behind each event.
 use crate::i18n::{event_text, t, tf};
-use crate::markup::{escape, rule_abbr};
+use crate::markup;
+use crate::markup::rule_abbr;
+use crate::markup::Markup;
 use sbp_engine::time::{format_duration, format_instant, MAX_VALUE};
 use sbp_engine::{MessageView, Perspective};
 use wasm_bindgen::JsCast;
@@ -69,21 +71,26 @@ fn properties_table(
     sim: &sbp_scenario::Simulation,
     peek: &MessageView,
     recv: &MessageView,
-) -> String {
-    let mut out = format!(
+) -> Markup {
+    let mut out = Markup::new();
+    markup!(
+        out,
         "<table><thead><tr><th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>",
-        escape(&t("property")),
-        escape(&t("as-peek")),
-        escape(&t("as-receive"))
+        t("property"),
+        t("as-peek"),
+        t("as-receive")
     );
     for ((name, a), (_, b)) in rows(sim, peek).into_iter().zip(rows(sim, recv)) {
-        out += &format!(
-            "<tr><th scope=\"row\">{name}</th><td>{}</td><td>{}</td></tr>",
-            escape(&a),
-            escape(&b)
+        markup!(
+            out,
+            "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td></tr>",
+            name,
+            a,
+            b
         );
     }
-    out + "</tbody></table>"
+    markup!(out, "</tbody></table>");
+    out
 }
 
 /// The selected message. A plain function, drawn inside the slow panels' component (which
@@ -107,24 +114,33 @@ pub fn inspector(store: &crate::state::Store) -> Html {
         None => Vec::new(),
     };
     // The history as markup text (no handlers).
-    let mut history = String::from("<ol class=\"history\" id=\"history\">");
+    let mut history = Markup::new();
+    markup!(history, "<ol class=\"history\" id=\"history\">");
     for e in &events {
         let why = e.rule.map(crate::browser::rule_summary).unwrap_or_default();
-        let rule = e.rule.map_or("-".to_string(), rule_abbr);
-        history += &format!(
-            "<li><span class=\"t\">{}</span> <strong>{}</strong> {rule}: {}<br/><small class=\"why\">{}</small></li>",
+        markup!(
+            history,
+            "<li><span class=\"t\">{}</span> <strong>{}</strong> ",
             format_instant(e.at),
-            e.kind.name(),
-            escape(&event_text(&sim.ns, e)),
-            escape(&why)
+            e.kind.name()
+        );
+        match e.rule {
+            Some(rule) => history.push(&rule_abbr(rule)),
+            None => markup!(history, "-"),
+        }
+        markup!(
+            history,
+            ": {}<br/><small class=\"why\">{}</small></li>",
+            event_text(&sim.ns, e),
+            why
         );
     }
-    history += "</ol>";
+    markup!(history, "</ol>");
     html! {
         <section class="inspector" id="inspector" aria-label={t("inspector")}>
             <h2>{tf("inspector-of", &[("path", &path), ("seq", &seq.to_string())])}</h2>
             if let (Some(p), Some(r)) = (&peek, &recv) {
-                {Html::from_html_unchecked(properties_table(&sim, p, r).into())}
+                {properties_table(&sim, p, r).into_html()}
                 <p class="hint">{t("inspector-note")}</p>
             } else {
                 <p>{t("inspector-gone")}</p>
@@ -135,7 +151,7 @@ pub fn inspector(store: &crate::state::Store) -> Html {
             <h3>{t("life")}</h3>
             {life_line(store, &sim, &events, recv.as_ref().or(peek.as_ref()))}
             <h3>{t("history")}</h3>
-            {Html::from_html_unchecked(history.into())}
+            {history.into_html()}
         </section>
     }
 }
@@ -196,7 +212,7 @@ pub fn rules_panel() -> Html {
     html! {
         <details class="inspector" id="rules">
             <summary>{t("rules-title")}</summary>
-            {Html::from_html_unchecked(rules_markup().into())}
+            {rules_markup().into_html()}
         </details>
     }
 }
@@ -205,20 +221,22 @@ pub fn rules_panel() -> Html {
 pub const CHOICES: usize = 5;
 
 /// The playground's choices and the rule list, as markup text.
-fn rules_markup() -> String {
-    let mut out = String::new();
+fn rules_markup() -> Markup {
+    let mut out = Markup::new();
     for i in 1..=CHOICES {
-        out += &format!("<p>{}</p>", escape(&t(&format!("choice-{i}"))));
+        markup!(out, "<p>{}</p>", t(&format!("choice-{i}")));
     }
-    out += "<ul class=\"rule-list\">";
+    markup!(out, "<ul class=\"rule-list\">");
     for rule in sbp_engine::Rule::ALL {
-        out += &format!(
+        markup!(
+            out,
             "<li><strong>{}</strong> {}</li>",
             rule.id(),
-            escape(&crate::browser::rule_summary(*rule))
+            crate::browser::rule_summary(*rule)
         );
     }
-    out + "</ul>"
+    markup!(out, "</ul>");
+    out
 }
 
 /// The message's life on one line: each event a mark at its instant naming its rule, each lock
@@ -249,9 +267,10 @@ fn life_line(
         .max(start + 1);
     const W: f64 = 460.0;
     let x = |t: i64| 10.0 + (t - start) as f64 / (end - start) as f64 * (W - 20.0);
-    let mut out = format!(
+    let mut out = Markup::new();
+    markup!(out,
         "<svg class=\"life\" id=\"life-line\" viewBox=\"0 0 460 74\" role=\"img\" aria-label=\"{}\"><line class=\"axis\" x1=\"10\" y1=\"36\" x2=\"450\" y2=\"36\"/>",
-        escape(&t("life-label"))
+        t("life-label")
     );
     // Lock spans: from a delivery to what ended it (or LockedUntil while it holds).
     let mut open: Option<(i64, i64)> = None;
@@ -282,28 +301,30 @@ fn life_line(
         spans.push((from, until.min(now.max(from))));
     }
     for (from, to) in spans {
-        out += &format!(
+        markup!(out,
             "<rect class=\"lock-span\" x=\"{}\" y=\"30\" width=\"{}\" height=\"12\"><title>{}</title></rect>",
             fmt(x(from)),
             fmt((x(to) - x(from)).max(1.0)),
-            escape(&tf("locked-span", &[("from", &format_instant(from)), ("to", &format_instant(to))]))
+            tf("locked-span", &[("from", &format_instant(from)), ("to", &format_instant(to))])
         );
     }
     if let Some(at) = expires {
-        out += &format!(
-            "<g class=\"mark expires\" data-at=\"{at}\"><line x1=\"{0}\" y1=\"14\" x2=\"{0}\" y2=\"58\"/><text x=\"{0}\" y=\"70\">ExpiresAt</text><title>ExpiresAt {1} (TTL-01)</title></g>",
+        markup!(out,
+            "<g class=\"mark expires\" data-at=\"{2}\"><line x1=\"{0}\" y1=\"14\" x2=\"{0}\" y2=\"58\"/><text x=\"{0}\" y=\"70\">ExpiresAt</text><title>ExpiresAt {1} (TTL-01)</title></g>",
             fmt(x(at)),
-            format_instant(at)
+            format_instant(at),
+            at
         );
     }
-    out += &format!(
+    markup!(
+        out,
         "<line class=\"now\" x1=\"{0}\" y1=\"22\" x2=\"{0}\" y2=\"50\"/>",
         fmt(x(now.min(end)))
     );
     for (i, e) in events.iter().enumerate() {
         let rule = e.rule.map(|r| r.id()).unwrap_or("");
         let y = if i % 2 == 0 { 12.0 } else { 24.0 };
-        out += &format!(
+        markup!(out,
             "<g class=\"mark {}\" data-at=\"{}\" tabindex=\"0\"><circle cx=\"{}\" cy=\"36\" r=\"5\"/><text x=\"{}\" y=\"{}\">{}</text><title>{} {}{}: {}</title></g>",
             e.kind.name(),
             e.at,
@@ -314,10 +335,10 @@ fn life_line(
             format_instant(e.at),
             e.kind.name(),
             if rule.is_empty() { String::new() } else { format!(" ({rule})") },
-            escape(&event_text(&sim.ns, e))
+            event_text(&sim.ns, e)
         );
     }
-    out += "</svg>";
+    markup!(out, "</svg>");
     let onclick = {
         let store = store.clone();
         Callback::from(move |e: MouseEvent| {
@@ -333,7 +354,7 @@ fn life_line(
     };
     html! {
         <div class="life-line" {onclick} title={t("life-click")}>
-            {Html::from_html_unchecked(out.into())}
+            {out.into_html()}
         </div>
     }
 }

@@ -1,6 +1,8 @@
 //! The event log, filterable by entity, message and kind, newest first.
 use crate::i18n::{t, tf};
-use crate::markup::{escape, rule_abbr};
+use crate::markup;
+use crate::markup::rule_abbr;
+use crate::markup::Markup;
 use crate::state::SimRef;
 use sbp_engine::time::format_instant;
 use web_sys::HtmlInputElement;
@@ -34,7 +36,7 @@ pub fn event_log(props: &LogProps) -> Html {
     let needle = filter.to_ascii_lowercase();
     let mut shown = 0;
     // The rows as markup text: up to 200 of them every few hundred ms, no handlers.
-    let mut rows = String::new();
+    let mut rows = Markup::new();
     let words = crate::i18n::catalog();
     for e in sim.ns.log().iter().rev() {
         let path = sim.ns.event_path(e);
@@ -51,19 +53,36 @@ pub fn event_log(props: &LogProps) -> Html {
                 continue;
             }
         }
-        let rule_cell = e.rule.map_or(String::new(), rule_abbr);
-        rows += &format!(
-            "<tr><td>{}</td><td>{}</td><td>{seq}</td><td>{}</td><td>{rule_cell}</td><td>{}</td></tr>",
+        markup!(
+            rows,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>",
             format_instant(e.at),
-            escape(&path),
-            e.kind.name(),
-            escape(&text)
+            path,
+            seq,
+            e.kind.name()
         );
+        if let Some(rule) = e.rule {
+            rows.push(&rule_abbr(rule));
+        }
+        markup!(rows, "</td><td>{}</td></tr>", text);
         shown += 1;
         if shown == if props.fast { SHOWN_FAST } else { SHOWN } {
             break;
         }
     }
+    let mut table = Markup::new();
+    markup!(
+        table,
+        "<table id=\"event-log\"><thead><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>",
+        t("col-time"),
+        t("col-entity"),
+        t("seq"),
+        t("col-event"),
+        t("col-rule"),
+        t("col-what")
+    );
+    table.push(&rows);
+    markup!(table, "</tbody></table>");
     html! {
         <section class="log" aria-label={t("log")}>
             <h2>{t("log")}</h2>
@@ -71,7 +90,7 @@ pub fn event_log(props: &LogProps) -> Html {
                 <p class="hint">{tf("log-dropped", &[("count", &sim.ns.log_dropped().to_string())])}</p>
             }
             <label>{t("log-filter")}{" "}<input id="log-filter" {oninput} placeholder={t("log-filter-ph")} /></label>
-            {Html::from_html_unchecked(format!("<table id=\"event-log\"><thead><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>{rows}</tbody></table>", t("col-time"), t("col-entity"), t("seq"), t("col-event"), t("col-rule"), t("col-what")).into())}
+            {table.into_html()}
         </section>
     }
 }

@@ -4,7 +4,9 @@
 //! instead of dots. The engine says what is connected and which edge an event moves along
 //! (`Namespace::map`, `MapView::flow`); this file only lays it out and draws it.
 use crate::i18n::{t, tf};
-use crate::markup::{clip, escape, fmt};
+use crate::markup;
+use crate::markup::Markup;
+use crate::markup::{clip, fmt};
 use crate::state::{Action, Store};
 use sbp_engine::namespace::queue_path;
 use sbp_engine::time::{format_duration, Instant};
@@ -196,7 +198,7 @@ struct Motion {
     flows: bool,
     /// The last drawing, and when (wall ms) it was made: under flows it is redrawn at most
     /// every [`FLOW_REDRAW_MS`], so heavy traffic does not pay for a drawing on every tick.
-    drawn: AttrValue,
+    drawn: crate::markup::SharedMarkup,
     drawn_at: f64,
 }
 
@@ -401,7 +403,7 @@ pub fn namespace_map(props: &MapProps) -> Html {
         .saturating_sub(MAX_PLACES);
     let view_box = format!("0 0 {} {}", fmt(layout.width), fmt(height));
     if redraw {
-        let drawn: AttrValue = drawing(
+        let drawn = drawing(
             &sim,
             &map,
             &layout,
@@ -410,7 +412,7 @@ pub fn namespace_map(props: &MapProps) -> Html {
             &view_box,
             &names,
         )
-        .into();
+        .into_shared();
         let mut m = motion.borrow_mut();
         m.drawn = drawn;
         m.drawn_at = wall;
@@ -481,7 +483,7 @@ pub fn namespace_map(props: &MapProps) -> Html {
             </div>
             <div class="map-scroll">
                 <div class={classes!("map-area", motion.flows.then_some("flows"))} style={format!("width:{}px;max-width:{}%", fmt(layout.width * f64::from(*zoom) / 100.0), *zoom)} {onclick}>
-                    {Html::from_html_unchecked(motion.drawn.clone())}
+                    {motion.drawn.to_html()}
                     <svg class="map-movers" viewBox={view_box} aria-hidden="true">{ for movers }</svg>
                 </div>
             </div>
@@ -527,10 +529,12 @@ fn drawing(
     now: Instant,
     view_box: &str,
     names: &Names,
-) -> String {
-    let mut out = format!(
-        "<svg id=\"namespace-map\" class=\"map-svg\" viewBox=\"{view_box}\" role=\"img\" aria-label=\"{}\"><g class=\"edges\">",
-        escape(&t("map-label"))
+) -> Markup {
+    let mut out = Markup::new();
+    markup!(out,
+        "<svg id=\"namespace-map\" class=\"map-svg\" viewBox=\"{}\" role=\"img\" aria-label=\"{}\"><g class=\"edges\">",
+        view_box,
+        t("map-label")
     );
     for e in &map.edges {
         let (Some(a), Some(b)) = (layout.get(&e.from), layout.get(&e.to)) else {
@@ -544,25 +548,26 @@ fn drawing(
             1.5
         };
         let (from, to) = (names.get(e.from), names.get(e.to));
-        out += &format!(
+        markup!(out,
             "<g class=\"edge {}\" data-from=\"{}\" data-to=\"{}\"><line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" style=\"stroke-width:{}px\"><title>{} → {}: {}{}</title></line>",
             movement_class(e.movement),
-            escape(&from),
-            escape(&to),
+            from,
+            to,
             fmt(x1),
             fmt(y1),
             fmt(x2),
             fmt(y2),
             fmt(width),
-            escape(&from),
-            escape(&to),
+            from,
+            to,
             movement_text(e.movement),
-            if e.label.is_empty() { String::new() } else { format!(" ({})", escape(&e.label)) }
+            if e.label.is_empty() { String::new() } else { format!(" ({})", e.label) }
         );
         let (mx, my) = ((x1 + x2) / 2.0, (y1 + y2) / 2.0);
         if motion.flows && rate >= 0.05 {
             let digits = if rate >= 10.0 { 0 } else { 1 };
-            out += &format!(
+            markup!(
+                out,
                 "<text class=\"rate\" x=\"{}\" y=\"{}\">{}/s</text>",
                 fmt(mx),
                 fmt(my - 4.0),
@@ -570,16 +575,17 @@ fn drawing(
             );
         }
         if !e.label.is_empty() {
-            out += &format!(
+            markup!(
+                out,
                 "<text class=\"edge-label\" x=\"{}\" y=\"{}\">{}</text>",
                 fmt(mx),
                 fmt(my + 12.0),
-                escape(&clip(&e.label, 28))
+                clip(&e.label, 28)
             );
         }
-        out += "</g>";
+        markup!(out, "</g>");
     }
-    out += "</g><g class=\"nodes\">";
+    markup!(out, "</g><g class=\"nodes\">");
     let max_depth = map
         .places
         .iter()
@@ -603,11 +609,12 @@ fn drawing(
             PlaceKind::Receiver => ("receiver", depth("place-held")),
         };
         let place = place_name(p);
-        out += &format!(
-            "<g class=\"node {kind}{}\" data-place=\"{}\" data-lane=\"{}\" transform=\"translate({},{})\"><rect class=\"box\" width=\"{}\" height=\"{}\" rx=\"6\"/>",
+        markup!(out,
+            "<g class=\"node {}{}\" data-place=\"{}\" data-lane=\"{}\" transform=\"translate({},{})\"><rect class=\"box\" width=\"{}\" height=\"{}\" rx=\"6\"/>",
+            kind,
             if p.active { "" } else { " stopped" },
-            escape(&place),
-            escape(&p.path),
+            place,
+            p.path,
             fmt(r.x),
             fmt(r.y),
             fmt(NODE_W),
@@ -615,37 +622,38 @@ fn drawing(
         );
         let level = (p.depth as f64 / max_depth).min(1.0);
         if level > 0.0 {
-            out += &format!(
+            markup!(
+                out,
                 "<rect class=\"level\" x=\"1\" y=\"{}\" width=\"5\" height=\"{}\"/>",
                 fmt(r.h - 1.0 - (r.h - 2.0) * level),
                 fmt((r.h - 2.0) * level)
             );
         }
-        out += &format!(
+        markup!(out,
             "<text class=\"label\" x=\"10\" y=\"16\">{}</text><text class=\"count\" x=\"10\" y=\"30\">{}</text>",
-            escape(&clip(
+            clip(
                 &if p.kind == PlaceKind::Client {
                     t("place-client")
                 } else {
                     p.label.clone()
                 },
                 20
-            )),
-            escape(&counts)
+            ),
+            counts
         );
         if let Place::Queue(q) = p.place {
             message_dots(&mut out, sim, q, &p.path, r, now);
         }
-        out += "</g>";
+        markup!(out, "</g>");
     }
-    out += "</g></svg>";
+    markup!(out, "</g></svg>");
     out
 }
 
 /// The first messages of a queue as dots: a ring for the time left to ExpiresAt and one for
 /// the lock shrinking to LockedUntil; faded once expired; a click opens the message.
 fn message_dots(
-    out: &mut String,
+    out: &mut Markup,
     sim: &sbp_scenario::Simulation,
     q: sbp_engine::QueueRef,
     path: &str,
@@ -670,14 +678,16 @@ fn message_dots(
         };
         let (status, class) = crate::lanes::status_words(&card.status);
         // Circumferences: the TTL ring r=5.5 (34.6), the lock ring r=7.5 (47.1).
-        *out += &format!(
-            "<g class=\"msg {class}\" data-path=\"{}\" data-seq=\"{}\" transform=\"translate({},{})\"><title>#{} · {}{expiry}{}</title><circle class=\"core\" r=\"3.5\"/><circle class=\"ttl\" r=\"5.5\" stroke-dasharray=\"{} 40\"/>",
-            escape(&path),
+        markup!(out,
+            "<g class=\"msg {}\" data-path=\"{}\" data-seq=\"{}\" transform=\"translate({},{})\"><title>#{} · {}{}{}</title><circle class=\"core\" r=\"3.5\"/><circle class=\"ttl\" r=\"5.5\" stroke-dasharray=\"{} 40\"/>",
+            class,
+            path,
             m.sequence_number,
             fmt(cx),
             fmt(cy),
             m.sequence_number,
-            escape(&status),
+            status,
+            expiry,
             card.locked_until
                 .map(|u| tf("dot-locked", &[("left", &format_duration(u - now))]))
                 .unwrap_or_default(),
@@ -685,11 +695,12 @@ fn message_dots(
         );
         if let Some(until) = card.locked_until {
             let left = ((until - now) as f64 / lock_duration as f64).clamp(0.0, 1.0);
-            *out += &format!(
+            markup!(
+                out,
                 "<circle class=\"lock\" r=\"7.5\" stroke-dasharray=\"{} 50\"/>",
                 fmt(47.1 * left)
             );
         }
-        *out += "</g>";
+        markup!(out, "</g>");
     }
 }

@@ -1,6 +1,7 @@
 //! Line charts as inline SVG, shared by the counts chart and the metrics. Each line has its own
 //! dash pattern and a text legend with its last value, so colour is never the only cue.
-use crate::markup::escape;
+use crate::markup;
+use crate::markup::Markup;
 use sbp_engine::time::format_decimal;
 use sbp_engine::time::{format_instant, Instant};
 use yew::prelude::*;
@@ -59,23 +60,25 @@ pub fn plot(title: &str, unit: &str, at: &[Instant], lines: &[Line]) -> Html {
         .collect();
     let axis = H - 16.0;
     // Drawn as markup text: no handlers, and far less code than one element at a time.
-    let mut out = format!(
-        "<figure class=\"metric\"><figcaption>{}</figcaption><svg viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{} from {} to {}; last: {}\"><line x1=\"36\" y1=\"{axis}\" x2=\"{W}\" y2=\"{axis}\" stroke=\"#999\"/><text x=\"2\" y=\"12\" font-size=\"10\">{}{unit}</text><text x=\"2\" y=\"{axis}\" font-size=\"10\">0</text><text x=\"36\" y=\"{}\" font-size=\"10\">{}</text><text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"end\">{}</text>",
-        escape(title),
+    let mut out = Markup::new();
+    markup!(out,
+        "<figure class=\"metric\"><figcaption>{}</figcaption><svg viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{} from {} to {}; last: {}\"><line x1=\"36\" y1=\"{13}\" x2=\"{14}\" y2=\"{13}\" stroke=\"#999\"/><text x=\"2\" y=\"12\" font-size=\"10\">{}{15}</text><text x=\"2\" y=\"{13}\" font-size=\"10\">0</text><text x=\"36\" y=\"{}\" font-size=\"10\">{}</text><text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"end\">{}</text>",
+        title,
         format_decimal(W, 0),
         format_decimal(H, 0),
-        escape(title),
+        title,
         format_instant(t0),
         format_instant(t1),
-        escape(&summary.join(", ")),
+        summary.join(", "),
         format_decimal(max, 0),
         format_decimal(H - 2.0, 1),
         format_instant(t0),
         format_decimal(W - 4.0, 1),
         format_decimal(H - 2.0, 1),
         format_instant(t1),
-        axis = format_decimal(axis, 1),
-        W = format_decimal(W, 1),
+        format_decimal(axis, 1),
+        format_decimal(W, 1),
+        unit,
     );
     for l in lines {
         // At most about POINTS points a line (every step-th, and the last): a chart 480 wide
@@ -91,21 +94,24 @@ pub fn plot(title: &str, unit: &str, at: &[Instant], lines: &[Line]) -> Html {
                 points.push(' ');
             }
         }
-        out += &format!(
-            "<polyline points=\"{points}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.6\" stroke-dasharray=\"{}\"/>",
-            l.colour, l.dash
+        markup!(out,
+            "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.6\" stroke-dasharray=\"{}\"/>",
+            points,
+            l.colour,
+            l.dash
         );
     }
-    out += "</svg><ul class=\"legend\">";
+    markup!(out, "</svg><ul class=\"legend\">");
     for l in lines {
-        out += &format!(
-            "<li><svg width=\"26\" height=\"8\" aria-hidden=\"true\"><line x1=\"0\" y1=\"4\" x2=\"26\" y2=\"4\" stroke=\"{}\" stroke-width=\"2\" stroke-dasharray=\"{}\"/></svg> {}: {}{unit}</li>",
+        markup!(out,
+            "<li><svg width=\"26\" height=\"8\" aria-hidden=\"true\"><line x1=\"0\" y1=\"4\" x2=\"26\" y2=\"4\" stroke=\"{}\" stroke-width=\"2\" stroke-dasharray=\"{}\"/></svg> {}: {}{}</li>",
             l.colour,
             l.dash,
             crate::i18n::t(l.name),
-            format_decimal(last(l), 0)
+            format_decimal(last(l), 0),
+            unit
         );
     }
-    out += "</ul></figure>";
-    Html::from_html_unchecked(out.into())
+    markup!(out, "</ul></figure>");
+    out.into_html()
 }

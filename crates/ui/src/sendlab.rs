@@ -3,7 +3,9 @@
 use crate::form::field;
 use crate::form::{choice, parse, text};
 use crate::i18n::{t, tf};
-use crate::markup::{escape, fmt};
+use crate::markup;
+use crate::markup::fmt;
+use crate::markup::Markup;
 use sbp_engine::send_lab::{run, Injected, SendLabResult, SendLabSpec, SendStrategy};
 use sbp_engine::time::format_duration;
 use yew::prelude::*;
@@ -29,7 +31,7 @@ fn label(s: SendStrategy) -> String {
 }
 
 /// One line per send, and the sends in flight, as SVG markup text (no handlers).
-fn timeline(r: &SendLabResult) -> String {
+fn timeline(r: &SendLabResult) -> Markup {
     let end = r.all_settled.max(1) as f64;
     let rows = r.traces.len().min(ROWS);
     let h = (rows as f64 * 4.0).max(40.0) + 20.0;
@@ -40,16 +42,18 @@ fn timeline(r: &SendLabResult) -> String {
         .iter()
         .map(|(t, n)| format!("{},{} ", fmt(x(*t)), fmt(38.0 - *n as f64 / max_q * 34.0)))
         .collect();
-    let mut out = format!(
+    let mut out = Markup::new();
+    markup!(
+        out,
         "<svg viewBox=\"0 0 480 {}\" role=\"img\" class=\"lab-timeline\" aria-label=\"{}\">",
         fmt(h),
-        escape(&tf(
+        tf(
             "lab-timeline-label",
             &[
                 ("sends", &r.traces.len().to_string()),
                 ("over", &format_duration(r.all_settled)),
             ]
-        ))
+        )
     );
     for (i, tr) in r.traces.iter().take(ROWS).enumerate() {
         let y = fmt(4.0 + i as f64 * 4.0);
@@ -60,25 +64,29 @@ fn timeline(r: &SendLabResult) -> String {
         } else {
             "#0a5ea8"
         };
-        out += &format!(
-            "<line x1=\"{}\" x2=\"{}\" y1=\"{y}\" y2=\"{y}\" stroke=\"{colour}\" stroke-width=\"3\" stroke-dasharray=\"{}\"/>",
+        markup!(out,
+            "<line x1=\"{}\" x2=\"{}\" y1=\"{3}\" y2=\"{3}\" stroke=\"{4}\" stroke-width=\"3\" stroke-dasharray=\"{}\"/>",
             fmt(x(tr.started)),
             fmt(x(tr.settled).max(x(tr.started) + 1.0)),
-            if tr.observed { "" } else { "3 2" }
+            if tr.observed { "" } else { "3 2" },
+            y,
+            colour
         );
     }
-    out += &format!(
-        "<text x=\"2\" y=\"{0}\" font-size=\"10\">t=0</text><text x=\"476\" y=\"{0}\" font-size=\"10\" text-anchor=\"end\">{1}</text></svg><figure class=\"metric\"><figcaption>{2}</figcaption><svg viewBox=\"0 0 480 42\" role=\"img\" aria-label=\"{2}\"><polyline points=\"{queue}\" fill=\"none\" stroke=\"#6b3fa0\" stroke-width=\"1.6\"/></svg></figure>",
+    markup!(out,
+        "<text x=\"2\" y=\"{0}\" font-size=\"10\">t=0</text><text x=\"476\" y=\"{0}\" font-size=\"10\" text-anchor=\"end\">{1}</text></svg><figure class=\"metric\"><figcaption>{2}</figcaption><svg viewBox=\"0 0 480 42\" role=\"img\" aria-label=\"{2}\"><polyline points=\"{3}\" fill=\"none\" stroke=\"#6b3fa0\" stroke-width=\"1.6\"/></svg></figure>",
         fmt(h - 4.0),
         format_duration(r.all_settled),
-        escape(&tf("lab-in-flight", &[("max", &r.max_in_flight.to_string())]))
+        tf("lab-in-flight", &[("max", &r.max_in_flight.to_string())]),
+        queue
     );
     out
 }
 
 /// The four strategies' figures, the chosen one's timeline and its first rejections, as markup.
-fn results_markup(results: &[(SendStrategy, SendLabResult)], chosen: usize) -> String {
-    let mut out = format!(
+fn results_markup(results: &[(SendStrategy, SendLabResult)], chosen: usize) -> Markup {
+    let mut out = Markup::new();
+    markup!(out,
         "<table id=\"lab-results\"><thead><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>",
         t("lab-strategy-col"),
         t("lab-caller-waits"),
@@ -88,10 +96,10 @@ fn results_markup(results: &[(SendStrategy, SendLabResult)], chosen: usize) -> S
         t("lab-failures-unseen")
     );
     for (s, r) in results {
-        out += &format!(
+        markup!(out,
             "<tr data-strategy=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             s.id(),
-            escape(&label(*s)),
+            label(*s),
             format_duration(r.caller_done),
             format_duration(r.all_settled),
             r.max_in_flight,
@@ -99,19 +107,17 @@ fn results_markup(results: &[(SendStrategy, SendLabResult)], chosen: usize) -> S
             r.unobserved_failures
         );
     }
-    out += "</tbody></table>";
+    markup!(out, "</tbody></table>");
     let Some((shown_strategy, shown)) = results.get(chosen) else {
         return out;
     };
-    out += &format!(
-        "<h3>{}</h3><p class=\"hint\">{}</p>{}",
-        escape(&tf(
-            "lab-timeline-of",
-            &[("strategy", &label(*shown_strategy))]
-        )),
-        escape(&t("lab-timeline-hint")),
-        timeline(shown)
+    markup!(
+        out,
+        "<h3>{}</h3><p class=\"hint\">{}</p>",
+        tf("lab-timeline-of", &[("strategy", &label(*shown_strategy))]),
+        t("lab-timeline-hint")
     );
+    out.push(&timeline(shown));
     let rejections: Vec<String> = shown
         .traces
         .iter()
@@ -124,21 +130,22 @@ fn results_markup(results: &[(SendStrategy, SendLabResult)], chosen: usize) -> S
                 (false, true) => "lab-rejection-lost",
                 (false, false) => "lab-rejection-lost-unseen",
             };
-            format!(
-                "<li>{}</li>",
-                escape(&tf(
-                    key,
-                    &[
-                        ("send", &(tr.index + 1).to_string()),
-                        ("error", r.error.name()),
-                        ("tracking", &r.tracking_id),
-                    ]
-                ))
+            tf(
+                key,
+                &[
+                    ("send", &(tr.index + 1).to_string()),
+                    ("error", r.error.name()),
+                    ("tracking", &r.tracking_id),
+                ],
             )
         })
         .collect();
     if !rejections.is_empty() {
-        out += &format!("<ul class=\"rejections\">{}</ul>", rejections.concat());
+        markup!(out, "<ul class=\"rejections\">");
+        for r in &rejections {
+            markup!(out, "<li>{}</li>", r);
+        }
+        markup!(out, "</ul>");
     }
     out
 }
@@ -226,7 +233,7 @@ pub fn send_lab() -> Html {
                     )
                 })
                 .collect();
-            Html::from_html_unchecked(results_markup(&results, *chosen).into())
+            results_markup(&results, *chosen).into_html()
         }
     };
     let options: Vec<(String, String)> = strategies(10)

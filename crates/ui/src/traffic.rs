@@ -4,6 +4,8 @@ use crate::form::parse::{dur, percent, real};
 use crate::form::{check_field, choice_field, same, text_field, FormProps, Values};
 use crate::form::{data_form, pairs};
 use crate::i18n::{t, tf};
+use crate::markup;
+use crate::markup::Markup;
 use crate::state::Action;
 use sbp_scenario::Action as StepAction;
 use sbp_scenario::*;
@@ -208,12 +210,11 @@ pub fn consumer_form(props: &FormProps) -> Html {
 /// What is running, with a stop button each. Drawn as markup text, one click handler for the
 /// list reading the button's `data-stop` (far less wasm than an element and a handler each).
 pub fn actors(store: &crate::state::Store) -> Html {
-    use crate::markup::escape;
     let actors = store.sim.borrow().ns.actors();
     if actors.is_empty() {
         return html! {};
     }
-    let mut items = String::new();
+    let mut items = Markup::new();
     for a in &actors {
         let kind = t(&format!("actor-{}", a.kind.name()));
         let state = t(if a.active {
@@ -221,25 +222,27 @@ pub fn actors(store: &crate::state::Store) -> Html {
         } else {
             "actor-stopped"
         });
-        items += &format!(
+        markup!(
+            items,
             "<li><strong>{} {}</strong> → {} <span class=\"state\">{}</span><br/><small>{}</small>",
-            escape(&kind),
-            escape(&a.name),
-            escape(&a.entity),
-            escape(&state),
-            escape(&a.summary.to_string())
+            kind,
+            a.name,
+            a.entity,
+            state,
+            a.summary.to_string()
         );
         if a.active {
             let label = tf("actor-stop-label", &[("kind", &kind), ("name", &a.name)]);
-            items += &format!(
+            markup!(
+                items,
                 "<button data-stop=\"{}\" data-kind=\"{}\" aria-label=\"{}\">{}</button>",
-                escape(&a.name),
+                a.name,
                 a.kind.name(),
-                escape(&label),
-                escape(&t("actor-stop"))
+                label,
+                t("actor-stop")
             );
         }
-        items += "</li>";
+        markup!(items, "</li>");
     }
     let onclick = {
         let store = store.clone();
@@ -261,7 +264,7 @@ pub fn actors(store: &crate::state::Store) -> Html {
     html! {
         <section class="card-form" id="actors" aria-label={t("actors-label")} {onclick}>
             <h2>{t("actors")}</h2>
-            <ul class="actors">{Html::from_html_unchecked(items.into())}</ul>
+            <ul class="actors">{items.into_html()}</ul>
         </section>
     }
 }
