@@ -925,6 +925,105 @@ test('a workshop chains lessons: the question shows alone, then the next lesson'
   await page.locator('#lesson-title', { hasText: 'Topics' }).waitFor();
 });
 
+// Issue 18 (security): text from a link lands escaped wherever it is shown, and the pages'
+// Content-Security-Policy holds (it would block an inline handler that escaping let through,
+// so the test asserts both: no injected element in the DOM, and no policy violation at all).
+const HOSTILE = '"><img src=x onerror="window.__pwned=1">\'<svg onload="window.__pwned=1">';
+async function watchForInjection(page) {
+  const seen = { dialogs: 0 };
+  page.on('dialog', (d) => { seen.dialogs++; d.dismiss(); });
+  await page.addInitScript(() => {
+    window.__violations = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  return async () => {
+    const state = await page.evaluate(() => ({
+      pwned: window.__pwned === 1,
+      violations: window.__violations,
+      injected: document.querySelectorAll('img[src="x"], svg[onload], [onerror]').length,
+    }));
+    if (state.pwned || seen.dialogs) throw new Error('injected script ran');
+    if (state.injected) throw new Error(`${state.injected} injected element(s) in the page`);
+    if (state.violations.length) throw new Error(`CSP violations: ${state.violations.join('; ')}`);
+  };
+}
+
+test('a link whose every text is markup shows it as text: nothing injected, nothing runs', async (ctx) => {
+  const h = HOSTILE;
+  const sql = h.replaceAll("'", "''");
+  const scenario = {
+    version: 1, name: h, description: h,
+    entities: [
+      { queue: 'orders', max_delivery_count: 2, dead_lettering_on_message_expiration: true },
+      { topic: 'events' },
+      { subscription: 'events/subscriptions/audit', rule: { name: 'r1', sql: `p = '${sql}'`, action: `SET q = '${sql}'` } },
+      { queue: 'sessions', requires_session: true },
+    ],
+    timeline: [
+      { at: '0s', note: h, send: { to: 'orders', message_id: h, subject: h, correlation_id: h, body: h, ttl: '1h',
+        properties: { [h]: h }, system_properties: { To: h, ReplyTo: h, ContentType: h } } },
+      { at: '0s', send: { to: 'orders', message_id: `${h}-2`, body: h, ttl: '2s' } },
+      { at: '0s', send: { to: 'events', message_id: h, properties: { p: h } } },
+      { at: '0s', send: { to: 'sessions', message_id: h, system_properties: { SessionId: h } } },
+      { at: '1s', note: h, receive: { from: 'orders', receiver: h, count: 1, as: 'm' } },
+      { at: '2s', dead_letter: { from: 'orders', message: 'm', reason: h, description: h } },
+      { at: '3s', session: { receiver: h, from: 'sessions', op: 'accept', session_id: h } },
+      { at: '3s', session: { receiver: h, from: 'sessions', op: 'set_state', state: h } },
+      { at: '4s', start_producer: { name: h, to: 'orders', rate: 2, max_messages: 4, message_id_prefix: h } },
+      { at: '4s', start_consumers: { name: `${h}c`, from: 'orders', dead_letter: 1 } },
+    ],
+    expect: [{ at: '5s', counts: { orders: { active: 99 } } }],
+  };
+  const payload = '1j' + Buffer.from(JSON.stringify(scenario)).toString('base64url');
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(10000);
+  const check = await watchForInjection(page);
+  await page.goto(`${url}?map=1#s=${payload}&t=8000`);
+  await page.waitForSelector('.clock');
+  await page.locator('.lane[data-entity="orders"]').waitFor();
+  // The texts are there, as text.
+  await page.locator('.lane .card', { hasText: '<img src=x' }).first().waitFor();
+  // Every panel that draws markup text: the inspector (properties, history, life line), the
+  // log, the map, the running actors, the rules, the checks, the metrics.
+  await page.locator('.dlq .card .card-body').first().click();
+  await page.locator('#history').waitFor();
+  await page.locator('#event-log').waitFor();
+  await page.click('#tab-traffic');
+  await page.locator('#rules summary').click();
+  await page.fill('#log-filter', 'img');
+  await page.click('#step-1s');
+  await check();
+  // A lesson link whose texts are markup, and whose id is not a slug: refused with the rule.
+  const lesson = { id: h, title: { en: h }, scenario: { version: 1, entities: [{ queue: 'orders' }] },
+    parts: [{ explain: { en: h } }] };
+  const p2 = await ctx.newPage();
+  const check2 = await watchForInjection(p2);
+  await p2.goto(`${url}#lesson=1j${Buffer.from(JSON.stringify(lesson)).toString('base64url')}`);
+  await p2.locator('#error-banner', { hasText: 'a-z, 0-9' }).waitFor();
+  lesson.id = 'hostile';
+  await p2.goto(`${url}?x=1#lesson=1j${Buffer.from(JSON.stringify(lesson)).toString('base64url')}`);
+  await p2.locator('#lesson-title', { hasText: '<img src=x' }).waitFor();
+  await p2.click('#embed-options summary').catch(() => {});
+  await check2();
+});
+
+test('every page carries a Content-Security-Policy and runs under it', async (ctx) => {
+  for (const [pageUrl, ready] of [['', '.clock'], ['lab/', 'body'], ['builder/', '#builder-add'], ['emulator/', '#config-text'], ['embed-demo.html', '#embed-ttl']]) {
+    const page = await ctx.newPage();
+    page.setDefaultTimeout(10000);
+    const check = await watchForInjection(page);
+    await page.goto(url + pageUrl);
+    await page.locator(ready).first().waitFor();
+    const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+    for (const part of ["script-src 'self' 'wasm-unsafe-eval'", "object-src 'none'", "base-uri 'none'"]) {
+      if (!csp || !csp.includes(part)) throw new Error(`${pageUrl || 'index'}: the policy lacks ${part}: ${csp}`);
+    }
+    if (csp.includes('frame-ancestors')) throw new Error('framing must stay open (embedding)');
+    await check();
+    await page.close();
+  }
+});
+
 let passed = 0, failed = 0;
 // `node run.mjs <words>` runs only the tests whose names hold those words.
 const only = process.argv.slice(2).join(' ');
