@@ -2,7 +2,7 @@
 //! and the scenario menu (presets, open a link). Each action becomes a scenario step.
 use crate::form::*;
 use crate::state::Action;
-use crate::state::StoreProps;
+use crate::state::{StoreProps, TABS};
 use sbp_engine::time::Instant;
 use sbp_engine::EntityKind;
 use sbp_scenario::link::{decode_link, Link};
@@ -104,9 +104,6 @@ pub fn actions(store: &crate::state::Store) -> Html {
         </>
     }
 }
-
-/// The control sections, in their tab order.
-pub const TABS: [&str; 5] = ["send", "receive", "faults", "traffic", "entities"];
 
 /// Fields: to, MessageId, TTL, schedule in, Subject, properties, body, how many.
 fn send_step(v: &Values, _button: usize, now: Instant) -> Result<Action, String> {

@@ -1,7 +1,6 @@
 //! Glue to the browser: the URL (share links, embed mode), local storage, the clipboard, time.
-use crate::state::{Action, AppState};
 use sbp_scenario::link::{decode_link, link_at, link_fragment};
-use sbp_scenario::{Scenario, Simulation};
+use sbp_scenario::Simulation;
 
 /// Where the current scenario is kept (a link fragment).
 const STORAGE_KEY: &str = "sbp.scenario.link.v1";
@@ -22,19 +21,6 @@ pub fn storage() -> Option<web_sys::Storage> {
     web_sys::window().and_then(|w| w.local_storage().ok().flatten())
 }
 
-fn starter() -> Simulation {
-    let scenario = Scenario::from_json(STARTER).unwrap_or_default();
-    Simulation::with_default_log_limit(&scenario, crate::state::LOG_LIMIT).unwrap_or_else(|_| {
-        // An empty scenario is valid (a test says so).
-        match Simulation::new(&Scenario::default()) {
-            Ok(sim) => sim,
-            Err(_) => unreachable!(),
-        }
-    })
-}
-
-/// What the page opens with: a link in the URL, else the scenario from local storage, else the
-/// starter. A broken link shows an error and keeps the stored scenario.
 /// Whether the page's query says `name=1` (or `true`).
 pub fn query_flag(name: &str) -> bool {
     query_value(name).is_some_and(|v| v == "1" || v == "true")
@@ -58,69 +44,6 @@ pub fn lesson_payload() -> Option<String> {
             .strip_prefix("lesson=")
             .map(String::from)
     })
-}
-
-pub fn initial_state() -> AppState {
-    let hash = FRAGMENT.with(|f| f.borrow().clone());
-    let embed = query_flag("embed");
-
-    let (stored, stored_at) = load_stored();
-    // A newcomer (nothing stored, no link, no lesson asked for) sees the first screen.
-    let newcomer = stored.is_none() && hash.trim_start_matches('#').is_empty();
-    let mut state = AppState::new(stored.unwrap_or_else(starter), embed);
-    state.welcome = newcomer && !embed && query_value("lesson").is_none();
-    state.looping = query_flag("loop");
-    state.autoplay = query_flag("autoplay");
-    state.playing = state.autoplay;
-    if let Some(at) = stored_at {
-        if let Some(stopped) = crate::state::replay(
-            &mut state.sim.borrow_mut(),
-            &mut state.rewind.borrow_mut(),
-            at,
-        ) {
-            state.notice = Some(stopped);
-        }
-    }
-    let fragment = hash.trim_start_matches('#');
-    // A lesson link (`#lesson=...`) is opened by the app once it runs (main.rs).
-    if !fragment.is_empty() && lesson_payload().is_none() {
-        match decode_link(fragment) {
-            Ok(link) => {
-                let name = link.scenario.name.clone();
-                let state = std::rc::Rc::new(state);
-                let loaded = yew::Reducible::reduce(
-                    state,
-                    Action::Load {
-                        link: Box::new(link),
-                        notice: if name.is_empty() {
-                            crate::i18n::t("opened-shared")
-                        } else {
-                            crate::i18n::tf("opened-shared-named", &[("name", &name)])
-                        },
-                    },
-                );
-                return (*loaded).clone();
-            }
-            Err(e) => {
-                state.error = Some(crate::i18n::tf(
-                    "error-unchanged",
-                    &[("error", &e.to_string())],
-                ))
-            }
-        }
-    }
-    state
-}
-
-/// The stored scenario and instant. Storage holds a share-link fragment: one format, one codec.
-fn load_stored() -> (Option<Simulation>, Option<i64>) {
-    match stored_link() {
-        Some(link) => (
-            Simulation::with_default_log_limit(&link.scenario, crate::state::LOG_LIMIT).ok(),
-            link.at,
-        ),
-        None => (None, None),
-    }
 }
 
 /// The scenario the playground keeps (a link, unpacked), if there is one that reads; the lesson
@@ -248,6 +171,11 @@ thread_local! {
     static FRAGMENT: std::cell::RefCell<String> = std::cell::RefCell::default();
 }
 
+/// The page's `#fragment` as unpacked before the first render.
+pub fn fragment() -> String {
+    FRAGMENT.with(|f| f.borrow().clone())
+}
+
 /// Unpacks the page's `#fragment`, then calls `done` (main runs this before the first render).
 pub fn unpack_fragment(done: impl FnOnce() + 'static) {
     let hash = web_sys::window()
@@ -257,91 +185,6 @@ pub fn unpack_fragment(done: impl FnOnce() + 'static) {
         FRAGMENT.with(|f| *f.borrow_mut() = fragment);
         done();
     });
-}
-
-/// The embed form's options: autoplay, loop, the panels, the height.
-pub fn embed_options() -> crate::markup::Markup {
-    let mut out = crate::markup::Markup::new();
-    for (id, key, on) in [
-        ("embed-autoplay", "embed-autoplay", true),
-        ("embed-loop", "embed-loop", false),
-        ("embed-map", "map", false),
-        ("embed-lanes", "embed-lanes", true),
-        ("embed-log", "log", false),
-    ] {
-        crate::markup!(
-            out,
-            "<label class=\"check\"><input type=\"checkbox\" id=\"{}\"{}> {}</label>",
-            id,
-            if on { " checked" } else { "" },
-            crate::i18n::t(key)
-        );
-    }
-    crate::markup!(
-        out,
-        "<label>{} <input id=\"embed-height\" value=\"480\" size=\"5\"></label>",
-        crate::i18n::t("embed-height")
-    );
-    out
-}
-
-/// Whether the checkbox with this id is ticked, and an input's text.
-fn checked(id: &str) -> bool {
-    input(id).is_some_and(|i| i.checked())
-}
-fn input(id: &str) -> Option<web_sys::HtmlInputElement> {
-    let el = web_sys::window()?.document()?.get_element_by_id(id)?;
-    wasm_bindgen::JsCast::dyn_into(el).ok()
-}
-
-/// The iframe snippet that embeds `url` (a share link) with the options of the embed form:
-/// autoplay, loop, the panels, the height; the reader's language and lesson. The script
-/// (`web/embed.js`) lets the host page size the frame to its content (the page posts
-/// `sbp-size` messages).
-pub fn embed_code(url: &str, lesson: Option<&str>) -> String {
-    let (page, fragment) = url.split_once('#').unwrap_or((url, ""));
-    let page = page.split('?').next().unwrap_or(page);
-    let panels: Vec<&str> = [
-        ("map", "embed-map"),
-        ("lanes", "embed-lanes"),
-        ("log", "embed-log"),
-    ]
-    .into_iter()
-    .filter(|(_, id)| checked(id))
-    .map(|(p, _)| p)
-    .collect();
-    // Every value URL-encoded (the browser's form encoding), then the whole address escaped
-    // for the attribute it lands in: the snippet is pasted into somebody's site.
-    let query = web_sys::UrlSearchParams::new().ok();
-    if let Some(q) = &query {
-        q.append("embed", "1");
-        q.append("lang", crate::i18n::lang());
-        q.append("panels", &panels.join(","));
-        for (flag, id) in [("autoplay", "embed-autoplay"), ("loop", "embed-loop")] {
-            if checked(id) {
-                q.append(flag, "1");
-            }
-        }
-        if let Some(id) = lesson.filter(|id| sbp_scenario::lesson::is_slug(id)) {
-            q.append("lesson", id);
-        }
-    }
-    let query = query
-        .map(|q| String::from(q.to_string()))
-        .unwrap_or_default();
-    let height = input("embed-height")
-        .and_then(|i| i.value().trim().parse::<u32>().ok())
-        .unwrap_or(480)
-        .clamp(200, 4000);
-    let site = page.rsplit_once('/').map_or(page, |(dir, _)| dir);
-    let fragment = String::from(js_sys::encode_uri(
-        &js_sys::decode_uri(fragment).map_or_else(|_| fragment.to_string(), String::from),
-    ));
-    let src = crate::markup::escape(&format!("{page}?{query}#{fragment}"));
-    let script = crate::markup::escape(&format!("{site}/embed.js"));
-    format!(
-        "<iframe src=\"{src}\" width=\"100%\" height=\"{height}\" style=\"border:0;max-width:100%\" loading=\"lazy\" title=\"Service Bus Playground\"></iframe>\n<script src=\"{script}\"></script>"
-    )
 }
 
 pub fn copy_to_clipboard(text: &str) {
@@ -417,9 +260,4 @@ pub fn show_lane(path: &str) {
         let _ = lane.class_list().remove_1("flash");
         let _ = lane.class_list().add_1("flash");
     }
-}
-
-/// A rule's one-line summary in the reader's language (the catalog's `rule-<id>`).
-pub fn rule_summary(rule: sbp_engine::Rule) -> String {
-    crate::i18n::t(&format!("rule-{}", rule.id()))
 }

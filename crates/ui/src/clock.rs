@@ -88,7 +88,7 @@ pub fn clock_bar(props: &StoreProps) -> Html {
             let embed_code = embed_code.clone();
             let lesson = store.lesson.as_ref().map(|run| run.lesson.id.clone());
             browser::share_url(&mut store.sim.borrow_mut(), store.speed, move |url| {
-                let code = browser::embed_code(&url, lesson.as_deref());
+                let code = crate::embed::embed_code(&url, lesson.as_deref());
                 browser::copy_to_clipboard(&code);
                 embed_code.set(code);
             });
@@ -147,7 +147,7 @@ pub fn clock_bar(props: &StoreProps) -> Html {
                 <summary>{t("embed")}</summary>
                 // The options as markup text: they are read from the page when the code is made,
                 // and the same text is not redrawn, so what the reader ticked stays.
-                {browser::embed_options().into_html()}
+                {crate::embed::embed_options().into_html()}
                 <button id="embed-code" onclick={on_embed}>{t("embed-copy")}</button>
                 if !embed_code.is_empty() {
                     <textarea id="embed-snippet" readonly=true rows="4" aria-label={t("embed")} value={(*embed_code).clone()} />

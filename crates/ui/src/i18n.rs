@@ -92,3 +92,8 @@ pub fn next_text(next: &sbp_scenario::Next) -> String {
 pub fn event_text(ns: &sbp_engine::Namespace, e: &sbp_engine::event::Event) -> String {
     with_current(|c| sbp_scenario::words::event_text(c, ns, e))
 }
+
+/// A rule's one-line summary in the reader's language (the catalog's `rule-<id>`).
+pub fn rule_summary(rule: sbp_engine::Rule) -> String {
+    t(&format!("rule-{}", rule.id()))
+}

@@ -117,7 +117,7 @@ pub fn inspector(store: &crate::state::Store) -> Html {
     let mut history = Markup::new();
     markup!(history, "<ol class=\"history\" id=\"history\">");
     for e in &events {
-        let why = e.rule.map(crate::browser::rule_summary).unwrap_or_default();
+        let why = e.rule.map(crate::i18n::rule_summary).unwrap_or_default();
         markup!(
             history,
             "<li><span class=\"t\">{}</span> <strong>{}</strong> ",
@@ -232,7 +232,7 @@ fn rules_markup() -> Markup {
             out,
             "<li><strong>{}</strong> {}</li>",
             rule.id(),
-            crate::browser::rule_summary(*rule)
+            crate::i18n::rule_summary(*rule)
         );
     }
     markup!(out, "</ul>");

@@ -4,6 +4,7 @@ pub mod actions;
 pub mod browser;
 pub mod chart;
 pub mod clock;
+pub mod embed;
 pub mod form;
 pub mod i18n;
 pub mod inspector;

@@ -10,7 +10,7 @@ use yew::prelude::*;
 
 #[function_component(App)]
 fn app() -> Html {
-    let store = use_reducer(browser::initial_state);
+    let store = use_reducer(sbp_ui::state::initial_state);
 
     // The clock driver: a steady interval; in play mode each tick moves virtual time.
     {
@@ -53,6 +53,19 @@ fn app() -> Html {
     {
         let sim = store.sim.clone();
         use_effect_with(store.slow_version, move |_| browser::save(&sim.borrow()));
+    }
+
+    // Lesson progress: the reducer counts the parts done; the page keeps the most ever done.
+    {
+        let done = store
+            .lesson
+            .as_ref()
+            .map(|run| (run.lesson.id.clone(), run.done));
+        use_effect_with(done, |done| {
+            if let Some((id, n)) = done.as_ref().filter(|(_, n)| *n > 0) {
+                lesson::save_progress(id, *n);
+            }
+        });
     }
 
     let dismiss = {

@@ -153,7 +153,7 @@ pub fn rule_abbr(rule: sbp_engine::Rule) -> Markup {
     markup!(
         out,
         "<abbr title=\"{}\">{}</abbr>",
-        crate::browser::rule_summary(rule),
+        crate::i18n::rule_summary(rule),
         rule.id()
     );
     out

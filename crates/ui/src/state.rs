@@ -1,5 +1,6 @@
 //! The app state and its reducer (the `function_todomvc` shape: state + Action enum + Reducible).
 //! The state holds the running [`Simulation`]; every broker rule stays in the engine.
+use crate::browser;
 use sbp_engine::time::Instant;
 use sbp_engine::Counts;
 use sbp_scenario::lesson::{Answer, Lesson, Part};
@@ -312,7 +313,7 @@ impl Reducible for AppState {
                 s.tab = lesson
                     .controls
                     .first()
-                    .and_then(|c| crate::actions::TABS.iter().find(|t| **t == c.as_str()))
+                    .and_then(|c| TABS.iter().find(|t| **t == c.as_str()))
                     .copied()
                     .unwrap_or("send");
                 s.lesson = Some(Rc::new(LessonRun::new(lesson)));
@@ -374,8 +375,8 @@ impl Reducible for AppState {
         });
         if let Some(mut run) = reached {
             run.reached = true;
+            run.done = run.done.max(run.part + 1);
             s.playing = false;
-            crate::lesson::save_progress(&run.lesson.id, run.part + 1);
             s.lesson = Some(Rc::new(run));
         }
         s.sample();
@@ -472,6 +473,9 @@ pub struct LessonRun {
     pub hints: usize,
     /// A goal: reached.
     pub reached: bool,
+    /// Parts done so far in this run (the page keeps the most ever done in local storage; the
+    /// reducer only counts).
+    pub done: usize,
 }
 
 impl LessonRun {
@@ -484,6 +488,7 @@ impl LessonRun {
             right: None,
             hints: 0,
             reached: false,
+            done: 0,
         }
     }
 
@@ -494,13 +499,16 @@ impl LessonRun {
 
     /// On to the next part (an explanation's or a prediction's end counts as progress).
     pub fn advance(&mut self) {
-        crate::lesson::save_progress(&self.lesson.id, self.part + 1);
         *self = LessonRun {
             part: self.part + 1,
+            done: self.done.max(self.part + 1),
             ..LessonRun::new(self.lesson.clone())
         };
     }
 }
+
+/// The control tabs, in order (a lesson shows only those it names).
+pub const TABS: [&str; 5] = ["send", "receive", "faults", "traffic", "entities"];
 
 /// A click that dispatches `action()`: one closure type for every such button (one copy in the
 /// wasm).
@@ -539,5 +547,81 @@ pub struct SlowProps {
 impl PartialEq for SlowProps {
     fn eq(&self, other: &Self) -> bool {
         self.version == other.version
+    }
+}
+
+/// What the page opens with: a link in the URL, else the scenario from local storage, else the
+/// starter. A broken link shows an error and keeps the stored scenario.
+pub fn initial_state() -> AppState {
+    let hash = browser::fragment();
+    let embed = browser::query_flag("embed");
+
+    let (stored, stored_at) = load_stored();
+    // A newcomer (nothing stored, no link, no lesson asked for) sees the first screen.
+    let newcomer = stored.is_none() && hash.trim_start_matches('#').is_empty();
+    let mut state = AppState::new(stored.unwrap_or_else(starter), embed);
+    state.welcome = newcomer && !embed && browser::query_value("lesson").is_none();
+    state.looping = browser::query_flag("loop");
+    state.autoplay = browser::query_flag("autoplay");
+    state.playing = state.autoplay;
+    if let Some(at) = stored_at {
+        if let Some(stopped) = replay(
+            &mut state.sim.borrow_mut(),
+            &mut state.rewind.borrow_mut(),
+            at,
+        ) {
+            state.notice = Some(stopped);
+        }
+    }
+    let fragment = hash.trim_start_matches('#');
+    // A lesson link (`#lesson=...`) is opened by the app once it runs (main.rs).
+    if !fragment.is_empty() && browser::lesson_payload().is_none() {
+        match sbp_scenario::link::decode_link(fragment) {
+            Ok(link) => {
+                let name = link.scenario.name.clone();
+                let state = std::rc::Rc::new(state);
+                let loaded = yew::Reducible::reduce(
+                    state,
+                    Action::Load {
+                        link: Box::new(link),
+                        notice: if name.is_empty() {
+                            crate::i18n::t("opened-shared")
+                        } else {
+                            crate::i18n::tf("opened-shared-named", &[("name", &name)])
+                        },
+                    },
+                );
+                return (*loaded).clone();
+            }
+            Err(e) => {
+                state.error = Some(crate::i18n::tf(
+                    "error-unchanged",
+                    &[("error", &e.to_string())],
+                ))
+            }
+        }
+    }
+    state
+}
+
+fn starter() -> Simulation {
+    let scenario = sbp_scenario::Scenario::from_json(browser::STARTER).unwrap_or_default();
+    Simulation::with_default_log_limit(&scenario, LOG_LIMIT).unwrap_or_else(|_| {
+        // An empty scenario is valid (a test says so).
+        match Simulation::new(&sbp_scenario::Scenario::default()) {
+            Ok(sim) => sim,
+            Err(_) => unreachable!(),
+        }
+    })
+}
+
+/// The stored scenario and instant. Storage holds a share-link fragment: one format, one codec.
+fn load_stored() -> (Option<Simulation>, Option<i64>) {
+    match browser::stored_link() {
+        Some(link) => (
+            Simulation::with_default_log_limit(&link.scenario, LOG_LIMIT).ok(),
+            link.at,
+        ),
+        None => (None, None),
     }
 }
