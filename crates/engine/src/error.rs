@@ -121,21 +121,9 @@ impl BrokerError {
 
 pub type Result<T> = std::result::Result<T, BrokerError>;
 
-/// The longest error message: one that quotes a huge value shows its start only.
-pub const MAX_MESSAGE: usize = 600;
-
-/// `text` cut to at most `max` bytes (on a character boundary), with "…" where it was cut.
-pub fn clip(mut text: String, max: usize) -> String {
-    if text.len() > max {
-        let mut end = max;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-        text.push('…');
-    }
-    text
-}
+// The message length limit and cutting live with the words (`text`); said here too, where
+// errors are made.
+pub use crate::text::{clip, MAX_MESSAGE};
 
 /// A value quoted in a message: its first 80 characters or so.
 pub fn quote(text: &str) -> String {

@@ -28,7 +28,23 @@ pub enum Arg {
 
 /// The longest value a text holds (a text among them included): a huge value shows its start
 /// only. Names that may be huge are quoted shorter where they are said (`error::quote`).
-pub const MAX_ARG: usize = crate::error::MAX_MESSAGE;
+pub const MAX_ARG: usize = MAX_MESSAGE;
+
+/// The longest error message: one that quotes a huge value shows its start only.
+pub const MAX_MESSAGE: usize = 600;
+
+/// `text` cut to at most `max` bytes (on a character boundary), with "…" where it was cut.
+pub fn clip(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}
 
 impl Text {
     pub fn new(key: impl Into<Cow<'static, str>>) -> Text {
@@ -72,7 +88,7 @@ impl Text {
 
 impl From<String> for Arg {
     fn from(s: String) -> Arg {
-        Arg::Plain(crate::error::clip(s, MAX_ARG))
+        Arg::Plain(clip(s, MAX_ARG))
     }
 }
 impl From<&str> for Arg {

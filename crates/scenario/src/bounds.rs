@@ -1,6 +1,6 @@
 //! Every run bounded: what a scenario may ask for, and an estimate of the work it takes to
 //! reach an instant (messages sent, consumer polls, sweeps), checked before anything runs.
-use crate::model::Scenario;
+use crate::scenario::Scenario;
 use crate::step::{check_instant, consumer_spec, producer_spec, Action};
 use crate::{at_field, Text};
 use sbp_engine::limits::{MAX_ENTITIES, MAX_RUN_WORK, MAX_STORED_MESSAGES, MIN_SWEEP_INTERVAL};

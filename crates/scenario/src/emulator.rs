@@ -4,7 +4,8 @@
 //! does not model is said in a warning, never dropped silently; a value outside the emulator's
 //! schema is written at its nearest limit, and the warning says so.
 use crate::dur::Dur;
-use crate::model::{EntityDef, RuleDef, Scenario, SettingsDef};
+use crate::model::{EntityDef, RuleDef, SettingsDef};
+use crate::scenario::Scenario;
 use crate::{Simulation, Text};
 use sbp_engine::settings::{
     EMULATOR_DUPLICATE_WINDOW, EMULATOR_MAX_DELIVERY_COUNT, EMULATOR_MAX_QUEUES_AND_TOPICS,

@@ -87,6 +87,7 @@ pub mod presets;
 pub mod rewind;
 pub mod rules_data;
 pub mod run;
+pub mod scenario;
 pub mod step;
 pub mod utc;
 pub mod vecmap;
@@ -99,6 +100,7 @@ pub use rewind::Rewind;
 pub use run::{Holding, NamedCall, Next, Simulation, StepOutcome};
 use sbp_engine::text;
 pub use sbp_engine::text::{Arg, Text};
+pub use scenario::{Scenario, FORMAT_VERSION};
 pub use step::{entity_command, Action, Step};
 
 /// "timeline[3]: ...": what is wrong, and where.

@@ -1,53 +1,10 @@
-//! The scenario file format, version 1. JSON; every field but `version` is optional.
+//! The scenario file format, version 1: what a scenario's entities, steps and expectations
+//! hold (the top level is `scenario::Scenario`). JSON; every field but `version` is optional.
 use crate::dur::Dur;
-use crate::step::Step;
 use crate::vecmap::VecMap;
 use sbp_engine::{EntitySettings, ExpiryMode, Tier};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-pub const FORMAT_VERSION: u32 = 1;
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Scenario {
-    /// The format's version: 1.
-    pub version: u32,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub name: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub description: String,
-    /// The instant t=0 in UTC (RFC 3339). Default 2026-01-01T00:00:00Z.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start: Option<String>,
-    /// Seeds the namespace's random numbers (lock tokens, tracking ids).
-    #[serde(default)]
-    pub seed: u64,
-    #[serde(default)]
-    pub namespace: NamespaceDef,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub entities: Vec<EntityDef>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub timeline: Vec<Step>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub expect: Vec<Expectation>,
-}
-
-impl Default for Scenario {
-    fn default() -> Self {
-        Scenario {
-            version: FORMAT_VERSION,
-            name: String::new(),
-            description: String::new(),
-            start: None,
-            seed: 0,
-            namespace: NamespaceDef::default(),
-            entities: Vec::new(),
-            timeline: Vec::new(),
-            expect: Vec::new(),
-        }
-    }
-}
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct NamespaceDef {
@@ -828,26 +785,6 @@ pub struct RangeDef {
 }
 
 crate::read_by_key!(RangeDef { min, max });
-
-impl Scenario {
-    /// Parses and validates a scenario; the error says where and what, in words.
-    pub fn from_json(text: &str) -> Result<Scenario, crate::ScenarioError> {
-        let scenario: Scenario = serde_json::from_str(text).map_err(|e| {
-            crate::ScenarioError::Parse {
-                line: e.line(),
-                column: e.column(),
-                message: e.to_string(),
-            }
-            .clipped()
-        })?;
-        scenario.validate().map_err(crate::ScenarioError::clipped)?;
-        Ok(scenario)
-    }
-
-    pub fn to_json_pretty(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_default()
-    }
-}
 
 // The steps' actions, read key by key (see `read_by_key!`).
 crate::read_by_key!(SendDef {

@@ -6,8 +6,8 @@
 //! [`CHECKPOINT_LOG`] events. Checkpoints are taken every `every` units of work (`Namespace::advance_by`), so a replay
 //! from one costs at most that much; their memory is bounded by [`CHECKPOINT_BYTES`]: past it,
 //! every second checkpoint goes and the spacing doubles.
-use crate::model::Scenario;
 use crate::run::Simulation;
+use crate::scenario::Scenario;
 use sbp_engine::time::Instant;
 
 /// Events a checkpoint keeps of the log (the log view after a rewind starts there).

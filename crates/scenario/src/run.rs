@@ -2,6 +2,7 @@
 //! checked at their instants. The UI and the CLI both drive this.
 use crate::dur::Dur;
 use crate::model::*;
+use crate::scenario::Scenario;
 use crate::step::{entity_command, Action, Step};
 use crate::utc;
 use crate::{at_field, ScenarioError, Text};
