@@ -10,6 +10,12 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
+step "no import circle between the files of a crate"
+if [ -x ../shared/tools/import-cycles ]; then
+  ../shared/tools/import-cycles crates
+else
+  echo "(../shared/tools/import-cycles is not beside this clone: skipped)"
+fi
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"

@@ -1,10 +1,10 @@
 //! Traffic actors' settings and state: producers and consumer groups (what a scenario starts,
 //! with the playground's limits), and what the namespace keeps of each while it runs. The
 //! namespace's `traffic` module runs them.
-use crate::command::ReceiveMode;
 use crate::entity::QueueRef;
 use crate::error::{BrokerError, ErrorKind, Result};
 use crate::limits::*;
+use crate::mode::ReceiveMode;
 use crate::time::{format_decimal, format_duration, Duration, Instant, SECOND};
 use serde::{Deserialize, Serialize};
 

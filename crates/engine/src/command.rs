@@ -6,21 +6,7 @@ use crate::settings::EntitySettings;
 use crate::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ReceiveMode {
-    #[default]
-    PeekLock,
-    ReceiveAndDelete,
-}
-
-impl std::fmt::Display for ReceiveMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            ReceiveMode::PeekLock => "PeekLock",
-            ReceiveMode::ReceiveAndDelete => "ReceiveAndDelete",
-        })
-    }
-}
+pub use crate::mode::ReceiveMode;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]

@@ -17,6 +17,7 @@
 //! ```
 pub mod actors;
 pub mod card;
+pub mod codec;
 pub mod command;
 pub mod describe;
 pub mod entity;
@@ -26,6 +27,7 @@ pub mod flow;
 pub mod limits;
 pub mod message;
 pub mod metrics;
+pub mod mode;
 pub mod namespace;
 pub mod rules;
 pub mod saved;

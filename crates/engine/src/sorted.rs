@@ -62,11 +62,11 @@ impl<'a, T> IntoIterator for &'a SortedVec<T> {
 }
 
 /// Its items in order; read, items out of order (or twice) fail the load.
-impl<T: crate::saved::Saved + Ord> crate::saved::Saved for SortedVec<T> {
+impl<T: crate::codec::Saved + Ord> crate::codec::Saved for SortedVec<T> {
     fn blank() -> Self {
         SortedVec::default()
     }
-    fn visit(&mut self, io: &mut dyn crate::saved::Io) {
+    fn visit(&mut self, io: &mut dyn crate::codec::Io) {
         self.0.visit(io);
         if self.0.windows(2).any(|w| w[0] >= w[1]) {
             io.fail();

@@ -53,14 +53,14 @@ impl RngCore for Stream {
 }
 
 /// As its seed and draws; read, the generator jumps ahead to where it was.
-impl crate::saved::Saved for Stream {
+impl crate::codec::Saved for Stream {
     fn blank() -> Self {
         Stream::new(0)
     }
-    fn visit(&mut self, io: &mut dyn crate::saved::Io) {
+    fn visit(&mut self, io: &mut dyn crate::codec::Io) {
         let (mut seed, mut draws) = (self.seed, self.draws);
-        crate::saved::Saved::visit(&mut seed, io);
-        crate::saved::Saved::visit(&mut draws, io);
+        crate::codec::Saved::visit(&mut seed, io);
+        crate::codec::Saved::visit(&mut draws, io);
         if io.loading() {
             *self = Stream::at(seed, draws);
         }
