@@ -27,7 +27,7 @@ step "every preset through the CLI"
 cargo run -q -p sbp-cli -- check
 step "every lesson through the CLI (start, computed answers, solutions reach their goals)"
 cargo run -q -p sbp-cli -- check $(find web/lessons -name "*.json" ! -name index.json | sort)
-step "fuzz: 20,000 links and scenario files (the long run: README, Exactness)"
+step "fuzz: 20,000 links and scenario files (a long run: docs/TESTING.md)"
 cargo run -q --release -p sbp-cli -- fuzz --inputs 20000 --seed "${FUZZ_SEED:-1}"
 if [ -f crates/ui/Cargo.toml ]; then
   step "UI build (trunk --release)"

@@ -1,6 +1,6 @@
 //! Invariants over random operation sequences. The test command runs a fast subset (256
 //! sequences); `PROPTEST_CASES=100000 cargo test --release -p sbp-engine --test properties` is
-//! the long run (README, "Exactness").
+//! a long run (docs/TESTING.md).
 //!
 //! After every operation: every accepted message is in exactly one place or has a terminal event
 //! (conservation, counted from the log); sequence numbers are unique and increasing per entity;

@@ -19,7 +19,7 @@ pub mod sendlab;
 pub mod state;
 pub mod traffic;
 
-// Talc instead of the default dlmalloc: made for wasm, smaller and faster (README, Performance).
+// Talc instead of the default dlmalloc: made for wasm, smaller and faster (docs/PERFORMANCE.md).
 #[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
 #[global_allocator]
 static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
