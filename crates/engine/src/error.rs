@@ -1,8 +1,23 @@
 //! Errors as typed values with the SDK's names (ServiceBusFailureReason and client exceptions).
 use serde::{Deserialize, Serialize};
 
-/// What went wrong, named as the .NET SDK names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// What went wrong, named as the .NET SDK names it: the variant's name is the name (read back
+/// regardless of case).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[strum(ascii_case_insensitive)]
 pub enum ErrorKind {
     /// RCV-08: the lock lapsed, was lost, or the message was already settled.
     MessageLockLost,
@@ -33,42 +48,11 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     pub fn name(self) -> &'static str {
-        match self {
-            ErrorKind::MessageLockLost => "MessageLockLost",
-            ErrorKind::MessageNotFound => "MessageNotFound",
-            ErrorKind::MessagingEntityNotFound => "MessagingEntityNotFound",
-            ErrorKind::MessagingEntityAlreadyExists => "MessagingEntityAlreadyExists",
-            ErrorKind::QuotaExceeded => "QuotaExceeded",
-            ErrorKind::MessageSizeExceeded => "MessageSizeExceeded",
-            ErrorKind::ServerBusy => "ServerBusy",
-            ErrorKind::ArgumentOutOfRange => "ArgumentOutOfRange",
-            ErrorKind::NotSupported => "NotSupported",
-            ErrorKind::InvalidOperation => "InvalidOperation",
-            ErrorKind::SessionLockLost => "SessionLockLost",
-            ErrorKind::SessionCannotBeLocked => "SessionCannotBeLocked",
-            ErrorKind::ServiceTimeout => "ServiceTimeout",
-        }
+        self.into()
     }
 
     pub fn from_name(name: &str) -> Option<ErrorKind> {
-        use ErrorKind::*;
-        [
-            MessageLockLost,
-            MessageNotFound,
-            MessagingEntityNotFound,
-            MessagingEntityAlreadyExists,
-            QuotaExceeded,
-            MessageSizeExceeded,
-            ServerBusy,
-            ArgumentOutOfRange,
-            NotSupported,
-            InvalidOperation,
-            SessionLockLost,
-            SessionCannotBeLocked,
-            ServiceTimeout,
-        ]
-        .into_iter()
-        .find(|k| k.name().eq_ignore_ascii_case(name))
+        name.parse().ok()
     }
 
     /// SEND-01: whether a retry of the same call can succeed.
