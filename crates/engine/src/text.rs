@@ -210,6 +210,13 @@ impl Catalog {
                 continue;
             }
             if line.starts_with([' ', '\t']) {
+                if trimmed.starts_with(['.', '[', '*']) {
+                    return Err(format!(
+                        "line {}: attributes and variants are Fluent this reader does not support",
+                        i + 1
+                    ));
+                }
+                plain_fluent(trimmed).map_err(|e| format!("line {}: {e}", i + 1))?;
                 match last.as_ref().and_then(|k| entries.get_mut(k)) {
                     Some(value) => {
                         if !value.is_empty() {
@@ -232,6 +239,7 @@ impl Catalog {
             if !well_formed {
                 return Err(format!("line {}: \"{key}\" is not a key", i + 1));
             }
+            plain_fluent(value.trim()).map_err(|e| format!("line {}: {e}", i + 1))?;
             if entries
                 .insert(key.to_string(), value.trim().to_string())
                 .is_some()
@@ -297,6 +305,42 @@ impl Catalog {
         vars.dedup();
         vars
     }
+}
+
+/// Whether a line of text holds only the Fluent this reader renders: every `{ }` a variable
+/// (`{ $name }`) or a string literal (`{ "" }`). Selectors, terms, functions, message
+/// references and nested or unclosed braces are refused, never rendered wrong.
+fn plain_fluent(text: &str) -> Result<(), String> {
+    let mut rest = text;
+    while let Some(start) = rest.find(['{', '}']) {
+        if rest[start..].starts_with('}') {
+            return Err("a \"}\" without its \"{\"".into());
+        }
+        let Some(end) = rest[start + 1..].find(['{', '}']).map(|e| start + 1 + e) else {
+            return Err("a \"{\" that is not closed on its line".into());
+        };
+        if rest[end..].starts_with('{') {
+            return Err("a placeable inside a placeable".into());
+        }
+        let inner = rest[start + 1..end].trim();
+        let variable = inner.strip_prefix('$').is_some_and(|name| {
+            name.starts_with(|c: char| c.is_ascii_alphabetic())
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        });
+        let literal = inner.len() >= 2
+            && inner.starts_with('"')
+            && inner.ends_with('"')
+            && !inner[1..inner.len() - 1].contains('"');
+        if !variable && !literal {
+            return Err(format!(
+                "\"{{ {inner} }}\" is Fluent this reader does not support (only {{ $name }} and {{ \"text\" }})"
+            ));
+        }
+        rest = &rest[end + 1..];
+    }
+    Ok(())
 }
 
 /// Fills `{ $name }` placeholders (spaces optional) and Fluent's string literals (`{ "" }` keeps
@@ -376,6 +420,24 @@ mod tests {
             .unwrap_err()
             .contains("twice"));
         assert!(Catalog::parse("  lonely").unwrap_err().contains("line 1"));
+    }
+
+    #[test]
+    fn fluent_it_does_not_render_is_refused_with_the_line() {
+        for bad in [
+            "a = { $n ->\n    [one] one\n   *[other] many\n}",
+            "a = { NUMBER($n) }",
+            "a = { -brand } rocks",
+            "a = { other-message }",
+            "a = text\n    .title = attribute",
+            "a = { $n",
+            "a = closed }",
+            "a = { { $n } }",
+        ] {
+            let err = Catalog::parse(bad).unwrap_err();
+            assert!(err.contains("line "), "{bad:?}: {err}");
+        }
+        assert!(Catalog::parse("a = { $n } and { \"\" } { $long-name_2 }").is_ok());
     }
 
     #[test]
