@@ -804,6 +804,7 @@ x-unknown = { $field } ist keine Eigenschaft, die das Schema des Emulators kennt
 x-not-object = { $field } ist kein JSON-Objekt
 x-no-name = { $field } hat keinen "Name"
 x-bad-value = { $field }: { $value } ist kein Wert, den diese Eigenschaft nimmt
+x-field = { $field }: { $error }
 x-no-properties = { $field } hat keine "Properties" mit seinem Filter
 x-action = { $field }: die SQL-Aktion einer Regel ist nicht modelliert; die Kopien werden nicht geändert
 x-filter-field = { $field } ist nicht modelliert; der Filter übergeht es und passt daher vielleicht auf mehr Nachrichten als im Emulator

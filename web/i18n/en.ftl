@@ -822,6 +822,7 @@ x-unknown = { $field } is not a property the emulator's schema knows: not modell
 x-not-object = { $field } is not a JSON object
 x-no-name = { $field } has no "Name"
 x-bad-value = { $field }: { $value } is not a value this property takes
+x-field = { $field }: { $error }
 x-no-properties = { $field } has no "Properties" with its filter
 x-action = { $field }: a rule's SQL action is not modelled; the copies are not changed
 x-filter-field = { $field } is not modelled; the filter ignores it, so it may match more messages than in the emulator

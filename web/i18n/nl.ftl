@@ -804,6 +804,7 @@ x-unknown = { $field } is geen eigenschap die het schema van de emulator kent: n
 x-not-object = { $field } is geen JSON-object
 x-no-name = { $field } heeft geen "Name"
 x-bad-value = { $field }: { $value } is geen waarde die deze eigenschap neemt
+x-field = { $field }: { $error }
 x-no-properties = { $field } heeft geen "Properties" met zijn filter
 x-action = { $field }: de SQL-actie van een regel is niet gemodelleerd; de kopieën worden niet gewijzigd
 x-filter-field = { $field } is niet gemodelleerd; het filter negeert het en past dus misschien op meer berichten dan in de emulator

@@ -804,6 +804,7 @@ x-unknown = { $field } är ingen egenskap som emulatorns schema känner till: in
 x-not-object = { $field } är inget JSON-objekt
 x-no-name = { $field } har inget "Name"
 x-bad-value = { $field }: { $value } är inget värde som egenskapen tar
+x-field = { $field }: { $error }
 x-no-properties = { $field } har inga "Properties" med sitt filter
 x-action = { $field }: en regels SQL-åtgärd är inte modellerad; kopiorna ändras inte
 x-filter-field = { $field } är inte modellerad; filtret bortser från den och kan därför matcha fler meddelanden än i emulatorn

@@ -7,9 +7,9 @@
 //! every field, so a field added to a type and not saved does not compile. Numbers are LEB128
 //! varints (signed ones zigzagged), texts and lists are a length and their items.
 //!
-//! Why not a serde format: measured in the playground's wasm, postcard with the derived serde
-//! readers cost 17 KB brotli and borsh's derives 26 KB, for a budget with 2 KB of room; this is
-//! one small function per type and one non-generic reader.
+//! Why not a serde format: postcard with serde's derived readers, and borsh's derives, were
+//! each many times larger in the playground's wasm; this is one small function per type and
+//! one non-generic reader.
 //!
 //! Loading reads untrusted bytes: a length is never larger than the input left, and the lists
 //! read together hold at most [`MAX_LOAD_BYTES`] (an absent entity is one byte of input and far

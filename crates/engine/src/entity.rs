@@ -209,7 +209,7 @@ impl SubscriptionRule {
 
 /// The messages of one queue or sub-queue: all of them by SequenceNumber (peek order), and the
 /// receivable ones (Active, unlocked) in retrieval order. Messages are boxed: the map's nodes
-/// then move pointers, not whole messages (measured faster and smaller, `cargo bench`).
+/// then move pointers, not whole messages (faster and smaller: `cargo bench`).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Store {
     pub messages: BTreeMap<u64, Box<Message>>,

@@ -59,8 +59,8 @@ pub use text::{Arg, Text};
 pub use timer::Due;
 
 /// Deserializes a unit enum from its name, as `#[derive(Deserialize)]` would (same names, same
-/// "unknown variant" error), through `String`'s deserializer: a derived one costs the wasm about
-/// 1 KB an enum.
+/// "unknown variant" error), through `String`'s deserializer: smaller in the wasm than a
+/// derived one.
 #[macro_export]
 macro_rules! deserialize_by_name {
     ($ty:ty { $($name:literal => $variant:expr),* $(,)? }) => {

@@ -105,6 +105,111 @@ pub fn format_iso(d: Duration) -> String {
     out
 }
 
+/// A `Config.json` as the emulator's schema writes it, read by serde's derives. Each object
+/// keeps what the playground does not know (`other`), so it is said, never dropped silently.
+mod config {
+    use super::parse_iso;
+    use sbp_engine::time::Duration;
+    use serde::{Deserialize, Deserializer};
+    use serde_json::{Map, Value};
+
+    #[derive(Deserialize)]
+    pub struct File {
+        #[serde(rename = "UserConfig")]
+        pub user_config: Option<UserConfig>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "PascalCase")]
+    pub struct UserConfig {
+        #[serde(default)]
+        pub namespaces: Vec<Namespace>,
+        pub logging: Option<Value>,
+        #[serde(flatten)]
+        pub other: Map<String, Value>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "PascalCase")]
+    pub struct Namespace {
+        #[serde(default)]
+        pub name: String,
+        #[serde(default)]
+        pub queues: Vec<Entity>,
+        #[serde(default)]
+        pub topics: Vec<Entity>,
+        #[serde(flatten)]
+        pub other: Map<String, Value>,
+    }
+
+    /// A queue, a topic (with its subscriptions) or a subscription (with its rules).
+    #[derive(Deserialize)]
+    #[serde(rename_all = "PascalCase")]
+    pub struct Entity {
+        #[serde(default)]
+        pub name: String,
+        #[serde(default)]
+        pub properties: Properties,
+        pub subscriptions: Option<Vec<Entity>>,
+        pub rules: Option<Vec<Rule>>,
+        #[serde(flatten)]
+        pub other: Map<String, Value>,
+    }
+
+    #[derive(Default, Deserialize)]
+    #[serde(rename_all = "PascalCase")]
+    pub struct Properties {
+        pub dead_lettering_on_message_expiration: Option<bool>,
+        #[serde(default, deserialize_with = "iso")]
+        pub default_message_time_to_live: Option<Duration>,
+        #[serde(default, deserialize_with = "iso")]
+        pub duplicate_detection_history_time_window: Option<Duration>,
+        pub forward_dead_lettered_messages_to: Option<String>,
+        pub forward_to: Option<String>,
+        #[serde(default, deserialize_with = "iso")]
+        pub lock_duration: Option<Duration>,
+        pub max_delivery_count: Option<u32>,
+        pub requires_duplicate_detection: Option<bool>,
+        pub requires_session: Option<bool>,
+        #[serde(flatten)]
+        pub other: Map<String, Value>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "PascalCase")]
+    pub struct Rule {
+        pub name: Option<String>,
+        pub properties: Option<RuleProperties>,
+        #[serde(flatten)]
+        pub other: Map<String, Value>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "PascalCase")]
+    pub struct RuleProperties {
+        pub filter_type: Option<String>,
+        pub correlation_filter: Option<Map<String, Value>>,
+        pub sql_filter: Option<Sql>,
+        pub action: Option<Sql>,
+        #[serde(flatten)]
+        pub other: Map<String, Value>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "PascalCase")]
+    pub struct Sql {
+        pub sql_expression: Option<String>,
+    }
+
+    /// An ISO 8601 duration (`PT1M`), the value quoted in the error when it is not one.
+    fn iso<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        let text = String::deserialize(d)?;
+        parse_iso(&text).map(Some).ok_or_else(|| {
+            serde::de::Error::custom(format!("\"{text}\" is not an ISO 8601 duration"))
+        })
+    }
+}
+
 /// Reads a `Config.json`.
 pub fn import(json: &str) -> Result<Imported, Text> {
     if json.len() > crate::link::MAX_JSON {
@@ -113,62 +218,69 @@ pub fn import(json: &str) -> Result<Imported, Text> {
             max = crate::link::MAX_JSON / (1024 * 1024)
         ));
     }
-    let root: Value =
-        serde_json::from_str(json).map_err(|e| text!("x-json", message = e.to_string()))?;
+    let mut reader = serde_json::Deserializer::from_str(json);
+    let file: config::File = serde_path_to_error::deserialize(&mut reader).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.into_inner().to_string();
+        if path == "." || path.is_empty() {
+            text!("x-json", message = message)
+        } else {
+            text!("x-field", field = path, error = message)
+        }
+    })?;
     let mut w = Warnings::default();
-    let user = root
-        .get("UserConfig")
-        .and_then(Value::as_object)
-        .ok_or_else(|| text!("x-no-user-config"))?;
-    w.unknown("UserConfig", user, &["Namespaces", "Logging"]);
-    if user.contains_key("Logging") {
+    let user = file.user_config.ok_or_else(|| text!("x-no-user-config"))?;
+    w.unknown("UserConfig", &user.other);
+    if user.logging.is_some() {
         w.0.push(text!("x-logging"));
     }
-    let namespaces = user
-        .get("Namespaces")
-        .and_then(Value::as_array)
-        .filter(|n| !n.is_empty())
+    let count = user.namespaces.len();
+    let ns = user
+        .namespaces
+        .into_iter()
+        .next()
         .ok_or_else(|| text!("x-no-namespace"))?;
-    if namespaces.len() > 1 {
-        w.0.push(text!("x-namespaces", count = namespaces.len()));
+    if count > 1 {
+        w.0.push(text!("x-namespaces", count = count));
     }
-    let ns = object(&namespaces[0], "Namespaces[0]")?;
-    w.unknown("Namespaces[0]", ns, &["Name", "Queues", "Topics"]);
-    let name = ns.get("Name").and_then(Value::as_str).unwrap_or_default();
+    w.unknown("Namespaces[0]", &ns.other);
+    let name = ns.name;
     if name != NAMESPACE {
-        w.0.push(text!("x-namespace-name", name = name, expected = NAMESPACE));
+        w.0.push(text!(
+            "x-namespace-name",
+            name = name.as_str(),
+            expected = NAMESPACE
+        ));
     }
     let mut entities: Vec<EntityDef> = Vec::new();
-    for (i, q) in list(ns, "Queues").iter().enumerate() {
+    for (i, q) in ns.queues.into_iter().enumerate() {
         let at = format!("Queues[{i}]");
-        w.unknown(&at, object(q, &at)?, &["Name", "Properties"]);
-        let (name, props) = named(q, &at)?;
-        let settings = settings(props, &at, QUEUE_PROPERTIES, &mut w)?;
+        let settings = entity(q, &at, Kind::Queue, &mut w)?.1;
         entities.push(EntityDef {
-            queue: Some(name),
+            queue: Some(settings.0),
+            settings: settings.1,
+            ..EntityDef::default()
+        });
+    }
+    for (i, t) in ns.topics.into_iter().enumerate() {
+        let at = format!("Topics[{i}]");
+        let (subscriptions, (name, settings)) = entity(t, &at, Kind::Topic, &mut w)?;
+        entities.push(EntityDef {
+            topic: Some(name.clone()),
             settings,
             ..EntityDef::default()
         });
-    }
-    for (i, t) in list(ns, "Topics").iter().enumerate() {
-        let at = format!("Topics[{i}]");
-        let topic = object(t, &at)?;
-        w.unknown(&at, topic, &["Name", "Properties", "Subscriptions"]);
-        let (name, props) = named(t, &at)?;
-        let topic_settings = settings(props, &at, TOPIC_PROPERTIES, &mut w)?;
-        entities.push(EntityDef {
-            topic: Some(name.clone()),
-            settings: topic_settings,
-            ..EntityDef::default()
-        });
-        for (j, s) in list(topic, "Subscriptions").iter().enumerate() {
+        for (j, s) in subscriptions.into_iter().enumerate() {
             let at = format!("{at}.Subscriptions[{j}]");
-            let sub = object(s, &at)?;
-            w.unknown(&at, sub, &["Name", "Properties", "Rules"]);
-            let (sub_name, props) = named(s, &at)?;
-            let settings = settings(props, &at, SUBSCRIPTION_PROPERTIES, &mut w)?;
+            let config_rules = s.rules.unwrap_or_default();
+            let (_, (sub_name, settings)) = entity(
+                config::Entity { rules: None, ..s },
+                &at,
+                Kind::Subscription,
+                &mut w,
+            )?;
             // FLT-01: every rule, by its name; the first is the subscription's first.
-            let mut rules = rules(list(sub, "Rules"), &at, &mut w)?;
+            let mut rules = rules(config_rules, &at, &mut w)?;
             let rule = (!rules.is_empty()).then(|| rules.remove(0));
             entities.push(EntityDef {
                 subscription: Some(format!("{name}/subscriptions/{sub_name}")),
@@ -201,40 +313,15 @@ struct Warnings(Vec<Text>);
 
 impl Warnings {
     /// Every field the playground does not know is said.
-    fn unknown(&mut self, at: &str, o: &Map<String, Value>, known: &[&str]) {
-        for key in o.keys().filter(|k| !known.contains(&k.as_str())) {
+    fn unknown(&mut self, at: &str, other: &Map<String, Value>) {
+        for key in other.keys() {
             self.0
                 .push(text!("x-unknown", field = format!("{at}.{key}")));
         }
     }
 }
 
-fn object<'a>(v: &'a Value, at: &str) -> Result<&'a Map<String, Value>, Text> {
-    v.as_object()
-        .ok_or_else(|| text!("x-not-object", field = at))
-}
-
-fn list<'a>(o: &'a Map<String, Value>, key: &str) -> &'a [Value] {
-    o.get(key)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}
-
-/// An entity's name and properties.
-fn named(v: &Value, at: &str) -> Result<(String, Map<String, Value>), Text> {
-    let o = object(v, at)?;
-    let name = o
-        .get("Name")
-        .and_then(Value::as_str)
-        .filter(|n| !n.is_empty())
-        .ok_or_else(|| text!("x-no-name", field = at))?;
-    let props = match o.get("Properties") {
-        None => Map::new(),
-        Some(p) => object(p, &format!("{at}.Properties"))?.clone(),
-    };
-    Ok((name.to_string(), props))
-}
-
+/// The properties each kind has in the emulator's schema.
 const QUEUE_PROPERTIES: &[&str] = &[
     "DeadLetteringOnMessageExpiration",
     "DefaultMessageTimeToLive",
@@ -261,99 +348,117 @@ const SUBSCRIPTION_PROPERTIES: &[&str] = &[
     "RequiresSession",
 ];
 
-/// An entity's `Properties` as settings; the emulator's schema names which each kind has.
-fn settings(
-    props: Map<String, Value>,
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Queue,
+    Topic,
+    Subscription,
+}
+
+/// An entity's subscriptions (a topic's), name and settings. The emulator's schema names which
+/// properties each kind has; one of another kind's is said and left out.
+#[allow(clippy::type_complexity)]
+fn entity(
+    e: config::Entity,
     at: &str,
-    known: &[&str],
+    kind: Kind,
     w: &mut Warnings,
-) -> Result<SettingsDef, Text> {
-    let mut s = SettingsDef::default();
-    for (key, value) in &props {
-        let field = format!("{at}.Properties.{key}");
-        if !known.contains(&key.as_str()) {
-            w.0.push(text!("x-unknown", field = field));
-            continue;
-        }
-        let bad = || {
-            text!(
-                "x-bad-value",
-                field = field.as_str(),
-                value = value.to_string()
-            )
-        };
-        let duration = || value.as_str().and_then(parse_iso).map(Dur).ok_or_else(bad);
-        let flag = || value.as_bool().ok_or_else(bad);
-        let target = || {
-            value
-                .as_str()
-                .map(|t| (!t.is_empty()).then(|| t.to_string()))
-                .ok_or_else(bad)
-        };
-        match key.as_str() {
-            "DeadLetteringOnMessageExpiration" => {
-                s.dead_lettering_on_message_expiration = Some(flag()?)
-            }
-            "DefaultMessageTimeToLive" => s.default_message_time_to_live = Some(duration()?),
-            "DuplicateDetectionHistoryTimeWindow" => {
-                s.duplicate_detection_history_time_window = Some(duration()?)
-            }
-            "ForwardDeadLetteredMessagesTo" => s.forward_dead_lettered_messages_to = target()?,
-            "ForwardTo" => s.forward_to = target()?,
-            "LockDuration" => s.lock_duration = Some(duration()?),
-            "MaxDeliveryCount" => {
-                s.max_delivery_count = Some(
-                    value
-                        .as_u64()
-                        .and_then(|n| u32::try_from(n).ok())
-                        .ok_or_else(bad)?,
-                )
-            }
-            "RequiresDuplicateDetection" => s.requires_duplicate_detection = Some(flag()?),
-            _ => s.requires_session = Some(flag()?),
-        }
+) -> Result<(Vec<config::Entity>, (String, SettingsDef)), Text> {
+    if e.name.is_empty() {
+        return Err(text!("x-no-name", field = at));
     }
-    Ok(s)
+    w.unknown(at, &e.other);
+    let (subscriptions, rules) = (e.subscriptions, e.rules);
+    if kind != Kind::Topic && subscriptions.is_some() {
+        w.0.push(text!("x-unknown", field = format!("{at}.Subscriptions")));
+    }
+    if rules.is_some() {
+        w.0.push(text!("x-unknown", field = format!("{at}.Rules")));
+    }
+    let p = e.properties;
+    let props = format!("{at}.Properties");
+    w.unknown(&props, &p.other);
+    let known = match kind {
+        Kind::Queue => QUEUE_PROPERTIES,
+        Kind::Topic => TOPIC_PROPERTIES,
+        Kind::Subscription => SUBSCRIPTION_PROPERTIES,
+    };
+    let set = [
+        (
+            "DeadLetteringOnMessageExpiration",
+            p.dead_lettering_on_message_expiration.is_some(),
+        ),
+        (
+            "DefaultMessageTimeToLive",
+            p.default_message_time_to_live.is_some(),
+        ),
+        (
+            "DuplicateDetectionHistoryTimeWindow",
+            p.duplicate_detection_history_time_window.is_some(),
+        ),
+        (
+            "ForwardDeadLetteredMessagesTo",
+            p.forward_dead_lettered_messages_to.is_some(),
+        ),
+        ("ForwardTo", p.forward_to.is_some()),
+        ("LockDuration", p.lock_duration.is_some()),
+        ("MaxDeliveryCount", p.max_delivery_count.is_some()),
+        (
+            "RequiresDuplicateDetection",
+            p.requires_duplicate_detection.is_some(),
+        ),
+        ("RequiresSession", p.requires_session.is_some()),
+    ];
+    for (key, _) in set.iter().filter(|(k, on)| *on && !known.contains(k)) {
+        w.0.push(text!("x-unknown", field = format!("{props}.{key}")));
+    }
+    let here = |key: &str| known.contains(&key);
+    let target = |t: Option<String>| t.filter(|t| !t.is_empty() && here("ForwardTo"));
+    let s = SettingsDef {
+        dead_lettering_on_message_expiration: p
+            .dead_lettering_on_message_expiration
+            .filter(|_| here("DeadLetteringOnMessageExpiration")),
+        default_message_time_to_live: p.default_message_time_to_live.map(Dur),
+        duplicate_detection_history_time_window: p
+            .duplicate_detection_history_time_window
+            .filter(|_| here("DuplicateDetectionHistoryTimeWindow"))
+            .map(Dur),
+        forward_dead_lettered_messages_to: target(p.forward_dead_lettered_messages_to),
+        forward_to: target(p.forward_to),
+        lock_duration: p.lock_duration.filter(|_| here("LockDuration")).map(Dur),
+        max_delivery_count: p.max_delivery_count.filter(|_| here("MaxDeliveryCount")),
+        requires_duplicate_detection: p
+            .requires_duplicate_detection
+            .filter(|_| here("RequiresDuplicateDetection")),
+        requires_session: p.requires_session.filter(|_| here("RequiresSession")),
+        ..SettingsDef::default()
+    };
+    Ok((subscriptions.unwrap_or_default(), (e.name, s)))
 }
 
 /// A subscription's rules, each with its name (FLT-01): correlation filters (CorrelationId,
 /// Label, MessageId, the other system properties and application properties) and SQL filters
 /// with their actions. What cannot be modelled is said and left out.
-fn rules(rules: &[Value], at: &str, w: &mut Warnings) -> Result<Vec<RuleDef>, Text> {
+fn rules(rules: Vec<config::Rule>, at: &str, w: &mut Warnings) -> Result<Vec<RuleDef>, Text> {
     let mut modelled = Vec::new();
-    for (k, r) in rules.iter().enumerate() {
+    for (k, r) in rules.into_iter().enumerate() {
         let at = format!("{at}.Rules[{k}]");
-        let o = object(r, &at)?;
-        w.unknown(&at, o, &["Name", "Properties"]);
-        let props = match o.get("Properties") {
-            Some(p) => object(p, &format!("{at}.Properties"))?,
-            None => return Err(text!("x-no-properties", field = at)),
-        };
-        w.unknown(
-            &format!("{at}.Properties"),
-            props,
-            &["FilterType", "CorrelationFilter", "SqlFilter", "Action"],
-        );
-        let action = props
-            .get("Action")
-            .and_then(|a| a.get("SqlExpression"))
-            .and_then(Value::as_str)
-            .map(String::from);
-        let name = Some(
-            o.get("Name")
-                .and_then(Value::as_str)
-                .map_or_else(|| format!("rule{k}"), String::from),
-        );
-        let def = match props.get("FilterType").and_then(Value::as_str) {
+        w.unknown(&at, &r.other);
+        let props = r
+            .properties
+            .ok_or_else(|| text!("x-no-properties", field = at.as_str()))?;
+        w.unknown(&format!("{at}.Properties"), &props.other);
+        let action = props.action.and_then(|a| a.sql_expression);
+        let name = Some(r.name.unwrap_or_else(|| format!("rule{k}")));
+        let def = match props.filter_type.as_deref() {
             Some("Sql") => {
                 let sql = props
-                    .get("SqlFilter")
-                    .and_then(|f| f.get("SqlExpression"))
-                    .and_then(Value::as_str)
+                    .sql_filter
+                    .and_then(|f| f.sql_expression)
                     .ok_or_else(|| text!("x-no-properties", field = at.as_str()))?;
                 // An expression outside the supported subset is said and left out: the rest of
                 // the config still opens.
-                if let Err(e) = sbp_engine::entity::SqlRule::new(sql, action.as_deref()) {
+                if let Err(e) = sbp_engine::entity::SqlRule::new(&sql, action.as_deref()) {
                     w.0.push(text!(
                         "x-sql-unsupported",
                         field = at.as_str(),
@@ -363,7 +468,7 @@ fn rules(rules: &[Value], at: &str, w: &mut Warnings) -> Result<Vec<RuleDef>, Te
                 }
                 RuleDef {
                     name,
-                    sql: Some(sql.to_string()),
+                    sql: Some(sql),
                     action,
                     ..RuleDef::default()
                 }
@@ -373,8 +478,7 @@ fn rules(rules: &[Value], at: &str, w: &mut Warnings) -> Result<Vec<RuleDef>, Te
                     w.0.push(text!("x-action", field = at.as_str()));
                 }
                 let filter = props
-                    .get("CorrelationFilter")
-                    .and_then(Value::as_object)
+                    .correlation_filter
                     .ok_or_else(|| text!("x-no-properties", field = at.as_str()))?;
                 let mut def = RuleDef {
                     name,
@@ -406,11 +510,11 @@ fn rules(rules: &[Value], at: &str, w: &mut Warnings) -> Result<Vec<RuleDef>, Te
                 }
                 def
             }
-            _ => {
+            other => {
                 return Err(text!(
                     "x-bad-value",
                     field = format!("{at}.Properties.FilterType"),
-                    value = props.get("FilterType").map_or("-".into(), Value::to_string)
+                    value = other.unwrap_or("-")
                 ))
             }
         };

@@ -38,8 +38,8 @@ const KEYS: &[&str] = &[
     "expect",
 ];
 
-/// A step read key by key: each action's reader is called directly (a derived reader of a flat
-/// struct with an optional field per action costs the wasm several KB more). Exactly one
+/// A step read key by key: each action's reader is called directly (smaller in the wasm than a
+/// derived reader of a flat struct with an optional field per action). Exactly one
 /// action, or none with a note (narration).
 impl<'de> Deserialize<'de> for Step {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Step, D::Error> {

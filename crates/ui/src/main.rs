@@ -227,8 +227,7 @@ fn language_picker(store: &sbp_ui::state::Store) -> Html {
 }
 
 fn main() {
-    // The first render waits for the data it shows, fetched at once side by side (a few KB
-    // each): the catalog (no flash of keys; it holds the rule texts too) and the lesson track.
+    // The first render waits for the data it shows, fetched at once side by side: the catalog (no flash of keys; it holds the rule texts too) and the lesson track.
     // Then a packed link in the URL is inflated by the browser, and the app renders.
     let pending = Rc::new(std::cell::Cell::new(2u8));
     let ready: Rc<dyn Fn()> = Rc::new(move || {

@@ -502,7 +502,7 @@ impl Namespace {
     /// count as dropped): a rewind checkpoint, which must stay small. The copy goes on exactly
     /// as the namespace would; only its log's older part is gone. Made by saving the state and
     /// reading it back (`restore.rs`), as a link's checkpoint is: one way to copy the state, and
-    /// no derived copy of every engine type in the browser's wasm (3 KB brotli).
+    /// no derived copy of every engine type in the browser's wasm.
     pub fn snapshot(&mut self, keep_log: usize) -> Namespace {
         let bytes = self.save(|_| {});
         let mut copy = self.loaded(&bytes, |_| {}).unwrap_or_else(|| {
