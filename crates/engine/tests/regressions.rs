@@ -6,6 +6,9 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 use sbp_engine::time::{format_duration, HOUR, MINUTE, SECOND};
 use sbp_engine::*;
 
+mod common;
+use common::assert_dead_lettered;
+
 const R: &str = "r1";
 
 fn settings() -> EntitySettings {
@@ -122,13 +125,7 @@ fn deferring_counts_against_max_delivery_count() {
         e.main.is_empty(),
         "the second failed delivery reached the limit"
     );
-    let d = ns
-        .message("q/$deadletterqueue", 1, Perspective::Peek)
-        .unwrap();
-    assert_eq!(
-        d.dead_letter_reason.as_deref(),
-        Some("MaxDeliveryCountExceeded")
-    );
+    assert_dead_lettered(&ns, "q", 1, "MaxDeliveryCountExceeded");
 }
 
 /// Bug 5: a subscription, the entity itself or a DLQ path was accepted as a forward target.
@@ -192,13 +189,7 @@ fn a_forwarding_loop_through_a_dlq_ends_at_the_hop_limit() {
     // a#1 -> b#1 -> a#2 -> b#2 -> a#3: four hops; the fifth is refused in a's DLQ.
     assert_eq!(stored("a"), (0, 1));
     assert_eq!(stored("b"), (0, 0));
-    let m = ns
-        .message("a/$deadletterqueue", 3, Perspective::Peek)
-        .unwrap();
-    assert_eq!(
-        m.dead_letter_reason.as_deref(),
-        Some("MaxTransferHopCountExceeded")
-    );
+    assert_dead_lettered(&ns, "a", 3, "MaxTransferHopCountExceeded");
 }
 
 /// Bug 6: cancelling on a DLQ path cancelled the main queue's message.
@@ -397,13 +388,7 @@ fn a_lowered_max_delivery_count_dead_letters_on_the_next_delivery() {
     )
     .unwrap();
     assert!(receive(&mut ns, "q").is_empty(), "not handed out");
-    let d = ns
-        .message("q/$deadletterqueue", 1, Perspective::Peek)
-        .unwrap();
-    assert_eq!(
-        d.dead_letter_reason.as_deref(),
-        Some("MaxDeliveryCountExceeded")
-    );
+    assert_dead_lettered(&ns, "q", 1, "MaxDeliveryCountExceeded");
 }
 
 /// Found by the property run: a next-due query dropped a locked message's expiry timer early,

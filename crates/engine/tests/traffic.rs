@@ -5,6 +5,9 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 use sbp_engine::time::{HOUR, MINUTE, SECOND};
 use sbp_engine::*;
 
+mod common;
+use common::assert_dead_lettered;
+
 fn ns_with(queue: EntitySettings) -> Namespace {
     let mut ns = Namespace::builder().seed(42).build();
     ns.create_queue("jobs", queue).unwrap();
@@ -125,13 +128,7 @@ fn r_rcv_07_a_crashing_consumer_drives_messages_to_max_delivery_count() {
     })
     .unwrap();
     ns.advance_to(MINUTE);
-    let d = ns
-        .message("jobs/$deadletterqueue", 1, Perspective::Peek)
-        .unwrap();
-    assert_eq!(
-        d.dead_letter_reason.as_deref(),
-        Some("MaxDeliveryCountExceeded")
-    );
+    assert_dead_lettered(&ns, "jobs", 1, "MaxDeliveryCountExceeded");
     assert_eq!(ns.metrics().total().crashed, 3);
 }
 

@@ -113,13 +113,7 @@ fn r_fwd_02_a_chain_stops_at_four_hops_with_max_transfer_hop_count_exceeded() {
     assert_eq!(counts(&ns, "q5").active, 0);
     let e = ns.entity("q4").unwrap();
     assert_eq!(e.dlq.len(), 1);
-    let m = ns
-        .message("q4/$deadletterqueue", 1, Perspective::Peek)
-        .unwrap();
-    assert_eq!(
-        m.dead_letter_reason.as_deref(),
-        Some("MaxTransferHopCountExceeded")
-    );
+    assert_dead_lettered(&ns, "q4", 1, "MaxTransferHopCountExceeded");
     assert!(ns.log().iter().any(|e| e.rule == Some(Rule::Fwd02)));
     // Three hops arrive.
     ns.send("q1", msg("b", None)).unwrap();

@@ -5,6 +5,10 @@ use sbp_engine::send_lab::{self, Injected, SendLabSpec, SendStrategy};
 use sbp_engine::time::{after, parse_duration, DAY, HOUR, MAX_VALUE, MINUTE, NEVER, SECOND};
 use sbp_engine::*;
 
+#[path = "../common/mod.rs"]
+mod common;
+pub use common::assert_dead_lettered;
+
 pub const R: &str = "r1";
 
 pub fn ns() -> Namespace {

@@ -16,13 +16,7 @@ fn open_question_max_delivery_count_wins_over_expiry() {
     ns.send("q", msg("a", Some(10 * SECOND))).unwrap();
     recv(&mut ns, "q", 1);
     ns.advance_to(30 * SECOND);
-    let d = ns
-        .message("q/$deadletterqueue", 1, Perspective::Peek)
-        .unwrap();
-    assert_eq!(
-        d.dead_letter_reason.as_deref(),
-        Some("MaxDeliveryCountExceeded")
-    );
+    assert_dead_lettered(&ns, "q", 1, "MaxDeliveryCountExceeded");
 }
 
 #[test]

@@ -181,10 +181,7 @@ fn r_rcv_05_complete_abandon_dead_letter() {
             .delivery_count,
         1
     );
-    let d = ns
-        .message("q/$deadletterqueue", 3, Perspective::Peek)
-        .unwrap();
-    assert_eq!(d.dead_letter_reason.as_deref(), Some("Invalid"));
+    let d = assert_dead_lettered(&ns, "q", 3, "Invalid");
     assert_eq!(d.dead_letter_error_description.as_deref(), Some("bad json"));
 }
 
@@ -227,13 +224,7 @@ fn r_rcv_07_max_delivery_count_dead_letters() {
         assert_eq!(got[0].delivery_count, round);
         ns.advance_to(ns.now() + 30 * SECOND);
     }
-    let d = ns
-        .message("q/$deadletterqueue", 1, Perspective::Peek)
-        .unwrap();
-    assert_eq!(
-        d.dead_letter_reason.as_deref(),
-        Some("MaxDeliveryCountExceeded")
-    );
+    let d = assert_dead_lettered(&ns, "q", 1, "MaxDeliveryCountExceeded");
     assert_eq!(d.delivery_count, 3);
 }
 
