@@ -2,7 +2,7 @@
 //! and the scenario menu (presets, open a link). Each action becomes a scenario step.
 use crate::form::*;
 use crate::state::Action;
-use crate::state::{StoreProps, TABS};
+use crate::state::{StateProps, TABS};
 use sbp_engine::time::Instant;
 use sbp_engine::EntityKind;
 use sbp_scenario::link::{decode_link, Link};
@@ -11,7 +11,7 @@ use sbp_scenario::*;
 use yew::prelude::*;
 
 /// Paths that can be received from: queues, subscriptions, and their DLQs (the engine's list).
-fn receivable(store: &crate::state::Store) -> Vec<String> {
+fn receivable(store: &crate::state::StateHandle) -> Vec<String> {
     let sim = store.sim.borrow();
     sim.ns
         .receive_sources()
@@ -21,7 +21,7 @@ fn receivable(store: &crate::state::Store) -> Vec<String> {
 }
 /// Every queue, topic and subscription (what a fault or an edit can name), and the
 /// subscriptions alone.
-fn entity_paths(store: &crate::state::Store) -> (Vec<String>, Vec<String>) {
+fn entity_paths(store: &crate::state::StateHandle) -> (Vec<String>, Vec<String>) {
     let sim = store.sim.borrow();
     let all = sim.ns.entities().map(|e| e.path.clone()).collect();
     let subscriptions = sim
@@ -32,7 +32,7 @@ fn entity_paths(store: &crate::state::Store) -> (Vec<String>, Vec<String>) {
         .collect();
     (all, subscriptions)
 }
-fn sendable(store: &crate::state::Store) -> Vec<String> {
+fn sendable(store: &crate::state::StateHandle) -> Vec<String> {
     let sim = store.sim.borrow();
     sim.ns
         .entities()
@@ -48,7 +48,7 @@ fn starter_option() -> Vec<(String, String)> {
 
 /// The control sections. A plain function: the forms in it re-render only when their fields
 /// change (DataForm), the running actors on the slow version.
-pub fn actions(store: &crate::state::Store) -> Html {
+pub fn actions(store: &crate::state::StateHandle) -> Html {
     let (entities, subscriptions) = entity_paths(store);
     let form = FormProps {
         dispatch: store.dispatcher(),
@@ -478,7 +478,7 @@ fn entity_form(props: &FormProps) -> Html {
 
 /// Loads preset `name` (fetched: `presets/<name>.json`; "playground" is the starter). Its
 /// expectations are checked as it plays, as the CLI checks them.
-pub fn load_preset(store: &crate::state::Store, name: &str) {
+pub fn load_preset(store: &crate::state::StateHandle, name: &str) {
     let load = {
         let store = store.clone();
         move |parsed: Result<Scenario, String>| match parsed {
@@ -508,7 +508,7 @@ pub fn load_preset(store: &crate::state::Store, name: &str) {
 
 /// Presets and "open a link or scenario file".
 #[function_component(ScenarioMenu)]
-pub fn scenario_menu(props: &StoreProps) -> Html {
+pub fn scenario_menu(props: &StateProps) -> Html {
     let store = props.store.clone();
     let preset = use_node_ref();
     let pasted = use_node_ref();
@@ -560,7 +560,7 @@ pub fn scenario_menu(props: &StoreProps) -> Html {
 }
 
 /// Opens pasted text: a scenario file (JSON) or a link (already unpacked by the browser).
-fn open_text(store: &crate::state::Store, t: &str) {
+fn open_text(store: &crate::state::StateHandle, t: &str) {
     let parsed = if t.starts_with('{') {
         Scenario::from_json(t).map(|s| Link::at(s, None))
     } else {

@@ -3,7 +3,7 @@ use crate::plot::{line, plot};
 use yew::prelude::*;
 
 /// A plain function (no hooks): the panel that calls it follows the slow version.
-pub fn chart(store: &crate::state::Store) -> Html {
+pub fn chart(store: &crate::state::StateHandle) -> Html {
     let samples = store.samples.borrow();
     if samples.is_empty() {
         return html! {};

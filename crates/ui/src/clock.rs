@@ -2,14 +2,14 @@
 //! timeline slider and the share button.
 use crate::browser;
 use crate::i18n::{t, tf};
-use crate::state::StoreProps;
+use crate::state::StateProps;
 use crate::state::{Action, SPEEDS};
 use sbp_engine::time::{format_instant, MINUTE, SECOND};
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
 #[function_component(ClockBar)]
-pub fn clock_bar(props: &StoreProps) -> Html {
+pub fn clock_bar(props: &StateProps) -> Html {
     let store = &props.store;
     let share_link = use_state(String::new);
     let embed_code = use_state(String::new);

@@ -95,7 +95,7 @@ fn properties_table(
 
 /// The selected message. A plain function, drawn inside the slow panels' component (which
 /// follows a running clock every few hundred ms).
-pub fn inspector(store: &crate::state::Store) -> Html {
+pub fn inspector(store: &crate::state::StateHandle) -> Html {
     let Some((path, seq)) = store.selected.clone() else {
         return html! { <section class="inspector" id="inspector"><h2>{t("inspector")}</h2><p class="hint">{t("inspector-hint")}</p></section> };
     };
@@ -159,7 +159,7 @@ pub fn inspector(store: &crate::state::Store) -> Html {
 /// RCV-05: dead-letter the selected locked message with a reason and description of your own
 /// (left empty: the examples the fields show). A plain function: the inputs are read by id when
 /// the form is sent.
-fn dead_letter_form(store: &crate::state::Store, path: &str, seq: u64, holder: &str) -> Html {
+fn dead_letter_form(store: &crate::state::StateHandle, path: &str, seq: u64, holder: &str) -> Html {
     let example = t("dl-description-example");
     let onsubmit = {
         let store = store.clone();
@@ -243,7 +243,7 @@ fn rules_markup() -> Markup {
 /// a span from its delivery to its settlement or lapse, its ExpiresAt; hovering a mark shows the
 /// event, clicking it moves the clock there. Drawn as SVG text; the click is read from `data-at`.
 fn life_line(
-    store: &crate::state::Store,
+    store: &crate::state::StateHandle,
     sim: &sbp_scenario::Simulation,
     events: &[&sbp_engine::Event],
     view: Option<&sbp_engine::MessageView>,

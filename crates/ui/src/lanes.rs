@@ -110,7 +110,7 @@ fn settings_text(e: &Entity) -> String {
 }
 
 /// The lanes. A plain function, not a component: it follows every tick anyway.
-pub fn lanes(store: &crate::state::Store) -> Html {
+pub fn lanes(store: &crate::state::StateHandle) -> Html {
     let sim = store.sim.borrow();
     let now = sim.now();
     let entities: Vec<&Entity> = sim.ns.entities().collect();
@@ -193,7 +193,7 @@ fn sessions(e: &Entity, ns: &sbp_engine::Namespace, now: Instant) -> String {
 }
 
 /// One queue's cards (the entity's or its DLQ's).
-fn cards(app: &crate::state::Store, entity_path: &str, dlq: bool) -> Html {
+fn cards(app: &crate::state::StateHandle, entity_path: &str, dlq: bool) -> Html {
     let sim = app.sim.borrow();
     let now = sim.now();
     let Some(e) = sim.ns.entity(entity_path) else {
@@ -278,7 +278,7 @@ fn cards(app: &crate::state::Store, entity_path: &str, dlq: bool) -> Html {
 }
 
 fn card(
-    store: &crate::state::Store,
+    store: &crate::state::StateHandle,
     ns: &sbp_engine::Namespace,
     (q, path): (QueueRef, &str),
     m: &Message,

@@ -2,7 +2,7 @@
 //! (explain, predict, do), progress in local storage, and the first screen. The lessons are data
 //! (`web/lessons/*.json`, fetched); what a part checks and answers is `sbp_scenario::lesson`'s.
 use crate::i18n::{lang, t, tf};
-use crate::state::{Action, LessonRun, Store, StoreProps};
+use crate::state::{Action, LessonRun, StateHandle, StateProps};
 use sbp_scenario::lesson::{text, Lesson, PartKind, Question};
 use std::rc::Rc;
 use yew::prelude::*;
@@ -105,7 +105,7 @@ pub fn load_index(done: Box<dyn FnOnce()>) {
 }
 
 /// A lesson link's lesson (its JSON, packed as a scenario link's is), started.
-pub fn open_payload(store: &Store, payload: &str) {
+pub fn open_payload(store: &StateHandle, payload: &str) {
     let json = sbp_scenario::link::decode_payload(payload).map_err(|e| e.to_string());
     begin(store, "#lesson", json);
 }
@@ -123,7 +123,7 @@ pub fn chain() -> Vec<String> {
 }
 
 /// In workshop mode, a prediction not answered yet shows alone (the reveal brings the rest).
-pub fn question_alone(store: &Store) -> bool {
+pub fn question_alone(store: &StateHandle) -> bool {
     store.lesson.as_deref().is_some_and(|run| {
         run.given.is_none()
             && run.part().and_then(|p| p.kind()) == Some(PartKind::Predict)
@@ -132,7 +132,7 @@ pub fn question_alone(store: &Store) -> bool {
 }
 
 /// Fetches and starts lesson `id`.
-pub fn start(store: &Store, id: &str) {
+pub fn start(store: &StateHandle, id: &str) {
     if !sbp_scenario::lesson::is_slug(id) {
         return store.dispatch(Action::Error(tf("no-lesson", &[("id", id)])));
     }
@@ -145,7 +145,7 @@ pub fn start(store: &Store, id: &str) {
 
 /// Reads a lesson's JSON and starts it, or says why it cannot (one place for every way a
 /// lesson arrives: fetched by id, or carried by a link).
-fn begin(store: &Store, id: &str, json: Result<String, String>) {
+fn begin(store: &StateHandle, id: &str, json: Result<String, String>) {
     match json.and_then(|t| Lesson::from_json(&t).map_err(|e| e.to_string())) {
         Ok(lesson) => store.dispatch(Action::StartLesson(Rc::new(lesson))),
         Err(e) => store.dispatch(Action::Error(tf(
@@ -156,7 +156,7 @@ fn begin(store: &Store, id: &str, json: Result<String, String>) {
 }
 
 /// The track: each lesson with its progress, a click starts it.
-pub fn lesson_list(store: &Store) -> Html {
+pub fn lesson_list(store: &StateHandle) -> Html {
     let listed = track();
     let lang = lang();
     html! {
@@ -180,7 +180,7 @@ pub fn lesson_list(store: &Store) -> Html {
 }
 
 /// The first screen: what this is, the first lesson, the sandbox, the presets.
-pub fn welcome(store: &Store) -> Html {
+pub fn welcome(store: &StateHandle) -> Html {
     let store = store.clone();
     let first = {
         let store = store.clone();
@@ -208,7 +208,7 @@ pub fn welcome(store: &Store) -> Html {
 
 /// The lesson being taken: the current part with what it needs, and the way on.
 #[function_component(LessonPanel)]
-pub fn lesson_panel(props: &StoreProps) -> Html {
+pub fn lesson_panel(props: &StateProps) -> Html {
     let store = &props.store;
     let typed = use_node_ref();
     let Some(run) = store.lesson.clone() else {
@@ -289,7 +289,7 @@ fn kind_class(kind: PartKind) -> &'static str {
 }
 
 /// A prediction: choices (or a typed value), then the true outcome next to it.
-fn predict(store: &Store, run: &LessonRun, typed: &NodeRef, next: Html) -> Html {
+fn predict(store: &StateHandle, run: &LessonRun, typed: &NodeRef, next: Html) -> Html {
     let Some(part) = run.part() else {
         return next;
     };
@@ -349,7 +349,7 @@ fn predict(store: &Store, run: &LessonRun, typed: &NodeRef, next: Html) -> Html 
 }
 
 /// A goal: checked live; hints on request; "show me" plays the solution.
-fn goal(store: &Store, run: &LessonRun, lang: &str, next: Html) -> Html {
+fn goal(store: &StateHandle, run: &LessonRun, lang: &str, next: Html) -> Html {
     let Some(part) = run.part() else {
         return next;
     };

@@ -151,24 +151,24 @@ fn app() -> Html {
 /// The panels both layouts (the page and an embed) show, each built in one place (not one copy
 /// per layout in the wasm).
 mod parts {
-    use sbp_ui::state::{SimRef, Store};
+    use sbp_ui::state::{SimRef, StateHandle};
     use sbp_ui::{clock, lanes, lesson, log, map};
     use yew::prelude::*;
 
     #[inline(never)]
-    pub fn clock(store: &Store) -> Html {
+    pub fn clock(store: &StateHandle) -> Html {
         html! { <clock::ClockBar store={store.clone()} /> }
     }
     #[inline(never)]
-    pub fn lesson(store: &Store) -> Html {
+    pub fn lesson(store: &StateHandle) -> Html {
         html! { <lesson::LessonPanel store={store.clone()} /> }
     }
     #[inline(never)]
-    pub fn map(store: &Store) -> Html {
+    pub fn map(store: &StateHandle) -> Html {
         html! { <map::NamespaceMap store={store.clone()} version={store.version} /> }
     }
     #[inline(never)]
-    pub fn log(store: &Store) -> Html {
+    pub fn log(store: &StateHandle) -> Html {
         let fast = store.playing && store.speed >= lanes::FAST_SPEED;
         html! { <log::EventLog sim={SimRef(store.sim.clone())} version={store.slow_version} {fast} /> }
     }
@@ -200,7 +200,7 @@ fn send_lab_frame() -> Html {
 }
 
 /// The language picker: the catalog is fetched, then every panel re-renders in it.
-fn language_picker(store: &sbp_ui::state::Store) -> Html {
+fn language_picker(store: &sbp_ui::state::StateHandle) -> Html {
     let store = store.clone();
     let onchange = Callback::from(move |e: Event| {
         let chosen = e

@@ -7,7 +7,7 @@ use crate::i18n::{t, tf};
 use crate::markup;
 use crate::markup::Markup;
 use crate::markup::{clip, fmt};
-use crate::state::{Action, Store};
+use crate::state::{Action, StateHandle};
 use sbp_engine::namespace::queue_path;
 use sbp_engine::time::{format_duration, Instant};
 use sbp_engine::{Event, EventKind, MapView, Movement, Place, PlaceKind, PlaceView};
@@ -354,7 +354,7 @@ impl Motion {
 
 #[derive(Properties)]
 pub struct MapProps {
-    pub store: Store,
+    pub store: StateHandle,
     /// The state's version: the map follows every clock tick.
     pub version: u64,
 }

@@ -9,7 +9,7 @@ use yew::prelude::*;
 const POINTS: usize = 240;
 
 /// A plain function (no hooks): the panel that calls it follows the slow version.
-pub fn metrics_charts(store: &crate::state::Store) -> Html {
+pub fn metrics_charts(store: &crate::state::StateHandle) -> Html {
     let sim = store.sim.borrow();
     let metrics = sim.ns.metrics();
     if metrics

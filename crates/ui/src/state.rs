@@ -513,7 +513,7 @@ pub const TABS: [&str; 5] = ["send", "receive", "faults", "traffic", "entities"]
 /// A click that dispatches `action()`: one closure type for every such button (one copy in the
 /// wasm).
 #[inline(never)]
-pub fn on_click(store: &Store, action: fn() -> Action) -> yew::Callback<web_sys::MouseEvent> {
+pub fn on_click(store: &StateHandle, action: fn() -> Action) -> yew::Callback<web_sys::MouseEvent> {
     let store = store.clone();
     yew::Callback::from(move |_: web_sys::MouseEvent| store.dispatch(action()))
 }
@@ -529,18 +529,18 @@ impl PartialEq for SimRef {
 }
 
 /// The handle every component gets to read the state and dispatch actions.
-pub type Store = UseReducerHandle<AppState>;
+pub type StateHandle = UseReducerHandle<AppState>;
 
 #[derive(Properties, PartialEq)]
-pub struct StoreProps {
-    pub store: Store,
+pub struct StateProps {
+    pub store: StateHandle,
 }
 
 /// Props for panels that follow the clock at most every few hundred milliseconds while it runs.
 /// A store handle reads the latest state, so the version they compare is copied in.
 #[derive(Properties)]
 pub struct SlowProps {
-    pub store: Store,
+    pub store: StateHandle,
     pub version: u64,
 }
 
