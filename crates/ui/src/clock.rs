@@ -81,14 +81,17 @@ pub fn clock_bar(props: &StateProps) -> Html {
     };
     // "Copy embed code": an iframe for this scenario, instant, speed, lesson and language, with
     // the options chosen; a line of script lets the host page size it to its content.
+    let embed_inputs = use_memo((), |_| crate::embed::EmbedInputs::default());
     let on_embed = {
         let store = store.clone();
         let embed_code = embed_code.clone();
+        let inputs = embed_inputs.clone();
         Callback::from(move |_: MouseEvent| {
             let embed_code = embed_code.clone();
+            let inputs = inputs.clone();
             let lesson = store.lesson.as_ref().map(|run| run.lesson.id.clone());
             browser::share_url(&mut store.sim.borrow_mut(), store.speed, move |url| {
-                let code = crate::embed::embed_code(&url, lesson.as_deref());
+                let code = crate::embed::embed_code(&url, lesson.as_deref(), &inputs);
                 browser::copy_to_clipboard(&code);
                 embed_code.set(code);
             });
@@ -145,9 +148,7 @@ pub fn clock_bar(props: &StateProps) -> Html {
             </label>
             <details class="embed-options" id="embed-options">
                 <summary>{t("embed")}</summary>
-                // The options as markup text: they are read from the page when the code is made,
-                // and the same text is not redrawn, so what the reader ticked stays.
-                {crate::embed::embed_options().into_html()}
+                {crate::embed::embed_options(&embed_inputs)}
                 <button id="embed-code" onclick={on_embed}>{t("embed-copy")}</button>
                 if !embed_code.is_empty() {
                     <textarea id="embed-snippet" readonly=true rows="4" aria-label={t("embed")} value={(*embed_code).clone()} />

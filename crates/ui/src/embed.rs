@@ -1,56 +1,58 @@
 //! The embed form (under the clock): its options, and the iframe snippet it makes for the
 //! current scenario, instant, speed, language and lesson.
-use crate::markup::Markup;
+use crate::i18n::t;
+use web_sys::HtmlInputElement;
+use yew::prelude::*;
 
-/// The embed form's options: autoplay, loop, the panels, the height.
-pub fn embed_options() -> Markup {
-    let mut out = Markup::new();
-    for (id, key, on) in [
-        ("embed-autoplay", "embed-autoplay", true),
-        ("embed-loop", "embed-loop", false),
-        ("embed-map", "map", false),
-        ("embed-lanes", "embed-lanes", true),
-        ("embed-log", "log", false),
-    ] {
-        crate::markup!(
-            out,
-            "<label class=\"check\"><input type=\"checkbox\" id=\"{}\"{}> {}</label>",
-            id,
-            if on { " checked" } else { "" },
-            crate::i18n::t(key)
-        );
+/// The embed form's inputs, read when the code is made.
+#[derive(Clone, Default, PartialEq)]
+pub struct EmbedInputs {
+    autoplay: NodeRef,
+    looping: NodeRef,
+    map: NodeRef,
+    lanes: NodeRef,
+    log: NodeRef,
+    height: NodeRef,
+}
+
+/// The embed form's options: autoplay, loop, the panels, the height. Uncontrolled inputs: a
+/// re-render leaves what the reader ticked.
+pub fn embed_options(inputs: &EmbedInputs) -> Html {
+    let check = |node: &NodeRef, id: &'static str, key: &str, on: bool| {
+        html! {
+            <label class="check"><input type="checkbox" {id} ref={node.clone()} checked={on} />{" "}{t(key)}</label>
+        }
+    };
+    html! {
+        <>
+            {check(&inputs.autoplay, "embed-autoplay", "embed-autoplay", true)}
+            {check(&inputs.looping, "embed-loop", "embed-loop", false)}
+            {check(&inputs.map, "embed-map", "map", false)}
+            {check(&inputs.lanes, "embed-lanes", "embed-lanes", true)}
+            {check(&inputs.log, "embed-log", "log", false)}
+            <label>{t("embed-height")}{" "}<input id="embed-height" ref={inputs.height.clone()} value="480" size="5" /></label>
+        </>
     }
-    crate::markup!(
-        out,
-        "<label>{} <input id=\"embed-height\" value=\"480\" size=\"5\"></label>",
-        crate::i18n::t("embed-height")
-    );
-    out
 }
 
-/// Whether the checkbox with this id is ticked, and an input's text.
-fn checked(id: &str) -> bool {
-    input(id).is_some_and(|i| i.checked())
-}
-fn input(id: &str) -> Option<web_sys::HtmlInputElement> {
-    let el = web_sys::window()?.document()?.get_element_by_id(id)?;
-    wasm_bindgen::JsCast::dyn_into(el).ok()
+fn checked(node: &NodeRef) -> bool {
+    node.cast::<HtmlInputElement>().is_some_and(|i| i.checked())
 }
 
 /// The iframe snippet that embeds `url` (a share link) with the options of the embed form:
 /// autoplay, loop, the panels, the height; the reader's language and lesson. The script
 /// (`web/embed.js`) lets the host page size the frame to its content (the page posts
 /// `sbp-size` messages).
-pub fn embed_code(url: &str, lesson: Option<&str>) -> String {
+pub fn embed_code(url: &str, lesson: Option<&str>, inputs: &EmbedInputs) -> String {
     let (page, fragment) = url.split_once('#').unwrap_or((url, ""));
     let page = page.split('?').next().unwrap_or(page);
     let panels: Vec<&str> = [
-        ("map", "embed-map"),
-        ("lanes", "embed-lanes"),
-        ("log", "embed-log"),
+        ("map", &inputs.map),
+        ("lanes", &inputs.lanes),
+        ("log", &inputs.log),
     ]
     .into_iter()
-    .filter(|(_, id)| checked(id))
+    .filter(|(_, node)| checked(node))
     .map(|(p, _)| p)
     .collect();
     // Every value URL-encoded (the browser's form encoding), then the whole address escaped
@@ -60,8 +62,8 @@ pub fn embed_code(url: &str, lesson: Option<&str>) -> String {
         q.append("embed", "1");
         q.append("lang", crate::i18n::lang());
         q.append("panels", &panels.join(","));
-        for (flag, id) in [("autoplay", "embed-autoplay"), ("loop", "embed-loop")] {
-            if checked(id) {
+        for (flag, node) in [("autoplay", &inputs.autoplay), ("loop", &inputs.looping)] {
+            if checked(node) {
                 q.append(flag, "1");
             }
         }
@@ -72,7 +74,7 @@ pub fn embed_code(url: &str, lesson: Option<&str>) -> String {
     let query = query
         .map(|q| String::from(q.to_string()))
         .unwrap_or_default();
-    let height = input("embed-height")
+    let height = (inputs.height.cast::<HtmlInputElement>())
         .and_then(|i| i.value().trim().parse::<u32>().ok())
         .unwrap_or(480)
         .clamp(200, 4000);

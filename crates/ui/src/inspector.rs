@@ -6,7 +6,6 @@ use crate::markup::rule_abbr;
 use crate::markup::Markup;
 use sbp_engine::time::{format_duration, format_instant, MAX_VALUE};
 use sbp_engine::{MessageView, Perspective};
-use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, String)> {
@@ -157,11 +156,13 @@ pub fn inspector(store: &crate::state::StateHandle) -> Html {
 }
 
 /// RCV-05: dead-letter the selected locked message with a reason and description of your own
-/// (left empty: the examples the fields show). A plain function: the inputs are read by id when
-/// the form is sent.
+/// (left empty: the examples the fields show). A plain function: its inputs' refs are made with
+/// each drawing, and the form's handler of that drawing reads them.
 fn dead_letter_form(store: &crate::state::StateHandle, path: &str, seq: u64, holder: &str) -> Html {
     let example = t("dl-description-example");
+    let (reason, description) = (NodeRef::default(), NodeRef::default());
     let onsubmit = {
+        let (reason, description) = (reason.clone(), description.clone());
         let store = store.clone();
         let example = example.clone();
         let def = sbp_scenario::SettleDef {
@@ -174,11 +175,9 @@ fn dead_letter_form(store: &crate::state::StateHandle, path: &str, seq: u64, hol
         };
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
-            let value = |id: &str, or: &str| {
-                let typed = web_sys::window()
-                    .and_then(|w| w.document())
-                    .and_then(|d| d.get_element_by_id(id))
-                    .and_then(|el| el.dyn_into::<web_sys::HtmlInputElement>().ok())
+            let value = |node: &NodeRef, or: &str| {
+                let typed = node
+                    .cast::<web_sys::HtmlInputElement>()
                     .map(|i| i.value().trim().to_string())
                     .unwrap_or_default();
                 Some(if typed.is_empty() {
@@ -188,8 +187,8 @@ fn dead_letter_form(store: &crate::state::StateHandle, path: &str, seq: u64, hol
                 })
             };
             let settle = sbp_scenario::SettleDef {
-                reason: value("dl-reason", "ValidationFailed"),
-                description: value("dl-description", &example),
+                reason: value(&reason, "ValidationFailed"),
+                description: value(&description, &example),
                 ..def.clone()
             };
             store.dispatch(crate::state::Action::Do(Box::new(sbp_scenario::Step::new(
@@ -199,8 +198,8 @@ fn dead_letter_form(store: &crate::state::StateHandle, path: &str, seq: u64, hol
     };
     html! {
         <form class="inline-form" {onsubmit} aria-label={t("dl-form")}>
-            <label>{t("dl-reason")}{" "}<input id="dl-reason" type="text" placeholder="ValidationFailed" /></label>
-            <label>{t("dl-description")}{" "}<input id="dl-description" type="text" placeholder={example} /></label>
+            <label>{t("dl-reason")}{" "}<input id="dl-reason" ref={reason} type="text" placeholder="ValidationFailed" /></label>
+            <label>{t("dl-description")}{" "}<input id="dl-description" ref={description} type="text" placeholder={example} /></label>
             <button type="submit" id="dl-button">{tf("dl-button", &[("seq", &seq.to_string()), ("receiver", holder)])}</button>
         </form>
     }
