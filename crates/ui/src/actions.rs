@@ -106,9 +106,9 @@ pub fn actions(store: &crate::state::StateHandle) -> Html {
 }
 
 /// Fields: to, MessageId, TTL, schedule in, Subject, properties, body, how many.
-fn send_step(v: &Values, _button: usize, now: Instant) -> Result<Action, String> {
+fn send_step(v: &Values, _button: usize, now: Instant) -> Result<Action, FormError> {
     if v.get("send-to").is_empty() {
-        return Err(crate::i18n::t("error-no-target"));
+        return Err(crate::i18n::t("error-no-target").into());
     }
     let mut properties = std::collections::BTreeMap::new();
     let mut system_properties = std::collections::BTreeMap::new();
@@ -181,10 +181,10 @@ fn send_form(props: &FormProps) -> Html {
 
 /// Fields: from, receiver, mode, count, auto-renew, deferred sequence numbers. Buttons: receive,
 /// peek, receive deferred.
-fn receive_step(v: &Values, button: usize, _now: Instant) -> Result<Action, String> {
+fn receive_step(v: &Values, button: usize, _now: Instant) -> Result<Action, FormError> {
     let from = v.get("receive-from").to_string();
     if from.is_empty() {
-        return Err(crate::i18n::t("error-no-source"));
+        return Err(crate::i18n::t("error-no-source").into());
     }
     let receiver =
         opt(v.get("receive-receiver").to_string()).unwrap_or_else(|| DEFAULT_RECEIVER.into());
@@ -215,7 +215,7 @@ fn receive_step(v: &Values, button: usize, _now: Instant) -> Result<Action, Stri
                 })
                 .collect::<Result<Vec<u64>, String>>()?;
             if seqs.is_empty() {
-                return Err(crate::i18n::t("error-no-seqs"));
+                return Err(crate::i18n::t("error-no-seqs").into());
             }
             Step::new(StepAction::ReceiveDeferred(ReceiveDeferredDef {
                 from,
@@ -289,7 +289,7 @@ fn receive_form(props: &FormProps) -> Html {
 }
 
 /// Fields: in, entity, receiver. Buttons: service update, OS update, entity update, disconnect.
-fn fault_step(v: &Values, button: usize, now: Instant) -> Result<Action, String> {
+fn fault_step(v: &Values, button: usize, now: Instant) -> Result<Action, FormError> {
     let step = match button {
         0 => Step::new(StepAction::Fault(FaultDef::ServiceUpdate)),
         1 => Step::new(StepAction::Fault(FaultDef::OsUpdate)),
@@ -329,7 +329,7 @@ fn fault_form(props: &FormProps) -> Html {
 /// Fields: target, kind, name, subject filter, DefaultMessageTimeToLive, LockDuration,
 /// MaxDeliveryCount, AutoDeleteOnIdle, ForwardTo, ForwardDeadLetteredMessagesTo, dead-lettering
 /// on expiration. The engine checks the limits; its error names the setting.
-fn entity_step(v: &Values, button: usize, _now: Instant) -> Result<Action, String> {
+fn entity_step(v: &Values, button: usize, _now: Instant) -> Result<Action, FormError> {
     // FLT-01: a rule added to (or removed from) the subscription chosen as the target.
     if button > 0 {
         let step = RuleStepDef {
@@ -370,7 +370,7 @@ fn entity_step(v: &Values, button: usize, _now: Instant) -> Result<Action, Strin
         return Ok(Action::Do(Box::new(Step::new(StepAction::Update(update)))));
     }
     if v.get("entity-name").is_empty() {
-        return Err(crate::i18n::t("error-no-name"));
+        return Err(crate::i18n::t("error-no-name").into());
     }
     let mut def = EntityDef {
         settings,
@@ -502,7 +502,10 @@ pub fn load_preset(store: &crate::state::StateHandle, name: &str) {
         )));
     }
     crate::browser::fetch_text(&format!("presets/{name}.json"), move |text| {
-        load(text.and_then(|t| Scenario::from_json(&t).map_err(|e| e.to_string())))
+        load(
+            text.map_err(|e| e.to_string())
+                .and_then(|t| Scenario::from_json(&t).map_err(|e| e.to_string())),
+        )
     });
 }
 

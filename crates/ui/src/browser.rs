@@ -222,15 +222,23 @@ pub fn tick_rendered() {
     sbp_tick_work(now_ms() - start);
 }
 
+/// A file next to the page that could not be had (no answer, or not 200); `i18n` words it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FetchError {
+    pub url: String,
+}
+
 /// Fetches a text file next to the page (the presets are data, fetched when needed), then calls
-/// `done` with it or with an error in words.
-pub fn fetch_text(url: &str, done: impl FnOnce(Result<String, String>) + 'static) {
+/// `done` with it or with what failed.
+pub fn fetch_text(url: &str, done: impl FnOnce(Result<String, FetchError>) + 'static) {
     fetch_boxed(url, Box::new(done))
 }
 
 /// The one body of [`fetch_text`] (a boxed callback: one copy in the wasm, not one per caller).
-fn fetch_boxed(url: &str, done: Box<dyn FnOnce(Result<String, String>)>) {
-    let failed = crate::i18n::tf("could-not-load", &[("url", url)]);
+fn fetch_boxed(url: &str, done: Box<dyn FnOnce(Result<String, FetchError>)>) {
+    let failed = FetchError {
+        url: url.to_string(),
+    };
     let Ok(xhr) = web_sys::XmlHttpRequest::new() else {
         return done(Err(failed));
     };

@@ -145,10 +145,38 @@ impl Values {
     }
 }
 
+/// What is wrong with a form's values, in the reader's words, and the field it is about (shown
+/// next to that field; without one, below the fields).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FormError {
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl FormError {
+    /// An error about `field`, said with the field's name first.
+    pub fn at(field: &str, what: impl std::fmt::Display) -> FormError {
+        FormError {
+            field: Some(field.to_string()),
+            message: format!("{field}: {what}"),
+        }
+    }
+}
+
+/// An error about the form as a whole.
+impl From<String> for FormError {
+    fn from(message: String) -> FormError {
+        FormError {
+            field: None,
+            message,
+        }
+    }
+}
+
 /// Turns a form's values, the button pressed (0 for the first, which Enter also presses) and the
 /// current instant into an action, or an error that names the field.
 pub type Parse =
-    fn(&Values, usize, sbp_engine::time::Instant) -> Result<crate::state::Action, String>;
+    fn(&Values, usize, sbp_engine::time::Instant) -> Result<crate::state::Action, FormError>;
 
 /// A form's title is the catalog's text for its id, its hint (if it has one) the text for
 /// `id-hint`, a button's label the text for the button's id.
@@ -185,8 +213,7 @@ impl PartialEq for DataFormProps {
 pub fn data_form(props: &DataFormProps) -> Html {
     let count = props.fields.len();
     let refs = use_state(|| (0..count).map(|_| NodeRef::default()).collect::<Vec<_>>());
-    // The error, and the key of the field it names (the engine's `field`, or a parse error's
-    // "Key: ..." prefix).
+    // The error, and the key of the field it names (the engine's `field`, or a `FormError`'s).
     let error = use_state(|| None::<(Option<String>, String)>);
     {
         let first: Vec<(NodeRef, &'static str)> = refs
@@ -236,10 +263,7 @@ pub fn data_form(props: &DataFormProps) -> Html {
                         _ => error.set(None),
                     }
                 }
-                Err(m) => {
-                    let key = m.split_once(':').map(|(k, _)| k.trim().to_string());
-                    error.set(Some((key, m)));
-                }
+                Err(e) => error.set(Some((e.field, e.message))),
             }
         })
     };
@@ -294,53 +318,60 @@ pub fn data_form(props: &DataFormProps) -> Html {
 
 /// Parsing of typed text, naming the field in the error.
 pub mod parse {
+    use super::FormError;
     use sbp_scenario::Dur;
 
-    pub fn dur(field: &str, s: &str) -> Result<Option<Dur>, String> {
+    pub fn dur(field: &str, s: &str) -> Result<Option<Dur>, FormError> {
         if s.is_empty() {
             return Ok(None);
         }
         sbp_engine::time::parse_duration(s)
             .map(|d| Some(Dur(d)))
-            .map_err(|e| format!("{field}: {e}"))
+            .map_err(|e| FormError::at(field, e))
     }
-    pub fn real(field: &str, s: &str, min: f64, max: f64) -> Result<Option<f64>, String> {
+    pub fn real(field: &str, s: &str, min: f64, max: f64) -> Result<Option<f64>, FormError> {
         if s.is_empty() {
             return Ok(None);
         }
         // serde_json's number parser is in the wasm anyway; core's f64 parser would add its tables.
         match serde_json::from_str::<f64>(s) {
             Ok(v) if v.is_finite() && (min..=max).contains(&v) => Ok(Some(v)),
-            _ => Err(crate::i18n::tf(
-                "error-number",
-                &[
-                    ("field", field),
-                    ("value", s),
-                    ("min", &sbp_engine::time::format_decimal(min, 3)),
-                    ("max", &sbp_engine::time::format_decimal(max, 3)),
-                ],
-            )),
+            _ => Err(FormError {
+                field: Some(field.to_string()),
+                message: crate::i18n::tf(
+                    "error-number",
+                    &[
+                        ("field", field),
+                        ("value", s),
+                        ("min", &sbp_engine::time::format_decimal(min, 3)),
+                        ("max", &sbp_engine::time::format_decimal(max, 3)),
+                    ],
+                ),
+            }),
         }
     }
     /// A whole number from `min` to `max`, or None when empty.
-    pub fn whole(field: &str, s: &str, min: u64, max: u64) -> Result<Option<u64>, String> {
+    pub fn whole(field: &str, s: &str, min: u64, max: u64) -> Result<Option<u64>, FormError> {
         if s.is_empty() {
             return Ok(None);
         }
         match s.parse::<u64>() {
             Ok(n) if (min..=max).contains(&n) => Ok(Some(n)),
-            _ => Err(crate::i18n::tf(
-                "error-whole",
-                &[
-                    ("field", field),
-                    ("value", s),
-                    ("min", &min.to_string()),
-                    ("max", &max.to_string()),
-                ],
-            )),
+            _ => Err(FormError {
+                field: Some(field.to_string()),
+                message: crate::i18n::tf(
+                    "error-whole",
+                    &[
+                        ("field", field),
+                        ("value", s),
+                        ("min", &min.to_string()),
+                        ("max", &max.to_string()),
+                    ],
+                ),
+            }),
         }
     }
-    pub fn percent(field: &str, s: &str) -> Result<f64, String> {
+    pub fn percent(field: &str, s: &str) -> Result<f64, FormError> {
         Ok(real(field, s, 0.0, 100.0)?.unwrap_or(0.0) / 100.0)
     }
 }

@@ -60,7 +60,9 @@ pub fn load(lang: &'static str, remember: bool, done: impl FnOnce(Result<(), Str
 fn load_boxed(lang: &'static str, remember: bool, done: Box<dyn FnOnce(Result<(), String>)>) {
     let base = BASE.with(Cell::get);
     crate::browser::fetch_text(&format!("{base}i18n/{lang}.ftl"), move |text| {
-        let parsed = text.and_then(|t| Catalog::parse(&t));
+        let parsed = text
+            .map_err(|e| e.to_string())
+            .and_then(|t| Catalog::parse(&t));
         match parsed {
             Ok(catalog) => {
                 install(Rc::new(catalog));
@@ -96,4 +98,10 @@ pub fn event_text(ns: &sbp_engine::Namespace, e: &sbp_engine::event::Event) -> S
 /// A rule's one-line summary in the reader's language (the catalog's `rule-<id>`).
 pub fn rule_summary(rule: sbp_engine::Rule) -> String {
     t(&format!("rule-{}", rule.id()))
+}
+
+impl std::fmt::Display for crate::browser::FetchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&tf("could-not-load", &[("url", &self.url)]))
+    }
 }

@@ -139,7 +139,7 @@ pub fn start(store: &StateHandle, id: &str) {
     let store = store.clone();
     let id = id.to_string();
     crate::browser::fetch_text(&format!("lessons/{id}.json"), move |text| {
-        begin(&store, &id, text)
+        begin(&store, &id, text.map_err(|e| e.to_string()))
     });
 }
 

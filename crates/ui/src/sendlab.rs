@@ -164,7 +164,7 @@ pub fn send_lab() -> Html {
         use_effect_with((), move |_| crate::form::set_values(&first));
     }
     let strategy = use_node_ref();
-    let spec = use_state(|| None::<Result<SendLabSpec, String>>);
+    let spec = use_state(|| None::<Result<SendLabSpec, crate::form::FormError>>);
     let chosen = use_state(|| 0usize);
     let onsubmit = {
         let spec = spec.clone();
@@ -188,7 +188,7 @@ pub fn send_lab() -> Html {
             let d = |field: &str, r: &NodeRef| {
                 parse::dur(field, &text(r)).map(|v| v.map_or(0, |d| d.ms()))
             };
-            let build = || -> Result<SendLabSpec, String> {
+            let build = || -> Result<SendLabSpec, crate::form::FormError> {
                 Ok(SendLabSpec {
                     count: n(&t("lab-count"), &count)?.max(1),
                     rtt: d(&t("lab-rtt"), &rtt)?,
@@ -213,8 +213,8 @@ pub fn send_lab() -> Html {
         None => {
             html! { <p class="hint">{t("lab-press-run")}</p> }
         }
-        Some(Err(m)) => {
-            html! { <p class="field-error" role="alert" id="lab-error">{m.clone()}</p> }
+        Some(Err(e)) => {
+            html! { <p class="field-error" role="alert" id="lab-error">{e.message.clone()}</p> }
         }
         Some(Ok(spec)) => {
             let n = match spec.strategy {

@@ -1,7 +1,7 @@
 //! Traffic: producers and consumer groups (started and stopped as scenario steps), and the list
 //! of what is running. The engine runs them; these forms only build their settings.
 use crate::form::parse::{dur, percent, real};
-use crate::form::{check_field, choice_field, same, text_field, FormProps, Values};
+use crate::form::{check_field, choice_field, same, text_field, FormError, FormProps, Values};
 use crate::form::{data_form, pairs};
 use crate::i18n::{t, tf};
 use crate::markup;
@@ -11,11 +11,11 @@ use sbp_scenario::Action as StepAction;
 use sbp_scenario::*;
 use yew::prelude::*;
 
-fn both<A, B>(what: &str, a: Option<A>, b: Option<B>) -> Result<Option<(A, B)>, String> {
+fn both<A, B>(what: &str, a: Option<A>, b: Option<B>) -> Result<Option<(A, B)>, FormError> {
     match (a, b) {
         (Some(a), Some(b)) => Ok(Some((a, b))),
         (None, None) => Ok(None),
-        _ => Err(tf("error-both", &[("what", what)])),
+        _ => Err(tf("error-both", &[("what", what)]).into()),
     }
 }
 
@@ -25,7 +25,7 @@ fn producer_step(
     v: &Values,
     _button: usize,
     _now: sbp_engine::time::Instant,
-) -> Result<Action, String> {
+) -> Result<Action, FormError> {
     let burst = both(
         &t("producer-burst-every"),
         dur(&t("producer-burst-every"), v.get("producer-burst-every"))?,
@@ -56,7 +56,7 @@ fn producer_step(
             factor,
         }),
         (None, None, None) => None,
-        _ => return Err(t("error-spike")),
+        _ => return Err(t("error-spike").into()),
     };
     let p = ProducerDef {
         name: if v.get("producer-name").is_empty() {
@@ -124,7 +124,7 @@ fn consumer_step(
     v: &Values,
     _button: usize,
     _now: sbp_engine::time::Instant,
-) -> Result<Action, String> {
+) -> Result<Action, FormError> {
     let a = dur(&t("consumer-time"), v.get("consumer-time"))?.unwrap_or(Dur(1_000));
     let processing = match v.get("consumer-kind") {
         "uniform" => ProcessingDef::Uniform {
