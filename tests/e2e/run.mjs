@@ -1007,6 +1007,44 @@ test('a link whose every text is markup shows it as text: nothing injected, noth
   await check2();
 });
 
+test('embed.js sizes a frame only from its own frame and origin, and only within bounds', async (ctx) => {
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(15000);
+  await page.goto(url + 'embed-demo.html');
+  await page.frameLocator('#embed-ttl').locator('.clock').waitFor();
+  await page.waitForFunction(() => document.getElementById('embed-ttl').style.height !== '');
+  // Each message stands in for a page or frame that is not the playground, or a playground
+  // that says something out of bounds: the frame's height must not follow it. The frame's own
+  // reports are stilled first: its root gets a fixed height, so its ResizeObserver stops.
+  const frame = page.frames().find((f) => f.url().includes('preset=ttl-expiry-to-dlq'));
+  await frame.evaluate(() => {
+    document.documentElement.style.height = '400px';
+    document.documentElement.style.overflow = 'hidden';
+  });
+  await page.waitForTimeout(300);
+  const height = () => page.evaluate(() => document.getElementById('embed-ttl').style.height);
+  const before = await height();
+  const send = async (from, data) => {
+    if (from === 'frame') {
+      await frame.evaluate((d) => window.parent.postMessage(d, '*'), data);
+    } else {
+      await page.evaluate((d) => window.postMessage(d, '*'), data);
+    }
+    await page.waitForTimeout(100);
+    const now = await height();
+    if (now !== before) throw new Error(`${from} ${JSON.stringify(data)} resized the frame to ${now}`);
+  };
+  await send('page', { type: 'sbp-size', height: 333 });
+  await send('frame', { type: 'sbp-size', height: 1e9 });
+  await send('frame', { type: 'sbp-size', height: -5 });
+  await send('frame', { type: 'sbp-size', height: '700' });
+  await send('frame', { type: 'sbp-size', height: null });
+  await send('frame', { type: 'other', height: 555 });
+  // A report within bounds from the frame itself is taken.
+  await frame.evaluate(() => window.parent.postMessage({ type: 'sbp-size', height: 432 }, '*'));
+  await page.waitForFunction(() => document.getElementById('embed-ttl').style.height === '432px');
+});
+
 test('every page carries a Content-Security-Policy and runs under it', async (ctx) => {
   for (const [pageUrl, ready] of [['', '.clock'], ['lab/', 'body'], ['builder/', '#builder-add'], ['emulator/', '#config-text'], ['embed-demo.html', '#embed-ttl']]) {
     const page = await ctx.newPage();

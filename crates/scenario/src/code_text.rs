@@ -87,6 +87,29 @@ mod tests {
     }
 
     #[test]
+    fn no_character_that_ends_a_line_or_hides_code_survives() {
+        let every: String = (0..=0x10FFFFu32).filter_map(char::from_u32).collect();
+        for (name, out) in [
+            ("C#", csharp_literal(&every)),
+            ("Python", python_literal(&every)),
+            ("JavaScript", javascript_literal(&every)),
+            ("comment", comment(&every)),
+        ] {
+            let bad: Vec<u32> = out
+                .chars()
+                .filter(|&c| is_hazard(c))
+                .map(|c| c as u32)
+                .collect();
+            assert!(bad.is_empty(), "{name} keeps {bad:x?}");
+        }
+        for c in [
+            '\r', '\n', '\u{b}', '\u{c}', '\u{85}', '\u{2028}', '\u{2029}', '\u{202E}',
+        ] {
+            assert!(is_hazard(c), "{:x}", c as u32);
+        }
+    }
+
+    #[test]
     fn a_comment_keeps_letters_and_loses_line_ends() {
         assert_eq!(comment("Größe\r\nx\u{2028}y\u{85}z"), "Größe  x y z");
         assert_eq!(comment("kö för obeställbara"), "kö för obeställbara");
