@@ -169,7 +169,7 @@ send-schedule = Geplant in
 send-schedule-ph = leer: jetzt; z. B. 5m
 send-subject = Subject
 send-props = Eigenschaften
-send-props-ph = schlüssel=wert, sys.To=wert
+send-props-ph = Schlüssel=Wert (n=10 eine Zahl, s="10" Text), sys.To=Wert
 send-body = Body
 send-count = Wie viele
 receive-receiver = Empfänger

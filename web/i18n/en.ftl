@@ -187,7 +187,7 @@ send-schedule = Schedule in
 send-schedule-ph = empty: now; e.g. 5m
 send-subject = Subject
 send-props = Properties
-send-props-ph = key=value, sys.To=value
+send-props-ph = key=value (n=10 a number, s="10" text), sys.To=value
 send-body = Body
 send-count = How many
 receive-receiver = Receiver

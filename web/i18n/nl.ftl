@@ -169,7 +169,7 @@ send-schedule = Gepland over
 send-schedule-ph = leeg: nu; bijv. 5m
 send-subject = Subject
 send-props = Eigenschappen
-send-props-ph = sleutel=waarde, sys.To=waarde
+send-props-ph = sleutel=waarde (n=10 een getal, s="10" tekst), sys.To=waarde
 send-body = Body
 send-count = Hoeveel
 receive-receiver = Ontvanger

@@ -169,7 +169,7 @@ send-schedule = Schemalägg om
 send-schedule-ph = tomt: nu; t.ex. 5m
 send-subject = Subject
 send-props = Egenskaper
-send-props-ph = nyckel=värde, sys.To=värde
+send-props-ph = nyckel=värde (n=10 ett tal, s="10" text), sys.To=värde
 send-body = Body
 send-count = Hur många
 receive-receiver = Mottagare

@@ -35,7 +35,7 @@ pub enum SubscriptionRule {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message_id: Option<String>,
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-        application_properties: BTreeMap<String, String>,
+        application_properties: BTreeMap<String, crate::property::PropertyValue>,
         /// FLT-02: To, ReplyTo, SessionId, ReplyToSessionId, ContentType (SDK names).
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         system_properties: BTreeMap<String, String>,
@@ -107,7 +107,7 @@ impl SqlRule {
 /// CorrelationId, MessageId, then To, ReplyTo...), and its application properties.
 pub struct CorrelationFields<'a> {
     pub system: Vec<(&'a str, &'a str)>,
-    pub application: &'a BTreeMap<String, String>,
+    pub application: &'a BTreeMap<String, crate::property::PropertyValue>,
 }
 
 impl SubscriptionRule {
@@ -167,8 +167,14 @@ impl SubscriptionRule {
                 field("Subject", subject);
                 field("CorrelationId", correlation_id);
                 field("MessageId", message_id);
-                for (k, v) in system_properties.iter().chain(application_properties) {
+                for (k, v) in system_properties {
                     parts.push(format!("{k} = {v}"));
+                }
+                for (k, v) in application_properties {
+                    parts.push(match v {
+                        crate::property::PropertyValue::String(s) => format!("{k} = '{s}'"),
+                        v => format!("{k} = {v}"),
+                    });
                 }
                 parts.join(", ")
             }

@@ -1,4 +1,5 @@
 //! Messages as the broker stores them, and as a client sees them.
+use crate::property::PropertyValue;
 use crate::time::{after, Duration, Instant, MAX_VALUE, NEVER};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -13,7 +14,7 @@ pub struct NewMessage {
     pub time_to_live: Option<Duration>,
     pub subject: Option<String>,
     pub correlation_id: Option<String>,
-    pub application_properties: BTreeMap<String, String>,
+    pub application_properties: BTreeMap<String, PropertyValue>,
     pub body: String,
     /// The size the broker counts; None = the body's length in bytes.
     pub body_size: Option<u64>,
@@ -71,7 +72,7 @@ pub struct DeadLetter {
 pub struct Extra {
     pub subject: Option<String>,
     pub correlation_id: Option<String>,
-    pub application_properties: BTreeMap<String, String>,
+    pub application_properties: BTreeMap<String, PropertyValue>,
     pub dead_letter: Option<DeadLetter>,
     /// To, ReplyTo, SessionId, ReplyToSessionId, ContentType (SDK names).
     #[serde(default)]
@@ -195,7 +196,7 @@ pub struct MessageView {
     pub dead_letter_source: Option<String>,
     pub subject: Option<String>,
     pub correlation_id: Option<String>,
-    pub application_properties: BTreeMap<String, String>,
+    pub application_properties: BTreeMap<String, PropertyValue>,
     /// To, ReplyTo, SessionId, ReplyToSessionId, ContentType, when set.
     pub system_properties: BTreeMap<String, String>,
     pub body: String,
@@ -221,10 +222,10 @@ impl MessageView {
             .unwrap_or_default();
         if let Some(d) = dead_letter {
             // DLQ-03: the broker also shows reason and description as application properties.
-            application_properties.insert("DeadLetterReason".into(), d.reason.to_string());
+            application_properties.insert("DeadLetterReason".into(), d.reason.as_ref().into());
             application_properties.insert(
                 "DeadLetterErrorDescription".into(),
-                d.description.to_string(),
+                d.description.as_ref().into(),
             );
         }
         let (time_to_live, expires_at) = match (perspective, m.own_ttl) {

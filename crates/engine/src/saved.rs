@@ -11,6 +11,7 @@ use crate::message::{DeadLetter, Extra, Lock, Message, MessageState, MessageView
 use crate::metrics::{Bucket, Metrics};
 use crate::mode::ReceiveMode;
 use crate::namespace::{Handle, Receiver};
+use crate::property::PropertyValue;
 use crate::settings::EntitySettings;
 use crate::timer::{ActorTimer, Timer, TimerEntry};
 use crate::{saved, saved_unit};
@@ -239,6 +240,56 @@ impl Saved for EntityKind {
                 *self = EntityKind::Subscription { topic };
             }
             None => {}
+        }
+    }
+}
+
+/// A typed application property: its type's index, then its value.
+impl Saved for PropertyValue {
+    fn blank() -> Self {
+        PropertyValue::Null
+    }
+    fn visit(&mut self, io: &mut dyn Io) {
+        let index = match self {
+            PropertyValue::Null => 0,
+            PropertyValue::String(_) => 1,
+            PropertyValue::Int(_) => 2,
+            PropertyValue::Long(_) => 3,
+            PropertyValue::Double(_) => 4,
+            PropertyValue::Bool(_) => 5,
+            PropertyValue::Timestamp(_) => 6,
+            PropertyValue::Uuid(_) => 7,
+        };
+        let Some(read) = variant(io, index, 8) else {
+            return;
+        };
+        if read != index {
+            *self = match read {
+                1 => PropertyValue::String(String::new()),
+                2 => PropertyValue::Int(0),
+                3 => PropertyValue::Long(0),
+                4 => PropertyValue::Double(0.0),
+                5 => PropertyValue::Bool(false),
+                6 => PropertyValue::Timestamp(0),
+                7 => PropertyValue::Uuid(0),
+                _ => PropertyValue::Null,
+            };
+        }
+        match self {
+            PropertyValue::Null => {}
+            PropertyValue::String(s) => s.visit(io),
+            PropertyValue::Int(n) => {
+                let mut wide = i64::from(*n);
+                wide.visit(io);
+                match i32::try_from(wide) {
+                    Ok(v) => *n = v,
+                    Err(_) => io.fail(),
+                }
+            }
+            PropertyValue::Long(n) | PropertyValue::Timestamp(n) => n.visit(io),
+            PropertyValue::Double(d) => d.visit(io),
+            PropertyValue::Bool(b) => b.visit(io),
+            PropertyValue::Uuid(u) => u.visit(io),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! `user.` prefix). A missing property makes a comparison unknown, and unknown is not a match.
 //! An expression outside the subset is refused at creation with what was not understood.
 use crate::message::Message;
+use crate::property::PropertyValue;
 use crate::text::Text;
 
 /// The longest filter or action text.
@@ -11,13 +12,69 @@ pub const MAX_SQL: usize = 1024;
 /// The deepest nesting of an expression (parentheses, NOT, operators).
 const MAX_DEPTH: usize = 32;
 
-/// A value in an expression.
+/// A value in an expression, typed as the service types it: an integer constant is a long, a
+/// decimal constant a double (the SQL filter syntax page, "Constants"); a property keeps the
+/// type it was sent with. Null is also "unknown" (a missing property, a type mismatch).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Null,
     Bool(bool),
-    Number(f64),
+    Int(i32),
+    Long(i64),
+    Double(f64),
     Text(String),
+    Timestamp(i64),
+    Uuid(u128),
+}
+
+impl From<&PropertyValue> for Value {
+    fn from(p: &PropertyValue) -> Value {
+        match p {
+            PropertyValue::Null => Value::Null,
+            PropertyValue::String(s) => Value::Text(s.clone()),
+            PropertyValue::Int(n) => Value::Int(*n),
+            PropertyValue::Long(n) => Value::Long(*n),
+            PropertyValue::Double(d) => Value::Double(*d),
+            PropertyValue::Bool(b) => Value::Bool(*b),
+            PropertyValue::Timestamp(t) => Value::Timestamp(*t),
+            PropertyValue::Uuid(u) => Value::Uuid(*u),
+        }
+    }
+}
+
+impl Value {
+    /// What an action stores (None: the property is removed).
+    fn property(self) -> Option<PropertyValue> {
+        Some(match self {
+            Value::Null => return None,
+            Value::Bool(b) => PropertyValue::Bool(b),
+            Value::Int(n) => PropertyValue::Int(n),
+            Value::Long(n) => PropertyValue::Long(n),
+            Value::Double(d) => PropertyValue::Double(d),
+            Value::Text(s) => PropertyValue::String(s),
+            Value::Timestamp(t) => PropertyValue::Timestamp(t),
+            Value::Uuid(u) => PropertyValue::Uuid(u),
+        })
+    }
+
+    /// The value as a double, for a comparison or arithmetic with one.
+    fn double(&self) -> Option<f64> {
+        match self {
+            Value::Int(n) => Some(f64::from(*n)),
+            Value::Long(n) => Some(*n as f64),
+            Value::Double(d) => Some(*d),
+            _ => None,
+        }
+    }
+
+    /// The value as a long, for one with an integer of the other width.
+    fn long(&self) -> Option<i64> {
+        match self {
+            Value::Int(n) => Some(i64::from(*n)),
+            Value::Long(n) => Some(*n),
+            _ => None,
+        }
+    }
 }
 
 /// A property: `sys.MessageId` or an application property.
@@ -61,33 +118,7 @@ enum Token {
     Symbol(String),
 }
 
-/// `12`, `-3.5`, `.25`: a decimal number without exponent, read by a few lines of its own (the
-/// browser's wasm carries no float parser or printer).
-pub fn number(text: &str) -> Option<f64> {
-    let (negative, digits) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text),
-    };
-    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
-    if (whole.is_empty() && fraction.is_empty())
-        || !whole
-            .chars()
-            .chain(fraction.chars())
-            .all(|c| c.is_ascii_digit())
-        || whole.len() + fraction.len() > 18
-    {
-        return None;
-    }
-    let mut n: i64 = 0;
-    for c in whole.chars().chain(fraction.chars()) {
-        n = n * 10 + i64::from(c as u8 - b'0');
-    }
-    let mut value = n as f64;
-    for _ in 0..fraction.len() {
-        value /= 10.0;
-    }
-    Some(if negative { -value } else { value })
-}
+pub use crate::property::number;
 
 fn unsupported(what: &str) -> Text {
     crate::text!("e-sql", what = what)
@@ -346,7 +377,11 @@ impl Parser {
         self.at += 1;
         Ok(match token {
             Some(Token::Text(s)) => Expr::Literal(Value::Text(s)),
-            Some(Token::Number(_, n)) => Expr::Literal(Value::Number(n)),
+            // An integer constant is a long, a decimal one a double.
+            Some(Token::Number(text, n)) => Expr::Literal(match text.contains('.') {
+                false if n.abs() < 9.0e15 => Value::Long(n as i64),
+                _ => Value::Double(n),
+            }),
             Some(Token::Word(w)) if w.eq_ignore_ascii_case("TRUE") => {
                 Expr::Literal(Value::Bool(true))
             }
@@ -461,28 +496,15 @@ fn lookup(m: &Message, p: &Property) -> Value {
     match p {
         Property::User(name) => extra
             .and_then(|e| e.application_properties.get(name))
-            .map_or(Value::Null, |v| typed(v)),
+            .map_or(Value::Null, Value::from),
         Property::System(name) => match name.as_str() {
             "messageid" => Value::Text(m.message_id.clone()),
-            "sequencenumber" => Value::Number(m.sequence_number as f64),
-            "deliverycount" => Value::Number(f64::from(m.failed_deliveries)),
+            "sequencenumber" => Value::Long(m.sequence_number as i64),
+            "deliverycount" => Value::Int(m.failed_deliveries as i32),
             "label" | "subject" => text(extra.and_then(|e| e.subject.as_ref())),
             "correlationid" => text(extra.and_then(|e| e.correlation_id.as_ref())),
             other => text(extra.and_then(|e| e.system(other))),
         },
-    }
-}
-
-/// An application property's value: the playground's properties are text; one that reads as a
-/// number or a boolean compares as one (the playground's choice).
-fn typed(v: &str) -> Value {
-    if let Some(n) = number(v) {
-        return Value::Number(n);
-    }
-    match v {
-        "true" | "True" | "TRUE" => Value::Bool(true),
-        "false" | "False" | "FALSE" => Value::Bool(false),
-        _ => Value::Text(v.to_string()),
     }
 }
 
@@ -510,21 +532,11 @@ fn eval(e: &Expr, m: &Message) -> Value {
             _ => Value::Null,
         },
         Expr::Compare(a, op, b) => compare(&eval(a, m), *op, &eval(b, m)),
-        Expr::Arithmetic(a, op, b) => match (eval(a, m), eval(b, m)) {
-            (Value::Number(x), Value::Number(y)) => match op {
-                '+' => Value::Number(x + y),
-                '-' => Value::Number(x - y),
-                '*' => Value::Number(x * y),
-                '/' if y != 0.0 => Value::Number(x / y),
-                // x % y by its definition (no libm fmod in the browser's wasm).
-                '%' if y != 0.0 => Value::Number(x - (x / y).trunc() * y),
-                _ => Value::Null,
-            },
-            (Value::Text(x), Value::Text(y)) if *op == '+' => Value::Text(x + &y),
-            _ => Value::Null,
-        },
+        Expr::Arithmetic(a, op, b) => arithmetic(eval(a, m), *op, eval(b, m)),
         Expr::Negate(x) => match eval(x, m) {
-            Value::Number(n) => Value::Number(-n),
+            Value::Int(n) => n.checked_neg().map_or(Value::Null, Value::Int),
+            Value::Long(n) => n.checked_neg().map_or(Value::Null, Value::Long),
+            Value::Double(d) => Value::Double(-d),
             _ => Value::Null,
         },
         Expr::In(x, list, negated) => {
@@ -546,17 +558,75 @@ fn eval(e: &Expr, m: &Message) -> Value {
     }
 }
 
+/// FLT-03: `a op b` for `+ - * / %`, bound as C# binds them (the SQL filter syntax page,
+/// "Operator binding semantics"): int with int is an int, with a long a long, with a double a
+/// double; an integer division truncates; a string joined to a string (or a number, as C#
+/// joins one) with `+`. No other pair binds: unknown. An integer overflow or a division of
+/// integers by zero, which C# raises as an exception, is unknown too (the playground's choice:
+/// the message is not matched).
+fn arithmetic(a: Value, op: char, b: Value) -> Value {
+    let integers = |x: i64, y: i64| match op {
+        '+' => x.checked_add(y),
+        '-' => x.checked_sub(y),
+        '*' => x.checked_mul(y),
+        '/' => x.checked_div(y),
+        _ => x.checked_rem(y),
+    };
+    match (&a, &b) {
+        (Value::Int(x), Value::Int(y)) => integers(i64::from(*x), i64::from(*y))
+            .and_then(|n| i32::try_from(n).ok())
+            .map_or(Value::Null, Value::Int),
+        (Value::Text(x), Value::Text(y)) if op == '+' => Value::Text(format!("{x}{y}")),
+        (Value::Text(x), y) if op == '+' && y.double().is_some() => {
+            Value::Text(format!("{x}{}", number_text(y)))
+        }
+        (x, Value::Text(y)) if op == '+' && x.double().is_some() => {
+            Value::Text(format!("{}{y}", number_text(x)))
+        }
+        _ => match (a.long(), b.long(), a.double(), b.double()) {
+            (Some(x), Some(y), _, _) => integers(x, y).map_or(Value::Null, Value::Long),
+            (_, _, Some(x), Some(y)) => Value::Double(match op {
+                '+' => x + y,
+                '-' => x - y,
+                '*' => x * y,
+                '/' => x / y,
+                // x % y by its definition (no libm fmod in the browser's wasm).
+                _ => x - (x / y).trunc() * y,
+            }),
+            _ => Value::Null,
+        },
+    }
+}
+
+/// A number as text, as a string join writes it.
+fn number_text(v: &Value) -> String {
+    match v {
+        Value::Int(n) => n.to_string(),
+        Value::Long(n) => n.to_string(),
+        Value::Double(d) => crate::time::format_decimal(*d, 6),
+        _ => String::new(),
+    }
+}
+
 /// The comparison operators, longest first where one starts another.
 const COMPARISONS: [&str; 6] = ["=", "<>", "<=", ">=", "<", ">"];
 
-/// `a op b` with `op` an index into [`COMPARISONS`]; unknown (Null) unless both are numbers,
-/// both texts, or both booleans compared for (in)equality.
+/// FLT-03: `a op b` with `op` an index into [`COMPARISONS`], bound as C# binds them (the SQL
+/// filter syntax page, "Operator binding semantics"): numbers of any width with each other
+/// (promoted), strings with strings (ordinal), booleans and uuids for (in)equality, timestamps
+/// with timestamps. A string and a number have no binding: unknown, so a string property "250"
+/// never matches `quantity > 100` (the value that decides is the one sent, with its type).
 fn compare(a: &Value, op: u8, b: &Value) -> Value {
     let order = match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.partial_cmp(y),
         (Value::Text(x), Value::Text(y)) => Some(x.cmp(y)),
         (Value::Bool(x), Value::Bool(y)) if op < 2 => Some(x.cmp(y)),
-        _ => None,
+        (Value::Uuid(x), Value::Uuid(y)) if op < 2 => Some(x.cmp(y)),
+        (Value::Timestamp(x), Value::Timestamp(y)) => Some(x.cmp(y)),
+        _ => match (a.long(), b.long(), a.double(), b.double()) {
+            (Some(x), Some(y), _, _) => Some(x.cmp(&y)),
+            (_, _, Some(x), Some(y)) => x.partial_cmp(&y),
+            _ => None,
+        },
     };
     let Some(o) = order else {
         return Value::Null;
@@ -618,12 +688,8 @@ pub fn apply(action: &[Assignment], m: &mut Message) {
     for a in action {
         match a {
             Assignment::Set(p, e) => {
-                let value = match eval(e, m) {
-                    Value::Null => None,
-                    Value::Bool(b) => Some(b.to_string()),
-                    Value::Number(n) => Some(crate::time::format_decimal(n, 6)),
-                    Value::Text(t) => Some(t),
-                };
+                // FLT-04: the value keeps the type the expression has.
+                let value = eval(e, m).property();
                 let extra = m.extra_mut();
                 match (p, value) {
                     (Property::User(name), Some(v)) => {
@@ -632,7 +698,14 @@ pub fn apply(action: &[Assignment], m: &mut Message) {
                     (Property::User(name), None) => {
                         extra.application_properties.remove(name);
                     }
-                    (Property::System(name), v) => extra.set_system(name, v),
+                    (Property::System(name), v) => {
+                        // A system property is text: a number or a boolean set as its text.
+                        let text = v.map(|v| match v {
+                            PropertyValue::String(s) => s,
+                            other => other.to_string(),
+                        });
+                        extra.set_system(name, text)
+                    }
                 }
             }
             Assignment::Remove(Property::User(name)) => {

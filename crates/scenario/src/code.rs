@@ -10,7 +10,7 @@ use crate::step::{Action, Step};
 use crate::{Scenario, Simulation, Text};
 use sbp_engine::text;
 use sbp_engine::time::{format_duration, format_instant, Duration, MAX_VALUE};
-use sbp_engine::{EntityKind, EntitySettings, Namespace, SubscriptionRule};
+use sbp_engine::{EntityKind, EntitySettings, Namespace, PropertyValue, SubscriptionRule};
 
 /// The languages code is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -199,6 +199,7 @@ impl Code {
                 self.note("pip install azure-servicebus");
                 self.line("import os");
                 self.line("import time");
+                self.line("import uuid");
                 self.line("from datetime import datetime, timedelta, timezone");
                 self.line("from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusReceiveMode, NEXT_AVAILABLE_SESSION");
                 self.line("from azure.servicebus.management import ServiceBusAdministrationClient, CorrelationRuleFilter, SqlRuleFilter, SqlRuleAction, TrueRuleFilter");
@@ -556,13 +557,7 @@ impl Code {
         match self.lang {
             Lang::CSharp => {
                 let mut f: Vec<String> = fields.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-                for (k, v) in application_properties {
-                    f.push(format!(
-                        "ApplicationProperties = {{ [{}] = {} }}",
-                        self.lit(k),
-                        self.lit(v)
-                    ));
-                }
+                f.extend(self.csharp_properties(application_properties));
                 format!("new CorrelationRuleFilter {{ {} }}", f.join(", "))
             }
             Lang::Python => {
@@ -582,12 +577,80 @@ impl Code {
         }
     }
 
-    fn dictionary(&self, map: &std::collections::BTreeMap<String, String>) -> String {
+    /// Application properties as a Python dict or a JavaScript object, each value typed.
+    fn dictionary(&self, map: &std::collections::BTreeMap<String, PropertyValue>) -> String {
         let pairs: Vec<String> = map
             .iter()
-            .map(|(k, v)| format!("{}: {}", self.lit(k), self.lit(v)))
+            .map(|(k, v)| format!("{}: {}", self.lit(k), self.value(v)))
             .collect();
         format!("{{ {} }}", pairs.join(", "))
+    }
+
+    /// C#'s one `ApplicationProperties = { [k] = v, ... }` initializer (a second one would not
+    /// compile: CS1912), or none.
+    fn csharp_properties(
+        &self,
+        map: &std::collections::BTreeMap<String, PropertyValue>,
+    ) -> Option<String> {
+        let pairs: Vec<String> = map
+            .iter()
+            .map(|(k, v)| format!("[{}] = {}", self.lit(k), self.value(v)))
+            .collect();
+        (!pairs.is_empty()).then(|| format!("ApplicationProperties = {{ {} }}", pairs.join(", ")))
+    }
+
+    /// An application property's value as the language writes one of its type: C# says each
+    /// type (`10`, `10L`, `1.5`, `DateTimeOffset.Parse(...)`, `Guid.Parse(...)`); Python and
+    /// JavaScript have one integer type, which their SDKs send as an AMQP int when it fits 32
+    /// bits (Python's pyamqp `_encode.encode_unknown`; JavaScript's rhea), so a long is written
+    /// as its number there, and a uuid as its text in JavaScript.
+    fn value(&self, v: &PropertyValue) -> String {
+        let utc = |ms: i64| sbp_engine::utc::format_utc(0, ms);
+        match (self.lang, v) {
+            (_, PropertyValue::String(s)) => self.lit(s),
+            (_, PropertyValue::Int(n)) => n.to_string(),
+            (Lang::CSharp, PropertyValue::Long(n)) => format!("{n}L"),
+            (_, PropertyValue::Long(n)) => n.to_string(),
+            (lang, PropertyValue::Double(d)) if !d.is_finite() => match (lang, d.is_nan()) {
+                (Lang::CSharp, true) => "double.NaN".into(),
+                (Lang::CSharp, false) if *d > 0.0 => "double.PositiveInfinity".into(),
+                (Lang::CSharp, false) => "double.NegativeInfinity".into(),
+                (Lang::Python, true) => "float(\"nan\")".into(),
+                (Lang::Python, false) if *d > 0.0 => "float(\"inf\")".into(),
+                (Lang::Python, false) => "float(\"-inf\")".into(),
+                (Lang::JavaScript, true) => "NaN".into(),
+                (Lang::JavaScript, false) if *d > 0.0 => "Infinity".into(),
+                (Lang::JavaScript, false) => "-Infinity".into(),
+            },
+            (_, PropertyValue::Double(d)) => {
+                let text = sbp_engine::time::format_decimal(*d, 6);
+                match (self.lang, text.contains('.')) {
+                    (Lang::JavaScript, _) | (_, true) => text,
+                    _ => format!("{text}.0"),
+                }
+            }
+            (Lang::Python, PropertyValue::Bool(b)) => self.boolean(*b),
+            (_, PropertyValue::Bool(b)) => b.to_string(),
+            (Lang::Python, PropertyValue::Null) => "None".into(),
+            (_, PropertyValue::Null) => "null".into(),
+            (Lang::CSharp, PropertyValue::Timestamp(ms)) => {
+                format!("DateTimeOffset.Parse({})", self.lit(&utc(*ms)))
+            }
+            (Lang::Python, PropertyValue::Timestamp(ms)) => format!(
+                "datetime.fromisoformat({})",
+                self.lit(&utc(*ms).replace('Z', "+00:00"))
+            ),
+            (Lang::JavaScript, PropertyValue::Timestamp(ms)) => {
+                format!("new Date({})", self.lit(&utc(*ms)))
+            }
+            (Lang::CSharp, PropertyValue::Uuid(_)) => {
+                format!("Guid.Parse({})", self.lit(&v.to_string()))
+            }
+            (Lang::Python, PropertyValue::Uuid(_)) => {
+                format!("uuid.UUID({})", self.lit(&v.to_string()))
+            }
+            (Lang::JavaScript, PropertyValue::Uuid(_)) => self.lit(&v.to_string()),
+        }
     }
 
     fn wait(&mut self, ms: Duration, until: i64) {
@@ -1105,13 +1168,7 @@ impl Code {
         let message = match self.lang {
             Lang::CSharp => {
                 let mut f: Vec<String> = fields.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-                for (k, v) in &s.properties {
-                    f.push(format!(
-                        "ApplicationProperties = {{ [{}] = {} }}",
-                        self.lit(k),
-                        self.lit(v)
-                    ));
-                }
+                f.extend(self.csharp_properties(&s.properties));
                 format!("new ServiceBusMessage({body}) {{ {} }}", f.join(", "))
             }
             Lang::Python => {

@@ -491,9 +491,20 @@ fn rules(rules: Vec<config::Rule>, at: &str, w: &mut Warnings) -> Result<Vec<Rul
                         "Label" => def.subject = text(),
                         "MessageId" => def.message_id = text(),
                         "Properties" => {
+                            // Each value with its JSON type (a number is an int, a long or
+                            // a double; FLT-02 matches by value and type).
                             for (name, v) in value.as_object().into_iter().flatten() {
-                                let v = v.as_str().map_or_else(|| v.to_string(), String::from);
-                                def.properties.insert(name.clone(), v);
+                                match serde_json::from_value(v.clone()) {
+                                    Ok(v) => {
+                                        def.properties.insert(name.clone(), v);
+                                    }
+                                    Err(_) => w.0.push(text!(
+                                        "x-filter-field",
+                                        field = format!(
+                                            "{at}.Properties.CorrelationFilter.Properties.{name}"
+                                        )
+                                    )),
+                                }
                             }
                         }
                         // FLT-02: the other system properties a correlation filter matches.
@@ -743,7 +754,24 @@ fn config_rule(name: &str, rule: &SubscriptionRule) -> Value {
         filter.insert(key.to_string(), json!(v));
     }
     if !c.application.is_empty() {
-        filter.insert("Properties".into(), json!(c.application));
+        // JSON's own types: a number, a boolean, a string (a timestamp or uuid as its text).
+        let plain: Map<String, Value> = c
+            .application
+            .iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    sbp_engine::PropertyValue::Null => Value::Null,
+                    sbp_engine::PropertyValue::Bool(b) => json!(b),
+                    sbp_engine::PropertyValue::Int(n) => json!(n),
+                    sbp_engine::PropertyValue::Long(n) => json!(n),
+                    sbp_engine::PropertyValue::Double(d) => json!(d),
+                    sbp_engine::PropertyValue::String(s) => json!(s),
+                    other => json!(other.to_string()),
+                };
+                (k.clone(), v)
+            })
+            .collect();
+        filter.insert("Properties".into(), Value::Object(plain));
     }
     json!({
         "Name": name,

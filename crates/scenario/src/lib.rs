@@ -89,7 +89,7 @@ pub mod rules_data;
 pub mod run;
 pub mod scenario;
 pub mod step;
-pub mod utc;
+pub use sbp_engine::utc;
 pub mod vecmap;
 mod wire;
 pub mod words;

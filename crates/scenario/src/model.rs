@@ -211,7 +211,8 @@ pub struct RuleDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub properties: BTreeMap<String, String>,
+    /// Application properties matched by value and type (FLT-02).
+    pub properties: BTreeMap<String, sbp_engine::PropertyValue>,
     /// FLT-02: To, ReplyTo, SessionId, ReplyToSessionId, ContentType (SDK names).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub system_properties: BTreeMap<String, String>,
@@ -272,7 +273,9 @@ pub struct SendDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub correlation_id: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub properties: BTreeMap<String, String>,
+    /// Application properties with their types: `{"n": 10, "ok": true, "name": "x", "big":
+    /// {"long": 5}}` (`sbp_engine::PropertyValue`).
+    pub properties: BTreeMap<String, sbp_engine::PropertyValue>,
     /// To, ReplyTo, SessionId, ReplyToSessionId, ContentType (SDK names), as filters read them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub system_properties: BTreeMap<String, String>,

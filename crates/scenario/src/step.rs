@@ -525,13 +525,15 @@ fn check_text(name: &str, value: &str, max: usize) -> Result<(), Text> {
     Ok(())
 }
 
-fn check_properties(p: &std::collections::BTreeMap<String, String>) -> Result<(), Text> {
+fn check_properties(
+    p: &std::collections::BTreeMap<String, sbp_engine::PropertyValue>,
+) -> Result<(), Text> {
     if p.len() > MAX_PROPERTIES {
         return Err(text!("s-properties", count = p.len(), max = MAX_PROPERTIES));
     }
     for (k, v) in p {
         check_text("properties", k, MAX_FIELD)?;
-        check_text(k, v, MAX_FIELD)?;
+        check_text(k, v.as_str().unwrap_or_default(), MAX_FIELD)?;
     }
     Ok(())
 }

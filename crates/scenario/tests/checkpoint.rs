@@ -172,7 +172,7 @@ fn a_checkpoint_goes_with_its_own_scenario_and_instant_only() {
     );
     assert_eq!(refused(&scenario, 90_000, &[]), "s-checkpoint-unreadable");
     let mut newer = bytes.clone();
-    newer[0] = 2;
+    newer[0] += 1;
     assert_eq!(refused(&scenario, 90_000, &newer), "s-link-newer");
 
     // A link whose checkpoint is not taken up opens as one without it: replayed to its instant

@@ -399,3 +399,58 @@ fn a_system_property_outside_the_sdks_names_is_refused() {
     let err = Scenario::from_json(json).unwrap_err().to_string();
     assert!(err.contains("SessionId"), "{err}");
 }
+
+/// Issue 19 (typed messages): application properties are written with their types, C#'s in one
+/// initializer (two would not compile: CS1912), and the programs still parse.
+#[test]
+fn application_properties_are_written_with_their_types() {
+    let scenario = Scenario::from_json(
+        r#"{"version": 1, "entities": [{"queue": "q"}, {"topic": "t"},
+            {"subscription": "t/subscriptions/s", "rule": {"properties": {"n": 1, "kind": "a"}}}],
+          "timeline": [{"at": "0s", "send": {"to": "q", "properties": {
+            "n": 10, "l": {"long": 5}, "d": 1.5, "whole": {"double": 2}, "ok": true,
+            "s": "10", "at": {"timestamp": "2026-01-01T00:00:00Z"},
+            "id": {"uuid": "5a22d8b7-6f39-4418-ade4-9a5f17af5dd3"}, "none": null}}}]}"#,
+    )
+    .unwrap();
+    let cs = generate(&scenario, Lang::CSharp).unwrap();
+    assert!(
+        cs.contains(r#"ApplicationProperties = { ["at"] = DateTimeOffset.Parse("2026-01-01T00:00:00Z"), ["d"] = 1.5, ["id"] = Guid.Parse("5a22d8b7-6f39-4418-ade4-9a5f17af5dd3"), ["l"] = 5L, ["n"] = 10, ["none"] = null, ["ok"] = true, ["s"] = "10", ["whole"] = 2.0 }"#),
+        "{cs}"
+    );
+    assert!(
+        cs.contains(
+            r#"new CorrelationRuleFilter { ApplicationProperties = { ["kind"] = "a", ["n"] = 1 } }"#
+        ),
+        "{cs}"
+    );
+    balanced(&cs).unwrap();
+    let py = generate(&scenario, Lang::Python).unwrap();
+    assert!(
+        py.contains(r#""ok": True"#)
+            && py.contains(r#""none": None"#)
+            && py.contains(r#""s": "10""#),
+        "{py}"
+    );
+    let js = generate(&scenario, Lang::JavaScript).unwrap();
+    assert!(
+        js.contains(r#""at": new Date("2026-01-01T00:00:00Z")"#),
+        "{js}"
+    );
+    for (lang, code) in [(Lang::Python, py), (Lang::JavaScript, js)] {
+        let file = scratch(&format!("typed.{}", lang.extension()), &code);
+        let out = match lang {
+            Lang::Python => Command::new("python3")
+                .args(["-m", "py_compile"])
+                .arg(&file)
+                .output(),
+            _ => Command::new("node").arg("--check").arg(&file).output(),
+        }
+        .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -69,7 +69,9 @@ fn a_real_world_config_imports_with_what_is_not_modelled_said() {
     assert_eq!(correlation_id.as_deref(), Some("id1"));
     assert_eq!(message_id.as_deref(), Some("msgid1"));
     assert_eq!(
-        application_properties.get("prop1").map(String::as_str),
+        application_properties
+            .get("prop1")
+            .and_then(sbp_engine::PropertyValue::as_str),
         Some("value1")
     );
     // FLT-03, FLT-04: the SQL filter and its action.
@@ -235,8 +237,8 @@ fn r_flt_01_several_rules_import_play_and_export() {
     ]}]}}"#;
     let mut s = import(config).expect("imports").scenario;
     s.timeline = serde_json::from_str(
-        r#"[{"at": "0s", "send": {"to": "events", "message_id": "m1", "properties": {"color": "red", "size": "12"}}},
-            {"at": "1s", "send": {"to": "events", "message_id": "m2", "properties": {"color": "blue", "size": "1"}}}]"#,
+        r#"[{"at": "0s", "send": {"to": "events", "message_id": "m1", "properties": {"color": "red", "size": 12}}},
+            {"at": "1s", "send": {"to": "events", "message_id": "m2", "properties": {"color": "blue", "size": 1}}}]"#,
     )
     .unwrap();
     let mut sim = Simulation::new(&s).unwrap();
@@ -246,16 +248,17 @@ fn r_flt_01_several_rules_import_play_and_export() {
     assert_eq!(names, ["red", "big"]);
     // m1 matches both: the plain copy (red) and big's own, acted on; m2 matches neither.
     assert_eq!(all.main.len(), 2);
-    let tagged: Vec<Option<&String>> = all
+    let tagged: Vec<Option<&str>> = all
         .main
         .messages
         .values()
         .map(|m| {
             m.extra()
                 .and_then(|e| e.application_properties.get("tagged"))
+                .and_then(sbp_engine::PropertyValue::as_str)
         })
         .collect();
-    assert_eq!(tagged, [None, Some(&"big".to_string())]);
+    assert_eq!(tagged, [None, Some("big")]);
     let exported = export(&s).expect("exports").config;
     let rules = &exported["UserConfig"]["Namespaces"][0]["Topics"][0]["Subscriptions"][0]["Rules"];
     assert_eq!(rules[0]["Name"], "red");

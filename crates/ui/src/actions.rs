@@ -127,8 +127,16 @@ fn send_step(v: &Values, _button: usize, now: Instant) -> Result<Action, FormErr
             .ok_or_else(|| crate::i18n::tf("error-property", &[("pair", pair)]))?;
         // FLT-02: `sys.To=...` sets a system property (To, ReplyTo, ContentType...).
         match k.trim().strip_prefix("sys.") {
-            Some(name) => system_properties.insert(name.to_string(), val.trim().to_string()),
-            None => properties.insert(k.trim().to_string(), val.trim().to_string()),
+            Some(name) => {
+                system_properties.insert(name.to_string(), val.trim().to_string());
+            }
+            // An application property keeps its type: a value that reads as JSON (10, 1.5,
+            // true, "10", {"long": 5}) is that value; any other text is a string.
+            None => {
+                let value = serde_json::from_str(val.trim())
+                    .unwrap_or_else(|_| sbp_engine::PropertyValue::String(val.trim().to_string()));
+                properties.insert(k.trim().to_string(), value);
+            }
         };
     }
     let send = SendDef {

@@ -57,7 +57,7 @@ fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, S
             "ApplicationProperties",
             v.application_properties
                 .iter()
-                .map(|(k, v)| format!("{k} = {v}"))
+                .map(|(k, v)| format!("{k} = {}", v.described()))
                 .collect::<Vec<_>>()
                 .join("; "),
         ),

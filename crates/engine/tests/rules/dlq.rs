@@ -92,7 +92,7 @@ fn r_dlq_03_reason_and_description_are_also_application_properties() {
     assert_eq!(
         d.application_properties
             .get("DeadLetterReason")
-            .map(String::as_str),
+            .and_then(PropertyValue::as_str),
         Some("MaxDeliveryCountExceeded")
     );
     assert!(d

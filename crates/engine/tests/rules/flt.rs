@@ -11,11 +11,24 @@ fn topic(ns: &mut Namespace, subs: Vec<(&str, SubscriptionRule)>) {
     }
 }
 
+/// Properties of strings.
 fn props(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
+}
+
+/// Application properties with their types.
+fn typed(pairs: &[(&str, PropertyValue)]) -> BTreeMap<String, PropertyValue> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
+
+fn text(s: &str) -> PropertyValue {
+    PropertyValue::String(s.into())
 }
 
 fn sql(filter: &str, action: Option<&str>) -> SubscriptionRule {
@@ -55,7 +68,7 @@ fn r_flt_01_several_rules_one_plain_copy_and_one_per_action() {
         subject: None,
         correlation_id: None,
         message_id: None,
-        application_properties: props(&[("color", "red")]),
+        application_properties: typed(&[("color", text("red"))]),
         system_properties: props(&[]),
     };
     ns.create_rule(path, "red", red.clone()).unwrap();
@@ -83,15 +96,18 @@ fn r_flt_01_several_rules_one_plain_copy_and_one_per_action() {
         ErrorKind::MessagingEntityNotFound
     );
     assert!(ns.same_state_except_log(&before));
-    let message = |id: &str, color: &str, size: &str| NewMessage {
+    let message = |id: &str, color: &str, size: i32| NewMessage {
         message_id: Some(id.into()),
-        application_properties: props(&[("color", color), ("size", size)]),
+        application_properties: typed(&[
+            ("color", text(color)),
+            ("size", PropertyValue::Int(size)),
+        ]),
         ..Default::default()
     };
     // Matched by $Default and red (no action): one plain copy; by tag and mark: one each.
-    ns.send("t", message("a", "red", "12")).unwrap();
+    ns.send("t", message("a", "red", 12)).unwrap();
     let s = ns.entity(path).unwrap();
-    let copies: Vec<(Option<&String>, Option<&String>)> = s
+    let copies: Vec<(Option<&PropertyValue>, Option<&PropertyValue>)> = s
         .main
         .messages
         .values()
@@ -100,7 +116,8 @@ fn r_flt_01_several_rules_one_plain_copy_and_one_per_action() {
             (p.get("big"), p.get("red"))
         })
         .collect();
-    let one = "1".to_string();
+    // FLT-04: `SET big = 1` sets a long (an integer constant is a long).
+    let one = PropertyValue::Long(1);
     assert_eq!(
         copies,
         [(None, None), (Some(&one), None), (None, Some(&one))]
@@ -121,7 +138,7 @@ fn r_flt_01_several_rules_one_plain_copy_and_one_per_action() {
         ns.delete_rule(path, name).unwrap();
     }
     let stored = ns.entity(path).unwrap().main.len();
-    ns.send("t", message("b", "red", "12")).unwrap();
+    ns.send("t", message("b", "red", 12)).unwrap();
     assert_eq!(ns.entity(path).unwrap().main.len(), stored);
 }
 
@@ -132,13 +149,13 @@ fn r_flt_02_a_correlation_filter_needs_every_property_it_sets() {
         subject: Some("order".into()),
         correlation_id: None,
         message_id: None,
-        application_properties: props(&[("region", "eu")]),
+        application_properties: typed(&[("region", text("eu"))]),
         system_properties: props(&[("To", "billing"), ("ContentType", "application/json")]),
     };
     topic(&mut ns, vec![("c", rule)]);
     let message = |subject: &str, region: &str, to: &str| NewMessage {
         subject: Some(subject.into()),
-        application_properties: props(&[("region", region)]),
+        application_properties: typed(&[("region", text(region))]),
         system_properties: props(&[("To", to), ("ContentType", "application/json")]),
         ..msg("m", None)
     };
@@ -178,18 +195,27 @@ fn r_flt_03_sql_filters_over_system_and_application_properties_unknown_is_no_mat
             ("not-big", sql("NOT (quantity > 10)", None)),
         ],
     );
-    let send = |ns: &mut Namespace, id: &str, p: &[(&str, &str)]| {
+    let send = |ns: &mut Namespace, id: &str, p: &[(&str, PropertyValue)]| {
         let m = NewMessage {
             subject: Some("order".into()),
-            application_properties: props(p),
+            application_properties: typed(p),
             ..msg(id, None)
         };
         ns.send("t", m).unwrap();
     };
-    send(&mut ns, "1", &[("quantity", "12"), ("region", "nl")]);
-    send(&mut ns, "2", &[("quantity", "3"), ("region", "eu-west")]);
+    let int = PropertyValue::Int;
+    send(
+        &mut ns,
+        "1",
+        &[("quantity", int(12)), ("region", text("nl"))],
+    );
+    send(
+        &mut ns,
+        "2",
+        &[("quantity", int(3)), ("region", text("eu-west"))],
+    );
     send(&mut ns, "3", &[]);
-    send(&mut ns, "skip", &[("quantity", "12")]);
+    send(&mut ns, "skip", &[("quantity", int(12))]);
     assert_eq!(got(&ns, "big"), 2); // 1 and skip
     assert_eq!(got(&ns, "eu"), 2); // 1 (IN), 2 (LIKE)
     assert_eq!(got(&ns, "untagged"), 2); // 3 and skip
@@ -221,7 +247,7 @@ fn r_flt_04_an_action_changes_the_subscriptions_copy_only() {
     );
     let m = NewMessage {
         subject: Some("original".into()),
-        application_properties: props(&[("secret", "x")]),
+        application_properties: typed(&[("secret", text("x"))]),
         ..msg("a", None)
     };
     ns.send("t", m).unwrap();
@@ -236,7 +262,7 @@ fn r_flt_04_an_action_changes_the_subscriptions_copy_only() {
         plain
             .application_properties
             .get("secret")
-            .map(String::as_str),
+            .and_then(PropertyValue::as_str),
         Some("x")
     );
     assert_eq!(tagged.subject.as_deref(), Some("copy"));
@@ -244,7 +270,7 @@ fn r_flt_04_an_action_changes_the_subscriptions_copy_only() {
         tagged
             .application_properties
             .get("routed")
-            .map(String::as_str),
+            .and_then(PropertyValue::as_str),
         Some("yes")
     );
     assert!(!tagged.application_properties.contains_key("secret"));
@@ -255,4 +281,116 @@ fn r_flt_04_an_action_changes_the_subscriptions_copy_only() {
         .collect();
     assert_eq!(sent[sent.len() - 1].rule, Some(Rule::Flt04));
     assert!(SqlRule::new("1 = 1", Some("DELETE x")).is_err());
+}
+
+#[test]
+fn r_flt_03_properties_compare_by_their_type_a_string_is_not_a_number() {
+    let mut ns = ns();
+    topic(
+        &mut ns,
+        vec![
+            ("big", sql("quantity > 100", None)),
+            ("exact", sql("quantity = 250", None)),
+            ("text", sql("quantity = '250'", None)),
+            ("half", sql("quantity / 2 = 125 AND ratio * 2 = 1.5", None)),
+            ("truncated", sql("odd / 2 = 3", None)),
+            ("joined", sql("region + '-' + quantity = 'eu-250'", None)),
+            ("flag", sql("express = TRUE", None)),
+        ],
+    );
+    let send = |ns: &mut Namespace, p: &[(&str, PropertyValue)]| {
+        let m = NewMessage {
+            application_properties: typed(p),
+            ..msg("m", None)
+        };
+        ns.send("t", m).unwrap();
+    };
+    // A string that reads as a number is still a string: no binding with a number, unknown.
+    send(&mut ns, &[("quantity", text("250"))]);
+    assert_eq!(
+        (got(&ns, "big"), got(&ns, "exact"), got(&ns, "text")),
+        (0, 0, 1)
+    );
+    // An int, a long and a double compare with each other (promoted).
+    send(&mut ns, &[("quantity", PropertyValue::Int(250))]);
+    send(&mut ns, &[("quantity", PropertyValue::Long(250))]);
+    send(&mut ns, &[("quantity", PropertyValue::Double(250.0))]);
+    assert_eq!(
+        (got(&ns, "big"), got(&ns, "exact"), got(&ns, "text")),
+        (3, 3, 1)
+    );
+    // Arithmetic binds as C# does: an integer division truncates, a double stays a double.
+    send(
+        &mut ns,
+        &[
+            ("quantity", PropertyValue::Int(250)),
+            ("ratio", PropertyValue::Double(0.75)),
+            ("odd", PropertyValue::Long(7)),
+            ("region", text("eu")),
+            ("express", PropertyValue::Bool(true)),
+        ],
+    );
+    assert_eq!(got(&ns, "half"), 1);
+    assert_eq!(got(&ns, "truncated"), 1);
+    assert_eq!(got(&ns, "joined"), 1);
+    assert_eq!(got(&ns, "flag"), 1);
+    // A boolean sent as the text "true" is not a boolean.
+    send(&mut ns, &[("express", text("true"))]);
+    assert_eq!(got(&ns, "flag"), 1);
+}
+
+#[test]
+fn r_flt_02_a_correlation_filter_matches_a_property_by_value_and_type() {
+    let mut ns = ns();
+    let rule = SubscriptionRule::Correlation {
+        subject: None,
+        correlation_id: None,
+        message_id: None,
+        application_properties: typed(&[("n", PropertyValue::Int(1))]),
+        system_properties: props(&[]),
+    };
+    topic(&mut ns, vec![("c", rule)]);
+    for v in [
+        PropertyValue::Int(1),
+        PropertyValue::Long(1),
+        text("1"),
+        PropertyValue::Double(1.0),
+    ] {
+        let m = NewMessage {
+            application_properties: typed(&[("n", v)]),
+            ..msg("m", None)
+        };
+        ns.send("t", m).unwrap();
+    }
+    assert_eq!(got(&ns, "c"), 1, "only the int 1");
+}
+
+#[test]
+fn r_flt_04_an_action_sets_a_value_of_the_expressions_type() {
+    let mut ns = ns();
+    topic(
+        &mut ns,
+        vec![(
+            "s",
+            sql(
+                "1 = 1",
+                Some("SET l = 2; SET d = 0.5; SET b = TRUE; SET s = 'x'; SET twice = n * 2"),
+            ),
+        )],
+    );
+    let m = NewMessage {
+        application_properties: typed(&[("n", PropertyValue::Int(21))]),
+        ..msg("m", None)
+    };
+    ns.send("t", m).unwrap();
+    let copy = ns
+        .message("t/subscriptions/s", 1, Perspective::Peek)
+        .unwrap();
+    let p = &copy.application_properties;
+    assert_eq!(p.get("l"), Some(&PropertyValue::Long(2)));
+    assert_eq!(p.get("d"), Some(&PropertyValue::Double(0.5)));
+    assert_eq!(p.get("b"), Some(&PropertyValue::Bool(true)));
+    assert_eq!(p.get("s"), Some(&text("x")));
+    // An int times a long constant is a long (C#'s promotion).
+    assert_eq!(p.get("twice"), Some(&PropertyValue::Long(42)));
 }

@@ -3,6 +3,7 @@
 # pip install azure-servicebus
 import os
 import time
+import uuid
 from datetime import datetime, timedelta, timezone
 from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusReceiveMode, NEXT_AVAILABLE_SESSION
 from azure.servicebus.management import ServiceBusAdministrationClient, CorrelationRuleFilter, SqlRuleFilter, SqlRuleAction, TrueRuleFilter

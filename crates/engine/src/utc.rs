@@ -1,7 +1,7 @@
 //! The scenario's start in UTC, and instants shown as UTC times. RFC 3339 with the civil-date
 //! arithmetic of Howard Hinnant's `days_from_civil`; small enough to keep the `time` crate (and
 //! its tables) out of the browser's wasm. `tests/utc.rs` checks it against `time` itself.
-use sbp_engine::time::{Instant, NEVER};
+use crate::time::{Instant, NEVER};
 
 pub const DEFAULT_START: &str = "2026-01-01T00:00:00Z";
 const NEVER_TEXT: &str = "9999-12-31T23:59:59.9999999Z (never)";
@@ -40,10 +40,10 @@ fn days_in_month(y: i64, m: i64) -> i64 {
 }
 
 /// Parses an RFC 3339 time ("2026-01-01T09:00:00Z", "...:00.5+02:00") into Unix milliseconds.
-pub fn parse_start(text: &str) -> Result<i64, crate::Text> {
-    let bad = || sbp_engine::text!("s-start", value = text);
+pub fn parse_start(text: &str) -> Result<i64, crate::text::Text> {
+    let bad = || crate::text!("s-start", value = text);
     let t = text.trim().as_bytes();
-    let num = |from: usize, len: usize| -> Result<i64, crate::Text> {
+    let num = |from: usize, len: usize| -> Result<i64, crate::text::Text> {
         let part = t.get(from..from + len).ok_or_else(bad)?;
         if !part.iter().all(u8::is_ascii_digit) {
             return Err(bad());
