@@ -170,6 +170,7 @@ send-schedule-ph = leer: jetzt; z. B. 5m
 send-subject = Subject
 send-props = Eigenschaften
 send-props-ph = Schlüssel=Wert (n=10 eine Zahl, s="10" Text), sys.To=Wert
+body-bytes = { $size } Bytes, kein Text (Base64: { $base64 })
 send-body = Body
 send-count = Wie viele
 receive-receiver = Empfänger

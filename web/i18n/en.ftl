@@ -188,6 +188,7 @@ send-schedule-ph = empty: now; e.g. 5m
 send-subject = Subject
 send-props = Properties
 send-props-ph = key=value (n=10 a number, s="10" text), sys.To=value
+body-bytes = { $size } bytes, not text (base64: { $base64 })
 send-body = Body
 send-count = How many
 receive-receiver = Receiver

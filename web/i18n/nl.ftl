@@ -170,6 +170,7 @@ send-schedule-ph = leeg: nu; bijv. 5m
 send-subject = Subject
 send-props = Eigenschappen
 send-props-ph = sleutel=waarde (n=10 een getal, s="10" tekst), sys.To=waarde
+body-bytes = { $size } bytes, geen tekst (base64: { $base64 })
 send-body = Body
 send-count = Hoeveel
 receive-receiver = Ontvanger

@@ -170,6 +170,7 @@ send-schedule-ph = tomt: nu; t.ex. 5m
 send-subject = Subject
 send-props = Egenskaper
 send-props-ph = nyckel=värde (n=10 ett tal, s="10" text), sys.To=värde
+body-bytes = { $size } byte, inte text (base64: { $base64 })
 send-body = Body
 send-count = Hur många
 receive-receiver = Mottagare

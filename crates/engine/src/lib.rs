@@ -16,6 +16,7 @@
 //! assert_eq!(ns.entity("orders").unwrap().dlq.len(), 1); // TTL-11
 //! ```
 pub mod actors;
+pub mod body;
 pub mod card;
 pub mod codec;
 pub mod command;
@@ -43,6 +44,7 @@ pub mod timer;
 pub mod utc;
 
 pub use actors::{ActorKind, ActorView, Burst, ConsumerSpec, Processing, ProducerSpec, Spike};
+pub use body::Body;
 pub use card::{Card, CardExpiry, CardStatus, SettleKind};
 pub use command::{
     Command, Fault, ReceiveMode, ReceiveOptions, Reply, SessionOp, SessionView, Settlement,

@@ -15,7 +15,7 @@ pub struct NewMessage {
     pub subject: Option<String>,
     pub correlation_id: Option<String>,
     pub application_properties: BTreeMap<String, PropertyValue>,
-    pub body: String,
+    pub body: crate::body::Body,
     /// The size the broker counts; None = the body's length in bytes.
     pub body_size: Option<u64>,
     /// The other system properties filters read (FLT-02, FLT-03), by their SDK names: To,
@@ -133,7 +133,7 @@ pub struct Message {
     pub lock: Option<Lock>,
     /// MSG-02: the raw count of deliveries that failed (abandoned, lapsed, lost).
     pub failed_deliveries: u32,
-    pub body: String,
+    pub body: crate::body::Body,
     pub body_size: u64,
     pub extra: Option<Box<Extra>>,
     /// FWD-02: how many times auto-forwarding has moved this message.
@@ -199,7 +199,7 @@ pub struct MessageView {
     pub application_properties: BTreeMap<String, PropertyValue>,
     /// To, ReplyTo, SessionId, ReplyToSessionId, ContentType, when set.
     pub system_properties: BTreeMap<String, String>,
-    pub body: String,
+    pub body: crate::body::Body,
     pub body_size: u64,
     /// The broker-enforced expiry has passed (the message may still be stored: TTL-07, TTL-09, TTL-13).
     pub nominally_expired: bool,

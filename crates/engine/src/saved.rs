@@ -244,6 +244,16 @@ impl Saved for EntityKind {
     }
 }
 
+/// A body: its bytes.
+impl Saved for crate::body::Body {
+    fn blank() -> Self {
+        crate::body::Body::default()
+    }
+    fn visit(&mut self, io: &mut dyn Io) {
+        self.0.visit(io);
+    }
+}
+
 /// A typed application property: its type's index, then its value.
 impl Saved for PropertyValue {
     fn blank() -> Self {

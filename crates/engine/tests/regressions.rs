@@ -493,7 +493,7 @@ fn a_namespace_refuses_sends_past_its_message_and_body_bounds() {
         .build();
     ns.create_queue("q", settings()).unwrap();
     let body = |n: usize| NewMessage {
-        body: "x".repeat(n),
+        body: "x".repeat(n).into(),
         ..Default::default()
     };
     ns.send("q", body(4)).unwrap();

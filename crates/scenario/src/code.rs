@@ -197,6 +197,7 @@ impl Code {
                     sdk = "azure-servicebus"
                 ));
                 self.note("pip install azure-servicebus");
+                self.line("import base64");
                 self.line("import os");
                 self.line("import time");
                 self.line("import uuid");
@@ -1139,7 +1140,20 @@ impl Code {
                 Lang::Python => format!("\"x\" * {size}"),
                 Lang::JavaScript => format!("\"x\".repeat({size})"),
             },
-            None => self.lit(&s.body),
+            None => match (s.body.text(), self.lang) {
+                (Some(text), _) => self.lit(text),
+                // Bytes that are not text, from their base64.
+                (None, Lang::CSharp) => format!(
+                    "new BinaryData(Convert.FromBase64String({}))",
+                    self.lit(&s.body.base64())
+                ),
+                (None, Lang::Python) => {
+                    format!("base64.b64decode({})", self.lit(&s.body.base64()))
+                }
+                (None, Lang::JavaScript) => {
+                    format!("Buffer.from({}, \"base64\")", self.lit(&s.body.base64()))
+                }
+            },
         };
         let mut fields: Vec<(String, String)> = Vec::new();
         if let Some(id) = id {

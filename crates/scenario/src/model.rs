@@ -279,8 +279,9 @@ pub struct SendDef {
     /// To, ReplyTo, SessionId, ReplyToSessionId, ContentType (SDK names), as filters read them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub system_properties: BTreeMap<String, String>,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub body: String,
+    /// Text, or `{"base64": "..."}` for bytes that are not.
+    #[serde(default, skip_serializing_if = "sbp_engine::Body::is_empty")]
+    pub body: sbp_engine::Body,
     /// The size the broker counts (SEND-04); default: the body's length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body_size: Option<u64>,

@@ -272,7 +272,14 @@ impl Action {
                 if let Some(at) = s.scheduled_enqueue_time {
                     check_instant("scheduled_enqueue_time", at.ms())?;
                 }
-                check_text("body", &s.body, MAX_BODY)?;
+                if s.body.len() > MAX_BODY {
+                    return Err(text!(
+                        "s-too-long",
+                        field = "body",
+                        size = s.body.len(),
+                        max = MAX_BODY
+                    ));
+                }
                 for (name, value) in [
                     ("message_id", &s.message_id),
                     ("subject", &s.subject),

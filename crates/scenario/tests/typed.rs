@@ -56,3 +56,55 @@ fn a_value_that_is_not_of_its_type_is_refused_with_the_reason() {
         assert!(err.contains(reason), "{bad}: {err}");
     }
 }
+
+/// A body is bytes: text when it is UTF-8, else written `{"base64": ...}`; the size that counts
+/// is the bytes' (SEND-04), and generated code sends the same bytes.
+#[test]
+fn a_body_is_bytes_with_a_text_view_when_it_is_utf8() {
+    let s = Scenario::from_json(
+        r#"{"version": 1, "entities": [{"queue": "q"}],
+            "timeline": [{"at": "0s", "send": {"to": "q", "body": {"base64": "AAEC/w=="}}},
+                         {"at": "0s", "send": {"to": "q", "body": "grüß"}}]}"#,
+    )
+    .unwrap();
+    let again = Scenario::from_json(&s.to_json_pretty()).unwrap();
+    assert_eq!(again, s);
+    assert!(s.to_json_pretty().contains(r#""base64": "AAEC/w==""#));
+    let mut sim = sbp_scenario::Simulation::new(&s).unwrap();
+    sim.run_to_end();
+    let bytes = sim
+        .ns
+        .message("q", 1, sbp_engine::Perspective::Peek)
+        .unwrap();
+    assert_eq!(bytes.body.0, vec![0, 1, 2, 255]);
+    assert_eq!((bytes.body.text(), bytes.body_size), (None, 4));
+    let text = sim
+        .ns
+        .message("q", 2, sbp_engine::Perspective::Peek)
+        .unwrap();
+    assert_eq!((text.body.text(), text.body_size), (Some("grüß"), 6));
+    for (lang, want) in [
+        (
+            sbp_scenario::code::Lang::CSharp,
+            "Convert.FromBase64String(\"AAEC/w==\")",
+        ),
+        (
+            sbp_scenario::code::Lang::Python,
+            "base64.b64decode(\"AAEC/w==\")",
+        ),
+        (
+            sbp_scenario::code::Lang::JavaScript,
+            "Buffer.from(\"AAEC/w==\", \"base64\")",
+        ),
+    ] {
+        let code = sbp_scenario::code::generate(&s, lang).unwrap();
+        assert!(code.contains(want), "{code}");
+    }
+    let err = Scenario::from_json(
+        r#"{"version": 1, "entities": [{"queue": "q"}],
+            "timeline": [{"at": "0s", "send": {"to": "q", "body": {"base64": "***"}}}]}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("base64"), "{err}");
+}

@@ -152,7 +152,7 @@ fn send_step(v: &Values, _button: usize, now: Instant) -> Result<Action, FormErr
         subject: opt(v.get("send-subject").to_string()),
         properties,
         system_properties,
-        body: v.get("send-body").to_string(),
+        body: v.get("send-body").into(),
         count: parse::real(
             &crate::i18n::t("send-count"),
             v.get("send-count"),

@@ -61,7 +61,19 @@ fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, S
                 .collect::<Vec<_>>()
                 .join("; "),
         ),
-        ("Body", v.body.clone()),
+        (
+            "Body",
+            match v.body.text() {
+                Some(text) => text.to_string(),
+                None => tf(
+                    "body-bytes",
+                    &[
+                        ("size", &v.body.len().to_string()),
+                        ("base64", &v.body.base64()),
+                    ],
+                ),
+            },
+        ),
     ]
 }
 

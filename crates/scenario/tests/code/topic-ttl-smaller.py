@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Topic TTL smaller than the subscription's: written by the Service Bus Playground (azure-servicebus).
 # pip install azure-servicebus
+import base64
 import os
 import time
 import uuid
