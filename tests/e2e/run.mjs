@@ -256,10 +256,15 @@ test('filters: a subscription made with a SQL filter and action takes only what 
   await send(page, { ttl: '1h', id: 'large' });
   await page.fill('#send-props', 'quantity=3');
   await send(page, { ttl: '1h', id: 'small' });
+  // A quoted number is a string, and a string is not a number: no match (FLT-03, typed).
+  await page.fill('#send-props', 'quantity="250"');
+  await send(page, { ttl: '1h', id: 'text' });
   await big.locator('[data-testid="counts"]', { hasText: '1 active' }).waitFor();
   await big.locator('.card .mid', { hasText: 'large' }).click();
   await page.locator('#inspector', { hasText: 'tier' }).waitFor();
   await page.locator('#inspector', { hasText: 'gold' }).waitFor();
+  // The inspector shows each property with its type.
+  await page.locator('#inspector td', { hasText: 'quantity = 12 (int)' }).first().waitFor();
   // FLT-01: a second rule, with an action of its own, added to the subscription by name.
   await tab(page, 'entities');
   await page.selectOption('#entity-target', 'events/subscriptions/big');

@@ -813,6 +813,7 @@ x-timeline = die Zeitleiste (Senden, Empfangen, Abschließen) gehört nicht in e
 x-profile = das Szenario läuft als { $tier }: für diese Konfiguration gelten die Grenzen und Standards des Emulators
 x-clamped = { $path } { $field } { $value } liegt außerhalb des Schemas des Emulators: geschrieben als { $written }
 x-not-in-schema = { $path } { $field } ist gesetzt, aber das Schema des Emulators kennt diese Eigenschaft nicht: weggelassen
+x-type = { $path } { $field }: die Konfiguration kennt keine Werte vom Typ { $kind }; als Text geschrieben
 x-no-subscription = { $path }: das Schema des Emulators verlangt mindestens ein Abonnement pro Thema
 x-too-many = { $count } Warteschlangen und Themen: der Emulator nimmt höchstens { $max }; der Rest wird weggelassen
 emulator-link = Emulator-Konfiguration & Code

@@ -831,6 +831,7 @@ x-timeline = the timeline (sends, receives, settlements) is not part of a config
 x-profile = the scenario runs as { $tier }: the emulator's limits and defaults will apply to this config
 x-clamped = { $path } { $field } { $value } is outside the emulator's schema: written as { $written }
 x-not-in-schema = { $path } { $field } is set, but the emulator's schema has no such property: left out
+x-type = { $path } { $field }: the config has no { $kind } values; written as its text
 x-no-subscription = { $path }: the emulator's schema needs at least one subscription per topic
 x-too-many = { $count } queues and topics: the emulator takes at most { $max }; the rest are left out
 emulator-link = Emulator config & code

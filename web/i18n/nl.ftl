@@ -813,6 +813,7 @@ x-timeline = de tijdlijn (verzenden, ontvangen, afhandelen) hoort niet in een co
 x-profile = het scenario draait als { $tier }: voor deze configuratie gelden de grenzen en standaarden van de emulator
 x-clamped = { $path } { $field } { $value } ligt buiten het schema van de emulator: geschreven als { $written }
 x-not-in-schema = { $path } { $field } is ingesteld, maar het schema van de emulator kent die eigenschap niet: weggelaten
+x-type = { $path } { $field }: de configuratie kent geen waarden van het type { $kind }; als tekst geschreven
 x-no-subscription = { $path }: het schema van de emulator vraagt minstens één abonnement per onderwerp
 x-too-many = { $count } wachtrijen en onderwerpen: de emulator neemt er hoogstens { $max }; de rest wordt weggelaten
 emulator-link = Emulatorconfiguratie & code

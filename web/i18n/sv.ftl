@@ -813,6 +813,7 @@ x-timeline = tidslinjen (sändningar, mottagningar, avslut) hör inte till en ko
 x-profile = scenariot körs som { $tier }: emulatorns gränser och standardvärden gäller för den här konfigurationen
 x-clamped = { $path } { $field } { $value } ligger utanför emulatorns schema: skrivet som { $written }
 x-not-in-schema = { $path } { $field } är satt, men emulatorns schema har ingen sådan egenskap: utelämnad
+x-type = { $path } { $field }: konfigurationen har inga värden av typen { $kind }; skrivet som text
 x-no-subscription = { $path }: emulatorns schema kräver minst en prenumeration per ämne
 x-too-many = { $count } köer och ämnen: emulatorn tar högst { $max }; resten utelämnas
 emulator-link = Emulatorkonfiguration & kod

@@ -67,9 +67,6 @@ impl PropertyValue {
         match self {
             PropertyValue::String(s) => format!("\"{s}\""),
             PropertyValue::Null | PropertyValue::Bool(_) => self.to_string(),
-            PropertyValue::Timestamp(ms) => {
-                format!("{} (timestamp)", crate::utc::format_utc(0, *ms))
-            }
             other => format!("{other} ({})", other.type_name()),
         }
     }
@@ -108,15 +105,15 @@ impl From<String> for PropertyValue {
     }
 }
 
-/// The value as text, the type left to the caller (a timestamp as its milliseconds: the
-/// scenario layer writes it in UTC).
+/// The value as text, the type left to the caller (a timestamp in UTC).
 impl std::fmt::Display for PropertyValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             PropertyValue::Null => f.write_str("null"),
             PropertyValue::String(s) => f.write_str(s),
             PropertyValue::Int(n) => write!(f, "{n}"),
-            PropertyValue::Long(n) | PropertyValue::Timestamp(n) => write!(f, "{n}"),
+            PropertyValue::Long(n) => write!(f, "{n}"),
+            PropertyValue::Timestamp(ms) => f.write_str(&crate::utc::format_utc(0, *ms)),
             PropertyValue::Double(d) => f.write_str(&crate::time::format_decimal(*d, 6)),
             PropertyValue::Bool(b) => f.write_str(if *b { "true" } else { "false" }),
             PropertyValue::Uuid(u) => write!(f, "{}", uuid::Uuid::from_u128(*u).hyphenated()),

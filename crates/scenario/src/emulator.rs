@@ -687,8 +687,11 @@ pub fn export(scenario: &Scenario) -> Result<Exported, Text> {
                 let default_only = matches!(e.rules.as_slice(),
                     [(n, SubscriptionRule::MatchAll)] if n == sbp_engine::entity::DEFAULT_RULE);
                 if !default_only {
-                    let rules: Vec<Value> =
-                        e.rules.iter().map(|(n, r)| config_rule(n, r)).collect();
+                    let rules: Vec<Value> = e
+                        .rules
+                        .iter()
+                        .map(|(n, r)| config_rule(n, r, &e.path, &mut w))
+                        .collect();
                     sub["Rules"] = json!(rules);
                 }
                 if let Some((_, _, subs)) = topics.iter_mut().find(|(n, _, _)| n == topic_path) {
@@ -730,7 +733,7 @@ pub fn export(scenario: &Scenario) -> Result<Exported, Text> {
 }
 
 /// A subscription's rule as a config writes it, under its name (every message: `1=1`).
-fn config_rule(name: &str, rule: &SubscriptionRule) -> Value {
+fn config_rule(name: &str, rule: &SubscriptionRule, path: &str, w: &mut Warnings) -> Value {
     let sql = |filter: &str, action: Option<&String>| {
         let mut p = json!({
             "FilterType": "Sql",
@@ -766,7 +769,15 @@ fn config_rule(name: &str, rule: &SubscriptionRule) -> Value {
                     sbp_engine::PropertyValue::Long(n) => json!(n),
                     sbp_engine::PropertyValue::Double(d) => json!(d),
                     sbp_engine::PropertyValue::String(s) => json!(s),
-                    other => json!(other.to_string()),
+                    other => {
+                        w.0.push(text!(
+                            "x-type",
+                            path = path,
+                            field = k.as_str(),
+                            kind = other.type_name()
+                        ));
+                        json!(other.to_string())
+                    }
                 };
                 (k.clone(), v)
             })

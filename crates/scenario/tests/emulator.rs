@@ -268,3 +268,21 @@ fn r_flt_01_several_rules_import_play_and_export() {
         "SET tagged = 'big'"
     );
 }
+
+/// A correlation filter's property of a type the config cannot hold (a timestamp, a uuid) is
+/// written as its text, and said; numbers and booleans keep JSON's types.
+#[test]
+fn r_pro_01_a_property_type_the_config_lacks_is_said() {
+    let s = Scenario::from_json(
+        r#"{"version": 1, "entities": [{"topic": "t"}, {"subscription": "t/subscriptions/s",
+            "rule": {"properties": {"n": 5, "ok": true, "at": {"timestamp": "2026-01-01T00:00:00Z"}}}}]}"#,
+    )
+    .unwrap();
+    let exported = export(&s).expect("exports");
+    let props = &exported.config["UserConfig"]["Namespaces"][0]["Topics"][0]["Subscriptions"][0]
+        ["Rules"][0]["Properties"]["CorrelationFilter"]["Properties"];
+    assert_eq!(props["n"], 5);
+    assert_eq!(props["ok"], true);
+    assert_eq!(props["at"], "2026-01-01T00:00:00Z");
+    assert!(keys(&exported.warnings).contains(&"x-type".to_string()));
+}
