@@ -475,6 +475,7 @@ e-max-entities = ein Namespace enthält höchstens { $max } Entitäten (Grenze d
 e-exists = die Entität '{ $path }' gibt es schon
 e-queue-slash = '{ $name }': ein Warteschlangenname enthält kein '/'
 e-basic-no-topics = '{ $name }': im Tarif Basic gibt es keine Themen (TIER-01)
+e-basic-feature = { $field } gibt es im Tarif Basic nicht (TIER-01)
 e-topic-slash = '{ $name }': ein Themenname enthält kein '/'
 e-not-topic = '{ $name }' ist kein Thema
 e-subscription-slash = '{ $name }': ein Abonnementname enthält kein '/'

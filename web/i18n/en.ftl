@@ -493,6 +493,7 @@ e-max-entities = a namespace holds at most { $max } entities (playground limit)
 e-exists = the entity '{ $path }' already exists
 e-queue-slash = '{ $name }': a queue name has no '/'
 e-basic-no-topics = '{ $name }': topics are not available on the Basic tier (TIER-01)
+e-basic-feature = { $field } is not available on the Basic tier (TIER-01)
 e-topic-slash = '{ $name }': a topic name has no '/'
 e-not-topic = '{ $name }' is not a topic
 e-subscription-slash = '{ $name }': a subscription name has no '/'

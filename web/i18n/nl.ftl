@@ -475,6 +475,7 @@ e-max-entities = een naamruimte bevat hoogstens { $max } entiteiten (grens van d
 e-exists = de entiteit '{ $path }' bestaat al
 e-queue-slash = '{ $name }': een wachtrijnaam bevat geen '/'
 e-basic-no-topics = '{ $name }': onderwerpen zijn niet beschikbaar in de Basic-laag (TIER-01)
+e-basic-feature = { $field } is niet beschikbaar in de Basic-laag (TIER-01)
 e-topic-slash = '{ $name }': een onderwerpnaam bevat geen '/'
 e-not-topic = '{ $name }' is geen onderwerp
 e-subscription-slash = '{ $name }': een abonnementsnaam bevat geen '/'

@@ -475,6 +475,7 @@ e-max-entities = ett namnområde rymmer högst { $max } entiteter (lekplatsens g
 e-exists = entiteten '{ $path }' finns redan
 e-queue-slash = '{ $name }': ett könamn har inget '/'
 e-basic-no-topics = '{ $name }': ämnen finns inte på nivån Basic (TIER-01)
+e-basic-feature = { $field } finns inte på nivån Basic (TIER-01)
 e-topic-slash = '{ $name }': ett ämnesnamn har inget '/'
 e-not-topic = '{ $name }' är inget ämne
 e-subscription-slash = '{ $name }': ett prenumerationsnamn har inget '/'

@@ -177,6 +177,22 @@ impl EntitySettings {
                 crate::text!("e-dup-window", value = format_duration(window)),
             );
         }
+        // TIER-01: Basic has neither sessions nor duplicate detection.
+        for (on, field) in [
+            (self.requires_session, "RequiresSession"),
+            (
+                self.requires_duplicate_detection,
+                "RequiresDuplicateDetection",
+            ),
+        ] {
+            if on && tier == Tier::Basic {
+                return Err(BrokerError::new(
+                    ErrorKind::NotSupported,
+                    crate::text!("e-basic-feature", field = field),
+                )
+                .on_field(field));
+            }
+        }
         if tier == Tier::Emulator {
             return self.validate_emulator();
         }
