@@ -203,7 +203,9 @@ impl SubscriptionRule {
                     )
                     && field_ok(message_id, Some(&m.message_id))
                     && application_properties.iter().all(|(k, v)| {
-                        extra.and_then(|e| e.application_properties.get(k)) == Some(v)
+                        extra.and_then(|e| {
+                            crate::property::get_ignoring_case(&e.application_properties, k)
+                        }) == Some(v)
                     })
                     && system_properties
                         .iter()

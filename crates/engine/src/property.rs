@@ -93,6 +93,34 @@ impl PropertyValue {
     }
 }
 
+/// FLT-02, FLT-03, FLT-04: filters and actions name application properties regardless of
+/// case; the message keeps each under the name it was sent with. The key as the message has it.
+pub fn key_ignoring_case(
+    properties: &std::collections::BTreeMap<String, PropertyValue>,
+    name: &str,
+) -> Option<String> {
+    if properties.contains_key(name) {
+        return Some(name.to_string());
+    }
+    properties
+        .keys()
+        .find(|k| k.eq_ignore_ascii_case(name))
+        .cloned()
+}
+
+/// The value of the property named `name`, regardless of case.
+pub fn get_ignoring_case<'a>(
+    properties: &'a std::collections::BTreeMap<String, PropertyValue>,
+    name: &str,
+) -> Option<&'a PropertyValue> {
+    properties.get(name).or_else(|| {
+        properties
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    })
+}
+
 impl From<&str> for PropertyValue {
     fn from(s: &str) -> PropertyValue {
         PropertyValue::String(s.to_string())

@@ -495,7 +495,7 @@ fn lookup(m: &Message, p: &Property) -> Value {
     let text = |s: Option<&String>| s.map_or(Value::Null, |s| Value::Text(s.clone()));
     match p {
         Property::User(name) => extra
-            .and_then(|e| e.application_properties.get(name))
+            .and_then(|e| crate::property::get_ignoring_case(&e.application_properties, name))
             .map_or(Value::Null, Value::from),
         Property::System(name) => match name.as_str() {
             "messageid" => Value::Text(m.message_id.clone()),
@@ -677,6 +677,15 @@ fn like(s: &str, pattern: &str, escape: Option<char>) -> bool {
     row[s.len()]
 }
 
+fn remove_ignoring_case(
+    properties: &mut std::collections::BTreeMap<String, PropertyValue>,
+    name: &str,
+) {
+    if let Some(key) = crate::property::key_ignoring_case(properties, name) {
+        properties.remove(&key);
+    }
+}
+
 /// Whether `m` matches `filter` (unknown is no match).
 pub fn matches(filter: &Expr, m: &Message) -> bool {
     eval(filter, m) == Value::Bool(true)
@@ -692,11 +701,16 @@ pub fn apply(action: &[Assignment], m: &mut Message) {
                 let value = eval(e, m).property();
                 let extra = m.extra_mut();
                 match (p, value) {
+                    // A name matches regardless of case: SET updates the property the message
+                    // has (under its own name), else adds one under the name written.
                     (Property::User(name), Some(v)) => {
-                        extra.application_properties.insert(name.clone(), v);
+                        let key =
+                            crate::property::key_ignoring_case(&extra.application_properties, name)
+                                .unwrap_or_else(|| name.clone());
+                        extra.application_properties.insert(key, v);
                     }
                     (Property::User(name), None) => {
-                        extra.application_properties.remove(name);
+                        remove_ignoring_case(&mut extra.application_properties, name)
                     }
                     (Property::System(name), v) => {
                         // A system property is text: a number or a boolean set as its text.
@@ -709,7 +723,7 @@ pub fn apply(action: &[Assignment], m: &mut Message) {
                 }
             }
             Assignment::Remove(Property::User(name)) => {
-                m.extra_mut().application_properties.remove(name);
+                remove_ignoring_case(&mut m.extra_mut().application_properties, name)
             }
             Assignment::Remove(Property::System(name)) => m.extra_mut().set_system(name, None),
         }

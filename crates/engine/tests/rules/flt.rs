@@ -394,3 +394,42 @@ fn r_flt_04_an_action_sets_a_value_of_the_expressions_type() {
     // An int times a long constant is a long (C#'s promotion).
     assert_eq!(p.get("twice"), Some(&PropertyValue::Long(42)));
 }
+
+/// The .NET SDK's RuleManager live tests: `Color = 'yellow'` takes messages with "color";
+/// `SET Priority = 'high'` changes their "priority"; a correlation filter's "Color" matches
+/// "color".
+#[test]
+fn r_flt_03_property_names_match_regardless_of_case_and_set_updates_the_one_there() {
+    let mut ns = ns();
+    let correlation = SubscriptionRule::Correlation {
+        subject: None,
+        correlation_id: None,
+        message_id: None,
+        application_properties: typed(&[("Color", text("blue"))]),
+        system_properties: props(&[]),
+    };
+    topic(
+        &mut ns,
+        vec![
+            ("sql", sql("Color = 'blue'", Some("SET Priority = 'high'"))),
+            ("corr", correlation),
+            ("gone", sql("1 = 1", Some("REMOVE PRIORITY"))),
+        ],
+    );
+    let m = NewMessage {
+        application_properties: typed(&[("color", text("blue")), ("priority", text("low"))]),
+        ..msg("m", None)
+    };
+    ns.send("t", m).unwrap();
+    assert_eq!((got(&ns, "sql"), got(&ns, "corr")), (1, 1));
+    let copy = ns
+        .message("t/subscriptions/sql", 1, Perspective::Peek)
+        .unwrap();
+    let p = &copy.application_properties;
+    assert_eq!(p.get("priority"), Some(&text("high")));
+    assert!(!p.contains_key("Priority"), "no second property: {p:?}");
+    let removed = ns
+        .message("t/subscriptions/gone", 1, Perspective::Peek)
+        .unwrap();
+    assert!(!removed.application_properties.contains_key("priority"));
+}
