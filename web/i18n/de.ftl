@@ -808,7 +808,6 @@ x-no-name = { $field } hat keinen "Name"
 x-bad-value = { $field }: { $value } ist kein Wert, den diese Eigenschaft nimmt
 x-field = { $field }: { $error }
 x-no-properties = { $field } hat keine "Properties" mit seinem Filter
-x-action = { $field }: die SQL-Aktion einer Regel ist nicht modelliert; die Kopien werden nicht geändert
 x-filter-field = { $field } ist nicht modelliert; der Filter übergeht es und passt daher vielleicht auf mehr Nachrichten als im Emulator
 x-timeline = die Zeitleiste (Senden, Empfangen, Abschließen) gehört nicht in eine Konfiguration: nur die Entitäten werden geschrieben
 x-profile = das Szenario läuft als { $tier }: für diese Konfiguration gelten die Grenzen und Standards des Emulators

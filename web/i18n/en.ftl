@@ -826,7 +826,6 @@ x-no-name = { $field } has no "Name"
 x-bad-value = { $field }: { $value } is not a value this property takes
 x-field = { $field }: { $error }
 x-no-properties = { $field } has no "Properties" with its filter
-x-action = { $field }: a rule's SQL action is not modelled; the copies are not changed
 x-filter-field = { $field } is not modelled; the filter ignores it, so it may match more messages than in the emulator
 x-timeline = the timeline (sends, receives, settlements) is not part of a config: only the entities are written
 x-profile = the scenario runs as { $tier }: the emulator's limits and defaults will apply to this config

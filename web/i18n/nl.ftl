@@ -808,7 +808,6 @@ x-no-name = { $field } heeft geen "Name"
 x-bad-value = { $field }: { $value } is geen waarde die deze eigenschap neemt
 x-field = { $field }: { $error }
 x-no-properties = { $field } heeft geen "Properties" met zijn filter
-x-action = { $field }: de SQL-actie van een regel is niet gemodelleerd; de kopieën worden niet gewijzigd
 x-filter-field = { $field } is niet gemodelleerd; het filter negeert het en past dus misschien op meer berichten dan in de emulator
 x-timeline = de tijdlijn (verzenden, ontvangen, afhandelen) hoort niet in een configuratie: alleen de entiteiten worden geschreven
 x-profile = het scenario draait als { $tier }: voor deze configuratie gelden de grenzen en standaarden van de emulator

@@ -808,7 +808,6 @@ x-no-name = { $field } har inget "Name"
 x-bad-value = { $field }: { $value } är inget värde som egenskapen tar
 x-field = { $field }: { $error }
 x-no-properties = { $field } har inga "Properties" med sitt filter
-x-action = { $field }: en regels SQL-åtgärd är inte modellerad; kopiorna ändras inte
 x-filter-field = { $field } är inte modellerad; filtret bortser från den och kan därför matcha fler meddelanden än i emulatorn
 x-timeline = tidslinjen (sändningar, mottagningar, avslut) hör inte till en konfiguration: bara entiteterna skrivs
 x-profile = scenariot körs som { $tier }: emulatorns gränser och standardvärden gäller för den här konfigurationen

@@ -39,9 +39,49 @@ pub enum SubscriptionRule {
         /// FLT-02: To, ReplyTo, SessionId, ReplyToSessionId, ContentType (SDK names).
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         system_properties: BTreeMap<String, String>,
+        /// FLT-04: a correlation filter's rule may act on its copy too.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        action: Option<SqlAction>,
     },
     /// FLT-03, FLT-04: a SQL filter, and an action on the subscription's copy.
     Sql(Box<SqlRule>),
+}
+
+/// FLT-04: a SQL action on its own (a correlation filter's rule), as written and as parsed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub struct SqlAction {
+    pub text: String,
+    assignments: Vec<crate::sql::Assignment>,
+}
+
+impl Eq for SqlAction {}
+
+impl From<SqlAction> for String {
+    fn from(action: SqlAction) -> String {
+        action.text
+    }
+}
+
+impl TryFrom<String> for SqlAction {
+    type Error = &'static str;
+    fn try_from(text: String) -> std::result::Result<SqlAction, &'static str> {
+        SqlAction::new(&text).map_err(|_| "a SQL action that does not parse")
+    }
+}
+
+impl SqlAction {
+    /// Parses the action; one outside the supported subset is refused, naming what was not
+    /// understood (FLT-04).
+    pub fn new(text: &str) -> crate::error::Result<SqlAction> {
+        Ok(SqlAction {
+            text: text.to_string(),
+            assignments: crate::sql::parse_action(text).map_err(|t| {
+                crate::error::BrokerError::new(crate::error::ErrorKind::ArgumentOutOfRange, t)
+                    .on_field("SqlAction")
+            })?,
+        })
+    }
 }
 
 /// A SQL rule as written and as parsed. Saved as written (a checkpoint) and parsed again when
@@ -108,6 +148,8 @@ impl SqlRule {
 pub struct CorrelationFields<'a> {
     pub system: Vec<(&'a str, &'a str)>,
     pub application: &'a BTreeMap<String, crate::property::PropertyValue>,
+    /// FLT-04: the rule's action, as written.
+    pub action: Option<&'a str>,
 }
 
 impl SubscriptionRule {
@@ -120,6 +162,7 @@ impl SubscriptionRule {
             message_id,
             application_properties,
             system_properties,
+            action,
         } = self
         else {
             return None;
@@ -140,6 +183,7 @@ impl SubscriptionRule {
         Some(CorrelationFields {
             system,
             application: application_properties,
+            action: action.as_ref().map(|a| a.text.as_str()),
         })
     }
 
@@ -157,6 +201,7 @@ impl SubscriptionRule {
                 message_id,
                 application_properties,
                 system_properties,
+                action,
             } => {
                 let mut parts: Vec<String> = Vec::new();
                 let mut field = |name: &str, v: &Option<String>| {
@@ -176,8 +221,32 @@ impl SubscriptionRule {
                         v => format!("{k} = {v}"),
                     });
                 }
-                parts.join(", ")
+                match action {
+                    Some(action) => format!("{} / {}", parts.join(", "), action.text),
+                    None => parts.join(", "),
+                }
             }
+        }
+    }
+
+    /// Whether the rule has an action (FLT-01: such a rule gives a copy of its own).
+    pub fn has_action(&self) -> bool {
+        match self {
+            SubscriptionRule::Sql(rule) => rule.has_action(),
+            SubscriptionRule::Correlation { action, .. } => action.is_some(),
+            SubscriptionRule::MatchAll => false,
+        }
+    }
+
+    /// FLT-04: the rule's action applied to a subscription's copy.
+    pub fn act(&self, m: &mut Message) {
+        match self {
+            SubscriptionRule::Sql(rule) => rule.act(m),
+            SubscriptionRule::Correlation {
+                action: Some(action),
+                ..
+            } => crate::sql::apply(&action.assignments, m),
+            _ => {}
         }
     }
 
@@ -191,6 +260,7 @@ impl SubscriptionRule {
                 message_id,
                 application_properties,
                 system_properties,
+                action: _,
             } => {
                 let extra = m.extra();
                 let field_ok = |want: &Option<String>, have: Option<&String>| {

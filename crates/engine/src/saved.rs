@@ -325,6 +325,7 @@ impl Saved for SubscriptionRule {
                         message_id: None,
                         application_properties: BTreeMap::new(),
                         system_properties: BTreeMap::new(),
+                        action: None,
                     };
                 }
                 if let SubscriptionRule::Correlation {
@@ -333,6 +334,7 @@ impl Saved for SubscriptionRule {
                     message_id,
                     application_properties,
                     system_properties,
+                    action,
                 } = self
                 {
                     subject.visit(io);
@@ -340,6 +342,15 @@ impl Saved for SubscriptionRule {
                     message_id.visit(io);
                     application_properties.visit(io);
                     system_properties.visit(io);
+                    // The action as written; read, it is parsed again.
+                    let mut text = action.as_ref().map(|a| a.text.clone());
+                    text.visit(io);
+                    if io.loading() {
+                        match text.map(|t| crate::entity::SqlAction::new(&t)).transpose() {
+                            Ok(a) => *action = a,
+                            Err(_) => io.fail(),
+                        }
+                    }
                 }
             }
             Some(_) => {

@@ -124,6 +124,7 @@ fn a_filter_and_the_forward_settings_label_their_edges() {
             message_id: None,
             application_properties: Default::default(),
             system_properties: Default::default(),
+            action: None,
         },
     )
     .unwrap();

@@ -510,10 +510,11 @@ impl Code {
 
     /// A SQL rule's action, if it has one.
     fn rule_action(&self, rule: &SubscriptionRule) -> Option<String> {
-        let SubscriptionRule::Sql(sql) = rule else {
-            return None;
+        let text = match rule {
+            SubscriptionRule::Sql(sql) => sql.action.as_deref()?,
+            other => other.correlation()?.action?,
         };
-        let a = self.lit(sql.action.as_deref()?);
+        let a = self.lit(text);
         Some(match self.lang {
             Lang::CSharp => format!("new SqlRuleAction({a})"),
             Lang::Python => format!("SqlRuleAction({a})"),

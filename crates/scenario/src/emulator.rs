@@ -474,14 +474,13 @@ fn rules(rules: Vec<config::Rule>, at: &str, w: &mut Warnings) -> Result<Vec<Rul
                 }
             }
             Some("Correlation") => {
-                if action.is_some() {
-                    w.0.push(text!("x-action", field = at.as_str()));
-                }
                 let filter = props
                     .correlation_filter
                     .ok_or_else(|| text!("x-no-properties", field = at.as_str()))?;
+                // FLT-04: a correlation filter's action is kept with it.
                 let mut def = RuleDef {
                     name,
+                    action,
                     ..RuleDef::default()
                 };
                 for (key, value) in filter {
@@ -784,10 +783,11 @@ fn config_rule(name: &str, rule: &SubscriptionRule, path: &str, w: &mut Warnings
             .collect();
         filter.insert("Properties".into(), Value::Object(plain));
     }
-    json!({
-        "Name": name,
-        "Properties": { "FilterType": "Correlation", "CorrelationFilter": filter }
-    })
+    let mut p = json!({ "FilterType": "Correlation", "CorrelationFilter": filter });
+    if let Some(a) = c.action {
+        p["Action"] = json!({ "SqlExpression": a });
+    }
+    json!({ "Name": name, "Properties": p })
 }
 
 #[cfg(test)]

@@ -721,7 +721,13 @@ pub fn subscription_rule(def: Option<&RuleDef>) -> Result<SubscriptionRule, Text
                 && r.properties.is_empty()
                 && r.system_properties.is_empty() =>
         {
-            SubscriptionRule::MatchAll
+            match r.action.as_deref() {
+                None => SubscriptionRule::MatchAll,
+                // Every message, acted on: the TrueFilter's SQL form with the action.
+                Some(action) => SubscriptionRule::Sql(Box::new(
+                    sbp_engine::entity::SqlRule::new("1=1", Some(action)).map_err(|e| e.message)?,
+                )),
+            }
         }
         Some(r) => {
             check_system_properties(&r.system_properties)?;
@@ -731,6 +737,13 @@ pub fn subscription_rule(def: Option<&RuleDef>) -> Result<SubscriptionRule, Text
                 message_id: r.message_id.clone(),
                 application_properties: r.properties.clone(),
                 system_properties: r.system_properties.clone(),
+                // FLT-04: a correlation filter's rule acts with its action too.
+                action: r
+                    .action
+                    .as_deref()
+                    .map(sbp_engine::entity::SqlAction::new)
+                    .transpose()
+                    .map_err(|e| e.message)?,
             }
         }
     })

@@ -56,6 +56,7 @@ fn a_real_world_config_imports_with_what_is_not_modelled_said() {
         message_id,
         application_properties,
         system_properties,
+        ..
     } = &billing.rules[0].1
     else {
         panic!("a correlation filter")
@@ -285,4 +286,57 @@ fn r_pro_01_a_property_type_the_config_lacks_is_said() {
     assert_eq!(props["ok"], true);
     assert_eq!(props["at"], "2026-01-01T00:00:00Z");
     assert!(keys(&exported.warnings).contains(&"x-type".to_string()));
+}
+
+/// FLT-04: a correlation filter's action is read from a config, played, and written back.
+#[test]
+fn r_flt_04_a_correlation_filters_action_is_imported_played_and_exported() {
+    let config = r#"{"UserConfig": {"Namespaces": [{"Name": "sbemulatorns", "Queues": [], "Topics": [
+        {"Name": "events", "Properties": {}, "Subscriptions": [
+            {"Name": "blue", "Properties": {}, "Rules": [
+                {"Name": "tag", "Properties": {"FilterType": "Correlation",
+                    "CorrelationFilter": {"Properties": {"Color": "blue"}},
+                    "Action": {"SqlExpression": "SET Priority = 'high'"}}}
+            ]}
+        ]}
+    ]}]}}"#;
+    let imported = import(config).expect("imports");
+    assert!(
+        keys(&imported.warnings).is_empty(),
+        "{:?}",
+        imported.warnings
+    );
+    let mut s = imported.scenario;
+    s.timeline = serde_json::from_str(
+        r#"[{"at": "0s", "send": {"to": "events", "properties": {"color": "blue", "priority": "low"}}}]"#,
+    )
+    .unwrap();
+    let mut sim = Simulation::new(&s).unwrap();
+    sim.run_to_end();
+    let copy = sim
+        .ns
+        .message(
+            "events/subscriptions/blue",
+            1,
+            sbp_engine::Perspective::Peek,
+        )
+        .unwrap();
+    assert_eq!(
+        copy.application_properties
+            .get("priority")
+            .and_then(sbp_engine::PropertyValue::as_str),
+        Some("high")
+    );
+    let exported = export(&s).expect("exports").config;
+    let rule =
+        &exported["UserConfig"]["Namespaces"][0]["Topics"][0]["Subscriptions"][0]["Rules"][0];
+    assert_eq!(
+        rule["Properties"]["Action"]["SqlExpression"],
+        "SET Priority = 'high'"
+    );
+    let cs = sbp_scenario::code::generate(&s, sbp_scenario::code::Lang::CSharp).unwrap();
+    assert!(
+        cs.contains(r#"{ Action = new SqlRuleAction("SET Priority = 'high'") }"#),
+        "{cs}"
+    );
 }

@@ -323,7 +323,7 @@ impl Namespace {
                     continue;
                 }
                 match rule {
-                    SubscriptionRule::Sql(r) if r.has_action() => copies.push(Some(i)),
+                    r if r.has_action() => copies.push(Some(i)),
                     _ if !copies.contains(&None) => copies.insert(0, None),
                     _ => {}
                 }
@@ -338,9 +338,7 @@ impl Namespace {
                     }
                 }
                 let mut rule_name = None;
-                if let Some((name, SubscriptionRule::Sql(r))) =
-                    acting.and_then(|i| self.get(sub).ok()?.rules.get(i))
-                {
+                if let Some((name, r)) = acting.and_then(|i| self.get(sub).ok()?.rules.get(i)) {
                     r.act(&mut copy);
                     rule_name = Some(name.clone());
                 }

@@ -70,6 +70,7 @@ fn r_flt_01_several_rules_one_plain_copy_and_one_per_action() {
         message_id: None,
         application_properties: typed(&[("color", text("red"))]),
         system_properties: props(&[]),
+        action: None,
     };
     ns.create_rule(path, "red", red.clone()).unwrap();
     ns.create_rule(path, "tag", sql("size > 10", Some("SET big = 1")))
@@ -151,6 +152,7 @@ fn r_flt_02_a_correlation_filter_needs_every_property_it_sets() {
         message_id: None,
         application_properties: typed(&[("region", text("eu"))]),
         system_properties: props(&[("To", "billing"), ("ContentType", "application/json")]),
+        action: None,
     };
     topic(&mut ns, vec![("c", rule)]);
     let message = |subject: &str, region: &str, to: &str| NewMessage {
@@ -348,6 +350,7 @@ fn r_flt_02_a_correlation_filter_matches_a_property_by_value_and_type() {
         message_id: None,
         application_properties: typed(&[("n", PropertyValue::Int(1))]),
         system_properties: props(&[]),
+        action: None,
     };
     topic(&mut ns, vec![("c", rule)]);
     for v in [
@@ -407,6 +410,7 @@ fn r_flt_03_property_names_match_regardless_of_case_and_set_updates_the_one_ther
         message_id: None,
         application_properties: typed(&[("Color", text("blue"))]),
         system_properties: props(&[]),
+        action: None,
     };
     topic(
         &mut ns,
@@ -432,4 +436,37 @@ fn r_flt_03_property_names_match_regardless_of_case_and_set_updates_the_one_ther
         .message("t/subscriptions/gone", 1, Perspective::Peek)
         .unwrap();
     assert!(!removed.application_properties.contains_key("priority"));
+}
+
+/// The .NET SDK's `RuleManagerLiveTests.CorrelationRuleFilterWithSqlRuleAction`: a correlation
+/// filter's rule with a SQL action acts on its copy.
+#[test]
+fn r_flt_04_a_correlation_filters_action_acts_on_its_copy() {
+    let mut ns = ns();
+    let rule = SubscriptionRule::Correlation {
+        subject: None,
+        correlation_id: None,
+        message_id: None,
+        application_properties: typed(&[("Color", text("blue"))]),
+        system_properties: props(&[]),
+        action: Some(sbp_engine::entity::SqlAction::new("SET Priority = 'high'").unwrap()),
+    };
+    topic(&mut ns, vec![("s", rule)]);
+    for color in ["blue", "red"] {
+        let m = NewMessage {
+            application_properties: typed(&[("color", text(color)), ("priority", text("low"))]),
+            ..msg(color, None)
+        };
+        ns.send("t", m).unwrap();
+    }
+    assert_eq!(got(&ns, "s"), 1);
+    let copy = ns
+        .message("t/subscriptions/s", 1, Perspective::Peek)
+        .unwrap();
+    assert_eq!(
+        copy.application_properties.get("priority"),
+        Some(&text("high"))
+    );
+    assert!(ns.log().iter().any(|e| e.rule == Some(Rule::Flt04)));
+    assert!(sbp_engine::entity::SqlAction::new("DROP x").is_err());
 }

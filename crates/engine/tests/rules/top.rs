@@ -22,6 +22,7 @@ fn r_top_01_topic_copies_to_matching_subscriptions_each_with_own_settings() {
         message_id: None,
         application_properties: Default::default(),
         system_properties: Default::default(),
+        action: None,
     };
     ns.create_subscription("t", "invoices", settings(), rule)
         .unwrap();
