@@ -75,10 +75,18 @@ impl Namespace {
                 + 1
         });
         let e = self.get(q.entity)?;
+        // SES-03: a session receiver peeks its own session's messages only.
+        let session = match q.dlq {
+            false => self
+                .held_session(r, q.entity)
+                .map(|s| e.sessions[s as usize].id.as_str()),
+            true => None,
+        };
         let views: Vec<MessageView> = e
             .store(q.dlq)
             .messages
             .range(start..)
+            .filter(|(_, m)| session.is_none_or(|id| m.session_id() == Some(id)))
             .take(count as usize)
             .map(|(_, m)| self.view_of(q, m, Perspective::Peek))
             .collect();

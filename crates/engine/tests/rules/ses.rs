@@ -311,3 +311,31 @@ fn r_ses_05_session_state_is_kept_by_the_session_not_the_holder() {
         |e| matches!(e.kind, EventKind::SessionStateSet { .. }) && e.rule == Some(Rule::Ses05)
     ));
 }
+
+/// The .NET SDK's `SessionReceiverLiveTests.RoundRobinSessions`: a session receiver peeking
+/// from the first SequenceNumber sees its own session's messages only.
+#[test]
+fn r_ses_03_a_session_receiver_peeks_its_own_sessions_messages_only() {
+    let mut ns = ns();
+    ns.create_queue("q", sessionful()).unwrap();
+    for (id, session) in [("a1", "a"), ("b1", "b"), ("a2", "a"), ("c1", "c")] {
+        ns.send("q", in_session(id, session)).unwrap();
+    }
+    accept(&mut ns, "rb", "q", Some("b")).unwrap();
+    let peeked: Vec<String> = ns
+        .peek("rb", "q", Some(1), 10)
+        .unwrap()
+        .into_iter()
+        .map(|v| v.message_id)
+        .collect();
+    assert_eq!(peeked, ["b1"]);
+    accept(&mut ns, "ra", "q", Some("a")).unwrap();
+    let a: Vec<String> = ns
+        .peek("ra", "q", Some(1), 1)
+        .unwrap()
+        .into_iter()
+        .chain(ns.peek("ra", "q", None, 5).unwrap())
+        .map(|v| v.message_id)
+        .collect();
+    assert_eq!(a, ["a1", "a2"], "the cursor moves within the session");
+}
