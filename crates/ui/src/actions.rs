@@ -489,7 +489,7 @@ fn entity_form(props: &FormProps) -> Html {
 pub fn load_preset(store: &crate::state::StateHandle, name: &str) {
     let load = {
         let store = store.clone();
-        move |parsed: Result<Scenario, String>| match parsed {
+        move |parsed: Result<Scenario, crate::browser::LoadError>| match parsed {
             Ok(scenario) => {
                 let title = scenario.name.clone();
                 store.dispatch(Action::Load {
@@ -497,11 +497,14 @@ pub fn load_preset(store: &crate::state::StateHandle, name: &str) {
                     notice: crate::i18n::tf("loaded", &[("title", &title)]),
                 });
             }
-            Err(e) => store.dispatch(Action::Error(e)),
+            Err(e) => store.dispatch(Action::Error(e.to_string())),
         }
     };
     if name == "playground" {
-        return load(Scenario::from_json(crate::browser::STARTER).map_err(|e| e.to_string()));
+        return load(
+            Scenario::from_json(crate::browser::STARTER)
+                .map_err(crate::browser::LoadError::Scenario),
+        );
     }
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
         return store.dispatch(Action::Error(crate::i18n::tf(
@@ -511,8 +514,8 @@ pub fn load_preset(store: &crate::state::StateHandle, name: &str) {
     }
     crate::browser::fetch_text(&format!("presets/{name}.json"), move |text| {
         load(
-            text.map_err(|e| e.to_string())
-                .and_then(|t| Scenario::from_json(&t).map_err(|e| e.to_string())),
+            text.map_err(crate::browser::LoadError::from)
+                .and_then(|t| Scenario::from_json(&t).map_err(crate::browser::LoadError::Scenario)),
         )
     });
 }

@@ -228,6 +228,24 @@ pub struct FetchError {
     pub url: String,
 }
 
+/// What went wrong opening a file the page fetches (a preset, a lesson, a catalog): it could not
+/// be had, or it does not read as what it should be. `i18n` words it.
+#[derive(Clone, Debug)]
+pub enum LoadError {
+    Fetch(FetchError),
+    Scenario(sbp_scenario::ScenarioError),
+    Lesson(sbp_scenario::Text),
+    /// A catalog that does not read (its reader says the line, in English: it is the
+    /// catalog's author who reads it).
+    Catalog(String),
+}
+
+impl From<FetchError> for LoadError {
+    fn from(e: FetchError) -> LoadError {
+        LoadError::Fetch(e)
+    }
+}
+
 /// Fetches a text file next to the page (the presets are data, fetched when needed), then calls
 /// `done` with it or with what failed.
 pub fn fetch_text(url: &str, done: impl FnOnce(Result<String, FetchError>) + 'static) {

@@ -5,7 +5,7 @@
 //! it.
 use sbp_scenario::lesson::{Lesson, Part, Question, Texts};
 use sbp_scenario::{Scenario, Step};
-use sbp_ui::form::{field, set_values, text};
+use sbp_ui::form::{field, set_values, text, FormError};
 use sbp_ui::i18n::{self, t, tf};
 use yew::prelude::*;
 
@@ -27,14 +27,14 @@ fn one(lang: &str, text: String) -> Texts {
 }
 
 /// The part the form describes, or what is wrong with it.
-fn part_from(values: &[String], lang: &str) -> Result<Part, String> {
+fn part_from(values: &[String], lang: &str) -> Result<Part, FormError> {
     let [kind, words, highlight, ask, event, entity, seq, property, choices, goal, solution, hint] =
         values
     else {
-        return Err(String::new());
+        return Err(String::new().into());
     };
     if words.is_empty() {
-        return Err(t("builder-no-text"));
+        return Err(t("builder-no-text").into());
     }
     let mut part = Part {
         highlight: (!highlight.is_empty()).then(|| highlight.clone()),
@@ -42,7 +42,9 @@ fn part_from(values: &[String], lang: &str) -> Result<Part, String> {
     };
     match kind.as_str() {
         "predict" => {
-            let seq = seq.parse().map_err(|_| t("builder-bad-seq"))?;
+            let seq = seq
+                .parse()
+                .map_err(|_| FormError::from(t("builder-bad-seq")))?;
             part.predict = Some(one(lang, words.clone()));
             part.ask = Some(match ask.as_str() {
                 "property" => Question::Property {
@@ -71,12 +73,12 @@ fn part_from(values: &[String], lang: &str) -> Result<Part, String> {
         }
         "do" => {
             part.goal_text = Some(one(lang, words.clone()));
-            part.goal = Some(
-                serde_json::from_str(goal)
-                    .map_err(|e| tf("builder-bad-goal", &[("error", &e.to_string())]))?,
-            );
-            part.solution = serde_json::from_str::<Vec<Step>>(solution)
-                .map_err(|e| tf("builder-bad-solution", &[("error", &e.to_string())]))?;
+            part.goal = Some(serde_json::from_str(goal).map_err(|e| {
+                FormError::from(tf("builder-bad-goal", &[("error", &e.to_string())]))
+            })?);
+            part.solution = serde_json::from_str::<Vec<Step>>(solution).map_err(|e| {
+                FormError::from(tf("builder-bad-solution", &[("error", &e.to_string())]))
+            })?;
             if !hint.is_empty() {
                 part.hints = vec![one(lang, hint.clone())];
             }
@@ -87,7 +89,7 @@ fn part_from(values: &[String], lang: &str) -> Result<Part, String> {
 }
 
 /// The lesson as JSON, what its check says, and the link that opens it.
-fn outcome(lesson: &Lesson) -> (String, Result<String, String>) {
+fn outcome(lesson: &Lesson) -> (String, Result<String, sbp_scenario::Text>) {
     let json = serde_json::to_string_pretty(lesson).unwrap_or_default();
     let checked = Lesson::from_json(&json)
         .and_then(|l| l.check())
@@ -97,8 +99,7 @@ fn outcome(lesson: &Lesson) -> (String, Result<String, String>) {
                 .map(|a| a.value.clone())
                 .collect::<Vec<_>>()
                 .join(", ")
-        })
-        .map_err(|e| e.to_string());
+        });
     (json, checked)
 }
 
@@ -142,7 +143,7 @@ fn builder() -> Html {
                     lesson.set(next);
                     error.set(String::new());
                 }
-                Err(m) => error.set(m),
+                Err(e) => error.set(e.message),
             }
         })
     };
@@ -198,7 +199,7 @@ fn builder() -> Html {
                 <p id="builder-check" class={if checked.is_ok() { "reveal right" } else { "reveal wrong" }}>
                     {match &checked {
                         Ok(answers) => tf("builder-checked", &[("answers", answers)]),
-                        Err(e) => tf("builder-check-failed", &[("error", e)]),
+                        Err(e) => tf("builder-check-failed", &[("error", &e.to_string())]),
                     }}
                 </p>
                 if checked.is_ok() {

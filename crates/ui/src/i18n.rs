@@ -1,6 +1,7 @@
 //! The reader's language: the catalog (`i18n/<lang>.ftl`, fetched data; see
 //! `sbp_scenario::catalog`), the choice (`?lang=`, then the remembered one, then the browser's),
 //! and lookups. Every word the UI shows goes through [`t`] or [`tf`].
+use crate::browser::LoadError;
 use sbp_engine::text::{install, with_current};
 use sbp_scenario::catalog::{supported, Catalog};
 use std::cell::Cell;
@@ -53,16 +54,20 @@ pub fn initial_language() -> &'static str {
 
 /// Fetches and installs `lang`'s catalog, then calls `done` (also when the fetch fails: the
 /// page then shows keys, or keeps the language it had).
-pub fn load(lang: &'static str, remember: bool, done: impl FnOnce(Result<(), String>) + 'static) {
+pub fn load(
+    lang: &'static str,
+    remember: bool,
+    done: impl FnOnce(Result<(), LoadError>) + 'static,
+) {
     load_boxed(lang, remember, Box::new(done))
 }
 
-fn load_boxed(lang: &'static str, remember: bool, done: Box<dyn FnOnce(Result<(), String>)>) {
+fn load_boxed(lang: &'static str, remember: bool, done: Box<dyn FnOnce(Result<(), LoadError>)>) {
     let base = BASE.with(Cell::get);
     crate::browser::fetch_text(&format!("{base}i18n/{lang}.ftl"), move |text| {
         let parsed = text
-            .map_err(|e| e.to_string())
-            .and_then(|t| Catalog::parse(&t));
+            .map_err(LoadError::from)
+            .and_then(|t| Catalog::parse(&t).map_err(LoadError::Catalog));
         match parsed {
             Ok(catalog) => {
                 install(Rc::new(catalog));
@@ -103,5 +108,16 @@ pub fn rule_summary(rule: sbp_engine::Rule) -> String {
 impl std::fmt::Display for crate::browser::FetchError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&tf("could-not-load", &[("url", &self.url)]))
+    }
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Fetch(e) => e.fmt(f),
+            LoadError::Scenario(e) => e.fmt(f),
+            LoadError::Lesson(t) => t.fmt(f),
+            LoadError::Catalog(e) => f.write_str(e),
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! Lessons in the browser: the list (`lessons/index.json`), a lesson's parts one at a time
 //! (explain, predict, do), progress in local storage, and the first screen. The lessons are data
 //! (`web/lessons/*.json`, fetched); what a part checks and answers is `sbp_scenario::lesson`'s.
+use crate::browser::LoadError;
 use crate::i18n::{lang, t, tf};
 use crate::state::{Action, LessonRun, StateHandle, StateProps};
 use sbp_scenario::lesson::{text, Lesson, PartKind, Question};
@@ -106,7 +107,7 @@ pub fn load_index(done: Box<dyn FnOnce()>) {
 
 /// A lesson link's lesson (its JSON, packed as a scenario link's is), started.
 pub fn open_payload(store: &StateHandle, payload: &str) {
-    let json = sbp_scenario::link::decode_payload(payload).map_err(|e| e.to_string());
+    let json = sbp_scenario::link::decode_payload(payload).map_err(LoadError::Scenario);
     begin(store, "#lesson", json);
 }
 
@@ -139,18 +140,18 @@ pub fn start(store: &StateHandle, id: &str) {
     let store = store.clone();
     let id = id.to_string();
     crate::browser::fetch_text(&format!("lessons/{id}.json"), move |text| {
-        begin(&store, &id, text.map_err(|e| e.to_string()))
+        begin(&store, &id, text.map_err(LoadError::from))
     });
 }
 
 /// Reads a lesson's JSON and starts it, or says why it cannot (one place for every way a
 /// lesson arrives: fetched by id, or carried by a link).
-fn begin(store: &StateHandle, id: &str, json: Result<String, String>) {
-    match json.and_then(|t| Lesson::from_json(&t).map_err(|e| e.to_string())) {
+fn begin(store: &StateHandle, id: &str, json: Result<String, LoadError>) {
+    match json.and_then(|t| Lesson::from_json(&t).map_err(LoadError::Lesson)) {
         Ok(lesson) => store.dispatch(Action::StartLesson(Rc::new(lesson))),
         Err(e) => store.dispatch(Action::Error(tf(
             "lesson-broken",
-            &[("id", id), ("error", &e)],
+            &[("id", id), ("error", &e.to_string())],
         ))),
     }
 }

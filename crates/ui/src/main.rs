@@ -212,7 +212,7 @@ fn language_picker(store: &sbp_ui::state::StateHandle) -> Html {
         let store = store.clone();
         i18n::load(lang, true, move |loaded| match loaded {
             Ok(()) => store.dispatch(Action::Relabel),
-            Err(e) => store.dispatch(Action::Error(e)),
+            Err(e) => store.dispatch(Action::Error(e.to_string())),
         });
     });
     html! {
