@@ -22,6 +22,29 @@ fn scratch(name: &str, code: &str) -> PathBuf {
     path
 }
 
+/// The program in `file` parses: `python3 -m py_compile`, `node --check` (C# has no compiler
+/// here: `balanced` stands in for it).
+fn assert_parses(lang: Lang, file: &Path, label: &str) {
+    let out = match lang {
+        Lang::Python => Command::new("python3")
+            .args(["-m", "py_compile"])
+            .arg(file)
+            .output()
+            .expect("python3 (scripts/setup.sh installs it)"),
+        Lang::JavaScript => Command::new("node")
+            .arg("--check")
+            .arg(file)
+            .output()
+            .expect("node"),
+        Lang::CSharp => return,
+    };
+    assert!(
+        out.status.success(),
+        "{label}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Braces, brackets and parentheses balance outside strings and comments.
 fn balanced(code: &str) -> Result<(), String> {
     let mut stack = Vec::new();
@@ -72,30 +95,7 @@ fn every_preset_is_written_in_three_languages_that_parse() {
                     balanced(&code).unwrap_or_else(|e| panic!("{name}.cs: {e}"));
                     assert!(code.contains("new ServiceBusClient(connection)"));
                 }
-                Lang::Python => {
-                    let out = Command::new("python3")
-                        .args(["-m", "py_compile"])
-                        .arg(&file)
-                        .output()
-                        .expect("python3 (scripts/setup.sh installs it)");
-                    assert!(
-                        out.status.success(),
-                        "{name}.py: {}",
-                        String::from_utf8_lossy(&out.stderr)
-                    );
-                }
-                Lang::JavaScript => {
-                    let out = Command::new("node")
-                        .arg("--check")
-                        .arg(&file)
-                        .output()
-                        .expect("node");
-                    assert!(
-                        out.status.success(),
-                        "{name}.js: {}",
-                        String::from_utf8_lossy(&out.stderr)
-                    );
-                }
+                lang => assert_parses(lang, &file, &format!("{name}.{}", lang.extension())),
             }
         }
     }
@@ -351,18 +351,7 @@ fn text_from_a_scenario_cannot_become_code() {
                     String::from_utf8_lossy(&out.stderr)
                 );
             }
-            Lang::JavaScript => {
-                let out = Command::new("node")
-                    .arg("--check")
-                    .arg(&file)
-                    .output()
-                    .expect("node");
-                assert!(
-                    out.status.success(),
-                    "hostile.js: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            }
+            Lang::JavaScript => assert_parses(lang, &file, "hostile.js"),
         }
     }
 }
@@ -439,18 +428,6 @@ fn application_properties_are_written_with_their_types() {
     );
     for (lang, code) in [(Lang::Python, py), (Lang::JavaScript, js)] {
         let file = scratch(&format!("typed.{}", lang.extension()), &code);
-        let out = match lang {
-            Lang::Python => Command::new("python3")
-                .args(["-m", "py_compile"])
-                .arg(&file)
-                .output(),
-            _ => Command::new("node").arg("--check").arg(&file).output(),
-        }
-        .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_parses(lang, &file, "typed");
     }
 }
