@@ -33,11 +33,18 @@ enum Cmd {
         /// Run until this instant (e.g. "10m") instead of the last step or expectation.
         #[arg(long)]
         until: Option<String>,
+        /// The work this run may take (operations, estimated before it runs): default 500000,
+        /// at most 100000000.
+        #[arg(long)]
+        budget: Option<u64>,
     },
     /// Run scenarios and check their expectations; exits 1 if any fails.
     Check {
         /// Scenario or lesson files, or `preset:<name>`; with none, every preset.
         files: Vec<String>,
+        /// The work each scenario's run may take: default 500000, at most 100000000.
+        #[arg(long)]
+        budget: Option<u64>,
     },
     /// Print the share-link fragment of a scenario.
     Encode {
@@ -218,10 +225,30 @@ fn load_checkable(file: &str) -> Result<Checkable, String> {
     }
 }
 
+/// The work budget of a run: the default, or `--budget` within its bound (said on stderr when
+/// raised, so a log shows it).
+fn run_budget(asked: Option<u64>) -> Result<u64, Failure> {
+    use sbp_engine::limits::{MAX_CLI_RUN_WORK, MAX_RUN_WORK};
+    match asked {
+        None => Ok(MAX_RUN_WORK),
+        Some(n) if (1..=MAX_CLI_RUN_WORK).contains(&n) => {
+            eprintln!("budget: {n} operations (default {MAX_RUN_WORK})");
+            Ok(n)
+        }
+        Some(n) => Err(format!("--budget {n}: from 1 to {MAX_CLI_RUN_WORK}").into()),
+    }
+}
+
 fn run(command: Cmd) -> Result<ExitCode, Failure> {
     let mut out = std::io::stdout().lock();
     match command {
-        Cmd::Run { file, json, until } => {
+        Cmd::Run {
+            file,
+            json,
+            until,
+            budget,
+        } => {
+            let budget = run_budget(budget)?;
             let scenario = load(&file)?;
             let mut sim = Simulation::new(&scenario).map_err(|e| format!("{file}: {e}"))?;
             let end = match until {
@@ -229,7 +256,7 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
                 None => sim.end(),
             };
             scenario
-                .check_run_to(end)
+                .check_run_within(end, budget)
                 .map_err(|e| format!("{file}: {e}"))?;
             sim.advance_to(end);
             print_log(&mut out, &sim, json)?;
@@ -240,7 +267,8 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Check { files } => {
+        Cmd::Check { files, budget } => {
+            let budget = run_budget(budget)?;
             let names: Vec<String> = if files.is_empty() {
                 PRESETS.iter().map(|(n, _)| format!("preset:{n}")).collect()
             } else {
@@ -275,7 +303,7 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
                     }
                 };
                 let outcome = scenario.and_then(|s| {
-                    s.check_run_to(s.end())
+                    s.check_run_within(s.end(), budget)
                         .and_then(|_| Simulation::new(&s))
                         .map_err(|e| format!("{name}: {e}"))
                 });

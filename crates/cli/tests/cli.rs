@@ -212,3 +212,27 @@ fn import_prints_a_scenario_that_runs_and_export_writes_it_back_as_a_config() {
     assert_eq!(code, 2);
     assert!(err.contains("UserConfig"), "{err}");
 }
+
+/// Issue 19: a run of one's own file may take more work than a link, when asked and said;
+/// still bounded.
+#[test]
+fn a_run_past_the_default_budget_runs_with_budget_and_the_bound_is_named() {
+    let heavy = temp_file(
+        "heavy.json",
+        r#"{"version": 1, "entities": [{"queue": "q"}],
+            "timeline": [{"at": "0s", "start_producer": {"name": "p", "to": "q", "rate": 1000}},
+                         {"at": "0s", "start_consumers": {"name": "c", "from": "q", "instances": 4, "mode": "receive_and_delete", "processing": {"fixed": "1ms"}}},
+                         {"at": "10m", "stop_producer": "p"}],
+            "expect": [{"at": "10m", "metrics": {"sent": {"min": 590000}}}]}"#,
+    );
+    let file = heavy.to_str().unwrap();
+    let (code, out, _) = sbp(&["check", file]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("500000"), "refused naming the default: {out}");
+    let (code, out, err) = sbp(&["check", "--budget", "2000000", file]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("budget: 2000000"), "said: {err}");
+    let (code, _, err) = sbp(&["run", "--budget", "100000001", file]);
+    assert_ne!(code, 0);
+    assert!(err.contains("100000000"), "the bound named: {err}");
+}

@@ -35,6 +35,9 @@ pub const LATEST_INSTANT: Instant = 30 * DAY;
 pub const MIN_SWEEP_INTERVAL: Duration = SECOND;
 /// Work (messages sent and consumer polls, estimated) a scenario may need to reach its end.
 pub const MAX_RUN_WORK: u64 = 500_000;
+/// The most work `sbp run --budget`/`sbp check --budget` may allow a run of one's own file:
+/// two hundred times the default, still bounded (minutes, and memory kept by MAX_STORED_MESSAGES).
+pub const MAX_CLI_RUN_WORK: u64 = 100_000_000;
 /// Work a link may need to reach the instant it opens at (about a second in a browser).
 pub const MAX_OPEN_WORK: u64 = 500_000;
 /// The longest text (a name, a body, a property) a scenario or link may carry.

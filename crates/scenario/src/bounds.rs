@@ -55,13 +55,23 @@ impl Scenario {
     /// The CLI checks this before it runs a file to its end (a browser replays to a link's
     /// instant under its own budget, and plays on a bounded amount of work per frame).
     pub fn check_run_to(&self, until: Instant) -> Result<(), crate::ScenarioError> {
+        self.check_run_within(until, MAX_RUN_WORK)
+    }
+
+    /// Whether running to `until` stays within `budget` (the CLI's `--budget`, itself at most
+    /// `MAX_CLI_RUN_WORK`); the error names the budget.
+    pub fn check_run_within(
+        &self,
+        until: Instant,
+        budget: u64,
+    ) -> Result<(), crate::ScenarioError> {
         let work = self.work_until(until);
-        if work > MAX_RUN_WORK {
+        if work > budget {
             return Err(crate::ScenarioError::Invalid(text!(
                 "s-run-work",
                 until = format_instant(until),
                 work = work,
-                max = MAX_RUN_WORK
+                max = budget
             )));
         }
         Ok(())
