@@ -48,8 +48,9 @@ pub const TICK_WORK: usize = 20_000;
 pub const MAX_AUTO_RENEWAL: Duration = 24 * 60 * MINUTE;
 /// SES-01: the longest SessionId (the service's limit).
 pub const MAX_SESSION_ID: usize = 128;
-/// SES-05: the longest session state a holder may set.
-pub const MAX_SESSION_STATE: usize = 64 * 1024;
+/// SES-05: the longest session state a file or link carries: one message of the Standard tier
+/// (the engine refuses more than one message of the namespace's tier).
+pub const MAX_SESSION_STATE: usize = 256 * 1024;
 /// SES-01: the sessions one producer spreads its messages over.
 pub const MAX_PRODUCER_SESSIONS: u32 = 1_000;
 /// FLT-01: a rule's name (the service's limit).

@@ -317,7 +317,11 @@ impl Action {
                     s.session_id.as_deref().unwrap_or(""),
                     MAX_FIELD,
                 )?;
-                check_text("state", s.state.as_deref().unwrap_or(""), MAX_BODY)
+                check_text(
+                    "state",
+                    s.state.as_deref().unwrap_or(""),
+                    sbp_engine::limits::MAX_SESSION_STATE,
+                )
             }
             Action::DeadLetter(s) => {
                 check_text("reason", s.reason.as_deref().unwrap_or(""), MAX_FIELD)?;

@@ -96,9 +96,10 @@ impl Namespace {
             ));
         };
         // SES-05: checked before anything changes (a failed command changes nothing).
-        let max = crate::limits::MAX_SESSION_STATE;
+        // SES-05: at most one message of the tier.
+        let max = self.tier.max_message_size();
         if let SessionOp::SetState { state: Some(v) } = &op {
-            if v.len() > max {
+            if v.len() as u64 > max {
                 return Err(BrokerError::new(
                     ErrorKind::ArgumentOutOfRange,
                     text!("e-session-state-size", max = max),

@@ -299,7 +299,13 @@ fn r_ses_05_session_state_is_kept_by_the_session_not_the_holder() {
         )
         .unwrap_err();
     assert_eq!(err.kind, ErrorKind::ArgumentOutOfRange);
+    assert!(err.to_string().contains("262144"), "{err}");
     assert!(ns.same_state_except_log(&before));
+    // Up to one Standard message: 200 KB is taken.
+    for state in ["x".repeat(200 * 1024), "step 2".to_string()] {
+        ns.session("r1", "q", SessionOp::SetState { state: Some(state) })
+            .unwrap();
+    }
     // Only the holder gets or sets it.
     let err = ns.session("r2", "q", SessionOp::GetState).unwrap_err();
     assert_eq!(err.kind, ErrorKind::SessionLockLost);
