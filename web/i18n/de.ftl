@@ -750,7 +750,7 @@ rule-RCV-02 = PeekLock sperrt exklusiv: LockedUntil = jetzt + LockDuration, ein 
 rule-RCV-03 = LockDuration pro Warteschlange/Abonnement: Standard 30 s, Minimum 5 s, Maximum 5 min.
 rule-RCV-04 = Der Sperrinhaber kann verlängern: LockedUntil = jetzt + LockDuration; automatische Verlängerung bis zu einer Höchstdauer.
 rule-RCV-05 = Complete entfernt; Abandon gibt frei und zählt einen Fehlschlag; DeadLetter verschiebt in die Warteschlange für unzustellbare Nachrichten; Defer stellt zurück.
-rule-RCV-06 = Eine freigegebene oder abgelaufene Sperre setzt die Nachricht an den Anfang der Abrufreihenfolge zurück.
+rule-RCV-06 = Eine freigegebene oder abgelaufene Sperre setzt die Nachricht an oder nahe den Anfang der Abrufreihenfolge zurück.
 rule-RCV-07 = Nach MaxDeliveryCount fehlgeschlagenen Zustellungen geht die Nachricht in die Warteschlange für unzustellbare Nachrichten (MaxDeliveryCountExceeded).
 rule-RCV-08 = Abschließen nach Ablauf der Sperre oder zum zweiten Mal schlägt mit MessageLockLost fehl; eine abgebrochene Verbindung verliert ihre Sperren.
 rule-RCV-09 = Eine zurückgestellte Nachricht wird nur per Sequenznummer empfangen; eine unbekannte Nummer schlägt mit MessageNotFound fehl.

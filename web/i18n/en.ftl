@@ -768,7 +768,7 @@ rule-RCV-02 = PeekLock locks exclusively: LockedUntil = now + LockDuration, a ne
 rule-RCV-03 = LockDuration per queue/subscription: default 30 s, minimum 5 s, maximum 5 min.
 rule-RCV-04 = The lock owner can renew: LockedUntil = now + LockDuration; auto renewal up to a maximum duration.
 rule-RCV-05 = Complete removes; Abandon releases and counts a failure; DeadLetter moves to the DLQ; Defer.
-rule-RCV-06 = A released or lapsed lock puts the message back at the head of the retrieval order.
+rule-RCV-06 = A released or lapsed lock puts the message back at or near the front of the retrieval order.
 rule-RCV-07 = After MaxDeliveryCount failed deliveries the message moves to the DLQ (MaxDeliveryCountExceeded).
 rule-RCV-08 = Settling after the lock lapsed, or twice, fails with MessageLockLost; a dropped connection drops its locks.
 rule-RCV-09 = A deferred message is received only by sequence number; an unknown number fails with MessageNotFound.

@@ -750,7 +750,7 @@ rule-RCV-02 = PeekLock vergrendelt exclusief: LockedUntil = nu + LockDuration, e
 rule-RCV-03 = LockDuration per wachtrij/abonnement: standaard 30 s, minimum 5 s, maximum 5 min.
 rule-RCV-04 = De eigenaar van de vergrendeling kan verlengen: LockedUntil = nu + LockDuration; automatisch verlengen tot een maximale duur.
 rule-RCV-05 = Complete verwijdert; Abandon geeft vrij en telt een mislukking; DeadLetter verplaatst naar de dead-letter-wachtrij; Defer stelt uit.
-rule-RCV-06 = Een vrijgegeven of verlopen vergrendeling zet het bericht terug vooraan in de ophaalvolgorde.
+rule-RCV-06 = Een vrijgegeven of verlopen vergrendeling zet het bericht terug vooraan of bijna vooraan in de ophaalvolgorde.
 rule-RCV-07 = Na MaxDeliveryCount mislukte leveringen gaat het bericht naar de dead-letter-wachtrij (MaxDeliveryCountExceeded).
 rule-RCV-08 = Afhandelen na het verlopen van de vergrendeling, of voor de tweede keer, mislukt met MessageLockLost; een weggevallen verbinding verliest haar vergrendelingen.
 rule-RCV-09 = Een uitgesteld bericht wordt alleen op volgnummer ontvangen; een onbekend nummer mislukt met MessageNotFound.

@@ -750,7 +750,7 @@ rule-RCV-02 = PeekLock låser exklusivt: LockedUntil = nu + LockDuration, en ny 
 rule-RCV-03 = LockDuration per kö/prenumeration: standard 30 s, minimum 5 s, maximum 5 min.
 rule-RCV-04 = Låsets ägare kan förnya: LockedUntil = nu + LockDuration; automatisk förnyelse upp till en längsta tid.
 rule-RCV-05 = Complete tar bort; Abandon släpper och räknar ett misslyckande; DeadLetter flyttar till kön för obeställbara meddelanden; Defer skjuter upp.
-rule-RCV-06 = Ett släppt eller utgånget lås sätter meddelandet tillbaka först i hämtningsordningen.
+rule-RCV-06 = Ett släppt eller utgånget lås sätter meddelandet tillbaka först eller nära början i hämtningsordningen.
 rule-RCV-07 = Efter MaxDeliveryCount misslyckade leveranser flyttas meddelandet till kön för obeställbara meddelanden (MaxDeliveryCountExceeded).
 rule-RCV-08 = Att avsluta efter att låset gått ut, eller två gånger, misslyckas med MessageLockLost; en bruten anslutning förlorar sina lås.
 rule-RCV-09 = Ett uppskjutet meddelande tas bara emot via sekvensnummer; ett okänt nummer misslyckas med MessageNotFound.

@@ -57,7 +57,7 @@ rules! {
     Rcv03 = "RCV-03": "LockDuration per queue/subscription: default 30 s, minimum 5 s, maximum 5 min.",
     Rcv04 = "RCV-04": "The lock owner can renew: LockedUntil = now + LockDuration; auto renewal up to a maximum duration.",
     Rcv05 = "RCV-05": "Complete removes; Abandon releases and counts a failure; DeadLetter moves to the DLQ; Defer.",
-    Rcv06 = "RCV-06": "A released or lapsed lock puts the message back at the head of the retrieval order.",
+    Rcv06 = "RCV-06": "A released or lapsed lock puts the message back at or near the front of the retrieval order.",
     Rcv07 = "RCV-07": "After MaxDeliveryCount failed deliveries the message moves to the DLQ (MaxDeliveryCountExceeded).",
     Rcv08 = "RCV-08": "Settling after the lock lapsed, or twice, fails with MessageLockLost; a dropped connection drops its locks.",
     Rcv09 = "RCV-09": "A deferred message is received only by sequence number; an unknown number fails with MessageNotFound.",
