@@ -64,6 +64,7 @@ impl Namespace {
                 text!("e-peek-topic", from = from),
             ));
         }
+        self.check_not_forwarding(q, from)?;
         let r = self.receiver_id(receiver);
         self.touch(q.entity); // IDLE-02: peeks count as activity
         let start = from_seq.unwrap_or_else(|| {
@@ -171,6 +172,12 @@ impl Namespace {
                 text!("e-receive-topic", from = from),
             ));
         }
+        self.check_not_forwarding(q, from)
+    }
+
+    /// FWD-01: a forwarding source is neither received from nor peeked.
+    fn check_not_forwarding(&self, q: QueueRef, from: &str) -> Result<()> {
+        let e = self.get(q.entity)?;
         let (setting, target) = if q.dlq {
             (
                 "ForwardDeadLetteredMessagesTo",

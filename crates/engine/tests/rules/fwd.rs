@@ -185,3 +185,20 @@ fn r_fwd_03_dead_letters_go_to_forward_dead_lettered_messages_to() {
         Some("MaxDeliveryCountExceeded")
     );
 }
+
+#[test]
+fn r_fwd_01_a_forwarding_source_is_not_peeked_either() {
+    let mut ns = ns();
+    queue(&mut ns, "target", settings());
+    queue(&mut ns, "src", forwarding("target"));
+    ns.send("src", msg("a", None)).unwrap();
+    let before = ns.snapshot(usize::MAX);
+    let err = ns.peek(R, "src", None, 1).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidOperation);
+    assert!(err.to_string().contains("FWD-01"), "{err}");
+    assert!(
+        ns.same_state_except_log(&before),
+        "a refused peek changes nothing"
+    );
+    assert_eq!(ns.peek(R, "target", None, 1).unwrap().len(), 1);
+}
