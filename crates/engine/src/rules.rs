@@ -45,7 +45,7 @@ rules! {
     Ttl13 = "TTL-13": "A deferred message is not swept; receiving it after expiry dead-letters it (if set) and fails with MessageNotFound.",
     Ttl14 = "TTL-14": "A very short TTL can expire messages before any receiver sees them.",
     Idle01 = "IDLE-01": "AutoDeleteOnIdle deletes an entity idle that long, with its messages (minimum 5 min).",
-    Idle02 = "IDLE-02": "Idle means no sends, receives, updates, scheduled messages or peeks (per entity kind).",
+    Idle02 = "IDLE-02": "Idle means no sends, receives, updates, scheduled messages, new rules or peeks (per entity kind).",
     Idle03 = "IDLE-03": "An entity that auto-forwards counts as having a receiver: it is never idle.",
     Idle04 = "IDLE-04": "Operations on a deleted entity fail with MessagingEntityNotFound.",
     Send01 = "SEND-01": "Sends are settled: a rejection carries an error code, a tracking id and whether a retry can succeed.",

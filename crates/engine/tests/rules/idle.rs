@@ -162,3 +162,31 @@ fn r_idle_01_a_shorter_auto_delete_on_idle_takes_effect_from_the_update() {
     ns.advance_to(HOUR);
     assert!(ns.entity("r").is_some(), "AutoDeleteOnIdle back to never");
 }
+
+#[test]
+fn r_idle_02_a_new_rule_keeps_a_subscription_alive() {
+    let mut ns = ns();
+    ns.create_topic("t", settings()).unwrap();
+    let idle = EntitySettings {
+        auto_delete_on_idle: 5 * MINUTE,
+        ..settings()
+    };
+    ns.create_subscription("t", "s", idle, SubscriptionRule::MatchAll)
+        .unwrap();
+    ns.advance_to(4 * MINUTE);
+    ns.create_rule(
+        "t/subscriptions/s",
+        "late",
+        SubscriptionRule::Sql(Box::new(
+            sbp_engine::entity::SqlRule::new("1 = 1", None).unwrap(),
+        )),
+    )
+    .unwrap();
+    ns.advance_to(8 * MINUTE);
+    assert!(
+        ns.entity("t/subscriptions/s").is_some(),
+        "the rule was activity at 4 min"
+    );
+    ns.advance_to(9 * MINUTE);
+    assert!(ns.entity("t/subscriptions/s").is_none());
+}
