@@ -79,33 +79,26 @@ impl PropertyValue {
         }
     }
 
-    /// The bytes the value takes in a message (AMQP's encoding of it, without its constructor):
-    /// what counts towards the message's size.
-    pub fn size(&self) -> u64 {
-        match self {
-            PropertyValue::Null => 0,
-            PropertyValue::String(s) => s.len() as u64,
-            PropertyValue::Int(_) => 4,
-            PropertyValue::Bool(_) => 1,
-            PropertyValue::Long(_) | PropertyValue::Double(_) | PropertyValue::Timestamp(_) => 8,
-            PropertyValue::Uuid(_) => 16,
-        }
-    }
 }
 
 /// FLT-02, FLT-03, FLT-04: filters and actions name application properties regardless of
-/// case; the message keeps each under the name it was sent with. The key as the message has it.
+/// case; the message keeps each under the name it was sent with. The property named `name`
+/// (its exact name first), as the message has it.
+fn entry_ignoring_case<'a>(
+    properties: &'a std::collections::BTreeMap<String, PropertyValue>,
+    name: &str,
+) -> Option<(&'a String, &'a PropertyValue)> {
+    properties
+        .get_key_value(name)
+        .or_else(|| properties.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)))
+}
+
+/// The key of the property named `name`, regardless of case, as the message has it.
 pub fn key_ignoring_case(
     properties: &std::collections::BTreeMap<String, PropertyValue>,
     name: &str,
 ) -> Option<String> {
-    if properties.contains_key(name) {
-        return Some(name.to_string());
-    }
-    properties
-        .keys()
-        .find(|k| k.eq_ignore_ascii_case(name))
-        .cloned()
+    entry_ignoring_case(properties, name).map(|(k, _)| k.clone())
 }
 
 /// The value of the property named `name`, regardless of case.
@@ -113,12 +106,7 @@ pub fn get_ignoring_case<'a>(
     properties: &'a std::collections::BTreeMap<String, PropertyValue>,
     name: &str,
 ) -> Option<&'a PropertyValue> {
-    properties.get(name).or_else(|| {
-        properties
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v)
-    })
+    entry_ignoring_case(properties, name).map(|(_, v)| v)
 }
 
 impl From<&str> for PropertyValue {

@@ -118,7 +118,7 @@ enum Token {
     Symbol(String),
 }
 
-pub use crate::property::number;
+use crate::property::number;
 
 fn unsupported(what: &str) -> Text {
     crate::text!("e-sql", what = what)
