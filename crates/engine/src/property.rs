@@ -78,7 +78,6 @@ impl PropertyValue {
             _ => None,
         }
     }
-
 }
 
 /// FLT-02, FLT-03, FLT-04: filters and actions name application properties regardless of
@@ -88,9 +87,11 @@ fn entry_ignoring_case<'a>(
     properties: &'a std::collections::BTreeMap<String, PropertyValue>,
     name: &str,
 ) -> Option<(&'a String, &'a PropertyValue)> {
-    properties
-        .get_key_value(name)
-        .or_else(|| properties.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)))
+    properties.get_key_value(name).or_else(|| {
+        properties
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+    })
 }
 
 /// The key of the property named `name`, regardless of case, as the message has it.

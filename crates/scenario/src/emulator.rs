@@ -255,32 +255,26 @@ pub fn import(json: &str) -> Result<Imported, Text> {
     let mut entities: Vec<EntityDef> = Vec::new();
     for (i, q) in ns.queues.into_iter().enumerate() {
         let at = format!("Queues[{i}]");
-        let settings = entity(q, &at, Kind::Queue, &mut w)?.1;
+        let (name, settings) = entity(&q, &at, Kind::Queue, &mut w)?;
         entities.push(EntityDef {
-            queue: Some(settings.0),
-            settings: settings.1,
+            queue: Some(name),
+            settings,
             ..EntityDef::default()
         });
     }
     for (i, t) in ns.topics.into_iter().enumerate() {
         let at = format!("Topics[{i}]");
-        let (subscriptions, (name, settings)) = entity(t, &at, Kind::Topic, &mut w)?;
+        let (name, settings) = entity(&t, &at, Kind::Topic, &mut w)?;
         entities.push(EntityDef {
             topic: Some(name.clone()),
             settings,
             ..EntityDef::default()
         });
-        for (j, s) in subscriptions.into_iter().enumerate() {
+        for (j, s) in t.subscriptions.unwrap_or_default().into_iter().enumerate() {
             let at = format!("{at}.Subscriptions[{j}]");
-            let config_rules = s.rules.unwrap_or_default();
-            let (_, (sub_name, settings)) = entity(
-                config::Entity { rules: None, ..s },
-                &at,
-                Kind::Subscription,
-                &mut w,
-            )?;
+            let (sub_name, settings) = entity(&s, &at, Kind::Subscription, &mut w)?;
             // FLT-01: every rule, by its name; the first is the subscription's first.
-            let mut rules = rules(config_rules, &at, &mut w)?;
+            let mut rules = rules(s.rules.unwrap_or_default(), &at, &mut w)?;
             let rule = (!rules.is_empty()).then(|| rules.remove(0));
             entities.push(EntityDef {
                 subscription: Some(format!("{name}/subscriptions/{sub_name}")),
@@ -355,27 +349,26 @@ enum Kind {
     Subscription,
 }
 
-/// An entity's subscriptions (a topic's), name and settings. The emulator's schema names which
-/// properties each kind has; one of another kind's is said and left out.
-#[allow(clippy::type_complexity)]
+/// An entity's name and settings (its subscriptions and rules are the caller's). The emulator's
+/// schema names which properties, subscriptions and rules each kind has; one of another kind's
+/// is said and left out.
 fn entity(
-    e: config::Entity,
+    e: &config::Entity,
     at: &str,
     kind: Kind,
     w: &mut Warnings,
-) -> Result<(Vec<config::Entity>, (String, SettingsDef)), Text> {
+) -> Result<(String, SettingsDef), Text> {
     if e.name.is_empty() {
         return Err(text!("x-no-name", field = at));
     }
     w.unknown(at, &e.other);
-    let (subscriptions, rules) = (e.subscriptions, e.rules);
-    if kind != Kind::Topic && subscriptions.is_some() {
+    if kind != Kind::Topic && e.subscriptions.is_some() {
         w.0.push(text!("x-unknown", field = format!("{at}.Subscriptions")));
     }
-    if rules.is_some() {
+    if kind != Kind::Subscription && e.rules.is_some() {
         w.0.push(text!("x-unknown", field = format!("{at}.Rules")));
     }
-    let p = e.properties;
+    let p = &e.properties;
     let props = format!("{at}.Properties");
     w.unknown(&props, &p.other);
     let known = match kind {
@@ -413,7 +406,7 @@ fn entity(
         w.0.push(text!("x-unknown", field = format!("{props}.{key}")));
     }
     let here = |key: &str| known.contains(&key);
-    let target = |t: Option<String>| t.filter(|t| !t.is_empty() && here("ForwardTo"));
+    let target = |key: &str, t: &Option<String>| t.clone().filter(|t| !t.is_empty() && here(key));
     let s = SettingsDef {
         dead_lettering_on_message_expiration: p
             .dead_lettering_on_message_expiration
@@ -423,8 +416,11 @@ fn entity(
             .duplicate_detection_history_time_window
             .filter(|_| here("DuplicateDetectionHistoryTimeWindow"))
             .map(Dur),
-        forward_dead_lettered_messages_to: target(p.forward_dead_lettered_messages_to),
-        forward_to: target(p.forward_to),
+        forward_dead_lettered_messages_to: target(
+            "ForwardDeadLetteredMessagesTo",
+            &p.forward_dead_lettered_messages_to,
+        ),
+        forward_to: target("ForwardTo", &p.forward_to),
         lock_duration: p.lock_duration.filter(|_| here("LockDuration")).map(Dur),
         max_delivery_count: p.max_delivery_count.filter(|_| here("MaxDeliveryCount")),
         requires_duplicate_detection: p
@@ -433,7 +429,7 @@ fn entity(
         requires_session: p.requires_session.filter(|_| here("RequiresSession")),
         ..SettingsDef::default()
     };
-    Ok((subscriptions.unwrap_or_default(), (e.name, s)))
+    Ok((e.name.clone(), s))
 }
 
 /// A subscription's rules, each with its name (FLT-01): correlation filters (CorrelationId,
