@@ -38,12 +38,11 @@ fn stored_progress() -> serde_json::Map<String, serde_json::Value> {
     all
 }
 
-/// How many parts of lesson `id` were done.
-pub fn progress(id: &str) -> usize {
-    stored_progress()
-        .get(id)
+/// How many parts of lesson `id` the stored progress `all` says were done.
+fn parts_done(all: &serde_json::Map<String, serde_json::Value>, id: &str) -> usize {
+    all.get(id)
         .and_then(serde_json::Value::as_u64)
-        .map_or(0, |n| n as usize)
+        .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX))
 }
 
 /// Remembers that `done` parts of lesson `id` are done (never fewer than before).
@@ -52,7 +51,7 @@ pub fn save_progress(id: &str, done: usize) {
         return;
     };
     let mut all = stored_progress();
-    if all.get(id).and_then(serde_json::Value::as_u64).unwrap_or(0) >= done as u64 {
+    if parts_done(&all, id) >= done {
         return;
     }
     all.insert(id.to_string(), (done as u64).into());
@@ -160,13 +159,15 @@ fn begin(store: &StateHandle, id: &str, json: Result<String, LoadError>) {
 pub fn lesson_list(store: &StateHandle) -> Html {
     let listed = track();
     let lang = lang();
+    // Storage read once for the whole list.
+    let progress = stored_progress();
     html! {
         <ol class="lesson-list" id="lesson-list">
             { for listed.iter().map(|l| {
                 let store = store.clone();
                 let id = l.id.clone();
                 let onclick = Callback::from(move |_: MouseEvent| start(&store, &id));
-                let done = progress(&l.id).min(l.parts);
+                let done = parts_done(&progress, &l.id).min(l.parts);
                 html! {
                     <li>
                         <button class={classes!("lesson-item", (l.parts > 0 && done == l.parts).then_some("done"))} data-lesson={l.id.clone()} {onclick}>
