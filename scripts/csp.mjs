@@ -29,9 +29,9 @@ function pages(dir) {
 for (const file of pages(dist)) {
   const html = fs.readFileSync(file, 'utf8').replace(META, '');
   const meta = `<meta http-equiv="Content-Security-Policy" content="${policy(html)}">\n`;
-  const at = html.search(/<meta charset[^>]*>\n?/i);
-  if (at < 0) throw new Error(`${file}: no <meta charset> to put the policy after`);
-  const end = at + html.slice(at).match(/<meta charset[^>]*>\n?/i)[0].length;
+  const charset = html.match(/<meta charset[^>]*>\n?/i);
+  if (!charset) throw new Error(`${file}: no <meta charset> to put the policy after`);
+  const end = charset.index + charset[0].length;
   fs.writeFileSync(file, html.slice(0, end) + meta + html.slice(end));
   console.log(`CSP: ${path.relative(dist, file)}`);
 }
