@@ -197,9 +197,24 @@ fn namespace(seed: u64, realistic: bool, max_delivery: u32) -> Namespace {
 fn command(ns: &Namespace, op: &Op, tokens: &[(String, u64, String)]) -> Option<Command> {
     // MessageIds from a small pool, so duplicate detection (on c and t) drops some (DUP-02).
     // SessionIds from a pool of three; a message with a TTL divisible by 4 has none.
+    // An application property `n` of each type SQL filters bind differently (FLT-03): an int, a
+    // long, a double or a string that reads as a number.
     let message = |ttl: &Option<u32>| NewMessage {
         time_to_live: ttl.map(i64::from),
         message_id: ttl.map(|t| format!("m{}", t % 5)),
+        application_properties: ttl
+            .map(|t| {
+                let n = t % 7;
+                let value = match t % 4 {
+                    0 => PropertyValue::Int(n as i32),
+                    1 => PropertyValue::Long(i64::from(n)),
+                    2 => PropertyValue::Double(f64::from(n) / 2.0),
+                    _ => PropertyValue::String(n.to_string()),
+                };
+                ("n".to_string(), value)
+            })
+            .into_iter()
+            .collect(),
         system_properties: ttl
             .filter(|t| t % 4 != 0)
             .map(|t| ("SessionId".to_string(), format!("s{}", t % 3)))
@@ -313,9 +328,11 @@ fn command(ns: &Namespace, op: &Op, tokens: &[(String, u64, String)]) -> Option<
             let subscription = "t/subscriptions/s1".to_string();
             let name = format!("r{name}");
             if *add {
-                // Each rule with an action: a message it matches gets a copy of its own.
-                let action = format!("SET rule = '{name}'");
-                let rule = sbp_engine::entity::SqlRule::new("1=1", Some(&action)).ok()?;
+                // Each rule with an action: a message it matches gets a copy of its own. The
+                // filter and the action compute over `n` by its type.
+                let action = format!("SET rule = '{name}'; SET twice = N * 2");
+                let rule =
+                    sbp_engine::entity::SqlRule::new("n > 1 OR n = '3'", Some(&action)).ok()?;
                 Command::CreateRule {
                     subscription,
                     name,
