@@ -265,6 +265,23 @@ test('filters: a subscription made with a SQL filter and action takes only what 
   await page.locator('#inspector', { hasText: 'gold' }).waitFor();
   // The inspector shows each property with its type.
   await page.locator('#inspector td', { hasText: 'quantity = 12 (int)' }).first().waitFor();
+  // FLT-04: a Subject (correlation) filter keeps its action too.
+  await tab(page, 'entities');
+  await page.selectOption('#entity-kind', 'subscription');
+  await page.fill('#entity-name', 'events/subscriptions/invoices');
+  await page.fill('#entity-rule-sql', '');
+  await page.fill('#entity-rule-subject', 'invoice');
+  await page.fill('#entity-rule-action', "SET route = 'billing'");
+  await page.click('#entity-create');
+  const invoices = page.locator('.lane[data-entity="events/subscriptions/invoices"]');
+  await invoices.waitFor();
+  await tab(page, 'send');
+  await page.fill('#send-props', '');
+  await page.fill('#send-subject', 'invoice');
+  await send(page, { ttl: '1h', id: 'inv-1' });
+  await page.fill('#send-subject', '');
+  await invoices.locator('.card .mid', { hasText: 'inv-1' }).click();
+  await page.locator('#inspector td', { hasText: 'route = "billing"' }).first().waitFor();
   // FLT-01: a second rule, with an action of its own, added to the subscription by name.
   await tab(page, 'entities');
   await page.selectOption('#entity-target', 'events/subscriptions/big');

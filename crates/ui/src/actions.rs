@@ -397,20 +397,23 @@ fn entity_step(v: &Values, button: usize, _now: Instant) -> Result<Action, FormE
     )))))
 }
 
-/// The rule the form describes: FLT-03 a SQL filter (and its action), else FLT-02 a correlation
-/// filter on Subject; with its name (FLT-01). None when it names no filter.
+/// The rule the form describes: FLT-03 a SQL filter, else FLT-02 a correlation filter on
+/// Subject, either with its action (FLT-04); with its name (FLT-01). None when it names no
+/// filter.
 fn rule_def(v: &Values) -> Option<RuleDef> {
     let name = opt(v.get("entity-rule-name").to_string());
+    let action = opt(v.get("entity-rule-action").to_string());
     match opt(v.get("entity-rule-sql").to_string()) {
         Some(sql) => Some(RuleDef {
             name,
             sql: Some(sql),
-            action: opt(v.get("entity-rule-action").to_string()),
+            action,
             ..Default::default()
         }),
         None => opt(v.get("entity-rule-subject").to_string()).map(|subject| RuleDef {
             name,
             subject: Some(subject),
+            action,
             ..Default::default()
         }),
     }
