@@ -791,6 +791,10 @@ entity-dup-window-ph = Standard 1m; 20s..7d
 e-emulator-range = { $field } { $value } liegt außerhalb von { $min }..{ $max } des Emulators (PRO-01)
 e-emulator-max-delivery = MaxDeliveryCount { $value } liegt über dem Maximum des Emulators von { $max } (PRO-01)
 e-emulator-entities = der Emulator enthält höchstens { $max } Warteschlangen und Themen (PRO-01)
+e-emulator-name = { $name } ist kein Name, den der Emulator annimmt: ein Buchstabe oder eine Ziffer zuerst und zuletzt, dazwischen Buchstaben, Ziffern, '_', '-', '.' oder '/' (PRO-01)
+e-emulator-subscriptions = der Emulator enthält höchstens { $max } Abonnements in einem Thema ({ $topic } hat sie) (PRO-01)
+e-subscription-name-length = der Name eines Abonnements hat höchstens { $max } Zeichen
+e-forward-session = ForwardTo wird für eine Warteschlange oder ein Abonnement mit Sitzungen nicht unterstützt (FWD-01)
 e-emulator-subscription-lock = LockDuration { $value } liegt unter dem Minimum des Emulators für ein Abonnement, 1m (PRO-01)
 rule-PRO-01 = Das Emulatorprofil folgt dessen Konfigurationsschema: höchstens 50 Warteschlangen und Themen, Entitäts-TTL 5 min..1 h (Standard 1 h), LockDuration 5 s..5 min (Abonnements ab 1 min; Standard 1 min), MaxDeliveryCount 1..10 (Standard 3), Duplikatfenster 5 s..5 min (Standard 20 s).
 

@@ -809,6 +809,10 @@ entity-dup-window-ph = default 1m; 20s..7d
 e-emulator-range = { $field } { $value } is outside the emulator's { $min }..{ $max } (PRO-01)
 e-emulator-max-delivery = MaxDeliveryCount { $value } is above the emulator's maximum of { $max } (PRO-01)
 e-emulator-entities = the emulator holds at most { $max } queues and topics (PRO-01)
+e-emulator-name = { $name } is not a name the emulator takes: a letter or digit first and last, letters, digits, '_', '-', '.' or '/' between (PRO-01)
+e-emulator-subscriptions = the emulator holds at most { $max } subscriptions in a topic ({ $topic } has them) (PRO-01)
+e-subscription-name-length = a subscription's name has at most { $max } characters
+e-forward-session = ForwardTo is not supported on a session-enabled queue or subscription (FWD-01)
 e-emulator-subscription-lock = LockDuration { $value } is below the emulator's minimum for a subscription, 1m (PRO-01)
 rule-PRO-01 = The emulator profile follows its config schema: at most 50 queues and topics, entity TTL 5 min..1 h (default 1 h), LockDuration 5 s..5 min (subscriptions from 1 min; default 1 min), MaxDeliveryCount 1..10 (default 3), duplicate window 5 s..5 min (default 20 s).
 

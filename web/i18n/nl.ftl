@@ -791,6 +791,10 @@ entity-dup-window-ph = standaard 1m; 20s..7d
 e-emulator-range = { $field } { $value } ligt buiten { $min }..{ $max } van de emulator (PRO-01)
 e-emulator-max-delivery = MaxDeliveryCount { $value } ligt boven het maximum van de emulator van { $max } (PRO-01)
 e-emulator-entities = de emulator bevat hoogstens { $max } wachtrijen en onderwerpen (PRO-01)
+e-emulator-name = { $name } is geen naam die de emulator aanneemt: een letter of cijfer als eerste en laatste, daartussen letters, cijfers, '_', '-', '.' of '/' (PRO-01)
+e-emulator-subscriptions = de emulator bevat hoogstens { $max } abonnementen in een onderwerp ({ $topic } heeft ze) (PRO-01)
+e-subscription-name-length = de naam van een abonnement heeft hoogstens { $max } tekens
+e-forward-session = ForwardTo wordt niet ondersteund op een wachtrij of abonnement met sessies (FWD-01)
 e-emulator-subscription-lock = LockDuration { $value } ligt onder het minimum van de emulator voor een abonnement, 1m (PRO-01)
 rule-PRO-01 = Het emulatorprofiel volgt zijn configuratieschema: hoogstens 50 wachtrijen en onderwerpen, entiteits-TTL 5 min..1 h (standaard 1 h), LockDuration 5 s..5 min (abonnementen vanaf 1 min; standaard 1 min), MaxDeliveryCount 1..10 (standaard 3), duplicaatvenster 5 s..5 min (standaard 20 s).
 

@@ -791,6 +791,10 @@ entity-dup-window-ph = standard 1m; 20s..7d
 e-emulator-range = { $field } { $value } ligger utanför emulatorns { $min }..{ $max } (PRO-01)
 e-emulator-max-delivery = MaxDeliveryCount { $value } är över emulatorns maximum { $max } (PRO-01)
 e-emulator-entities = emulatorn rymmer högst { $max } köer och ämnen (PRO-01)
+e-emulator-name = { $name } är inte ett namn som emulatorn tar: en bokstav eller siffra först och sist, bokstäver, siffror, '_', '-', '.' eller '/' emellan (PRO-01)
+e-emulator-subscriptions = emulatorn rymmer högst { $max } prenumerationer i ett ämne ({ $topic } har dem) (PRO-01)
+e-subscription-name-length = en prenumerations namn har högst { $max } tecken
+e-forward-session = ForwardTo stöds inte för en kö eller prenumeration med sessioner (FWD-01)
 e-emulator-subscription-lock = LockDuration { $value } är under emulatorns minimum för en prenumeration, 1m (PRO-01)
 rule-PRO-01 = Emulatorprofilen följer dess konfigurationsschema: högst 50 köer och ämnen, entitetens TTL 5 min..1 h (standard 1 h), LockDuration 5 s..5 min (prenumerationer från 1 min; standard 1 min), MaxDeliveryCount 1..10 (standard 3), dubblettfönster 5 s..5 min (standard 20 s).
 

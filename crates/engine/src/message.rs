@@ -246,12 +246,20 @@ impl MessageView {
             time_to_live,
             expires_at,
             scheduled_enqueue_time: m.scheduled_enqueue_time,
-            locked_until: m.lock.as_ref().map(|l| l.locked_until),
+            // RCV-11: a peeked message is a disconnected snapshot; its lock is not observed
+            // there (LockedUntil, LockToken and the holder show only on the receive side).
+            locked_until: match perspective {
+                Perspective::Receive => m.lock.as_ref().map(|l| l.locked_until),
+                Perspective::Peek => None,
+            },
             lock_token: match perspective {
                 Perspective::Receive => m.lock.as_ref().map(|l| format_lock_token(l.token)),
                 Perspective::Peek => None,
             },
-            lock_holder: holder,
+            lock_holder: match perspective {
+                Perspective::Receive => holder,
+                Perspective::Peek => None,
+            },
             delivery_count,
             state: m.state,
             dead_letter_reason: dead_letter.map(|d| d.reason.to_string()),

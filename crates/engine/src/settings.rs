@@ -71,6 +71,24 @@ pub const EMULATOR_TTL: (Duration, Duration) = (5 * MINUTE, HOUR);
 pub const EMULATOR_DUPLICATE_WINDOW: (Duration, Duration) = (5 * SECOND, 5 * MINUTE);
 pub const EMULATOR_SUBSCRIPTION_MIN_LOCK: Duration = MINUTE;
 pub const EMULATOR_MAX_DELIVERY_COUNT: u32 = 10;
+/// PRO-01: the emulator's config schema: at most 50 subscriptions in a topic.
+pub const EMULATOR_MAX_SUBSCRIPTIONS: usize = 50;
+
+/// PRO-01: the emulator's config schema names every entity and rule by the pattern
+/// `^[A-Za-z0-9]$|^[A-Za-z0-9][\w-\.\/]*[A-Za-z0-9]$`: a letter or digit first and last,
+/// letters, digits, `_`, `-`, `.` and `/` between.
+pub fn is_emulator_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(first), Some(last)) => {
+            first.is_ascii_alphanumeric()
+                && last.is_ascii_alphanumeric()
+                && b.iter()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b'/'))
+        }
+        _ => false,
+    }
+}
 /// The default MaxSizeInMegabytes (1 GB).
 pub const DEFAULT_MAX_SIZE_BYTES: u64 = 1024 * 1024 * 1024;
 
@@ -193,10 +211,27 @@ impl EntitySettings {
                 .on_field(field));
             }
         }
+        // FWD-01: "Autoforwarding isn't supported for session-enabled queues or subscriptions."
+        if self.requires_session && self.forward_to.is_some() {
+            return Err(BrokerError::new(
+                ErrorKind::NotSupported,
+                crate::text!("e-forward-session"),
+            )
+            .on_field("ForwardTo"));
+        }
         if tier == Tier::Emulator {
             return self.validate_emulator();
         }
         Ok(())
+    }
+
+    /// The settings as the entity keeps and reports them. IDLE-03: with ForwardTo, the service
+    /// sets AutoDeleteOnIdle to its maximum (the source is never idle).
+    pub fn as_kept(mut self) -> Self {
+        if self.forward_to.is_some() {
+            self.auto_delete_on_idle = MAX_VALUE;
+        }
+        self
     }
 
     /// PRO-01: the emulator's config schema (checked after the limits every tier has).

@@ -340,3 +340,40 @@ fn r_flt_04_a_correlation_filters_action_is_imported_played_and_exported() {
         "{cs}"
     );
 }
+
+/// A Config.json with one topic of `subscriptions` subscriptions named `name(i)`.
+fn config_with_topic(subscriptions: usize, name: impl Fn(usize) -> String) -> String {
+    let subs: Vec<serde_json::Value> = (1..=subscriptions)
+        .map(|i| serde_json::json!({"Name": name(i), "Properties": {}}))
+        .collect();
+    serde_json::json!({"UserConfig": {
+        "Namespaces": [{"Name": "sbemulatorns", "Queues": [],
+            "Topics": [{"Name": "events", "Properties": {}, "Subscriptions": subs}]}],
+        "Logging": {"Type": "File"}
+    }})
+    .to_string()
+}
+
+#[test]
+fn pro_01_a_config_beyond_the_emulators_subscriptions_or_names_is_refused_naming_it() {
+    let fifty = import(&config_with_topic(50, |i| format!("s{i}"))).expect("50 import");
+    Simulation::new(&fifty.scenario).expect("50 run");
+    let err = import(&config_with_topic(51, |i| format!("s{i}")))
+        .map(|i| Simulation::new(&i.scenario).map(|_| ()))
+        .map_err(|e| e.to_string());
+    let text = match err {
+        Err(e) => e,
+        Ok(Err(e)) => e.to_string(),
+        Ok(Ok(())) => panic!("51 subscriptions taken"),
+    };
+    assert!(text.contains("50") && text.contains("PRO-01"), "{text}");
+    let err = import(&config_with_topic(1, |_| "audit-".into()))
+        .map(|i| Simulation::new(&i.scenario).map(|_| ()))
+        .map_err(|e| e.to_string());
+    let text = match err {
+        Err(e) => e,
+        Ok(Err(e)) => e.to_string(),
+        Ok(Ok(())) => panic!("a name ending in '-' taken"),
+    };
+    assert!(text.contains("audit-") && text.contains("PRO-01"), "{text}");
+}

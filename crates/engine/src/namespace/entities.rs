@@ -1,6 +1,9 @@
 use super::topology::Change;
 use super::*;
 
+/// The SDK's CreateSubscriptionOptions.SubscriptionName: "Value cannot exceed 50 chars".
+const MAX_SUBSCRIPTION_NAME: usize = 50;
+
 impl Namespace {
     pub(super) fn check_name(&self, path: &str) -> Result<()> {
         let valid = !path.is_empty()
@@ -43,6 +46,7 @@ impl Namespace {
     ) -> u32 {
         let id = u32::try_from(self.entity_names.len()).unwrap_or(u32::MAX);
         self.entity_names.push(path.to_string());
+        let settings = settings.as_kept();
         self.entities
             .push(Some(Entity::new(id, path, kind, settings, rules, self.now)));
         self.paths.insert(path.to_string(), id);
@@ -81,6 +85,19 @@ impl Namespace {
         Ok(())
     }
 
+    /// PRO-01: the emulator's names: a letter or digit first and last (its config schema's
+    /// pattern, for queues, topics, subscriptions and rules alike).
+    fn check_emulator_name(&self, name: &str) -> Result<()> {
+        if self.tier == Tier::Emulator && !crate::settings::is_emulator_name(name) {
+            return Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                text!("e-emulator-name", name = crate::error::quote(name)),
+            )
+            .on_field("Name"));
+        }
+        Ok(())
+    }
+
     /// PRO-01: an emulator subscription locks for 1 min at least.
     fn check_emulator_subscription(&self, settings: &EntitySettings) -> Result<()> {
         let min = crate::settings::EMULATOR_SUBSCRIPTION_MIN_LOCK;
@@ -99,6 +116,7 @@ impl Namespace {
 
     pub fn create_queue(&mut self, name: &str, settings: EntitySettings) -> Result<()> {
         self.check_name(name)?;
+        self.check_emulator_name(name)?;
         self.check_emulator_room()?;
         if name.contains('/') {
             return Err(BrokerError::new(
@@ -121,6 +139,7 @@ impl Namespace {
             ));
         }
         self.check_name(name)?;
+        self.check_emulator_name(name)?;
         self.check_emulator_room()?;
         if name.contains('/') {
             return Err(BrokerError::new(
@@ -206,7 +225,34 @@ impl Namespace {
                 text!("e-subscription-slash", name = name),
             ));
         }
+        // The SDK's CreateSubscriptionOptions.SubscriptionName: at most 50 characters.
+        if name.chars().count() > MAX_SUBSCRIPTION_NAME {
+            return Err(BrokerError::new(
+                ErrorKind::ArgumentOutOfRange,
+                text!("e-subscription-name-length", max = MAX_SUBSCRIPTION_NAME),
+            )
+            .on_field("Name"));
+        }
         self.check_name(&path)?;
+        self.check_emulator_name(name)?;
+        for (rule_name, _) in &rules {
+            if rule_name != crate::entity::DEFAULT_RULE {
+                self.check_emulator_name(rule_name)?;
+            }
+        }
+        let max_subscriptions = crate::settings::EMULATOR_MAX_SUBSCRIPTIONS;
+        if self.tier == Tier::Emulator
+            && self.get(q.entity)?.subscriptions.len() >= max_subscriptions
+        {
+            return Err(BrokerError::new(
+                ErrorKind::QuotaExceeded,
+                text!(
+                    "e-emulator-subscriptions",
+                    topic = topic,
+                    max = max_subscriptions
+                ),
+            ));
+        }
         settings.validate(self.tier)?;
         self.check_emulator_subscription(&settings)?;
         self.check_forwarding(
@@ -256,6 +302,7 @@ impl Namespace {
         }
         let path = self.entity_name(q.entity).to_string();
         self.check_forwarding(&path, &settings, Change::Update(q.entity))?;
+        let settings = settings.as_kept();
         let limit = settings.auto_delete_on_idle;
         self.get_mut(q.entity)?.settings = settings;
         self.emit(q, 0, EventKind::EntityUpdated, Some(Rule::Rcv10));
@@ -287,6 +334,7 @@ impl Namespace {
         rule: SubscriptionRule,
     ) -> Result<()> {
         check_rule_name(name)?;
+        self.check_emulator_name(name)?;
         let id = self.subscription_id(subscription)?;
         let max = crate::limits::MAX_RULES;
         let e = self.get(id)?;

@@ -202,3 +202,38 @@ fn r_fwd_01_a_forwarding_source_is_not_peeked_either() {
     );
     assert_eq!(ns.peek(R, "target", None, 1).unwrap().len(), 1);
 }
+
+#[test]
+fn r_fwd_01_a_session_entity_does_not_auto_forward() {
+    // "Autoforwarding isn't supported for session-enabled queues or subscriptions."
+    let mut ns = ns();
+    queue(&mut ns, "target", settings());
+    let err = ns
+        .create_queue(
+            "sessions",
+            EntitySettings {
+                requires_session: true,
+                ..forwarding("target")
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::NotSupported);
+    assert_eq!(err.field.as_deref(), Some("ForwardTo"));
+    assert!(ns.entity("sessions").is_none());
+    let session_queue = EntitySettings {
+        requires_session: true,
+        ..settings()
+    };
+    queue(&mut ns, "s", session_queue.clone());
+    let err = ns
+        .update_entity(
+            "s",
+            EntitySettings {
+                forward_to: Some("target".into()),
+                ..session_queue
+            },
+        )
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::NotSupported);
+    assert_eq!(ns.entity("s").unwrap().settings.forward_to, None);
+}

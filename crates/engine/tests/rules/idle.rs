@@ -190,3 +190,29 @@ fn r_idle_02_a_new_rule_keeps_a_subscription_alive() {
     ns.advance_to(9 * MINUTE);
     assert!(ns.entity("t/subscriptions/s").is_none());
 }
+
+#[test]
+fn r_idle_03_a_forwarding_source_reports_auto_delete_on_idle_as_max_value() {
+    // "When autoforwarding is setup, the value for AutoDeleteOnIdle on the source entity is
+    // automatically set to the maximum value of the data type" (Chaining entities).
+    let mut ns = ns();
+    queue(&mut ns, "target", settings());
+    let asked = EntitySettings {
+        auto_delete_on_idle: 10 * MINUTE,
+        forward_to: Some("target".into()),
+        ..settings()
+    };
+    queue(&mut ns, "fwd", asked.clone());
+    assert_eq!(ns.entity("fwd").unwrap().settings.auto_delete_on_idle, MAX_VALUE);
+    // On an update too; the target keeps what it was given.
+    let plain = EntitySettings {
+        auto_delete_on_idle: 10 * MINUTE,
+        ..settings()
+    };
+    queue(&mut ns, "later", plain.clone());
+    assert_eq!(ns.entity("later").unwrap().settings.auto_delete_on_idle, 10 * MINUTE);
+    ns.update_entity("later", asked).unwrap();
+    assert_eq!(ns.entity("later").unwrap().settings.auto_delete_on_idle, MAX_VALUE);
+    ns.update_entity("target", plain).unwrap();
+    assert_eq!(ns.entity("target").unwrap().settings.auto_delete_on_idle, 10 * MINUTE);
+}

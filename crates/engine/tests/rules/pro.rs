@@ -86,3 +86,61 @@ fn r_pro_01_the_emulator_profile_follows_its_config_schema() {
 fn ns_standard() -> Namespace {
     Namespace::builder().tier(Tier::Standard).seed(1).build()
 }
+
+#[test]
+fn r_pro_01_the_emulator_holds_50_subscriptions_a_topic() {
+    let d = EntitySettings::defaults(Tier::Emulator);
+    let mut ns = emulator();
+    ns.create_topic("t", d.clone()).unwrap();
+    for i in 1..=50 {
+        ns.create_subscription("t", &format!("s{i}"), d.clone(), SubscriptionRule::MatchAll)
+            .unwrap();
+    }
+    let err = ns
+        .create_subscription("t", "s51", d.clone(), SubscriptionRule::MatchAll)
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::QuotaExceeded);
+    assert!(err.to_string().contains("50") && err.to_string().contains("PRO-01"), "{err}");
+    assert!(ns.entity("t/subscriptions/s51").is_none());
+    // Azure's Standard tier takes a 51st.
+    let mut azure = ns_standard();
+    azure.create_topic("t", settings()).unwrap();
+    for i in 1..=51 {
+        azure
+            .create_subscription("t", &format!("s{i}"), settings(), SubscriptionRule::MatchAll)
+            .unwrap();
+    }
+}
+
+#[test]
+fn r_pro_01_the_emulator_names_start_and_end_with_a_letter_or_digit() {
+    let d = EntitySettings::defaults(Tier::Emulator);
+    let mut ns = emulator();
+    for bad in ["-orders", "orders.", "_q", "a_"] {
+        let err = ns.create_queue(bad, d.clone()).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::ArgumentOutOfRange, "{bad}");
+        assert_eq!(err.field.as_deref(), Some("Name"));
+        assert!(err.to_string().contains("PRO-01"), "{err}");
+        assert!(ns.create_topic(bad, d.clone()).is_err(), "{bad}");
+    }
+    for good in ["a", "orders", "order-v2.eu_1", "9"] {
+        ns.create_queue(good, d.clone()).unwrap();
+    }
+    ns.create_topic("t", d.clone()).unwrap();
+    assert!(ns
+        .create_subscription("t", "sub-", d.clone(), SubscriptionRule::MatchAll)
+        .is_err());
+    let rules = vec![("_rule".to_string(), SubscriptionRule::MatchAll)];
+    assert!(ns
+        .create_subscription_with_rules("t", "s", d.clone(), rules)
+        .is_err());
+    ns.create_subscription("t", "s", d, SubscriptionRule::MatchAll)
+        .unwrap();
+    assert!(ns
+        .create_rule("t/subscriptions/s", "rule.", SubscriptionRule::MatchAll)
+        .is_err());
+    // Azure takes those names ("Cannot start or end with a slash" is its only such rule).
+    let mut azure = ns_standard();
+    azure.create_queue("-orders", settings()).unwrap();
+    azure.create_queue("orders.", settings()).unwrap();
+}

@@ -138,7 +138,7 @@ fn r_rcv_04_renew_and_auto_renew_extend_the_lock_without_counting() {
     .unwrap();
     ns.advance_to(45 * SECOND + 2 * MINUTE - SECOND);
     assert!(
-        ns.message("q", 2, Perspective::Peek)
+        ns.message("q", 2, Perspective::Receive)
             .unwrap()
             .locked_until
             .is_some(),
@@ -146,7 +146,7 @@ fn r_rcv_04_renew_and_auto_renew_extend_the_lock_without_counting() {
     );
     ns.advance_to(45 * SECOND + 3 * MINUTE);
     assert!(
-        ns.message("q", 2, Perspective::Peek)
+        ns.message("q", 2, Perspective::Receive)
             .unwrap()
             .locked_until
             .is_none(),
@@ -441,4 +441,22 @@ fn r_rcv_11_peek_may_show_an_expired_message_nothing_removed_yet() {
     ns.advance_to(MINUTE);
     let peeked = ns.peek("browser", "q", Some(1), 1).unwrap();
     assert!(peeked[0].nominally_expired);
+}
+
+#[test]
+fn r_rcv_11_a_peeked_copy_of_a_locked_message_shows_no_lock() {
+    // "Because Peek returns a disconnected snapshot, the lock state of a message can't be
+    // observed on peeked messages" (Message browsing).
+    let mut ns = ns();
+    queue(&mut ns, "q", settings());
+    ns.send("q", msg("a", None)).unwrap();
+    let got = recv(&mut ns, "q", 1);
+    assert!(got[0].locked_until.is_some(), "the holder sees its lock");
+    let peeked = ns.peek("browser", "q", None, 10).unwrap();
+    assert_eq!(peeked[0].sequence_number, 1);
+    assert_eq!(peeked[0].locked_until, None);
+    assert_eq!(peeked[0].lock_token, None);
+    assert_eq!(peeked[0].lock_holder, None);
+    let as_received = ns.message("q", 1, Perspective::Receive).unwrap();
+    assert_eq!(as_received.locked_until, got[0].locked_until);
 }

@@ -208,6 +208,7 @@ fn r_ses_04_a_lapse_counts_a_failed_delivery_closing_does_not() {
     ) && e.rule == Some(Rule::Ses04)));
     let m = ns.message("q", 1, Perspective::Peek).unwrap();
     assert_eq!(m.delivery_count, 1);
+    let m = ns.message("q", 1, Perspective::Receive).unwrap();
     assert_eq!(m.locked_until, None);
     // The holder's settlement fails with SessionLockLost, and so does its renewal.
     let err = ns.settle("r1", "q", 1, Settlement::Complete).unwrap_err();

@@ -53,3 +53,18 @@ fn r_top_01_topic_copies_to_matching_subscriptions_each_with_own_settings() {
     );
     assert_eq!(counts(&ns, "t/subscriptions/invoices").active, 1);
 }
+
+#[test]
+fn r_top_01_a_subscription_name_has_at_most_50_characters() {
+    // The SDK's CreateSubscriptionOptions.SubscriptionName: "Value cannot exceed 50 chars".
+    let mut ns = ns();
+    ns.create_topic("t", settings()).unwrap();
+    let fifty = "s".repeat(50);
+    ns.create_subscription("t", &fifty, settings(), SubscriptionRule::MatchAll)
+        .unwrap();
+    let err = ns
+        .create_subscription("t", &"s".repeat(51), settings(), SubscriptionRule::MatchAll)
+        .unwrap_err();
+    assert_eq!(err.kind, ErrorKind::ArgumentOutOfRange);
+    assert_eq!(err.field.as_deref(), Some("Name"));
+}

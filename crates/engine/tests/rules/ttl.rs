@@ -341,3 +341,34 @@ fn r_ttl_14_very_short_ttl_warns() {
         .contains("TTL-14"));
     assert!(sbp_engine::describe::short_ttl_warning(MINUTE).is_none());
 }
+
+#[test]
+fn r_ttl_05_a_scheduled_message_keeps_the_default_ttl_of_its_scheduling() {
+    // A choice (docs/RULES.md): no source says which default a scheduled message takes when
+    // the entity's DefaultMessageTimeToLive changes before it is enqueued; the playground
+    // takes the one of the moment it was scheduled, and a direct send takes the new one.
+    let mut ns = ns();
+    queue(
+        &mut ns,
+        "q",
+        EntitySettings {
+            default_message_time_to_live: HOUR,
+            ..settings()
+        },
+    );
+    ns.schedule("q", msg("scheduled", None), 10 * MINUTE).unwrap();
+    ns.update_entity(
+        "q",
+        EntitySettings {
+            default_message_time_to_live: 2 * HOUR,
+            ..settings()
+        },
+    )
+    .unwrap();
+    ns.advance_to(10 * MINUTE);
+    ns.send("q", msg("direct", None)).unwrap();
+    let scheduled = ns.message("q", 1, Perspective::Receive).unwrap();
+    let direct = ns.message("q", 2, Perspective::Receive).unwrap();
+    assert_eq!(scheduled.expires_at, 10 * MINUTE + HOUR);
+    assert_eq!(direct.expires_at, 10 * MINUTE + 2 * HOUR);
+}
