@@ -74,6 +74,19 @@ impl Text {
         })
     }
 
+    /// Whether `needle` (ignoring case) is in the text as the current catalog words it, or in
+    /// a value it names (an entity, a setting, a rule id: the same in every language).
+    pub fn mentions(&self, needle: &str) -> bool {
+        let needle = needle.to_lowercase();
+        fn in_values(t: &Text, needle: &str) -> bool {
+            t.args.iter().any(|(_, a)| match a {
+                Arg::Plain(s) => s.to_lowercase().contains(needle),
+                Arg::Text(t) => in_values(t, needle),
+            })
+        }
+        self.to_string().to_lowercase().contains(&needle) || in_values(self, &needle)
+    }
+
     /// Every key this text and its nested texts use.
     pub fn keys(&self) -> Vec<&str> {
         let mut keys = vec![self.key.as_ref()];

@@ -49,14 +49,14 @@ impl Simulation {
                 ("duplicates_dropped", want.duplicates_dropped, duplicates),
             ];
             for (name, want, have) in fields {
-                if let Some(want) = want.filter(|w| *w != have) {
+                if let Some(want) = want.filter(|w| !w.holds(have)) {
                     self.failures.push(at_instant(
                         at,
                         text!(
                             "c-count",
                             path = path,
                             name = name,
-                            want = want,
+                            want = want.describe(),
                             have = have
                         ),
                     ));
@@ -73,6 +73,7 @@ impl Simulation {
             }
         }
         self.check_messages_and_metrics(at, e);
+        self.check_events(at, e);
         self.check_returned(at, e);
         self.check_settings(at, e);
     }
@@ -105,6 +106,31 @@ impl Simulation {
                         ),
                     ));
                 }
+            }
+        }
+    }
+
+    /// `events`: how many events of a kind the log holds.
+    fn check_events(&mut self, at: &str, e: &Expectation) {
+        for (name, range) in &e.events {
+            let have = self
+                .ns
+                .log()
+                .iter()
+                .filter(|ev| ev.kind.name() == name)
+                .count() as u64;
+            if range.min.is_some_and(|min| have < min) || range.max.is_some_and(|max| have > max) {
+                let show = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+                self.failures.push(at_instant(
+                    at,
+                    text!(
+                        "c-events",
+                        name = name,
+                        min = show(range.min),
+                        max = show(range.max),
+                        have = have
+                    ),
+                ));
             }
         }
     }
@@ -145,15 +171,11 @@ impl Simulation {
                 continue;
             };
             let seqs: Vec<u64> = call.messages.iter().map(|m| m.sequence_number).collect();
-            if want.count.is_some_and(|c| c != seqs.len()) {
+            if let Some(count) = want.count.filter(|c| !c.holds(seqs.len() as u64)) {
                 self.failures.push(text!(
                     "c-what",
                     label = label.clone(),
-                    what = text!(
-                        "c-call-count",
-                        want = want.count.unwrap_or_default(),
-                        have = seqs.len()
-                    )
+                    what = text!("c-call-count", want = count.describe(), have = seqs.len())
                 ));
             }
             if let Some(w) = want.seqs.as_ref().filter(|w| **w != seqs) {

@@ -587,24 +587,88 @@ pub struct ConsumerDef {
     pub restart_delay: Option<Dur>,
 }
 
+/// An expected count: a number (exactly), or a range `{"min": 1, "max": 3}` (either bound may
+/// be left out).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CountDef {
+    pub min: Option<u64>,
+    pub max: Option<u64>,
+}
+
+impl CountDef {
+    pub fn exactly(n: u64) -> Self {
+        CountDef {
+            min: Some(n),
+            max: Some(n),
+        }
+    }
+    pub fn holds(&self, have: u64) -> bool {
+        self.min.is_none_or(|min| have >= min) && self.max.is_none_or(|max| have <= max)
+    }
+    /// "3", "1..3", "1.." or "..3".
+    pub fn describe(&self) -> String {
+        match (self.min, self.max) {
+            (Some(a), Some(b)) if a == b => a.to_string(),
+            (a, b) => format!(
+                "{}..{}",
+                a.map(|v| v.to_string()).unwrap_or_default(),
+                b.map(|v| v.to_string()).unwrap_or_default()
+            ),
+        }
+    }
+}
+
+impl Serialize for CountDef {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match (self.min, self.max) {
+            (Some(a), Some(b)) if a == b => s.serialize_u64(a),
+            (min, max) => RangeDef { min, max }.serialize(s),
+        }
+    }
+}
+
+/// A number or a range. A visitor, not an untagged enum (see `ErrorMatch`).
+impl<'de> Deserialize<'de> for CountDef {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = CountDef;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a count, or {\"min\": n, \"max\": n}")
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<CountDef, E> {
+                Ok(CountDef::exactly(n))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<CountDef, A::Error> {
+                let r = RangeDef::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(CountDef {
+                    min: r.min,
+                    max: r.max,
+                })
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
 /// Expected counts of one entity; only the fields given are checked.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CountsDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub active: Option<u64>,
+    pub active: Option<CountDef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub locked: Option<u64>,
+    pub locked: Option<CountDef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scheduled: Option<u64>,
+    pub scheduled: Option<CountDef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deferred: Option<u64>,
+    pub deferred: Option<CountDef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dead_lettered: Option<u64>,
+    pub dead_lettered: Option<CountDef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expired_uncollected: Option<u64>,
+    pub expired_uncollected: Option<CountDef>,
     /// DUP-02: sends the entity dropped as duplicates so far.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duplicates_dropped: Option<u64>,
+    pub duplicates_dropped: Option<CountDef>,
 }
 
 crate::read_by_key!(CountsDef {
@@ -667,6 +731,10 @@ pub struct Expectation {
     /// with a `min` and/or `max`.
     #[serde(default, skip_serializing_if = "VecMap::is_empty")]
     pub metrics: VecMap<RangeDef>,
+    /// Event kind (as the log names it: `LockRenewed`, `DeadLettered`...) -> how many the log
+    /// holds, `{"min": 1}`; a lesson's goal can ask for an action this way.
+    #[serde(default, skip_serializing_if = "VecMap::is_empty")]
+    pub events: VecMap<RangeDef>,
     /// What a named call (`"as"`) returned: nothing, which sequence numbers, which properties.
     #[serde(default, skip_serializing_if = "VecMap::is_empty")]
     pub returned: VecMap<ReturnedExpect>,
@@ -682,6 +750,7 @@ crate::read_by_key!(Expectation {
     messages,
     exists,
     metrics,
+    events,
     returned,
     settings,
 });
@@ -691,7 +760,7 @@ crate::read_by_key!(Expectation {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ReturnedExpect {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub count: Option<usize>,
+    pub count: Option<CountDef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seqs: Option<Vec<u64>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -705,12 +774,17 @@ crate::read_by_key!(ReturnedExpect {
 });
 
 /// The error a step must fail with: a name ("MessageLockLost"), a class ("any", "client": an
-/// error the client raises before anything reaches the broker), or a list of those.
+/// error the client raises before anything reaches the broker), a list of those, or a name with
+/// words its message must hold (`{"kind": "InvalidOperation", "message_contains": "SessionId"}`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum ErrorMatch {
     One(String),
     AnyOf(Vec<String>),
+    Message {
+        kind: String,
+        message_contains: String,
+    },
 }
 
 /// A name or a list of names. A visitor, not an untagged enum: that would bring serde's
@@ -736,21 +810,52 @@ impl<'de> Deserialize<'de> for ErrorMatch {
                 }
                 Ok(ErrorMatch::AnyOf(names))
             }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<ErrorMatch, A::Error> {
+                let m = ErrorMessageDef::deserialize(
+                    serde::de::value::MapAccessDeserializer::new(map),
+                )?;
+                Ok(ErrorMatch::Message {
+                    kind: m.kind,
+                    message_contains: m.message_contains,
+                })
+            }
         }
         d.deserialize_any(Visitor)
     }
 }
 
+/// `expect_error` as a map: the error's name and words its message holds.
+#[derive(Default)]
+struct ErrorMessageDef {
+    kind: String,
+    message_contains: String,
+}
+
+crate::read_by_key!(ErrorMessageDef { kind, message_contains } required { "kind", "message_contains" });
+
 impl ErrorMatch {
     fn names(&self) -> &[String] {
         match self {
-            ErrorMatch::One(n) => std::slice::from_ref(n),
+            ErrorMatch::One(n) | ErrorMatch::Message { kind: n, .. } => std::slice::from_ref(n),
             ErrorMatch::AnyOf(v) => v,
         }
     }
 
-    /// Whether an error of `kind` is what was expected.
-    pub fn matches(&self, kind: sbp_engine::ErrorKind) -> bool {
+    /// Whether `error` is what was expected: its kind, and its message where one is given
+    /// (worded in any language: see `Text::mentions`).
+    pub fn matches(&self, error: &sbp_engine::BrokerError) -> bool {
+        if let ErrorMatch::Message {
+            message_contains, ..
+        } = self
+        {
+            if !error.message.mentions(message_contains) {
+                return false;
+            }
+        }
+        let kind = error.kind;
         self.names()
             .iter()
             .any(|n| match n.to_ascii_lowercase().as_str() {
@@ -776,6 +881,10 @@ impl ErrorMatch {
         match self {
             ErrorMatch::One(n) => n.clone(),
             ErrorMatch::AnyOf(v) => format!("one of {}", v.join(", ")),
+            ErrorMatch::Message {
+                kind,
+                message_contains,
+            } => format!("{kind} saying \"{message_contains}\""),
         }
     }
 }

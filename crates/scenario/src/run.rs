@@ -312,7 +312,7 @@ impl Simulation {
                 step = step_label(),
                 want = want.describe()
             )),
-            (Err(e), Some(want)) if !want.matches(e.kind) => self.failures.push(text!(
+            (Err(e), Some(want)) if !want.matches(e) => self.failures.push(text!(
                 "f-other-error",
                 step = step_label(),
                 want = want.describe(),

@@ -150,3 +150,79 @@ fn a_call_name_with_a_dot_settles_that_call() {
       "expect":[{"at":"1s","counts":{"q":{"active":0,"locked":0}}}]}"#);
     assert!(sim.failures.is_empty(), "{:#?}", sim.failures);
 }
+
+#[test]
+fn counts_and_returned_counts_take_a_range_and_a_miss_names_it() {
+    let scenario = r#"{"version":1,
+        "entities":[{"queue":"q"}],
+        "timeline":[{"at":"0s","send":{"to":"q","count":3}},{"at":"1s","receive":{"from":"q","count":2,"as":"r"}}],
+        "expect":[{"at":"1s","counts":{"q":{"active":{"min":1,"max":3},"locked":{"min":2}}},
+          "returned":{"r":{"count":{"min":1,"max":2}}}}]}"#;
+    let sim = run(scenario);
+    assert!(sim.failures.is_empty(), "{:#?}", sim.failures);
+    let missed = run(&scenario
+        .replace(r#"{"min":1,"max":3}"#, r#"{"max":0}"#)
+        .replace(r#"{"min":1,"max":2}"#, r#"{"min":3}"#));
+    let words: Vec<String> = missed.failures.iter().map(|f| f.to_string()).collect();
+    assert_eq!(words.len(), 2, "{words:#?}");
+    assert!(
+        words[0].contains("..0") && words[0].contains("got 1"),
+        "{words:#?}"
+    );
+    assert!(words[1].contains("3.."), "{words:#?}");
+    // A range written back is a range; an exact count a number.
+    let text = Scenario::from_json(scenario).unwrap().to_json_pretty();
+    let written: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        written["expect"][0]["counts"]["q"]["active"],
+        serde_json::json!({"min": 1, "max": 3})
+    );
+    let back = Scenario::from_json(&text).unwrap();
+    assert_eq!(back, Scenario::from_json(scenario).unwrap());
+}
+
+#[test]
+fn an_expected_error_may_name_words_of_its_message() {
+    let scenario = r#"{"version":1,
+        "entities":[{"queue":"s","requires_session":true}],
+        "timeline":[{"at":"0s","send":{"to":"s"},
+          "expect_error":{"kind":"InvalidOperation","message_contains":"SessionId"}}]}"#;
+    let sim = run(scenario);
+    assert!(sim.failures.is_empty(), "{:#?}", sim.failures);
+    let wrong = run(&scenario.replace(
+        r#""message_contains":"SessionId""#,
+        r#""message_contains":"quota""#,
+    ));
+    assert_eq!(wrong.failures.len(), 1, "{:#?}", wrong.failures);
+    assert!(
+        wrong.failures[0].to_string().contains("saying \"quota\""),
+        "{}",
+        wrong.failures[0]
+    );
+    // Both keys are needed, and nothing else.
+    for bad in [
+        r#"{"kind":"InvalidOperation"}"#,
+        r#"{"kind":"InvalidOperation","message_contains":"x","extra":1}"#,
+    ] {
+        let json = scenario.replace(
+            r#"{"kind":"InvalidOperation","message_contains":"SessionId"}"#,
+            bad,
+        );
+        assert!(Scenario::from_json(&json).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn events_count_what_the_log_holds_of_a_kind() {
+    let scenario = r#"{"version":1,
+        "entities":[{"queue":"q"}],
+        "timeline":[{"at":"0s","send":{"to":"q"}},{"at":"0s","receive":{"from":"q"}},
+          {"at":"10s","renew_lock":{"from":"q","seq":1}}],
+        "expect":[{"at":"5s","events":{"LockRenewed":{"max":0}}},
+          {"at":"10s","events":{"LockRenewed":{"min":1,"max":1},"Locked":{"min":1}}}]}"#;
+    let sim = run(scenario);
+    assert!(sim.failures.is_empty(), "{:#?}", sim.failures);
+    let wrong = run(&scenario.replace(r#"{"min":1,"max":1}"#, r#"{"min":2}"#));
+    assert_eq!(wrong.failures.len(), 1, "{:#?}", wrong.failures);
+    assert!(wrong.failures[0].to_string().contains("LockRenewed"));
+}

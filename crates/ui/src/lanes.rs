@@ -119,9 +119,15 @@ pub fn lanes(store: &crate::state::StateHandle) -> Html {
     }
     // PRO-01: which limits and defaults apply.
     let profile = tf("profile", &[("tier", &sim.ns.tier().to_string())]);
+    // TTL-07/08: the expiry mode decides when an expired message leaves; say which one runs,
+    // and that exact expiry is the playground's choice.
+    let expiry = t(match sim.ns.expiry_mode() {
+        sbp_engine::ExpiryMode::Exact => "expiry-mode-exact",
+        sbp_engine::ExpiryMode::Realistic => "expiry-mode-realistic",
+    });
     html! {
         <div class="lanes">
-        <p class="hint" id="profile">{profile}</p>
+        <p class="hint" id="profile">{profile}{" · "}<span id="expiry-mode">{expiry}</span></p>
         { for entities.into_iter().map(|e| {
             let c = e.counts(now);
             let mut counts = match e.kind {

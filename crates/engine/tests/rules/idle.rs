@@ -203,16 +203,28 @@ fn r_idle_03_a_forwarding_source_reports_auto_delete_on_idle_as_max_value() {
         ..settings()
     };
     queue(&mut ns, "fwd", asked.clone());
-    assert_eq!(ns.entity("fwd").unwrap().settings.auto_delete_on_idle, MAX_VALUE);
+    assert_eq!(
+        ns.entity("fwd").unwrap().settings.auto_delete_on_idle,
+        MAX_VALUE
+    );
     // On an update too; the target keeps what it was given.
     let plain = EntitySettings {
         auto_delete_on_idle: 10 * MINUTE,
         ..settings()
     };
     queue(&mut ns, "later", plain.clone());
-    assert_eq!(ns.entity("later").unwrap().settings.auto_delete_on_idle, 10 * MINUTE);
+    assert_eq!(
+        ns.entity("later").unwrap().settings.auto_delete_on_idle,
+        10 * MINUTE
+    );
     ns.update_entity("later", asked).unwrap();
-    assert_eq!(ns.entity("later").unwrap().settings.auto_delete_on_idle, MAX_VALUE);
+    assert_eq!(
+        ns.entity("later").unwrap().settings.auto_delete_on_idle,
+        MAX_VALUE
+    );
     ns.update_entity("target", plain).unwrap();
-    assert_eq!(ns.entity("target").unwrap().settings.auto_delete_on_idle, 10 * MINUTE);
+    assert_eq!(
+        ns.entity("target").unwrap().settings.auto_delete_on_idle,
+        10 * MINUTE
+    );
 }

@@ -100,14 +100,22 @@ fn r_pro_01_the_emulator_holds_50_subscriptions_a_topic() {
         .create_subscription("t", "s51", d.clone(), SubscriptionRule::MatchAll)
         .unwrap_err();
     assert_eq!(err.kind, ErrorKind::QuotaExceeded);
-    assert!(err.to_string().contains("50") && err.to_string().contains("PRO-01"), "{err}");
+    assert!(
+        err.to_string().contains("50") && err.to_string().contains("PRO-01"),
+        "{err}"
+    );
     assert!(ns.entity("t/subscriptions/s51").is_none());
     // Azure's Standard tier takes a 51st.
     let mut azure = ns_standard();
     azure.create_topic("t", settings()).unwrap();
     for i in 1..=51 {
         azure
-            .create_subscription("t", &format!("s{i}"), settings(), SubscriptionRule::MatchAll)
+            .create_subscription(
+                "t",
+                &format!("s{i}"),
+                settings(),
+                SubscriptionRule::MatchAll,
+            )
             .unwrap();
     }
 }

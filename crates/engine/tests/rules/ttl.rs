@@ -356,7 +356,8 @@ fn r_ttl_05_a_scheduled_message_keeps_the_default_ttl_of_its_scheduling() {
             ..settings()
         },
     );
-    ns.schedule("q", msg("scheduled", None), 10 * MINUTE).unwrap();
+    ns.schedule("q", msg("scheduled", None), 10 * MINUTE)
+        .unwrap();
     ns.update_entity(
         "q",
         EntitySettings {
