@@ -40,6 +40,28 @@ test('send with a TTL, accelerate, see it expire into the DLQ with its reason', 
   await page.locator('#history', { hasText: 'TTL-11' }).waitFor();
 });
 
+test('the expiry mode that decides outcomes is named on screen, exact as the playground\'s choice', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en');
+  await page.locator('#expiry-mode', { hasText: 'exact, the playground\'s teaching mode' }).waitFor();
+  const lazy = await fresh(ctx, '?lang=en&preset=realistic-lazy-expiry');
+  await lazy.locator('#expiry-mode', { hasText: 'realistic, as the service' }).waitFor();
+});
+
+test('a peeked copy of a locked message shows no lock; the receive view does (RCV-11)', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en');
+  await send(page, { ttl: 'MaxValue', id: 'held' });
+  await tab(page, 'receive');
+  await page.click('#receive-button');
+  await page.locator('.card[data-state="locked"]').waitFor();
+  await page.locator('.card[data-state="locked"] .card-body').first().click();
+  const row = page.locator('#inspector tr', { hasText: 'LockedUntil' });
+  await row.waitFor();
+  const cells = await row.locator('td').allTextContents();
+  if (cells.length < 2 || cells[0].trim() !== '-' || cells[1].trim() === '-') {
+    throw new Error(`LockedUntil as peek and as receive: ${JSON.stringify(cells)}`);
+  }
+});
+
 test('a lapsed lock and redelivery with DeliveryCount 2', async (ctx) => {
   const page = await fresh(ctx);
   await send(page, { ttl: 'MaxValue', id: 'job-2' });
@@ -650,6 +672,11 @@ const TRACK = [
   ['scheduled-ttl', ['next', (p) => sendForm(p, { ttl: '10m', schedule: '5m' }), ['5m', '0s'], ['15m', '10m']]],
   ['lazy-expiry', ['next', (p) => sendForm(p, { ttl: '10s' }), ['never', '10s'],
     async (p) => { await p.click('#step-1m'); await receiveForm(p); }]],
+  ['receive-modes', ['next', (p) => sendForm(p, { count: '2' }), (p) => receiveForm(p, 'ReceiveAndDelete'),
+    async (p) => { await receiveForm(p); await settle(p, 'orders', 'Abandon'); }, 'next', ['2', '1'],
+    async (p) => { await receiveForm(p); await settle(p, 'orders', 'Complete'); }]],
+  ['max-delivery-count', ['next', (p) => sendForm(p), ['1', '0'], 'next',
+    async (p) => { for (let i = 0; i < 3; i++) { await receiveForm(p); await settle(p, 'orders', 'Abandon'); } }]],
   ['locks-vs-expiry', ['next', async (p) => { await sendForm(p, { ttl: '20s' }); await receiveForm(p); }, ['1m', '20s'],
     async (p) => {
       await sendForm(p, { ttl: '20s' });
@@ -658,13 +685,9 @@ const TRACK = [
       await p.click('#step-1s');
       await settle(p, 'orders', 'Complete');
     }]],
-  ['receive-modes', ['next', (p) => sendForm(p, { count: '2' }), (p) => receiveForm(p, 'ReceiveAndDelete'),
-    async (p) => { await receiveForm(p); await settle(p, 'orders', 'Abandon'); }, ['2', '1'],
-    async (p) => { await receiveForm(p); await settle(p, 'orders', 'Complete'); }]],
-  ['max-delivery-count', ['next', (p) => sendForm(p), ['1', '0'],
-    async (p) => { for (let i = 0; i < 3; i++) { await receiveForm(p); await settle(p, 'orders', 'Abandon'); } }]],
   ['lock-renewal', ['next', async (p) => { await sendForm(p); await receiveForm(p); }, ['30s', '1m'],
-    async (p) => { await receiveForm(p); await tab(p, 'faults'); await p.click('#fault-service'); }, ['3', '2']]],
+    async (p) => { await receiveForm(p); await settle(p, 'orders', 'Renew lock'); }, 'next',
+    async (p) => { await tab(p, 'faults'); await p.click('#fault-service'); }, ['3', '2']]],
   ['auto-delete-on-idle', ['next', (p) => sendForm(p), ['5m', '10m']]],
   ['topic-ttl', ['next', (p) => sendForm(p, { ttl: '5m' }), ['1m', '5m'], ['5m', '10m']]],
   ['send-lab', ['next', 'next', 'next']],
