@@ -77,6 +77,9 @@ pub struct Extra {
     /// To, ReplyTo, SessionId, ReplyToSessionId, ContentType (SDK names).
     #[serde(default)]
     pub system_properties: BTreeMap<String, String>,
+    /// FLT-01: the rule whose match gave a subscription this copy.
+    #[serde(default)]
+    pub rule_name: Option<String>,
 }
 
 impl Extra {
@@ -139,6 +142,10 @@ pub struct Message {
     /// FWD-02: how many times auto-forwarding has moved this message.
     #[serde(default)]
     pub transfer_hops: u8,
+    /// EnqueuedSequenceNumber: the SequenceNumber first assigned where it was submitted (kept
+    /// through forwards and into a topic's subscriptions).
+    #[serde(default)]
+    pub enqueued_sequence_number: u64,
 }
 
 impl Message {
@@ -186,6 +193,11 @@ pub struct MessageView {
     pub time_to_live: Duration,
     pub expires_at: Instant,
     pub scheduled_enqueue_time: Option<Instant>,
+    /// The SequenceNumber first assigned at its original point of submission (forwarded
+    /// messages keep it).
+    pub enqueued_sequence_number: u64,
+    /// FLT-01: in a subscription, the rule that delivered this copy.
+    pub rule_name: Option<String>,
     pub locked_until: Option<Instant>,
     pub lock_token: Option<String>,
     pub lock_holder: Option<String>,
@@ -246,6 +258,8 @@ impl MessageView {
             time_to_live,
             expires_at,
             scheduled_enqueue_time: m.scheduled_enqueue_time,
+            enqueued_sequence_number: m.enqueued_sequence_number,
+            rule_name: extra.and_then(|e| e.rule_name.clone()),
             // RCV-11: a peeked message is a disconnected snapshot; its lock is not observed
             // there (LockedUntil, LockToken and the holder show only on the receive side).
             locked_until: match perspective {

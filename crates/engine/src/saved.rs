@@ -3,6 +3,7 @@
 use crate::actors::{
     Burst, ConsumerGroup, ConsumerSpec, Processing, Producer, ProducerSpec, Spike, Work,
 };
+use crate::command::SessionView;
 use crate::entity::{
     DuplicateHistory, Entity, EntityKind, QueueRef, Session, SessionLock, SqlRule, Store,
     SubscriptionRule,
@@ -76,6 +77,7 @@ saved!(Message {
     body_size,
     extra,
     transfer_hops,
+    enqueued_sequence_number,
 });
 saved!(Lock {
     token,
@@ -93,7 +95,8 @@ saved!(Extra {
     correlation_id,
     application_properties,
     dead_letter,
-    system_properties
+    system_properties,
+    rule_name
 });
 saved!(TimerEntry { at, order, timer });
 saved!(Burst { every, size });
@@ -191,6 +194,8 @@ saved!(MessageView {
     time_to_live,
     expires_at,
     scheduled_enqueue_time,
+    enqueued_sequence_number,
+    rule_name,
     locked_until,
     lock_token,
     lock_holder,
@@ -554,3 +559,8 @@ impl Saved for ActorTimer {
         }
     }
 }
+saved!(SessionView {
+    session_id,
+    locked_until,
+    state
+});

@@ -153,7 +153,7 @@ impl Simulation {
                 .push(at_instant(at, text!("c-not-absent", label = label)));
             return;
         }
-        let have = serde_json::to_value(&view).unwrap_or_default();
+        let have = view_json(&view);
         self.check_properties(&at_instant(at, label), &want.properties, &have);
     }
 
@@ -204,9 +204,26 @@ impl Simulation {
                     ));
                     continue;
                 };
-                let have = serde_json::to_value(view).unwrap_or_default();
+                let have = view_json(view);
                 let label = text!("c-call-message", label = label.clone(), number = i + 1);
                 self.check_properties(&label, props, &have);
+            }
+            if !want.session.is_empty() {
+                match &call.session {
+                    Some(v) => {
+                        let have = serde_json::json!({
+                            "SessionId": v.session_id,
+                            "LockedUntil": v.locked_until,
+                            "State": v.state,
+                        });
+                        self.check_properties(&label, &want.session, &have);
+                    }
+                    None => self.failures.push(text!(
+                        "c-what",
+                        label = label.clone(),
+                        what = text!("c-no-session-call")
+                    )),
+                }
             }
         }
     }
@@ -358,6 +375,20 @@ fn is_check(v: &serde_json::Value) -> bool {
 }
 
 /// Entity settings under the management API's names; durations as milliseconds.
+/// A message as expectations read it: the SDK's property names, the system properties (To,
+/// ReplyTo, SessionId, ReplyToSessionId, ContentType) at the top as the SDK has them, and also
+/// under `SystemProperties`.
+fn view_json(view: &sbp_engine::MessageView) -> serde_json::Value {
+    let mut have = serde_json::to_value(view).unwrap_or_default();
+    if let Some(map) = have.as_object_mut() {
+        for (name, value) in &view.system_properties {
+            map.entry(name.clone())
+                .or_insert_with(|| serde_json::Value::String(value.clone()));
+        }
+    }
+    have
+}
+
 fn settings_view(s: &EntitySettings) -> serde_json::Value {
     serde_json::json!({
         "DefaultMessageTimeToLive": s.default_message_time_to_live,

@@ -473,6 +473,14 @@ fn rules(rules: Vec<config::Rule>, at: &str, w: &mut Warnings) -> Result<Vec<Rul
                 let filter = props
                     .correlation_filter
                     .ok_or_else(|| text!("x-no-properties", field = at.as_str()))?;
+                // PRO-01: the schema's CorrelationFilter (and its Properties) has at least one
+                // property.
+                let empty_properties = filter
+                    .get("Properties")
+                    .is_some_and(|p| p.as_object().is_some_and(|o| o.is_empty()));
+                if filter.is_empty() || empty_properties {
+                    return Err(text!("x-empty-correlation", field = at.as_str()));
+                }
                 // FLT-04: a correlation filter's action is kept with it.
                 let mut def = RuleDef {
                     name,

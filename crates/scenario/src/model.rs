@@ -222,6 +222,10 @@ pub struct RuleDef {
     /// FLT-04: the rule's SQL action (SET, REMOVE) on the subscription's copy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<String>,
+    /// FLT-01: `"TrueFilter"` (every message; also what a rule without a filter is) or
+    /// `"FalseFilter"` (none), as the SDKs' TrueRuleFilter and FalseRuleFilter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
 }
 
 crate::read_by_key!(RuleDef {
@@ -233,6 +237,7 @@ crate::read_by_key!(RuleDef {
     system_properties,
     sql,
     action,
+    filter,
 });
 
 /// `{"queue": "orders", ...settings}`, `{"topic": "events"}`, or
@@ -440,6 +445,9 @@ pub struct SessionDef {
     /// SetState: the new state (none clears it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
+    /// `"as"`: names what the call returned (SessionId, LockedUntil, State), for `returned`.
+    #[serde(rename = "as", default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 impl TryFrom<BTreeMap<String, String>> for SessionDef {
@@ -464,6 +472,7 @@ impl TryFrom<BTreeMap<String, String>> for SessionDef {
             op,
             session_id: take("session_id"),
             state: take("state"),
+            name: take("as"),
         };
         match m.keys().next() {
             Some(unknown) => Err(sbp_engine::text!("s-session-field", field = unknown)),
@@ -765,12 +774,17 @@ pub struct ReturnedExpect {
     pub seqs: Option<Vec<u64>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<BTreeMap<String, serde_json::Value>>,
+    /// A named session call: its SessionId, LockedUntil and State, as accept, renew-lock and
+    /// get-state return them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub session: BTreeMap<String, serde_json::Value>,
 }
 
 crate::read_by_key!(ReturnedExpect {
     count,
     seqs,
     messages,
+    session,
 });
 
 /// The error a step must fail with: a name ("MessageLockLost"), a class ("any", "client": an

@@ -51,6 +51,8 @@ pub struct NamedCall {
     pub from: String,
     pub how: Holding,
     pub messages: Vec<sbp_engine::MessageView>,
+    /// A named session call: what it returned (SES-02, SES-05).
+    pub session: Option<sbp_engine::SessionView>,
 }
 
 /// How a client holds a message a call returned.
@@ -69,7 +71,8 @@ sbp_engine::saved!(NamedCall {
     receiver,
     from,
     how,
-    messages
+    messages,
+    session
 });
 sbp_engine::saved_unit!(Holding {
     Peeked,
@@ -373,10 +376,28 @@ impl Simulation {
                 Reply::Session(v) => {
                     summary = text!(
                         "out-session",
-                        session = v.session_id,
+                        session = &v.session_id,
                         until = format_instant(v.locked_until),
                         state = v.state.as_deref().unwrap_or("-")
-                    )
+                    );
+                    if let Action::Session(SessionDef {
+                        name: Some(name),
+                        receiver,
+                        from,
+                        ..
+                    }) = action
+                    {
+                        self.named.insert(
+                            name.clone(),
+                            NamedCall {
+                                receiver: receiver.clone(),
+                                from: from.clone(),
+                                how: Holding::Peeked,
+                                messages: Vec::new(),
+                                session: Some(v),
+                            },
+                        );
+                    }
                 }
             }
         }
@@ -439,6 +460,7 @@ impl Simulation {
                     from: from.clone(),
                     how,
                     messages: got.to_vec(),
+                    session: None,
                 },
             );
         }

@@ -709,6 +709,30 @@ pub(crate) fn consumer_spec(c: &ConsumerDef) -> ConsumerSpec {
 /// A rule as a file writes it, as the engine takes it: FLT-03 SQL (and FLT-04 action), else
 /// FLT-02 correlation; none: every message (TOP-01).
 pub fn subscription_rule(def: Option<&RuleDef>) -> Result<SubscriptionRule, Text> {
+    // FLT-01: TrueFilter and FalseFilter by name, alone (with an action at most).
+    if let Some(r) = def {
+        if let Some(filter) = &r.filter {
+            let alone = r.sql.is_none()
+                && r.subject.is_none()
+                && r.correlation_id.is_none()
+                && r.message_id.is_none()
+                && r.properties.is_empty()
+                && r.system_properties.is_empty();
+            if !alone {
+                return Err(text!("s-rule-filter-alone", filter = filter));
+            }
+            let sql = match filter.as_str() {
+                "TrueFilter" if r.action.is_none() => return Ok(SubscriptionRule::MatchAll),
+                "TrueFilter" => "1=1",
+                "FalseFilter" => "1=0",
+                other => return Err(text!("s-rule-filter", filter = other)),
+            };
+            return Ok(SubscriptionRule::Sql(Box::new(
+                sbp_engine::entity::SqlRule::new(sql, r.action.as_deref())
+                    .map_err(|e| e.message)?,
+            )));
+        }
+    }
     Ok(match def {
         None => SubscriptionRule::MatchAll,
         Some(RuleDef {

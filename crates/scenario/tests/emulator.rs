@@ -377,3 +377,23 @@ fn pro_01_a_config_beyond_the_emulators_subscriptions_or_names_is_refused_naming
     };
     assert!(text.contains("audit-") && text.contains("PRO-01"), "{text}");
 }
+
+#[test]
+fn pro_01_an_empty_correlation_filter_is_refused_at_import() {
+    for filter in [r#"{}"#, r#"{"Properties": {}}"#] {
+        let config = serde_json::json!({"UserConfig": {
+            "Namespaces": [{"Name": "sbemulatorns", "Queues": [],
+                "Topics": [{"Name": "events", "Properties": {}, "Subscriptions": [{
+                    "Name": "s", "Properties": {},
+                    "Rules": [{"Name": "r", "Properties": {"FilterType": "Correlation",
+                        "CorrelationFilter": serde_json::from_str::<serde_json::Value>(filter).unwrap()}}]}]}]}],
+            "Logging": {"Type": "File"}
+        }})
+        .to_string();
+        let err = import(&config).expect_err(filter).to_string();
+        assert!(
+            err.contains("CorrelationFilter") && err.contains("PRO-01"),
+            "{err}"
+        );
+    }
+}

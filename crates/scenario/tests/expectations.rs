@@ -226,3 +226,61 @@ fn events_count_what_the_log_holds_of_a_kind() {
     assert_eq!(wrong.failures.len(), 1, "{:#?}", wrong.failures);
     assert!(wrong.failures[0].to_string().contains("LockRenewed"));
 }
+
+#[test]
+fn a_named_session_call_returns_its_session_id_locked_until_and_state() {
+    let scenario = r#"{"version":1,
+        "entities":[{"queue":"s","requires_session":true,"lock_duration":"30s"}],
+        "timeline":[
+          {"at":"0s","send":{"to":"s","system_properties":{"SessionId":"alice"}}},
+          {"at":"1s","session":{"receiver":"w","from":"s","op":"accept","as":"accepted"}},
+          {"at":"2s","session":{"receiver":"w","from":"s","op":"set_state","state":"step-1"}},
+          {"at":"10s","session":{"receiver":"w","from":"s","op":"renew_lock","as":"renewed"}},
+          {"at":"11s","session":{"receiver":"w","from":"s","op":"get_state","as":"state"}},
+          {"at":"12s","receive":{"from":"s","receiver":"w","as":"got"}}
+        ],
+        "expect":[{"at":"12s","returned":{
+          "accepted":{"session":{"SessionId":"alice","LockedUntil":"31s"}},
+          "renewed":{"session":{"LockedUntil":"40s"}},
+          "state":{"session":{"State":"step-1"}},
+          "got":{"messages":[{"SessionId":"alice","SystemProperties":{"SessionId":"alice"}}]}
+        },
+        "messages":[{"entity":"s","seq":1,"view":"receive","properties":{"SessionId":"alice"}}]}]}"#;
+    let sim = run(scenario);
+    assert!(sim.failures.is_empty(), "{:#?}", sim.failures);
+    let wrong = run(&scenario.replace(r#""LockedUntil":"40s""#, r#""LockedUntil":"41s""#));
+    assert_eq!(wrong.failures.len(), 1, "{:#?}", wrong.failures);
+    // A message call has no session to check.
+    let not_session = run(&scenario.replace(
+        r#""got":{"messages""#,
+        r#""got":{"session":{"SessionId":"alice"},"messages""#,
+    ));
+    assert_eq!(not_session.failures.len(), 1, "{:#?}", not_session.failures);
+}
+
+#[test]
+fn r_flt_01_true_filter_and_false_filter_by_name() {
+    let scenario = r#"{"version":1,
+        "entities":[{"topic":"t"},
+          {"subscription":"t/subscriptions/all","rule":{"filter":"TrueFilter"}},
+          {"subscription":"t/subscriptions/none","rule":{"filter":"FalseFilter"}},
+          {"subscription":"t/subscriptions/marked","rule":{"filter":"TrueFilter","action":"SET marked = 1"}}],
+        "timeline":[{"at":"0s","send":{"to":"t"}}],
+        "expect":[{"at":"0s","counts":{"t/subscriptions/all":{"active":1},"t/subscriptions/none":{"active":0},
+          "t/subscriptions/marked":{"active":1}},
+          "messages":[{"entity":"t/subscriptions/marked","seq":1,"properties":{"ApplicationProperties":{"marked":{"long":1}}}}]}]}"#;
+    let sim = run(scenario);
+    assert!(sim.failures.is_empty(), "{:#?}", sim.failures);
+    for bad in [
+        r#"{"filter":"MaybeFilter"}"#,
+        r#"{"filter":"TrueFilter","sql":"a = 1"}"#,
+        r#"{"filter":"FalseFilter","subject":"x"}"#,
+    ] {
+        let json = scenario.replace(r#"{"filter":"FalseFilter"}"#, bad);
+        let refused = Scenario::from_json(&json)
+            .map_err(|e| e.to_string())
+            .and_then(|s| Simulation::new(&s).map(|_| ()).map_err(|e| e.to_string()));
+        let err = refused.expect_err(bad);
+        assert!(err.contains("filter") || err.contains("Filter"), "{err}");
+    }
+}

@@ -245,6 +245,7 @@ fn receive_step(v: &Values, button: usize, _now: Instant) -> Result<Action, Form
             ][button - 3],
             session_id: opt(v.get("session-id").to_string()),
             state: opt(v.get("session-state").to_string()),
+            name: None,
         })),
         _ => Step::new(StepAction::Receive(ReceiveDef {
             from,

@@ -19,6 +19,10 @@ fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, S
     let opt_t = |at: Option<i64>| at.map(when).unwrap_or_else(|| "-".into());
     vec![
         ("SequenceNumber", v.sequence_number.to_string()),
+        (
+            "EnqueuedSequenceNumber",
+            v.enqueued_sequence_number.to_string(),
+        ),
         ("MessageId", v.message_id.clone()),
         ("State", v.state.name().to_string()),
         ("EnqueuedTime", when(v.enqueued_time)),
@@ -53,6 +57,11 @@ fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, S
             v.dead_letter_source.clone().unwrap_or_else(|| "-".into()),
         ),
         ("Subject", v.subject.clone().unwrap_or_else(|| "-".into())),
+        // FLT-01: the rule that gave a subscription this copy (the playground's, not an SDK's).
+        (
+            "RuleName",
+            v.rule_name.clone().unwrap_or_else(|| "-".into()),
+        ),
         (
             "ApplicationProperties",
             v.application_properties

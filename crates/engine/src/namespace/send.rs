@@ -241,6 +241,7 @@ impl Namespace {
                 application_properties: new.application_properties,
                 dead_letter: None,
                 system_properties: new.system_properties,
+                rule_name: None,
             }))
         } else {
             None
@@ -260,6 +261,7 @@ impl Namespace {
             body: new.body,
             extra,
             transfer_hops: 0,
+            enqueued_sequence_number: seq,
         })
     }
 
@@ -318,13 +320,18 @@ impl Namespace {
             let sub_default = s.settings.default_message_time_to_live;
             // The copies: None the plain one, Some(i) the one of rule i with an action.
             let mut copies: Vec<Option<usize>> = Vec::new();
+            // The first matching rule without an action names the plain copy.
+            let mut plain_rule = None;
             for (i, (_, rule)) in s.rules.iter().enumerate() {
                 if !rule.matches(&m) {
                     continue;
                 }
                 match rule {
                     r if r.has_action() => copies.push(Some(i)),
-                    _ if !copies.contains(&None) => copies.insert(0, None),
+                    _ if !copies.contains(&None) => {
+                        plain_rule = Some(i);
+                        copies.insert(0, None)
+                    }
                     _ => {}
                 }
             }
@@ -342,6 +349,11 @@ impl Namespace {
                     r.act(&mut copy);
                     rule_name = Some(name.clone());
                 }
+                // FLT-01: the copy remembers the rule that delivered it (RuleName).
+                let delivered_by = acting
+                    .or(plain_rule)
+                    .and_then(|i| Some(self.get(sub).ok()?.rules.get(i)?.0.clone()));
+                copy.extra_mut().rule_name = delivered_by;
                 let rule = if rule_name.is_some() {
                     Rule::Flt04
                 } else {

@@ -470,3 +470,33 @@ fn r_flt_04_a_correlation_filters_action_acts_on_its_copy() {
     assert!(ns.log().iter().any(|e| e.rule == Some(Rule::Flt04)));
     assert!(sbp_engine::entity::SqlAction::new("DROP x").is_err());
 }
+
+#[test]
+fn r_flt_01_each_copy_names_the_rule_that_delivered_it() {
+    let mut ns = ns();
+    topic(&mut ns, vec![("s", sql("size > 100", None))]);
+    let path = "t/subscriptions/s";
+    ns.create_rule(path, "small", sql("size < 10", None))
+        .unwrap();
+    ns.create_rule(path, "tag", sql("size < 10", Some("SET tagged = 1")))
+        .unwrap();
+    ns.send(
+        "t",
+        NewMessage {
+            application_properties: typed(&[("size", PropertyValue::Int(5))]),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let names: Vec<(u64, Option<String>, u64)> = [1u64, 2]
+        .iter()
+        .filter_map(|seq| ns.message(path, *seq, Perspective::Peek))
+        .map(|m| (m.sequence_number, m.rule_name, m.enqueued_sequence_number))
+        .collect();
+    // The plain copy by the first matching rule without an action; the acted one by its rule;
+    // both were submitted to the topic as #1 (EnqueuedSequenceNumber).
+    assert_eq!(
+        names,
+        vec![(1, Some("small".into()), 1), (2, Some("tag".into()), 1)]
+    );
+}

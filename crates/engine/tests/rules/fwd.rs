@@ -237,3 +237,23 @@ fn r_fwd_01_a_session_entity_does_not_auto_forward() {
     assert_eq!(err.kind, ErrorKind::NotSupported);
     assert_eq!(ns.entity("s").unwrap().settings.forward_to, None);
 }
+
+#[test]
+fn r_fwd_01_a_forwarded_message_keeps_its_enqueued_sequence_number() {
+    // ServiceBusReceivedMessage.EnqueuedSequenceNumber: "For messages that have been
+    // auto-forwarded, this property reflects the sequence number that had first been assigned
+    // to the message at its original point of submission."
+    let mut ns = ns();
+    queue(&mut ns, "target", settings());
+    for id in ["x", "y"] {
+        ns.send("target", msg(id, None)).unwrap();
+    }
+    queue(&mut ns, "src", forwarding("target"));
+    ns.send("src", msg("a", None)).unwrap();
+    let m = ns.message("target", 3, Perspective::Receive).unwrap();
+    assert_eq!(m.message_id, "a");
+    assert_eq!((m.sequence_number, m.enqueued_sequence_number), (3, 1));
+    // A message sent there directly shows its own number.
+    let direct = ns.message("target", 2, Perspective::Receive).unwrap();
+    assert_eq!(direct.enqueued_sequence_number, 2);
+}
