@@ -723,25 +723,25 @@ l-view = view "{ $view }" ist peek oder receive
 
 # Die Regeln (docs/RULES.md), wie das Regelpanel und der Inspektor sie zeigen, und die Entscheidungen des Playgrounds.
 rule-MSG-01 = SequenceNumber gilt pro Warteschlange/Thema, beginnt bei 1, lückenlos und steigend.
-rule-MSG-02 = DeliveryCount ist bei der ersten gesperrten Zustellung 1 (.NET); Peek zeigt die rohe Zahl fehlgeschlagener Zustellungen.
+rule-MSG-02 = DeliveryCount ist in .NET 1 bei der ersten Zustellung mit Sperre; Python, JavaScript und Peek zeigen die rohe Zahl fehlgeschlagener Zustellungen (eins weniger).
 rule-MSG-03 = TimeSpan.MaxValue heißt nie; damit läuft nichts über.
 rule-TTL-01 = Beim Einreihen gilt ExpiresAt = EnqueuedTime + TimeToLive.
 rule-TTL-02 = DefaultMessageTimeToLive der Entität gilt für Nachrichten ohne TTL und begrenzt längere.
 rule-TTL-03 = Standards: Nachrichten-TTL MaxValue; Entitätsstandard MaxValue (Basic: 14 Tage, zugleich das Maximum); Minimum 1 s.
 rule-TTL-04 = In einem Abonnement ist die wirksame TTL min(Nachrichten-TTL, Standard des Themas, Standard des Abonnements).
-rule-TTL-05 = Eine geplante Nachricht läuft bei ScheduledEnqueueTime + TTL ab.
+rule-TTL-05 = Eine geplante Nachricht läuft zu ScheduledEnqueueTime + TTL ab (ohne eigene TTL mit der Standard-TTL des Moments, in dem sie geplant wurde: eine Entscheidung des Playgrounds).
 rule-TTL-06 = Nach ExpiresAt kann eine Nachricht nie mehr empfangen werden.
 rule-TTL-07 = Ablauf kann verzögert sein: Zähler und Peek können abgelaufene Nachrichten noch enthalten; Empfangen liefert sie nie.
 rule-TTL-08 = Realistischer Modus: TTL wird nur durchgesetzt, solange ein Empfänger verbunden ist; abgelaufene Nachrichten werden beim Empfangen oder einer Bereinigung eingesammelt.
 rule-TTL-09 = Ablauf berührt keine gesperrte Nachricht; Abschließen gelingt; bei Freigeben oder Ablauf der Sperre wirkt der Ablauf sofort.
-rule-TTL-10 = Mit eigener TTL wird ExpiresAt beim Senden berechnet; nur mit dem Entitätsstandard zeigt Peek MaxValue.
+rule-TTL-10 = Mit eigener TTL wird ExpiresAt beim Senden berechnet; gilt nur die Standard-TTL der Entität, zeigt Peek MaxValue (.NET; Python zeigt None).
 rule-TTL-11 = DeadLetteringOnMessageExpiration: abgelaufene Nachrichten gehen als TTLExpiredException in die Warteschlange für unzustellbare Nachrichten; sonst werden sie verworfen.
 rule-TTL-12 = In einer Warteschlange für unzustellbare Nachrichten läuft nichts ab.
 rule-TTL-13 = Eine verzögerte Nachricht wird nicht bereinigt; wer sie nach dem Ablauf empfängt, verschiebt sie (falls eingestellt) als unzustellbar und erhält MessageNotFound.
 rule-TTL-14 = Eine sehr kurze TTL kann Nachrichten ablaufen lassen, bevor ein Empfänger sie sieht.
-rule-IDLE-01 = AutoDeleteOnIdle löscht eine so lange untätige Entität samt ihren Nachrichten (Minimum 5 min).
+rule-IDLE-01 = AutoDeleteOnIdle löscht eine Entität, die so lange im Leerlauf war, mit ihren Nachrichten (mindestens 5 min; der Playground löscht genau in dem Moment: seine Entscheidung).
 rule-IDLE-02 = Untätig heißt: keine Sendungen, Empfänge, Änderungen, geplanten Nachrichten, neuen Regeln oder Peeks (je nach Art der Entität).
-rule-IDLE-03 = Eine Entität, die automatisch weiterleitet, zählt als eine mit Empfänger: sie ist nie untätig.
+rule-IDLE-03 = Eine Entität, die automatisch weiterleitet, gilt als hätte sie einen Empfänger: sie ist nie im Leerlauf, und ihr AutoDeleteOnIdle wird auf MaxValue gesetzt.
 rule-IDLE-04 = Operationen auf einer gelöschten Entität schlagen mit MessagingEntityNotFound fehl.
 rule-SEND-01 = Sendungen werden quittiert: eine Ablehnung trägt einen Fehlercode, eine Tracking-ID und ob ein neuer Versuch gelingen kann.
 rule-SEND-02 = Jede Sendung abzuwarten kostet N x (R + S); überlappende Sendungen kosten etwa einen Roundtrip pro Welle.
@@ -753,11 +753,11 @@ rule-RCV-03 = LockDuration pro Warteschlange/Abonnement: Standard 30 s, Minimum 
 rule-RCV-04 = Der Sperrinhaber kann verlängern: LockedUntil = jetzt + LockDuration; automatische Verlängerung bis zu einer Höchstdauer.
 rule-RCV-05 = Complete entfernt; Abandon gibt frei und zählt einen Fehlschlag; DeadLetter verschiebt in die Warteschlange für unzustellbare Nachrichten; Defer verzögert.
 rule-RCV-06 = Eine freigegebene oder abgelaufene Sperre setzt die Nachricht an oder nahe den Anfang der Abrufreihenfolge zurück.
-rule-RCV-07 = Nach MaxDeliveryCount fehlgeschlagenen Zustellungen geht die Nachricht in die Warteschlange für unzustellbare Nachrichten (MaxDeliveryCountExceeded).
+rule-RCV-07 = Nach MaxDeliveryCount fehlgeschlagenen Zustellungen wandert die Nachricht in die DLQ (MaxDeliveryCountExceeded); dass eine verlorene Sperre oder ein Verzögern zählt, ist eine Entscheidung des Playgrounds.
 rule-RCV-08 = Abgleichen nach Ablauf der Sperre oder zum zweiten Mal schlägt mit MessageLockLost fehl; eine abgebrochene Verbindung verliert ihre Sperren.
 rule-RCV-09 = Eine verzögerte Nachricht wird nur per Sequenznummer empfangen; eine unbekannte Nummer schlägt mit MessageNotFound fehl.
 rule-RCV-10 = Sperren sind flüchtig: ein Dienst-/Betriebssystemupdate oder eine Änderung der Entität verliert jede Sperre.
-rule-RCV-11 = Peek sperrt nie und ändert DeliveryCount nie; eine eingesehene Nachricht abzugleichen ist ein Clientfehler.
+rule-RCV-11 = Peek sperrt nie und ändert DeliveryCount nie; die eingesehene Kopie einer gesperrten Nachricht zeigt keine Sperre; eine eingesehene Nachricht abzugleichen ist ein Clientfehler.
 rule-RCV-12 = Schlägt Complete fehl, nachdem die Arbeit getan war, kommt die Nachricht wieder: ein Duplikat nach MessageId.
 rule-DLQ-01 = Die Warteschlange für unzustellbare Nachrichten ist <entity>/$deadletterqueue; Themen haben keine.
 rule-DLQ-02 = Eine Warteschlange für unzustellbare Nachrichten kann eingesehen und empfangen werden; eine Nachricht dort erneut als unzustellbar zu verschieben schlägt fehl.
@@ -765,7 +765,7 @@ rule-DLQ-03 = Der Broker schreibt TTLExpiredException und MaxDeliveryCountExceed
 rule-SCH-01 = Eine geplante Nachricht ist bis zu ihrer Zeit Scheduled; bei der Aktivierung wird sie eingereiht und wird Active.
 rule-TOP-01 = Eine an ein Thema gesendete Nachricht wird in jedes Abonnement kopiert, dessen Regel passt.
 rule-TIER-01 = Basic hat keine Themen und eine TTL von höchstens 14 Tagen.
-rule-FWD-01 = ForwardTo nennt eine vorhandene Warteschlange oder ein Thema (kein Abonnement, keine Warteschlange für unzustellbare Nachrichten, nicht sich selbst); aus einer weiterleitenden Quelle kann nicht empfangen werden; eine weitergeleitete Nachricht beginnt von vorn.
+rule-FWD-01 = ForwardTo nennt eine vorhandene Warteschlange oder ein Thema (kein Abonnement, keine DLQ, nicht sich selbst; nicht bei einer Entität mit Sitzungen); aus einer weiterleitenden Quelle kann man nicht empfangen; eine weitergeleitete Nachricht beginnt neu und behält ihre EnqueuedSequenceNumber.
 rule-FWD-02 = Eine Kette von Weiterleitungen endet nach 4 Sprüngen; ein fünfter wird als MaxTransferHopCountExceeded unzustellbar.
 rule-FWD-03 = Mit ForwardDeadLetteredMessagesTo geht eine unzustellbare Nachricht an dieses Ziel statt in die Warteschlange für unzustellbare Nachrichten.
 choice-1 = TTL-Ablauf und MaxDeliveryCount bei derselben Freigabe der Sperre: MaxDeliveryCount gewinnt. Die Freigabe ist eine fehlgeschlagene Zustellung, wird gezählt und zuerst geprüft (MaxDeliveryCountExceeded).
@@ -798,7 +798,7 @@ e-emulator-subscriptions = der Emulator enthält höchstens { $max } Abonnements
 e-subscription-name-length = der Name eines Abonnements hat höchstens { $max } Zeichen
 e-forward-session = ForwardTo wird für eine Warteschlange oder ein Abonnement mit Sitzungen nicht unterstützt (FWD-01)
 e-emulator-subscription-lock = LockDuration { $value } liegt unter dem Minimum des Emulators für ein Abonnement, 1m (PRO-01)
-rule-PRO-01 = Das Emulatorprofil folgt dessen Konfigurationsschema: höchstens 50 Warteschlangen und Themen, Entitäts-TTL 5 min..1 h (Standard 1 h), LockDuration 5 s..5 min (Abonnements ab 1 min; Standard 1 min), MaxDeliveryCount 1..10 (Standard 3), Duplikatfenster 5 s..5 min (Standard 20 s).
+rule-PRO-01 = Das Emulator-Profil folgt seinem Konfigurationsschema: höchstens 50 Warteschlangen und Themen und 50 Abonnements je Thema, Namen mit einem Buchstaben oder einer Ziffer zuerst und zuletzt, Entitäts-TTL 5 min..1 h (Standard 1 h), LockDuration 5 s..5 min (Abonnements ab 1 min; Standard 1 min), MaxDeliveryCount 1..10 (Standard 3), Duplikatfenster 5 s..5 min (Standard 20 s).
 
 # The emulator's Config.json, in and out (x-).
 x-json = die Konfiguration ist kein gültiges JSON: { $message }

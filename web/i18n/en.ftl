@@ -741,25 +741,25 @@ l-view = view "{ $view }" is peek or receive
 
 # The rules (docs/RULES.md) as the rules panel and the inspector show them, and the playground's choices.
 rule-MSG-01 = SequenceNumber is per queue/topic, starts at 1, gap-free and increasing.
-rule-MSG-02 = DeliveryCount is 1 on the first locked delivery (.NET); peek shows the raw count of failed deliveries.
+rule-MSG-02 = DeliveryCount is 1 on the first locked delivery in .NET; Python, JavaScript and peek show the raw count of failed deliveries (one less).
 rule-MSG-03 = TimeSpan.MaxValue means never; nothing overflows with it.
 rule-TTL-01 = At enqueue, ExpiresAt = EnqueuedTime + TimeToLive.
 rule-TTL-02 = The entity's DefaultMessageTimeToLive applies to messages without a TTL and caps longer ones.
 rule-TTL-03 = Defaults: message TTL MaxValue; entity default MaxValue (Basic: 14 days, also its maximum); minimum 1 s.
 rule-TTL-04 = In a subscription the effective TTL is min(message TTL, topic default, subscription default).
-rule-TTL-05 = A scheduled message expires at ScheduledEnqueueTime + TTL.
+rule-TTL-05 = A scheduled message expires at ScheduledEnqueueTime + TTL (without its own TTL, with the default of the moment it was scheduled: the playground's choice).
 rule-TTL-06 = Past ExpiresAt a message can never be received.
 rule-TTL-07 = Expiry may be lazy: counts and peek may still include expired messages; receive never returns them.
 rule-TTL-08 = Realistic mode: TTL is enforced only while a receiver is attached; expired messages are collected by receive scans or a sweep.
 rule-TTL-09 = Expiry does not touch a locked message; complete succeeds; on abandon or lapse expiry takes effect at once.
-rule-TTL-10 = With its own TTL, ExpiresAt is computed at send; with only the entity default, peek shows MaxValue.
+rule-TTL-10 = With its own TTL, ExpiresAt is computed at send; with only the entity default, peek shows MaxValue (.NET; Python shows None).
 rule-TTL-11 = DeadLetteringOnMessageExpiration: expired messages go to the DLQ as TTLExpiredException; otherwise they are dropped.
 rule-TTL-12 = Nothing expires inside a dead-letter queue.
 rule-TTL-13 = A deferred message is not swept; receiving it after expiry dead-letters it (if set) and fails with MessageNotFound.
 rule-TTL-14 = A very short TTL can expire messages before any receiver sees them.
-rule-IDLE-01 = AutoDeleteOnIdle deletes an entity idle that long, with its messages (minimum 5 min).
+rule-IDLE-01 = AutoDeleteOnIdle deletes an entity idle that long, with its messages (minimum 5 min; the playground deletes at the very instant: its choice).
 rule-IDLE-02 = Idle means no sends, receives, updates, scheduled messages, new rules or peeks (per entity kind).
-rule-IDLE-03 = An entity that auto-forwards counts as having a receiver: it is never idle.
+rule-IDLE-03 = An entity that auto-forwards counts as having a receiver: it is never idle, and its AutoDeleteOnIdle is set to MaxValue.
 rule-IDLE-04 = Operations on a deleted entity fail with MessagingEntityNotFound.
 rule-SEND-01 = Sends are settled: a rejection carries an error code, a tracking id and whether a retry can succeed.
 rule-SEND-02 = Awaiting each send costs N x (R + S); overlapping sends costs about one round trip per wave.
@@ -771,11 +771,11 @@ rule-RCV-03 = LockDuration per queue/subscription: default 30 s, minimum 5 s, ma
 rule-RCV-04 = The lock owner can renew: LockedUntil = now + LockDuration; auto renewal up to a maximum duration.
 rule-RCV-05 = Complete removes; Abandon releases and counts a failure; DeadLetter moves to the DLQ; Defer.
 rule-RCV-06 = A released or lapsed lock puts the message back at or near the front of the retrieval order.
-rule-RCV-07 = After MaxDeliveryCount failed deliveries the message moves to the DLQ (MaxDeliveryCountExceeded).
+rule-RCV-07 = After MaxDeliveryCount failed deliveries the message moves to the DLQ (MaxDeliveryCountExceeded); that a lost lock or a defer counts is the playground's choice.
 rule-RCV-08 = Settling after the lock lapsed, or twice, fails with MessageLockLost; a dropped connection drops its locks.
 rule-RCV-09 = A deferred message is received only by sequence number; an unknown number fails with MessageNotFound.
 rule-RCV-10 = Locks are volatile: a service/OS update or an entity update loses every lock.
-rule-RCV-11 = Peek never locks and never changes DeliveryCount; settling a peeked message is a client error.
+rule-RCV-11 = Peek never locks and never changes DeliveryCount; a peeked copy of a locked message shows no lock; settling a peeked message is a client error.
 rule-RCV-12 = If Complete fails after the work was done, the message comes again: a duplicate by MessageId.
 rule-DLQ-01 = The DLQ is <entity>/$deadletterqueue; topics have none.
 rule-DLQ-02 = A DLQ can be peeked and received from; dead-lettering a message already in a DLQ fails.
@@ -783,7 +783,7 @@ rule-DLQ-03 = The broker writes TTLExpiredException and MaxDeliveryCountExceeded
 rule-SCH-01 = A scheduled message is Scheduled until its time; at activation it is enqueued and becomes Active.
 rule-TOP-01 = A message sent to a topic is copied into every subscription whose rule matches.
 rule-TIER-01 = Basic has no topics and TTL at most 14 days.
-rule-FWD-01 = ForwardTo names an existing queue or topic (not a subscription, a DLQ or itself); a forwarding source cannot be received from; a forwarded message starts afresh.
+rule-FWD-01 = ForwardTo names an existing queue or topic (not a subscription, a DLQ or itself; not on a session entity); a forwarding source cannot be received from; a forwarded message starts afresh and keeps its EnqueuedSequenceNumber.
 rule-FWD-02 = A chain of forwards stops at 4 hops; a fifth is dead-lettered as MaxTransferHopCountExceeded.
 rule-FWD-03 = With ForwardDeadLetteredMessagesTo, a dead-lettered message goes to that target instead of the DLQ.
 choice-1 = TTL expiry and MaxDeliveryCount on the same lock release: MaxDeliveryCount wins. The release is a failed delivery, counted and checked first (MaxDeliveryCountExceeded).
@@ -816,7 +816,7 @@ e-emulator-subscriptions = the emulator holds at most { $max } subscriptions in 
 e-subscription-name-length = a subscription's name has at most { $max } characters
 e-forward-session = ForwardTo is not supported on a session-enabled queue or subscription (FWD-01)
 e-emulator-subscription-lock = LockDuration { $value } is below the emulator's minimum for a subscription, 1m (PRO-01)
-rule-PRO-01 = The emulator profile follows its config schema: at most 50 queues and topics, entity TTL 5 min..1 h (default 1 h), LockDuration 5 s..5 min (subscriptions from 1 min; default 1 min), MaxDeliveryCount 1..10 (default 3), duplicate window 5 s..5 min (default 20 s).
+rule-PRO-01 = The emulator profile follows its config schema: at most 50 queues and topics and 50 subscriptions a topic, names with a letter or digit first and last, entity TTL 5 min..1 h (default 1 h), LockDuration 5 s..5 min (subscriptions from 1 min; default 1 min), MaxDeliveryCount 1..10 (default 3), duplicate window 5 s..5 min (default 20 s).
 
 # The emulator's Config.json, in and out (x-).
 x-json = the config is not valid JSON: { $message }

@@ -723,25 +723,25 @@ l-view = view "{ $view }" is peek of receive
 
 # De regels (docs/RULES.md) zoals het regelpaneel en de inspector ze tonen, en de keuzes van de playground.
 rule-MSG-01 = SequenceNumber geldt per wachtrij/onderwerp, begint bij 1, zonder gaten en oplopend.
-rule-MSG-02 = DeliveryCount is 1 bij de eerste vergrendelde levering (.NET); peek toont het ruwe aantal mislukte leveringen.
+rule-MSG-02 = DeliveryCount is in .NET 1 bij de eerste levering met vergrendeling; Python, JavaScript en peek tonen het ruwe aantal mislukte leveringen (één minder).
 rule-MSG-03 = TimeSpan.MaxValue betekent nooit; daarmee loopt niets over.
 rule-TTL-01 = Bij het in de wachtrij plaatsen geldt ExpiresAt = EnqueuedTime + TimeToLive.
 rule-TTL-02 = De DefaultMessageTimeToLive van de entiteit geldt voor berichten zonder TTL en begrenst langere.
 rule-TTL-03 = Standaarden: bericht-TTL MaxValue; entiteitsstandaard MaxValue (Basic: 14 dagen, ook het maximum); minimum 1 s.
 rule-TTL-04 = In een abonnement is de effectieve TTL min(bericht-TTL, standaard van het onderwerp, standaard van het abonnement).
-rule-TTL-05 = Een gepland bericht verloopt op ScheduledEnqueueTime + TTL.
+rule-TTL-05 = Een gepland bericht verloopt op ScheduledEnqueueTime + TTL (zonder eigen TTL met de standaard van het moment waarop het gepland werd: een keuze van de playground).
 rule-TTL-06 = Na ExpiresAt kan een bericht nooit meer worden ontvangen.
 rule-TTL-07 = Verlopen kan lui gebeuren: tellingen en peek kunnen verlopen berichten nog bevatten; ontvangen geeft ze nooit.
 rule-TTL-08 = Realistische modus: TTL wordt alleen afgedwongen zolang een ontvanger verbonden is; verlopen berichten worden opgehaald bij ontvangen of een opruimronde.
 rule-TTL-09 = Verlopen raakt geen vergrendeld bericht; voltooien lukt; bij afbreken of verlopen van de vergrendeling werkt het verlopen meteen.
-rule-TTL-10 = Met een eigen TTL wordt ExpiresAt bij het verzenden berekend; met alleen de entiteitsstandaard toont peek MaxValue.
+rule-TTL-10 = Met een eigen TTL wordt ExpiresAt bij het verzenden berekend; geldt alleen de standaard van de entiteit, dan toont peek MaxValue (.NET; Python toont None).
 rule-TTL-11 = DeadLetteringOnMessageExpiration: verlopen berichten gaan als TTLExpiredException naar de dead-letter-wachtrij; anders worden ze verwijderd.
 rule-TTL-12 = In een dead-letter-wachtrij verloopt niets.
 rule-TTL-13 = Een uitgesteld bericht wordt niet opgeruimd; wie het na het verlopen ontvangt, zet het (indien ingesteld) in de dead-letter-wachtrij en krijgt MessageNotFound.
 rule-TTL-14 = Een erg korte TTL kan berichten laten verlopen voordat een ontvanger ze ziet.
-rule-IDLE-01 = AutoDeleteOnIdle verwijdert een entiteit die zo lang inactief is, met haar berichten (minimum 5 min).
+rule-IDLE-01 = AutoDeleteOnIdle verwijdert een entiteit die zo lang inactief was, met haar berichten (minimaal 5 min; de playground verwijdert precies op dat moment: zijn keuze).
 rule-IDLE-02 = Inactief betekent: geen verzendingen, ontvangsten, wijzigingen, geplande berichten, nieuwe regels of peeks (per soort entiteit).
-rule-IDLE-03 = Een entiteit die automatisch doorstuurt, telt als een met een ontvanger: ze is nooit inactief.
+rule-IDLE-03 = Een entiteit die automatisch doorstuurt, telt als een met een ontvanger: ze is nooit inactief, en haar AutoDeleteOnIdle wordt op MaxValue gezet.
 rule-IDLE-04 = Bewerkingen op een verwijderde entiteit mislukken met MessagingEntityNotFound.
 rule-SEND-01 = Verzendingen worden bevestigd: een weigering draagt een foutcode, een tracking-id en of een nieuwe poging kan lukken.
 rule-SEND-02 = Op elke verzending wachten kost N x (R + S); overlappende verzendingen kosten ongeveer één roundtrip per golf.
@@ -753,11 +753,11 @@ rule-RCV-03 = LockDuration per wachtrij/abonnement: standaard 30 s, minimum 5 s,
 rule-RCV-04 = De eigenaar van de vergrendeling kan verlengen: LockedUntil = nu + LockDuration; automatisch verlengen tot een maximale duur.
 rule-RCV-05 = Complete verwijdert; Abandon geeft vrij en telt een mislukking; DeadLetter verplaatst naar de dead-letter-wachtrij; Defer stelt uit.
 rule-RCV-06 = Een vrijgegeven of verlopen vergrendeling zet het bericht terug vooraan of bijna vooraan in de ophaalvolgorde.
-rule-RCV-07 = Na MaxDeliveryCount mislukte leveringen gaat het bericht naar de dead-letter-wachtrij (MaxDeliveryCountExceeded).
+rule-RCV-07 = Na MaxDeliveryCount mislukte leveringen gaat het bericht naar de DLQ (MaxDeliveryCountExceeded); dat een verloren vergrendeling of uitstellen telt, is een keuze van de playground.
 rule-RCV-08 = Afhandelen na het verlopen van de vergrendeling, of voor de tweede keer, mislukt met MessageLockLost; een weggevallen verbinding verliest haar vergrendelingen.
 rule-RCV-09 = Een uitgesteld bericht wordt alleen op volgnummer ontvangen; een onbekend nummer mislukt met MessageNotFound.
 rule-RCV-10 = Vergrendelingen zijn vluchtig: een service-/besturingssysteemupdate of een wijziging van de entiteit verliest elke vergrendeling.
-rule-RCV-11 = Peek vergrendelt nooit en verandert DeliveryCount nooit; een ingezien bericht afhandelen is een clientfout.
+rule-RCV-11 = Peek vergrendelt nooit en verandert DeliveryCount nooit; de ingeziene kopie van een vergrendeld bericht toont geen vergrendeling; een ingezien bericht afhandelen is een clientfout.
 rule-RCV-12 = Mislukt Complete nadat het werk gedaan is, dan komt het bericht terug: een duplicaat volgens MessageId.
 rule-DLQ-01 = De dead-letter-wachtrij is <entity>/$deadletterqueue; onderwerpen hebben er geen.
 rule-DLQ-02 = Een dead-letter-wachtrij kan worden ingezien en ontvangen; een bericht dat er al in staat nogmaals daarheen verplaatsen mislukt.
@@ -765,7 +765,7 @@ rule-DLQ-03 = De broker schrijft TTLExpiredException en MaxDeliveryCountExceeded
 rule-SCH-01 = Een gepland bericht is Scheduled tot zijn tijd; bij activering wordt het in de wachtrij geplaatst en Active.
 rule-TOP-01 = Een bericht dat naar een onderwerp wordt verzonden, wordt gekopieerd naar elk abonnement waarvan de regel past.
 rule-TIER-01 = Basic heeft geen onderwerpen en een TTL van hoogstens 14 dagen.
-rule-FWD-01 = ForwardTo noemt een bestaande wachtrij of een onderwerp (geen abonnement, geen dead-letter-wachtrij, niet zichzelf); uit een doorsturende bron kan niet worden ontvangen; een doorgestuurd bericht begint opnieuw.
+rule-FWD-01 = ForwardTo noemt een bestaande wachtrij of een onderwerp (geen abonnement, geen DLQ, niet zichzelf; niet op een entiteit met sessies); uit een doorsturende bron kan niet worden ontvangen; een doorgestuurd bericht begint opnieuw en houdt zijn EnqueuedSequenceNumber.
 rule-FWD-02 = Een keten van doorsturingen stopt na 4 sprongen; een vijfde gaat als MaxTransferHopCountExceeded naar de dead-letter-wachtrij.
 rule-FWD-03 = Met ForwardDeadLetteredMessagesTo gaat een dead-letter-bericht naar dat doel in plaats van naar de dead-letter-wachtrij.
 choice-1 = TTL-verloop en MaxDeliveryCount bij dezelfde vrijgave van de vergrendeling: MaxDeliveryCount wint. De vrijgave is een mislukte levering, wordt geteld en eerst gecontroleerd (MaxDeliveryCountExceeded).
@@ -798,7 +798,7 @@ e-emulator-subscriptions = de emulator bevat hoogstens { $max } abonnementen in 
 e-subscription-name-length = de naam van een abonnement heeft hoogstens { $max } tekens
 e-forward-session = ForwardTo wordt niet ondersteund op een wachtrij of abonnement met sessies (FWD-01)
 e-emulator-subscription-lock = LockDuration { $value } ligt onder het minimum van de emulator voor een abonnement, 1m (PRO-01)
-rule-PRO-01 = Het emulatorprofiel volgt zijn configuratieschema: hoogstens 50 wachtrijen en onderwerpen, entiteits-TTL 5 min..1 h (standaard 1 h), LockDuration 5 s..5 min (abonnementen vanaf 1 min; standaard 1 min), MaxDeliveryCount 1..10 (standaard 3), duplicaatvenster 5 s..5 min (standaard 20 s).
+rule-PRO-01 = Het emulatorprofiel volgt zijn configuratieschema: hoogstens 50 wachtrijen en onderwerpen en 50 abonnementen per onderwerp, namen met een letter of cijfer als eerste en laatste, entiteits-TTL 5 min..1 h (standaard 1 h), LockDuration 5 s..5 min (abonnementen vanaf 1 min; standaard 1 min), MaxDeliveryCount 1..10 (standaard 3), duplicaatvenster 5 s..5 min (standaard 20 s).
 
 # The emulator's Config.json, in and out (x-).
 x-json = de configuratie is geen geldige JSON: { $message }

@@ -723,25 +723,25 @@ l-view = view "{ $view }" är peek eller receive
 
 # Reglerna (docs/RULES.md) så som regelpanelen och inspektören visar dem, och lekplatsens val.
 rule-MSG-01 = SequenceNumber gäller per kö/ämne, börjar på 1, utan luckor och stigande.
-rule-MSG-02 = DeliveryCount är 1 vid den första låsta leveransen (.NET); peek visar det råa antalet misslyckade leveranser.
+rule-MSG-02 = DeliveryCount är 1 vid den första låsta leveransen i .NET; Python, JavaScript och peek visar det råa antalet misslyckade leveranser (ett mindre).
 rule-MSG-03 = TimeSpan.MaxValue betyder aldrig; ingenting svämmar över med det.
 rule-TTL-01 = Vid köning gäller ExpiresAt = EnqueuedTime + TimeToLive.
 rule-TTL-02 = Entitetens DefaultMessageTimeToLive gäller meddelanden utan TTL och begränsar längre.
 rule-TTL-03 = Standardvärden: meddelandets TTL MaxValue; entitetens standard MaxValue (Basic: 14 dagar, även dess maximum); minimum 1 s.
 rule-TTL-04 = I en prenumeration är den verksamma TTL:en min(meddelandets TTL, ämnets standard, prenumerationens standard).
-rule-TTL-05 = Ett schemalagt meddelande går ut vid ScheduledEnqueueTime + TTL.
+rule-TTL-05 = Ett schemalagt meddelande upphör att gälla vid ScheduledEnqueueTime + TTL (utan egen TTL med standardvärdet från stunden då det schemalades: lekplatsens val).
 rule-TTL-06 = Efter ExpiresAt kan ett meddelande aldrig tas emot.
 rule-TTL-07 = Utgång kan vara lat: antal och peek kan fortfarande innehålla utgångna meddelanden; mottagning returnerar dem aldrig.
 rule-TTL-08 = Realistiskt läge: TTL upprätthålls bara medan en mottagare är ansluten; utgångna meddelanden samlas in vid mottagning eller en rensning.
 rule-TTL-09 = Utgång rör inte ett låst meddelande; slutför lyckas; vid överge eller utgånget lås verkar utgången genast.
-rule-TTL-10 = Med egen TTL beräknas ExpiresAt vid sändning; med bara entitetens standard visar peek MaxValue.
+rule-TTL-10 = Med egen TTL beräknas ExpiresAt vid sändning; gäller bara entitetens standard visar peek MaxValue (.NET; Python visar None).
 rule-TTL-11 = DeadLetteringOnMessageExpiration: utgångna meddelanden går till kön för obeställbara meddelanden som TTLExpiredException; annars tas de bort.
 rule-TTL-12 = Ingenting går ut i en kö för obeställbara meddelanden.
 rule-TTL-13 = Ett uppskjutet meddelande rensas inte; den som tar emot det efter utgången flyttar det (om inställt) till kön för obeställbara meddelanden och får MessageNotFound.
 rule-TTL-14 = En mycket kort TTL kan låta meddelanden gå ut innan någon mottagare ser dem.
-rule-IDLE-01 = AutoDeleteOnIdle tar bort en entitet som varit inaktiv så länge, med dess meddelanden (minimum 5 min).
+rule-IDLE-01 = AutoDeleteOnIdle tar bort en entitet som varit inaktiv så länge, med dess meddelanden (minst 5 min; lekplatsen tar bort den exakt då: dess val).
 rule-IDLE-02 = Inaktiv betyder: inga sändningar, mottagningar, ändringar, schemalagda meddelanden, nya regler eller peeks (per entitetstyp).
-rule-IDLE-03 = En entitet som vidarebefordrar automatiskt räknas som en med mottagare: den är aldrig inaktiv.
+rule-IDLE-03 = En entitet som vidarebefordrar automatiskt räknas som att ha en mottagare: den är aldrig inaktiv, och dess AutoDeleteOnIdle sätts till MaxValue.
 rule-IDLE-04 = Operationer på en borttagen entitet misslyckas med MessagingEntityNotFound.
 rule-SEND-01 = Sändningar kvitteras: ett avslag bär en felkod, ett spårnings-id och om ett nytt försök kan lyckas.
 rule-SEND-02 = Att vänta på varje sändning kostar N x (R + S); överlappande sändningar kostar ungefär en rundresa per våg.
@@ -753,11 +753,11 @@ rule-RCV-03 = LockDuration per kö/prenumeration: standard 30 s, minimum 5 s, ma
 rule-RCV-04 = Låsets ägare kan förnya: LockedUntil = nu + LockDuration; automatisk förnyelse upp till en längsta tid.
 rule-RCV-05 = Complete tar bort; Abandon släpper och räknar ett misslyckande; DeadLetter flyttar till kön för obeställbara meddelanden; Defer skjuter upp.
 rule-RCV-06 = Ett släppt eller utgånget lås sätter meddelandet tillbaka först eller nära början i hämtningsordningen.
-rule-RCV-07 = Efter MaxDeliveryCount misslyckade leveranser flyttas meddelandet till kön för obeställbara meddelanden (MaxDeliveryCountExceeded).
+rule-RCV-07 = Efter MaxDeliveryCount misslyckade leveranser flyttas meddelandet till DLQ (MaxDeliveryCountExceeded); att ett förlorat lås eller en uppskjutning räknas är lekplatsens val.
 rule-RCV-08 = Att kvittera efter att låset gått ut, eller två gånger, misslyckas med MessageLockLost; en bruten anslutning förlorar sina lås.
 rule-RCV-09 = Ett uppskjutet meddelande tas bara emot via sekvensnummer; ett okänt nummer misslyckas med MessageNotFound.
 rule-RCV-10 = Lås är flyktiga: en tjänste-/OS-uppdatering eller en ändring av entiteten förlorar varje lås.
-rule-RCV-11 = Peek låser aldrig och ändrar aldrig DeliveryCount; att kvittera ett meddelande man bara tittat på är ett klientfel.
+rule-RCV-11 = Peek låser aldrig och ändrar aldrig DeliveryCount; en tittad kopia av ett låst meddelande visar inget lås; att kvittera ett meddelande man bara tittat på är ett klientfel.
 rule-RCV-12 = Misslyckas Complete efter att arbetet är gjort kommer meddelandet igen: en dubblett enligt MessageId.
 rule-DLQ-01 = Kön för obeställbara meddelanden är <entity>/$deadletterqueue; ämnen har ingen.
 rule-DLQ-02 = En kö för obeställbara meddelanden kan tittas på och tas emot från; att flytta ett meddelande som redan ligger där dit igen misslyckas.
@@ -765,7 +765,7 @@ rule-DLQ-03 = Mäklaren skriver TTLExpiredException och MaxDeliveryCountExceeded
 rule-SCH-01 = Ett schemalagt meddelande är Scheduled till sin tid; vid aktiveringen köas det och blir Active.
 rule-TOP-01 = Ett meddelande som skickas till ett ämne kopieras till varje prenumeration vars regel matchar.
 rule-TIER-01 = Basic har inga ämnen och TTL högst 14 dagar.
-rule-FWD-01 = ForwardTo namnger en befintlig kö eller ett ämne (inte en prenumeration, en kö för obeställbara meddelanden eller sig själv); från en vidarebefordrande källa kan man inte ta emot; ett vidarebefordrat meddelande börjar om.
+rule-FWD-01 = ForwardTo anger en befintlig kö eller ett ämne (ingen prenumeration, ingen DLQ, inte sig själv; inte på en entitet med sessioner); från en vidarebefordrande källa kan man inte ta emot; ett vidarebefordrat meddelande börjar om och behåller sitt EnqueuedSequenceNumber.
 rule-FWD-02 = En kedja av vidarebefordringar stannar efter 4 hopp; ett femte blir obeställbart som MaxTransferHopCountExceeded.
 rule-FWD-03 = Med ForwardDeadLetteredMessagesTo går ett obeställbart meddelande till det målet i stället för till kön för obeställbara meddelanden.
 choice-1 = TTL-utgång och MaxDeliveryCount vid samma släpp av låset: MaxDeliveryCount vinner. Släppet är en misslyckad leverans, räknas och kontrolleras först (MaxDeliveryCountExceeded).
@@ -798,7 +798,7 @@ e-emulator-subscriptions = emulatorn rymmer högst { $max } prenumerationer i et
 e-subscription-name-length = en prenumerations namn har högst { $max } tecken
 e-forward-session = ForwardTo stöds inte för en kö eller prenumeration med sessioner (FWD-01)
 e-emulator-subscription-lock = LockDuration { $value } är under emulatorns minimum för en prenumeration, 1m (PRO-01)
-rule-PRO-01 = Emulatorprofilen följer dess konfigurationsschema: högst 50 köer och ämnen, entitetens TTL 5 min..1 h (standard 1 h), LockDuration 5 s..5 min (prenumerationer från 1 min; standard 1 min), MaxDeliveryCount 1..10 (standard 3), dubblettfönster 5 s..5 min (standard 20 s).
+rule-PRO-01 = Emulatorprofilen följer sitt konfigurationsschema: högst 50 köer och ämnen och 50 prenumerationer per ämne, namn med en bokstav eller siffra först och sist, entitets-TTL 5 min..1 h (standard 1 h), LockDuration 5 s..5 min (prenumerationer från 1 min; standard 1 min), MaxDeliveryCount 1..10 (standard 3), dubblettfönster 5 s..5 min (standard 20 s).
 
 # The emulator's Config.json, in and out (x-).
 x-json = konfigurationen är inte giltig JSON: { $message }
