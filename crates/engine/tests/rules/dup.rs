@@ -112,3 +112,33 @@ fn r_dup_03_the_window_slides_from_the_accepted_send() {
     ns.advance_to(30 * MINUTE);
     assert_eq!(ns.send("q", msg("a", None)).unwrap(), 0);
 }
+
+#[test]
+fn r_dup_02_a_message_forwarded_into_the_entity_is_not_checked() {
+    // A choice (docs/RULES.md): no source says whether auto-forwarding into an entity with
+    // duplicate detection checks the MessageId; the playground does not.
+    let mut ns = ns();
+    queue(
+        &mut ns,
+        "orders",
+        EntitySettings {
+            requires_duplicate_detection: true,
+            ..settings()
+        },
+    );
+    queue(
+        &mut ns,
+        "inbox",
+        EntitySettings {
+            forward_to: Some("orders".into()),
+            ..settings()
+        },
+    );
+    ns.send("orders", msg("same", None)).unwrap();
+    ns.send("inbox", msg("same", None)).unwrap();
+    assert_eq!(ns.entity("orders").unwrap().duplicates_dropped, 0);
+    assert_eq!(counts(&ns, "orders").active, 2);
+    // A direct send with that MessageId is a duplicate.
+    ns.send("orders", msg("same", None)).unwrap();
+    assert_eq!(ns.entity("orders").unwrap().duplicates_dropped, 1);
+}
