@@ -326,6 +326,24 @@ test('filters: a subscription made with a SQL filter and action takes only what 
   await page.fill('#entity-rule-name', 'red');
   await page.click('#entity-remove-rule');
   await big.locator('.settings', { hasText: "red: color = 'red'" }).waitFor({ state: 'detached' });
+  // FLT-01: a FalseFilter by name takes nothing; the copy that did arrive names its rule.
+  await page.selectOption('#entity-target', 'new');
+  await page.selectOption('#entity-kind', 'subscription');
+  await page.fill('#entity-name', 'events/subscriptions/muted');
+  await page.fill('#entity-rule-name', '');
+  await page.fill('#entity-rule-sql', '');
+  await page.fill('#entity-rule-subject', '');
+  await page.fill('#entity-rule-action', '');
+  await page.selectOption('#entity-rule-filter', 'FalseFilter');
+  await page.click('#entity-create');
+  const muted = page.locator('.lane[data-entity="events/subscriptions/muted"]');
+  await muted.waitFor();
+  await tab(page, 'send');
+  await page.fill('#send-props', 'quantity=500');
+  await send(page, { ttl: '1h', id: 'after-mute' });
+  await big.locator('.card .mid', { hasText: 'after-mute' }).click();
+  await page.locator('#inspector tr', { hasText: 'RuleName' }).locator('td', { hasText: '$Default' }).first().waitFor();
+  await muted.locator('[data-testid="counts"]', { hasText: '0 active' }).waitFor();
 });
 
 test('sessions: a session queue made in the UI, sends with SessionIds, accept, receive in order, state, renew and close (SES-01..05)', async (ctx) => {

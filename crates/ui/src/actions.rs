@@ -404,6 +404,17 @@ fn entity_step(v: &Values, button: usize, _now: Instant) -> Result<Action, FormE
 fn rule_def(v: &Values) -> Option<RuleDef> {
     let name = opt(v.get("entity-rule-name").to_string());
     let action = opt(v.get("entity-rule-action").to_string());
+    // FLT-01: TrueFilter or FalseFilter by name (the engine refuses it beside another filter).
+    if let Some(filter) = opt(v.get("entity-rule-filter").to_string()) {
+        return Some(RuleDef {
+            name,
+            filter: Some(filter),
+            action,
+            sql: opt(v.get("entity-rule-sql").to_string()),
+            subject: opt(v.get("entity-rule-subject").to_string()),
+            ..Default::default()
+        });
+    }
     match opt(v.get("entity-rule-sql").to_string()) {
         Some(sql) => Some(RuleDef {
             name,
@@ -453,6 +464,14 @@ fn entity_form(props: &FormProps) -> Html {
         ),
         text_field("entity-name", "", true).keyed("Name"),
         text_field("entity-rule-name", "", true).keyed("RuleName"),
+        choice_field(
+            "entity-rule-filter",
+            pairs(&[
+                ("", "filter-from-fields"),
+                ("TrueFilter", "filter-true"),
+                ("FalseFilter", "filter-false"),
+            ]),
+        ),
         text_field("entity-rule-subject", "", true),
         text_field("entity-rule-sql", "", true).keyed("SqlFilter"),
         text_field("entity-rule-action", "", true).keyed("SqlAction"),
