@@ -57,4 +57,15 @@ if [ "${SETUP_BROWSER:-1}" = 1 ]; then
     (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
   fi
 fi
+# The real Service Bus SDK the endpoint's tests run (tests/sdk): a Python venv with
+# azure-servicebus (pure Python), pinned in tests/sdk/requirements.txt.
+if [ ! -x tests/sdk/.venv/bin/python ] || ! tests/sdk/.venv/bin/python -c "import azure.servicebus" 2>/dev/null; then
+  say "installing the Python SDK for the endpoint's tests (tests/sdk/.venv)"
+  if ! python3 -m venv tests/sdk/.venv 2>/dev/null; then
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
+    python3 -m venv tests/sdk/.venv
+  fi
+  tests/sdk/.venv/bin/pip install -q -r tests/sdk/requirements.txt
+fi
 say "ready"

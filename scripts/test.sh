@@ -27,6 +27,8 @@ step "every preset through the CLI"
 cargo run -q -p sbp-cli -- check
 step "every lesson through the CLI (start, computed answers, solutions reach their goals)"
 cargo run -q -p sbp-cli -- check $(find web/lessons -name "*.json" ! -name index.json | sort)
+step "the real Python SDK against sbp serve (tests/sdk/run.sh), and its recorded run replayed"
+tests/sdk/run.sh
 step "fuzz: 20,000 links and scenario files (a long run: docs/TESTING.md)"
 cargo run -q --release -p sbp-cli -- fuzz --inputs 20000 --seed "${FUZZ_SEED:-1}"
 if [ -f crates/ui/Cargo.toml ]; then

@@ -112,6 +112,25 @@ enum Cmd {
         #[arg(long)]
         write: Option<PathBuf>,
     },
+    /// Serve an AMQP endpoint that the Service Bus SDKs connect to with the emulator's
+    /// connection string, over the playground's engine; each operation is printed, and the run
+    /// can be recorded as a scenario.
+    Serve {
+        /// A scenario file, `preset:<name>` or an emulator Config.json: its entities are
+        /// created. Without it: a queue `orders` and a topic `events` with a subscription
+        /// `audit` ($Default rule).
+        file: Option<String>,
+        /// The AMQP address (any other than loopback only when asked: there is no
+        /// authentication).
+        #[arg(long, default_value = "127.0.0.1:5672")]
+        amqp: String,
+        /// On Ctrl+C or SIGTERM, write the recorded run here (a scenario `sbp run` replays).
+        #[arg(long)]
+        record: Option<PathBuf>,
+        /// Print nothing per operation.
+        #[arg(long)]
+        quiet: bool,
+    },
 }
 
 /// Counts allocations, so `sbp fuzz` can measure each input's peak memory.
@@ -508,6 +527,16 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             writeln!(out, "{json}")?;
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Serve {
+            file,
+            amqp,
+            record,
+            quiet,
+        } => {
+            // Connections print from other threads: the standard output is not held here.
+            drop(out);
+            serve(file, &amqp, record, quiet)
+        }
         Cmd::Presets { write } => {
             for (name, json) in PRESETS {
                 let title = Scenario::from_json(json)
@@ -576,4 +605,114 @@ fn print_log(out: &mut impl Write, sim: &Simulation, json: bool) -> std::io::Res
         }
     }
     Ok(())
+}
+
+/// The entities `sbp serve` starts with when given no file.
+const SERVE_DEFAULT: &str = r#"{"version": 1, "name": "sbp serve",
+  "entities": [{"queue": "orders"}, {"topic": "events"}, {"subscription": "events/subscriptions/audit"}]}"#;
+
+/// `sbp serve`: the scenario's (or a Config.json's) entities behind an AMQP endpoint.
+fn serve(
+    file: Option<String>,
+    amqp: &str,
+    record: Option<PathBuf>,
+    quiet: bool,
+) -> Result<ExitCode, Failure> {
+    let addr: std::net::SocketAddr = amqp
+        .parse()
+        .map_err(|_| format!("--amqp {amqp}: give an address such as 127.0.0.1:5672"))?;
+    let scenario = match &file {
+        None => Scenario::from_json(SERVE_DEFAULT).map_err(|e| e.to_string())?,
+        Some(f) if f.ends_with(".json") && !f.starts_with("preset:") => {
+            let text = read_limited(f)?;
+            if text.contains("\"UserConfig\"") {
+                let imported =
+                    sbp_scenario::emulator::import(&text).map_err(|e| format!("{f}: {e}"))?;
+                warn(&imported.warnings);
+                imported.scenario
+            } else {
+                Scenario::from_json(&text).map_err(|e| format!("{f}: {e}"))?
+            }
+        }
+        Some(f) => load(f)?,
+    };
+    let mut entities_only = scenario.clone();
+    entities_only.timeline.clear();
+    entities_only.expect.clear();
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
+    let mut broker = sbp_server::broker::Broker::new(entities_only, now_ms)?;
+    broker.verbose = !quiet;
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start: {e}"))?;
+    runtime.block_on(async move {
+        let server = sbp_server::Server::bind(addr, broker)
+            .await
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        if !server.addr.ip().is_loopback() {
+            eprintln!(
+                "warning: {} is reachable from other machines and there is no authentication",
+                server.addr
+            );
+        }
+        let names: Vec<String> = {
+            let b = server
+                .shared
+                .broker
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            b.sim.ns.entities().map(|e| e.path.clone()).collect()
+        };
+        println!("sbp serve: AMQP on {}", server.addr);
+        println!("entities: {}", names.join(", "));
+        println!(
+            "connection string:\n  {}",
+            sbp_server::connection_string(&server.addr)
+        );
+        let _ = std::io::stdout().flush();
+        let shared = server.shared.clone();
+        let serving = tokio::spawn(server.run());
+        stop_signal().await;
+        serving.abort();
+        if let Some(path) = record {
+            let recording = shared
+                .broker
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .recording();
+            std::fs::write(&path, recording.to_json_pretty())
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            println!(
+                "recorded run written to {} (replay: sbp run {})",
+                path.display(),
+                path.display()
+            );
+        }
+        Ok::<(), Failure>(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Ctrl+C, or SIGTERM where there is one.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(t) => t,
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }

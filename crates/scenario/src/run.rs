@@ -42,6 +42,8 @@ pub struct Simulation {
     pub named: crate::vecmap::VecMap<NamedCall>,
     /// How many expectations (and `expect` steps) have been checked so far.
     pub checked: usize,
+    /// While a step runs through [`Simulation::push_step_replies`], what the engine answered.
+    capture: Option<Vec<Reply>>,
 }
 
 /// What a named receive or peek returned, and how the client holds it.
@@ -138,6 +140,7 @@ impl Simulation {
             failures: Vec::new(),
             named: Default::default(),
             checked: 0,
+            capture: None,
         })
     }
 
@@ -158,6 +161,7 @@ impl Simulation {
             failures: self.failures.clone(),
             named: self.named.clone(),
             checked: self.checked,
+            capture: None,
         }
     }
 
@@ -270,6 +274,15 @@ impl Simulation {
             .unwrap_or(Ok(text!("empty")))
     }
 
+    /// As [`Simulation::push_step`], and gives what the engine answered (the sequence numbers
+    /// sent, the messages received): how `sbp serve` turns an SDK's call into a recorded step.
+    pub fn push_step_replies(&mut self, step: Step) -> Result<Vec<Reply>, BrokerError> {
+        self.capture = Some(Vec::new());
+        let result = self.push_step(step);
+        let replies = self.capture.take().unwrap_or_default();
+        result.map(|_| replies)
+    }
+
     /// Adds a step to run at a later instant (a fault on a schedule, a producer that starts
     /// later); at or before now it runs at once.
     pub fn schedule_step(&mut self, mut step: Step, at: Instant) -> Result<Text, BrokerError> {
@@ -359,7 +372,11 @@ impl Simulation {
         let mut duplicates = 0u32;
         let mut summary = text!("empty");
         for command in commands {
-            match self.ns.apply(at, command)? {
+            let reply = self.ns.apply(at, command)?;
+            if let Some(capture) = &mut self.capture {
+                capture.push(reply.clone());
+            }
+            match reply {
                 Reply::Messages(ms) => {
                     let seqs: Vec<u64> = ms.iter().map(|m| m.sequence_number).collect();
                     self.remember(action, &ms);

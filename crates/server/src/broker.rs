@@ -1,0 +1,359 @@
+//! The engine in real time: every SDK operation becomes a scenario step at its wall-clock
+//! instant (`Simulation::push_step_replies`), so the run is recorded as it happens and replays
+//! to the same log with `sbp run`. The clock is the time since the server started; the
+//! scenario's `start` is that moment in UTC, so EnqueuedTime and LockedUntil are real times.
+use sbp_engine::time::{format_instant, Instant};
+use sbp_engine::{BrokerError, MessageView, Reply};
+use sbp_scenario::{
+    Action, ModeDef, PeekDef, ReceiveDef, ReceiveDeferredDef, Scenario, SendDef, SettleDef,
+    Simulation, Step,
+};
+
+/// How a settlement names its message: a named receive call's message (`c12.1`), so the lock
+/// token of that delivery is what settles (RCV-08), in the live run and in its replay.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Held {
+    pub entity: String,
+    pub receiver: String,
+    pub name: String,
+    pub seq: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settle {
+    Complete,
+    Abandon,
+    Defer,
+    DeadLetter,
+}
+
+pub struct Broker {
+    pub sim: Simulation,
+    started: std::time::Instant,
+    calls: u64,
+    /// Lock token -> the delivery it settles.
+    held: std::collections::HashMap<String, Held>,
+    /// Whether each operation is printed (instant, client, entity, what, rule).
+    pub verbose: bool,
+}
+
+impl Broker {
+    /// A broker over `scenario`'s entities (its timeline, if any, is played first by the
+    /// caller: `--play`).
+    pub fn new(mut scenario: Scenario, start_unix_ms: i64) -> Result<Broker, String> {
+        scenario.start = Some(sbp_engine::utc::format_utc(start_unix_ms, 0));
+        let sim = Simulation::new(&scenario).map_err(|e| e.to_string())?;
+        Ok(Broker {
+            sim,
+            started: std::time::Instant::now(),
+            calls: 0,
+            held: Default::default(),
+            verbose: false,
+        })
+    }
+
+    /// The engine's instant now: milliseconds since the server started.
+    pub fn now(&self) -> Instant {
+        i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX)
+    }
+
+    /// Runs every timer due by now (lapsed locks, expiry, scheduled messages).
+    pub fn tick(&mut self) {
+        let now = self.now().max(self.sim.now());
+        self.sim.advance_to(now);
+    }
+
+    /// When the engine next has something to do, as a wall-clock delay from now.
+    pub fn next_due_in(&mut self) -> Option<std::time::Duration> {
+        let due = self.sim.next_due()?;
+        let wait = (due - self.now()).max(0);
+        Some(std::time::Duration::from_millis(wait as u64))
+    }
+
+    pub fn start_unix_ms(&self) -> i64 {
+        self.sim.start_unix_ms
+    }
+
+    fn run(&mut self, client: &str, action: Action) -> Result<Vec<Reply>, BrokerError> {
+        self.tick();
+        let words = Step::new(action.clone()).action_text();
+        let result = self.sim.push_step_replies(Step::new(action));
+        if self.verbose {
+            let at = format_instant(self.sim.now());
+            let rule = self
+                .sim
+                .ns
+                .log()
+                .last()
+                .and_then(|e| e.rule)
+                .map(|r| r.id())
+                .unwrap_or("-");
+            match &result {
+                Ok(_) => println!("{at:>10}  {client:<24} {words}  [{rule}]"),
+                Err(e) => println!(
+                    "{at:>10}  {client:<24} {words}  failed: {} {}",
+                    e.kind.name(),
+                    e.message
+                ),
+            }
+        }
+        result
+    }
+
+    /// Sends (SEND-01); the SequenceNumbers given (0 for a duplicate dropped, DUP-02).
+    pub fn send(&mut self, client: &str, def: SendDef) -> Result<Vec<u64>, BrokerError> {
+        let replies = self.run(client, Action::Send(def))?;
+        Ok(replies
+            .into_iter()
+            .filter_map(|r| match r {
+                Reply::Sent { seq } => Some(seq),
+                _ => None,
+            })
+            .collect())
+    }
+
+    fn next_call(&mut self) -> String {
+        self.calls += 1;
+        format!("c{}", self.calls)
+    }
+
+    fn remember(&mut self, call: &str, entity: &str, receiver: &str, got: &[MessageView]) {
+        for (i, m) in got.iter().enumerate() {
+            if let Some(token) = &m.lock_token {
+                self.held.insert(
+                    token.clone(),
+                    Held {
+                        entity: entity.to_string(),
+                        receiver: receiver.to_string(),
+                        name: format!("{call}.{}", i + 1),
+                        seq: m.sequence_number,
+                    },
+                );
+            }
+        }
+    }
+
+    fn messages(replies: Vec<Reply>) -> Vec<MessageView> {
+        replies
+            .into_iter()
+            .flat_map(|r| match r {
+                Reply::Messages(ms) => ms,
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
+    /// Receives up to `count` (RCV-01, RCV-02), remembering each lock for its settlement.
+    pub fn receive(
+        &mut self,
+        client: &str,
+        entity: &str,
+        receiver: &str,
+        peek_lock: bool,
+        count: u32,
+    ) -> Result<Vec<MessageView>, BrokerError> {
+        let call = self.next_call();
+        let def = ReceiveDef {
+            from: entity.to_string(),
+            receiver: receiver.to_string(),
+            mode: if peek_lock {
+                ModeDef::PeekLock
+            } else {
+                ModeDef::ReceiveAndDelete
+            },
+            count: Some(count),
+            max_auto_lock_renewal: None,
+            transfer_fails: false,
+            name: Some(call.clone()),
+        };
+        let got = Self::messages(self.run(client, Action::Receive(def))?);
+        self.remember(&call, entity, receiver, &got);
+        Ok(got)
+    }
+
+    /// RCV-09: receives deferred messages by SequenceNumber.
+    pub fn receive_deferred(
+        &mut self,
+        client: &str,
+        entity: &str,
+        receiver: &str,
+        seqs: Vec<u64>,
+    ) -> Result<Vec<MessageView>, BrokerError> {
+        let call = self.next_call();
+        let def = ReceiveDeferredDef {
+            from: entity.to_string(),
+            seqs,
+            receiver: receiver.to_string(),
+            name: Some(call.clone()),
+        };
+        let got = Self::messages(self.run(client, Action::ReceiveDeferred(def))?);
+        self.remember(&call, entity, receiver, &got);
+        Ok(got)
+    }
+
+    /// RCV-11: browses from a SequenceNumber.
+    pub fn peek(
+        &mut self,
+        client: &str,
+        entity: &str,
+        from_seq: Option<u64>,
+        count: u32,
+    ) -> Result<Vec<MessageView>, BrokerError> {
+        let def = PeekDef {
+            from: entity.to_string(),
+            from_seq,
+            count: Some(count),
+            receiver: client.to_string(),
+            name: None,
+        };
+        Ok(Self::messages(self.run(client, Action::Peek(def))?))
+    }
+
+    /// The delivery a lock token names, if this broker gave it.
+    pub fn held(&self, token: &str) -> Option<&Held> {
+        self.held.get(token)
+    }
+
+    /// Settles the delivery of `token` (RCV-05); an unknown token is a lost lock (RCV-08).
+    pub fn settle(
+        &mut self,
+        client: &str,
+        token: &str,
+        how: Settle,
+        reason: Option<String>,
+        description: Option<String>,
+    ) -> Result<(), BrokerError> {
+        let Some(held) = self.held.get(token).cloned() else {
+            return Err(BrokerError::new(
+                sbp_engine::ErrorKind::MessageLockLost,
+                sbp_engine::text!("e-serve-unknown-lock", token = token),
+            ));
+        };
+        let def = SettleDef {
+            from: held.entity.clone(),
+            seq: held.seq,
+            message: Some(held.name.clone()),
+            receiver: held.receiver.clone(),
+            reason,
+            description,
+        };
+        let action = match how {
+            Settle::Complete => Action::Complete(def),
+            Settle::Abandon => Action::Abandon(def),
+            Settle::Defer => Action::Defer(def),
+            Settle::DeadLetter => Action::DeadLetter(def),
+        };
+        let result = self.run(client, action).map(|_| ());
+        // A settled (or lost) delivery's token settles nothing more; a deferred message comes
+        // back under a new token.
+        if result.is_ok()
+            || result
+                .as_ref()
+                .is_err_and(|e| e.kind == sbp_engine::ErrorKind::MessageLockLost)
+        {
+            self.held.remove(token);
+        }
+        result
+    }
+
+    /// RCV-04: renews the lock of `token`; its new LockedUntil.
+    pub fn renew(&mut self, client: &str, token: &str) -> Result<Instant, BrokerError> {
+        let Some(held) = self.held.get(token).cloned() else {
+            return Err(BrokerError::new(
+                sbp_engine::ErrorKind::MessageLockLost,
+                sbp_engine::text!("e-serve-unknown-lock", token = token),
+            ));
+        };
+        let def = SettleDef {
+            from: held.entity.clone(),
+            seq: held.seq,
+            message: Some(held.name.clone()),
+            receiver: held.receiver.clone(),
+            reason: None,
+            description: None,
+        };
+        self.run(client, Action::RenewLock(def))?;
+        self.sim
+            .ns
+            .message(&held.entity, held.seq, sbp_engine::Perspective::Receive)
+            .and_then(|m| m.locked_until)
+            .ok_or_else(|| {
+                BrokerError::new(
+                    sbp_engine::ErrorKind::MessageLockLost,
+                    sbp_engine::text!("e-serve-unknown-lock", token = token),
+                )
+            })
+    }
+
+    /// SCH-01: cancels a scheduled message.
+    pub fn cancel_scheduled(
+        &mut self,
+        client: &str,
+        entity: &str,
+        seq: u64,
+    ) -> Result<(), BrokerError> {
+        let def = sbp_scenario::CancelDef {
+            to: entity.to_string(),
+            seq,
+        };
+        self.run(client, Action::CancelScheduled(def)).map(|_| ())
+    }
+
+    /// The run so far as a scenario: its entities and every step at its instant, and, as an
+    /// expectation at the last instant, the state the live run reached (every entity's and
+    /// dead-letter queue's counts, and the namespace's totals), so `sbp check` proves that the
+    /// replay reaches it.
+    pub fn recording(&mut self) -> Scenario {
+        self.tick();
+        let now = self.sim.now();
+        let mut s = self.sim.scenario.clone();
+        s.name = "Recorded by sbp serve".into();
+        let mut expect = sbp_scenario::Expectation {
+            at: sbp_scenario::Dur(now),
+            ..Default::default()
+        };
+        let count = |n: u64| Some(sbp_scenario::CountDef::exactly(n));
+        for e in self.sim.ns.entities() {
+            if e.kind == sbp_engine::EntityKind::Topic {
+                continue;
+            }
+            for (path, c) in [
+                (e.path.clone(), e.counts(now)),
+                (format!("{}/$deadletterqueue", e.path), e.dlq_counts(now)),
+            ] {
+                expect.counts.insert(
+                    path,
+                    sbp_scenario::CountsDef {
+                        active: count(c.active),
+                        locked: count(c.locked),
+                        scheduled: count(c.scheduled),
+                        deferred: count(c.deferred),
+                        dead_lettered: count(c.dead_lettered),
+                        ..Default::default()
+                    },
+                );
+            }
+        }
+        let totals = serde_json::to_value(self.sim.ns.metrics().total()).unwrap_or_default();
+        for name in [
+            "sent",
+            "completed",
+            "expired",
+            "dead_lettered",
+            "abandoned",
+            "lock_lost",
+        ] {
+            if let Some(n) = totals.get(name).and_then(serde_json::Value::as_u64) {
+                expect.metrics.insert(
+                    name.to_string(),
+                    sbp_scenario::RangeDef {
+                        min: Some(n),
+                        max: Some(n),
+                    },
+                );
+            }
+        }
+        s.expect = vec![expect];
+        s
+    }
+}
