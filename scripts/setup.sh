@@ -68,4 +68,8 @@ if [ ! -x tests/sdk/.venv/bin/python ] || ! tests/sdk/.venv/bin/python -c "impor
   fi
   tests/sdk/.venv/bin/pip install -q -r tests/sdk/requirements.txt
 fi
+if [ ! -d tests/sdk/js/node_modules/@azure/service-bus ]; then
+  say "installing the JavaScript SDK for the endpoint's tests (tests/sdk/js)"
+  (cd tests/sdk/js && npm ci --no-audit --no-fund --loglevel=error)
+fi
 say "ready"

@@ -276,10 +276,24 @@ impl Simulation {
 
     /// As [`Simulation::push_step`], and gives what the engine answered (the sequence numbers
     /// sent, the messages received): how `sbp serve` turns an SDK's call into a recorded step.
+    /// A step that fails is recorded with `expect_error` naming the error, so a replay checks
+    /// that it fails the same way.
     pub fn push_step_replies(&mut self, step: Step) -> Result<Vec<Reply>, BrokerError> {
         self.capture = Some(Vec::new());
+        let failures = self.failures.len();
+        let steps = self.scenario.timeline.len();
         let result = self.push_step(step);
         let replies = self.capture.take().unwrap_or_default();
+        // (A step refused before it ran was not recorded: nothing to mark.)
+        let recorded_now = self.scenario.timeline.len() > steps;
+        if let (Err(e), true) = (&result, recorded_now) {
+            if let Some(recorded) = self.next_step.checked_sub(1) {
+                if let Some(step) = self.scenario.timeline.get_mut(recorded) {
+                    step.expect_error = Some(ErrorMatch::One(e.kind.name().to_string()));
+                    self.failures.truncate(failures);
+                }
+            }
+        }
         result.map(|_| replies)
     }
 

@@ -209,6 +209,26 @@ impl Broker {
         Ok(Self::messages(self.run(client, Action::Peek(def))?))
     }
 
+    /// Whether a receive from `entity` would get a message now (observing changes nothing): a
+    /// waiting receiver asks the engine again only then, so the recording holds no empty
+    /// polls.
+    pub fn has_available(&mut self, entity: &str) -> bool {
+        self.tick();
+        let now = self.sim.now();
+        let Ok(q) = self.sim.ns.resolve(entity) else {
+            return false;
+        };
+        let name = self.sim.ns.entity_name(q.entity).to_string();
+        self.sim.ns.entity(&name).is_some_and(|e| {
+            let c = if q.dlq {
+                e.dlq_counts(now)
+            } else {
+                e.counts(now)
+            };
+            c.active > 0
+        })
+    }
+
     /// The delivery a lock token names, if this broker gave it.
     pub fn held(&self, token: &str) -> Option<&Held> {
         self.held.get(token)

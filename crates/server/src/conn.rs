@@ -121,7 +121,15 @@ pub fn condition(kind: ErrorKind) -> &'static str {
 }
 
 fn broker_error(e: &BrokerError) -> AmqpError {
-    error(condition(e.kind), e.message.to_string())
+    let text = e.message.to_string();
+    // The JavaScript SDK knows a missing entity by the service's words (core-amqp
+    // `translate`: /The messaging entity .* could not be found/).
+    let description = if e.kind == ErrorKind::MessagingEntityNotFound {
+        format!("The messaging entity named here could not be found: {text}")
+    } else {
+        text
+    };
+    error(condition(e.kind), description)
 }
 
 /// The entity path an address names: without `amqps://host/` or `sb://host/`, with the
@@ -169,6 +177,12 @@ fn app_prop<'a>(m: &'a message::WireMessage, key: &str) -> Option<&'a SimpleValu
         .map(|(_, v)| v)
 }
 
+/// `SBP_SERVE_TRACE=1`: every frame in and out on stderr.
+fn trace() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("SBP_SERVE_TRACE").is_some_and(|v| v == "1"))
+}
+
 impl Conn {
     pub fn new(peer: String, shared: Arc<Shared>) -> Conn {
         Conn {
@@ -192,6 +206,9 @@ impl Conn {
     }
 
     fn push(&mut self, channel: u16, p: Performative, payload: &[u8]) {
+        if trace() {
+            eprintln!("-> {} [{channel}] {p:?}", self.who());
+        }
         self.out
             .extend_from_slice(&frame::encode(FRAME_AMQP, channel, &p, payload));
     }
@@ -296,12 +313,16 @@ impl Conn {
         let (p, payload) = match frame::decode_performative(f.body) {
             Ok(x) => x,
             Err(e) => {
+                eprintln!("{}: closing: {e}", self.who());
                 let err = error("amqp:decode-error", e.to_string());
                 self.push(0, Performative::Close(Close { error: Some(err) }), &[]);
                 self.closed = true;
                 return;
             }
         };
+        if trace() {
+            eprintln!("<- {} [{}] {p:?}", self.who(), f.channel);
+        }
         match p {
             Performative::Open(open) => self.on_open(open),
             Performative::Begin(begin) => self.on_begin(f.channel, begin),
@@ -539,7 +560,25 @@ impl Conn {
             })
             .collect();
         for (c, h) in targets {
-            self.deliver(c, h);
+            self.deliver_if_available(c, h);
+        }
+    }
+
+    /// As [`Conn::deliver`] for a receiver already waiting: only when a message is there.
+    fn deliver_if_available(&mut self, channel: u16, handle: u32) {
+        let entity = match self
+            .sessions
+            .get(&channel)
+            .and_then(|s| s.links.get(&handle))
+        {
+            Some(Link {
+                node: Node::Entity(e),
+                ..
+            }) => e.clone(),
+            _ => return,
+        };
+        if self.shared.lock().has_available(&entity) {
+            self.deliver(channel, handle);
         }
     }
 
@@ -879,7 +918,10 @@ impl Conn {
         let Some(s) = self.sessions.get_mut(&channel) else {
             return;
         };
-        s.links.remove(&handle);
+        // A detach that answers ours (a link this server refused or ended) is not answered.
+        if s.links.remove(&handle).is_none() {
+            return;
+        }
         let out_channel = s.out_channel;
         self.push(
             out_channel,

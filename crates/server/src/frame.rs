@@ -91,13 +91,77 @@ pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, max: u32) -> Result<Raw
 }
 
 /// Splits a frame body into its performative and the payload after it (a transfer's message).
-pub fn decode_performative(mut body: BytesMut) -> Result<(Performative, BytesMut), FrameError> {
-    let performative = {
-        let reader = serde_amqp::read::IoReader::new((&mut body).reader());
+pub fn decode_performative(body: BytesMut) -> Result<(Performative, BytesMut), FrameError> {
+    let mut typed = body.clone();
+    let decoded: Result<Performative, _> = {
+        let reader = serde_amqp::read::IoReader::new((&mut typed).reader());
         let mut de = serde_amqp::de::Deserializer::new(reader);
-        serde::Deserialize::deserialize(&mut de).map_err(|e| FrameError::Decode(e.to_string()))?
+        serde::Deserialize::deserialize(&mut de)
     };
-    Ok((performative, body))
+    match decoded {
+        Ok(p) => Ok((p, typed)),
+        Err(e) => loose_disposition(&body)
+            .map(|d| (Performative::Disposition(d), BytesMut::new()))
+            .ok_or_else(|| FrameError::Decode(e.to_string())),
+    }
+}
+
+/// A disposition whose rejected error carries `info` with string keys (rhea, the JavaScript
+/// SDK's AMQP library, writes the dead-letter reason so), read as a plain AMQP value.
+fn loose_disposition(body: &[u8]) -> Option<fe2o3_amqp_types::performatives::Disposition> {
+    use fe2o3_amqp_types::definitions::{Error, ErrorCondition, Role};
+    use fe2o3_amqp_types::messaging::{DeliveryState, Rejected};
+    use fe2o3_amqp_types::primitives::{OrderedMap, Symbol, Value};
+    use serde_amqp::descriptor::Descriptor;
+    let fields = |v: &Value, code: u64| -> Option<Vec<Value>> {
+        match v {
+            Value::Described(d) if d.descriptor == Descriptor::Code(code) => match &d.value {
+                Value::List(l) => Some(l.clone()),
+                _ => None,
+            },
+            _ => None,
+        }
+    };
+    let text = |v: Option<&Value>| match v {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Symbol(s)) => Some(s.0.clone()),
+        _ => None,
+    };
+    let value: Value = serde_amqp::from_slice(body).ok()?;
+    let f = fields(&value, 0x15)?;
+    let number = |v: Option<&Value>| match v {
+        Some(Value::Uint(n)) => Some(*n),
+        _ => None,
+    };
+    let rejected = f.get(4).and_then(|s| fields(s, 0x25))?;
+    let error = rejected.first().and_then(|e| fields(e, 0x1d));
+    let error = error.map(|e| {
+        let mut info = OrderedMap::new();
+        if let Some(Value::Map(m)) = e.get(2) {
+            for (k, v) in m.iter() {
+                if let Some(k) = text(Some(k)) {
+                    info.insert(Symbol::from(k), v.clone());
+                }
+            }
+        }
+        Error {
+            condition: ErrorCondition::Custom(Symbol::from(text(e.first()).unwrap_or_default())),
+            description: text(e.get(1)),
+            info: Some(Box::new(info)),
+        }
+    });
+    Some(fe2o3_amqp_types::performatives::Disposition {
+        role: if matches!(f.first(), Some(Value::Bool(true))) {
+            Role::Receiver
+        } else {
+            Role::Sender
+        },
+        first: number(f.get(1))?,
+        last: number(f.get(2)),
+        settled: matches!(f.get(3), Some(Value::Bool(true))),
+        state: Some(DeliveryState::Rejected(Rejected { error })),
+        batchable: false,
+    })
 }
 
 /// Decodes a SASL frame body as `T` (the client sends only `sasl-init` and `sasl-response`).
