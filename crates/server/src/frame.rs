@@ -90,17 +90,51 @@ pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, max: u32) -> Result<Raw
     })
 }
 
-/// Splits a frame body into its performative and the payload after it (a transfer's message).
-pub fn decode_performative(body: BytesMut) -> Result<(Performative, BytesMut), FrameError> {
-    let mut typed = body.clone();
-    let decoded: Result<Performative, _> = {
-        let reader = serde_amqp::read::IoReader::new((&mut typed).reader());
-        let mut de = serde_amqp::de::Deserializer::new(reader);
-        serde::Deserialize::deserialize(&mut de)
+/// How many bytes the described list at the start of `body` takes (a performative: a
+/// descriptor, then a list), read from its encoding's own lengths; None when it is not one.
+/// The performative is then decoded from exactly those bytes: a reader over a slice refuses a
+/// length larger than what is there, where a stream reader would first allocate it (a 9-byte
+/// frame claiming a 4 GB string).
+fn performative_len(body: &[u8]) -> Option<usize> {
+    let at = |i: usize| body.get(i).copied();
+    let u32_at = |i: usize| {
+        body.get(i..i + 4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
     };
-    match decoded {
-        Ok(p) => Ok((p, typed)),
-        Err(e) => loose_disposition(&body)
+    if at(0)? != 0x00 {
+        return None;
+    }
+    // The descriptor: smallulong, ulong, ulong0, or a symbol.
+    let list = match at(1)? {
+        0x53 => 3,
+        0x80 => 10,
+        0x44 => 2,
+        0xa3 => 3 + at(2)? as usize,
+        0xb3 => 6 + u32_at(2)?,
+        _ => return None,
+    };
+    let end = match at(list)? {
+        0x45 => list + 1,
+        0xc0 => list + 2 + at(list + 1)? as usize,
+        0xd0 => list + 5 + u32_at(list + 1)?,
+        _ => return None,
+    };
+    (end <= body.len()).then_some(end)
+}
+
+/// Splits a frame body into its performative and the payload after it (a transfer's message).
+pub fn decode_performative(mut body: BytesMut) -> Result<(Performative, BytesMut), FrameError> {
+    let Some(len) = performative_len(&body) else {
+        return Err(FrameError::Decode(
+            "the frame does not start with a performative".into(),
+        ));
+    };
+    match serde_amqp::from_slice::<Performative>(&body[..len]) {
+        Ok(p) => {
+            let payload = body.split_off(len);
+            Ok((p, payload))
+        }
+        Err(e) => loose_disposition(&body[..len])
             .map(|d| (Performative::Disposition(d), BytesMut::new()))
             .ok_or_else(|| FrameError::Decode(e.to_string())),
     }

@@ -103,6 +103,23 @@ proptest! {
         let _ = sbp_server::message::decode(&bytes);
     }
 
+    /// Performative-shaped bodies (a descriptor 0x10..0x18 and a list) with random fields.
+    #[test]
+    fn random_performatives(code in 0x10u8..0x19, fields in proptest::collection::vec(any::<u8>(), 0..200), wide in any::<bool>()) {
+        let mut body = vec![0x00, 0x53, code];
+        if wide {
+            body.push(0xd0);
+            body.extend_from_slice(&((fields.len() + 4) as u32).to_be_bytes());
+            body.extend_from_slice(&4u32.to_be_bytes());
+        } else {
+            body.push(0xc0);
+            body.push((fields.len() as u8).wrapping_add(1));
+            body.push(4);
+        }
+        body.extend_from_slice(&fields);
+        let _ = frame::decode_performative(bytes::BytesMut::from(&body[..]));
+    }
+
     /// A valid frame header over random bodies: decoded or refused, never a panic.
     #[test]
     fn random_bodies_behind_a_valid_header(body in proptest::collection::vec(any::<u8>(), 0..256), kind in 0u8..2) {
@@ -113,4 +130,18 @@ proptest! {
             let _ = frame::decode_performative(frame.body);
         }
     }
+}
+
+/// A 20-byte frame body whose string claims 4 GB: refused from what is there (decoding reads a
+/// slice, never a stream that would first allocate the length claimed).
+#[test]
+fn a_length_claimed_beyond_the_frame_is_refused() {
+    let mut body = vec![
+        0x00, 0x53, 0x10, 0xc0, 0x08, 0x01, 0xb1, 0xfa, 0xc8, 0x2b, 0x3a,
+    ];
+    body.extend_from_slice(b"abc");
+    assert!(frame::decode_performative(bytes::BytesMut::from(&body[..])).is_err());
+    let mut message = vec![0x00, 0x53, 0x77, 0xb1, 0xff, 0xff, 0xff, 0xf0];
+    message.extend_from_slice(b"short");
+    assert!(sbp_server::message::decode(&message).is_err());
 }
