@@ -13,7 +13,7 @@ trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$tmp"' EXIT
 
 against_server() { # name, command... (the connection string is appended)
   local name="$1"; shift
-  ./target/debug/sbp serve tests/sdk/entities.json --amqp 127.0.0.1:0 --record "$tmp/$name.json" > "$tmp/$name.log" 2>&1 &
+  ./target/debug/sbp serve tests/sdk/entities.json --amqp 127.0.0.1:0 --http none --record "$tmp/$name.json" > "$tmp/$name.log" 2>&1 &
   server=$!
   local conn=""
   for _ in $(seq 1 100); do

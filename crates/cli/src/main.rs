@@ -124,6 +124,12 @@ enum Cmd {
         /// authentication).
         #[arg(long, default_value = "127.0.0.1:5672")]
         amqp: String,
+        /// Where the playground's UI (the built `dist/`) is served; `none` serves no UI.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        http: String,
+        /// The built UI's folder.
+        #[arg(long, default_value = "dist")]
+        dist: PathBuf,
         /// On Ctrl+C or SIGTERM, write the recorded run here (a scenario `sbp run` replays).
         #[arg(long)]
         record: Option<PathBuf>,
@@ -530,12 +536,20 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
         Cmd::Serve {
             file,
             amqp,
+            http,
+            dist,
             record,
             quiet,
         } => {
             // Connections print from other threads: the standard output is not held here.
             drop(out);
-            serve(file, &amqp, record, quiet)
+            serve(
+                file,
+                &amqp,
+                (http != "none").then_some((http, dist)),
+                record,
+                quiet,
+            )
         }
         Cmd::Presets { write } => {
             for (name, json) in PRESETS {
@@ -615,12 +629,22 @@ const SERVE_DEFAULT: &str = r#"{"version": 1, "name": "sbp serve",
 fn serve(
     file: Option<String>,
     amqp: &str,
+    ui: Option<(String, PathBuf)>,
     record: Option<PathBuf>,
     quiet: bool,
 ) -> Result<ExitCode, Failure> {
     let addr: std::net::SocketAddr = amqp
         .parse()
         .map_err(|_| format!("--amqp {amqp}: give an address such as 127.0.0.1:5672"))?;
+    let ui = match ui {
+        Some((http, dist)) => Some((
+            http.parse::<std::net::SocketAddr>().map_err(|_| {
+                format!("--http {http}: give an address such as 127.0.0.1:8080, or none")
+            })?,
+            dist,
+        )),
+        None => None,
+    };
     let scenario = match &file {
         None => Scenario::from_json(SERVE_DEFAULT).map_err(|e| e.to_string())?,
         Some(f) if f.ends_with(".json") && !f.starts_with("preset:") => {
@@ -664,6 +688,22 @@ fn serve(
                 .unwrap_or_else(|p| p.into_inner());
             b.sim.ns.entities().map(|e| e.path.clone()).collect()
         };
+        if let Some((http, dist)) = ui {
+            if dist.join("index.html").is_file() {
+                let bound = sbp_server::serve_ui(http, dist)
+                    .await
+                    .map_err(|e| format!("cannot listen on {http}: {e}"))?;
+                if !bound.ip().is_loopback() {
+                    eprintln!("warning: {bound} is reachable from other machines");
+                }
+                println!("playground: http://{bound}/");
+            } else {
+                println!(
+                    "playground: not served ({} has no built UI: ./scripts/build-ui.sh makes it)",
+                    dist.display()
+                );
+            }
+        }
         println!("sbp serve: AMQP on {}", server.addr);
         println!("entities: {}", names.join(", "));
         println!(

@@ -23,6 +23,18 @@ pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// Connections served at once; one more is closed at once.
 pub const MAX_CONNECTIONS: usize = 256;
 
+/// Serves the playground's built UI (`dist/`) over HTTP on `addr`, so one process is the
+/// whole tool; the pages are files (tower-http's `ServeDir`), index.html for a folder.
+pub async fn serve_ui(addr: SocketAddr, dist: std::path::PathBuf) -> std::io::Result<SocketAddr> {
+    let listener = TcpListener::bind(addr).await?;
+    let bound = listener.local_addr()?;
+    let app = axum::Router::new().fallback_service(tower_http::services::ServeDir::new(dist));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Ok(bound)
+}
+
 /// The connection string to paste (the emulator's, with the port when it is not 5672).
 pub fn connection_string(addr: &SocketAddr) -> String {
     let host = "localhost";
