@@ -9,6 +9,7 @@ import time
 import uuid
 
 from azure.servicebus import (
+    NEXT_AVAILABLE_SESSION,
     ServiceBusClient,
     ServiceBusMessage,
     ServiceBusReceiveMode,
@@ -215,6 +216,46 @@ def topic_filter(client):
         assert sorted(str(m) for m in got) == ["large", "small", "text"]
         for m in got:
             r.complete_message(m)
+
+
+@check("sessions: a named and the next available session, in order, with state and a renewed lock (SES-01..05)")
+def sessions(client):
+    with client.get_queue_sender("carts") as s:
+        s.send_messages(
+            [
+                ServiceBusMessage("a1", session_id="alice"),
+                ServiceBusMessage("b1", session_id="bob"),
+                ServiceBusMessage("a2", session_id="alice"),
+            ]
+        )
+        try:
+            s.send_messages(ServiceBusMessage("no session"))
+            raise AssertionError("a send without SessionId to a session queue succeeded")
+        except ServiceBusError:
+            pass
+    with client.get_queue_receiver("carts", session_id="alice", max_wait_time=5) as r:
+        assert r.session.session_id == "alice"
+        now = datetime.datetime.now(datetime.timezone.utc)
+        assert now < r.session.locked_until_utc <= now + datetime.timedelta(seconds=31), r.session.locked_until_utc
+        got = r.receive_messages(max_message_count=5, max_wait_time=5)
+        assert [str(m) for m in got] == ["a1", "a2"], [str(m) for m in got]
+        assert all(m.session_id == "alice" for m in got)
+        r.session.set_state("step-1")
+        assert r.session.get_state() == b"step-1", r.session.get_state()
+        before = r.session.locked_until_utc
+        time.sleep(1)
+        r.session.renew_lock()
+        assert r.session.locked_until_utc > before, (before, r.session.locked_until_utc)
+        for m in got:
+            r.complete_message(m)
+    with client.get_queue_receiver("carts", session_id=NEXT_AVAILABLE_SESSION, max_wait_time=5) as r:
+        assert r.session.session_id == "bob", r.session.session_id
+        [m] = r.receive_messages(max_message_count=1, max_wait_time=5)
+        assert str(m) == "b1"
+        r.complete_message(m)
+    # The state outlives the holder (SES-05).
+    with client.get_queue_receiver("carts", session_id="alice", max_wait_time=5) as r:
+        assert r.session.get_state() == b"step-1"
 
 
 @check("an unknown entity is MessagingEntityNotFoundError (IDLE-04)")

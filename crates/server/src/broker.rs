@@ -305,6 +305,32 @@ impl Broker {
             })
     }
 
+    /// SES-02..05: a session operation of `receiver` on `entity` (accept takes a SessionId or
+    /// the next available); what the session is now.
+    pub fn session(
+        &mut self,
+        client: &str,
+        entity: &str,
+        receiver: &str,
+        op: sbp_scenario::SessionOpDef,
+        session_id: Option<String>,
+        state: Option<String>,
+    ) -> Result<Option<sbp_engine::SessionView>, BrokerError> {
+        let def = sbp_scenario::SessionDef {
+            receiver: receiver.to_string(),
+            from: entity.to_string(),
+            op,
+            session_id,
+            state,
+            name: None,
+        };
+        let replies = self.run(client, Action::Session(def))?;
+        Ok(replies.into_iter().find_map(|r| match r {
+            Reply::Session(v) => Some(v),
+            _ => None,
+        }))
+    }
+
     /// SCH-01: cancels a scheduled message.
     pub fn cancel_scheduled(
         &mut self,

@@ -25,6 +25,11 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
+/// The source filter that asks for a session (azure-sdk-for-python `_common/constants.py`).
+const SESSION_FILTER: &str = "com.microsoft:session-filter";
+/// .NET ticks at the Unix epoch: the session's locked-until travels in ticks.
+const DOTNET_EPOCH_TICKS: i64 = 621_355_968_000_000_000;
+
 /// The bounds one connection keeps (said in the error when one is passed).
 pub const MAX_SESSIONS: usize = 16;
 pub const MAX_LINKS_PER_SESSION: usize = 64;
@@ -64,6 +69,8 @@ struct Link {
     client_receives: bool,
     node: Node,
     peek_lock: bool,
+    /// SES-02: the session this receiver holds (a session filter on attach).
+    session: Option<String>,
     credit: u32,
     delivery_count: u32,
     drain: bool,
@@ -92,11 +99,14 @@ pub struct Conn {
     closed: bool,
 }
 
+/// An AMQP error with all three fields written: the Python SDK reads a rejected send's error
+/// as `[condition, description, info]` and fails on a shorter list (`_pyamqp/client.py`
+/// `_on_send_complete`).
 fn error(condition: &str, description: impl Into<String>) -> AmqpError {
     AmqpError {
         condition: ErrorCondition::Custom(Symbol::from(condition)),
         description: Some(description.into()),
-        info: None,
+        info: Some(Box::default()),
     }
 }
 
@@ -165,6 +175,15 @@ fn node_of(address: &str) -> Node {
         Node::Management(entity.to_string())
     } else {
         Node::Entity(path)
+    }
+}
+
+/// The receiver a `$management` request speaks for (`associated-link-name`).
+fn associated_link(m: &message::WireMessage) -> Option<String> {
+    match app_prop(m, "associated-link-name")? {
+        SimpleValue::String(s) => Some(s.clone()),
+        SimpleValue::Symbol(s) => Some(s.0.clone()),
+        _ => None,
     }
 }
 
@@ -421,6 +440,70 @@ impl Conn {
             Node::Cbs => None,
         };
         let handle = a.handle.0;
+        // SES-02: a session filter (the SessionId, or null for the next available) accepts a
+        // session for this receiver; the reply names it and its LockedUntil (.NET ticks).
+        let mut a = a;
+        let mut session = None;
+        let mut properties = None;
+        let mut missing = missing;
+        let filter = a
+            .source
+            .as_ref()
+            .and_then(|s| s.filter.as_ref())
+            .and_then(|f| {
+                f.iter()
+                    .find(|(k, _)| k.0 == SESSION_FILTER)
+                    .map(|(_, v)| v.clone())
+            });
+        if let (Some(wanted), true, Node::Entity(entity), None) =
+            (filter, client_receives, &node, &missing)
+        {
+            let wanted = match wanted {
+                Value::String(s) => Some(s),
+                Value::Described(d) => match d.value {
+                    Value::String(s) => Some(s),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let who = self.who();
+            let accepted = {
+                let mut broker = self.shared.lock();
+                let start = broker.start_unix_ms();
+                broker
+                    .session(
+                        &who,
+                        entity,
+                        &a.name,
+                        sbp_scenario::SessionOpDef::Accept,
+                        wanted,
+                        None,
+                    )
+                    .map(|v| (v, start))
+            };
+            match accepted {
+                Ok((Some(v), start)) => {
+                    let ticks = (start + v.locked_until) * 10_000 + DOTNET_EPOCH_TICKS;
+                    let mut p = OrderedMap::new();
+                    p.insert(
+                        Symbol::from("com.microsoft:locked-until-utc"),
+                        Value::Long(ticks),
+                    );
+                    properties = Some(p);
+                    if let Some(src) = a.source.as_mut() {
+                        let mut f = src.filter.clone().unwrap_or_default();
+                        f.insert(
+                            Symbol::from(SESSION_FILTER),
+                            Value::String(v.session_id.clone()),
+                        );
+                        src.filter = Some(f);
+                    }
+                    session = Some(v.session_id);
+                }
+                Ok((None, _)) => {}
+                Err(e) => missing = Some(e),
+            }
+        }
         let reply = Attach {
             name: a.name.clone(),
             handle: a.handle.clone(),
@@ -449,7 +532,7 @@ impl Conn {
             max_message_size: Some(u64::from(frame::MAX_FRAME_SIZE) * 64),
             offered_capabilities: None,
             desired_capabilities: None,
-            properties: None,
+            properties,
         };
         self.push(out_channel, Performative::Attach(reply), &[]);
         let refuse = |e: AmqpError| Detach {
@@ -479,11 +562,13 @@ impl Conn {
             client_receives,
             node,
             peek_lock,
+            session: None,
             credit: 0,
             delivery_count: a.initial_delivery_count.unwrap_or(0),
             drain: false,
             partial: None,
         };
+        let link = Link { session, ..link };
         if let Some(s) = self.sessions.get_mut(&channel) {
             s.links.insert(handle, link);
         }
@@ -919,10 +1004,23 @@ impl Conn {
             return;
         };
         // A detach that answers ours (a link this server refused or ended) is not answered.
-        if s.links.remove(&handle).is_none() {
+        let Some(link) = s.links.remove(&handle) else {
             return;
-        }
+        };
         let out_channel = s.out_channel;
+        // SES-04: closing a session receiver closes its session (nothing counted).
+        if let (Some(_), Node::Entity(entity)) = (&link.session, &link.node) {
+            let who = self.who();
+            let _ = self.shared.lock().session(
+                &who,
+                entity,
+                &link.name,
+                sbp_scenario::SessionOpDef::Close,
+                None,
+                None,
+            );
+            self.shared.bump();
+        }
         self.push(
             out_channel,
             Performative::Detach(Detach {
@@ -956,6 +1054,7 @@ impl Conn {
             Some(entity) => match crate::mgmt::handle(
                 &self.shared,
                 &self.who(),
+                &associated_link(&request).unwrap_or_else(|| self.who()),
                 entity,
                 &operation,
                 &request.body,

@@ -80,6 +80,7 @@ fn map(entries: Vec<(&str, Value)>) -> Value {
 pub fn handle(
     shared: &Shared,
     who: &str,
+    link: &str,
     entity: &str,
     operation: &str,
     body: &Body<Value>,
@@ -190,6 +191,40 @@ pub fn handle(
                 broker.settle(who, &t, how, reason.clone(), description.clone())?;
             }
             (200, map(vec![]))
+        }
+        // SES-02, SES-05: the session a receiver link holds, by its SessionId.
+        "com.microsoft:renew-session-lock"
+        | "com.microsoft:get-session-state"
+        | "com.microsoft:set-session-state" => {
+            use sbp_scenario::SessionOpDef;
+            let session_id = text(get(request, "session-id"));
+            let (op, state) = match operation {
+                "com.microsoft:renew-session-lock" => (SessionOpDef::RenewLock, None),
+                "com.microsoft:get-session-state" => (SessionOpDef::GetState, None),
+                _ => {
+                    let state = match get(request, "session-state") {
+                        Some(Value::Binary(b)) => Some(String::from_utf8_lossy(b).into_owned()),
+                        Some(Value::String(s)) => Some(s.clone()),
+                        _ => None,
+                    };
+                    (SessionOpDef::SetState, state)
+                }
+            };
+            let view = broker.session(who, entity, link, op, session_id, state)?;
+            match (operation, view) {
+                ("com.microsoft:renew-session-lock", Some(v)) => {
+                    (200, map(vec![("expiration", utc(v.locked_until))]))
+                }
+                ("com.microsoft:get-session-state", Some(v)) => (
+                    200,
+                    map(vec![(
+                        "session-state",
+                        v.state
+                            .map_or(Value::Null, |s| Value::Binary(Binary::from(s.into_bytes()))),
+                    )]),
+                ),
+                _ => (200, map(vec![])),
+            }
         }
         other => {
             return Err(BrokerError::new(

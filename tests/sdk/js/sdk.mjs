@@ -151,6 +151,36 @@ check("a topic's SQL filter compares typed properties (TOP-01, FLT-03)", async (
   await all.close();
 });
 
+check("sessions: a named and the next available session, in order, with state (SES-01..05)", async () => {
+  const sender = client.createSender("carts");
+  await sender.sendMessages([
+    { body: "a1", sessionId: "alice" },
+    { body: "b1", sessionId: "bob" },
+    { body: "a2", sessionId: "alice" },
+  ]);
+  await assert.rejects(sender.sendMessages({ body: "no session" }));
+  await sender.close();
+  const alice = await client.acceptSession("carts", "alice");
+  assert.equal(alice.sessionId, "alice");
+  assert.ok(alice.sessionLockedUntilUtc > new Date());
+  const got = await alice.receiveMessages(5, { maxWaitTimeInMs: 3000 });
+  assert.deepEqual(got.map((m) => m.body), ["a1", "a2"]);
+  await alice.setSessionState("step-1");
+  assert.equal(String(await alice.getSessionState()), "step-1");
+  const before = alice.sessionLockedUntilUtc;
+  await sleep(1000);
+  await alice.renewSessionLock();
+  assert.ok(alice.sessionLockedUntilUtc > before);
+  for (const m of got) await alice.completeMessage(m);
+  await alice.close();
+  const next = await client.acceptNextSession("carts");
+  assert.equal(next.sessionId, "bob");
+  const [b] = await next.receiveMessages(1, { maxWaitTimeInMs: 3000 });
+  assert.equal(b.body, "b1");
+  await next.completeMessage(b);
+  await next.close();
+});
+
 check("an unknown entity is MessagingEntityNotFound (IDLE-04)", async () => {
   const sender = client.createSender("nope-js");
   await assert.rejects(
