@@ -3,7 +3,8 @@
 # @azure/service-bus): starts a fresh server on a free loopback port over
 # tests/sdk/entities.json, runs that SDK's checks, stops the server with SIGTERM so that it
 # writes the recorded run, and checks that the recording replays to the state the live run
-# reached (`sbp check`). Needs target/debug/sbp, tests/sdk/.venv and tests/sdk/js/node_modules
+# reached (`sbp check`). Then a server is stopped and started again over its --state file: no
+# message is lost. Needs target/debug/sbp, tests/sdk/.venv and tests/sdk/js/node_modules
 # (scripts/setup.sh makes both).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,7 +14,8 @@ trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$tmp"' EXIT
 
 against_server() { # name, command... (the connection string is appended)
   local name="$1"; shift
-  ./target/debug/sbp serve tests/sdk/entities.json --amqp 127.0.0.1:0 --http none --record "$tmp/$name.json" > "$tmp/$name.log" 2>&1 &
+  ./target/debug/sbp serve tests/sdk/entities.json --amqp 127.0.0.1:0 --http none \
+    --record "$tmp/$name.json" --state "$tmp/state.json" > "$tmp/$name.log" 2>&1 &
   server=$!
   local conn=""
   for _ in $(seq 1 100); do
@@ -33,5 +35,11 @@ against_server() { # name, command... (the connection string is appended)
   ./target/debug/sbp check "$tmp/$name.json"
 }
 
+rm -f "$tmp/state.json"
 against_server python tests/sdk/.venv/bin/python tests/sdk/python_sdk.py
+rm -f "$tmp/state.json"
 against_server javascript node tests/sdk/js/sdk.mjs
+# --state: a restart loses no message (the second server takes up the first one's state).
+rm -f "$tmp/state.json"
+against_server before-restart tests/sdk/.venv/bin/python tests/sdk/restart.py send
+against_server after-restart tests/sdk/.venv/bin/python tests/sdk/restart.py receive

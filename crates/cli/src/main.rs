@@ -133,6 +133,11 @@ enum Cmd {
         /// On Ctrl+C or SIGTERM, write the recorded run here (a scenario `sbp run` replays).
         #[arg(long)]
         record: Option<PathBuf>,
+        /// Keep the broker's state here: taken up on start (a file that does not hold together
+        /// is refused with the reason), written every 5 s and on stop, so a restart loses no
+        /// message.
+        #[arg(long)]
+        state: Option<PathBuf>,
         /// Print nothing per operation.
         #[arg(long)]
         quiet: bool,
@@ -539,17 +544,13 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             http,
             dist,
             record,
+            state,
             quiet,
         } => {
             // Connections print from other threads: the standard output is not held here.
             drop(out);
-            serve(
-                file,
-                &amqp,
-                (http != "none").then_some((http, dist)),
-                record,
-                quiet,
-            )
+            let ui = (http != "none").then_some((http, dist));
+            serve(file, &amqp, ui, record, state, quiet)
         }
         Cmd::Presets { write } => {
             for (name, json) in PRESETS {
@@ -631,6 +632,7 @@ fn serve(
     amqp: &str,
     ui: Option<(String, PathBuf)>,
     record: Option<PathBuf>,
+    state: Option<PathBuf>,
     quiet: bool,
 ) -> Result<ExitCode, Failure> {
     let addr: std::net::SocketAddr = amqp
@@ -667,7 +669,24 @@ fn serve(
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0);
-    let mut broker = sbp_server::broker::Broker::new(entities_only, now_ms)?;
+    let taken_up = match &state {
+        Some(path) if path.exists() => {
+            let text = read_limited(&path.to_string_lossy())?;
+            let broker = sbp_server::broker::Broker::from_state(&text)
+                .map_err(|e| format!("{}: {e}; it is left as it is", path.display()))?;
+            println!(
+                "state taken up from {} (at {})",
+                path.display(),
+                format_instant(broker.sim.now())
+            );
+            Some(broker)
+        }
+        _ => None,
+    };
+    let mut broker = match taken_up {
+        Some(b) => b,
+        None => sbp_server::broker::Broker::new(entities_only, now_ms)?,
+    };
     broker.verbose = !quiet;
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start: {e}"))?;
     runtime.block_on(async move {
@@ -713,8 +732,24 @@ fn serve(
         let _ = std::io::stdout().flush();
         let shared = server.shared.clone();
         let serving = tokio::spawn(server.run());
+        let saving = state.clone().map(|path| {
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+                    save_state(&shared, &path);
+                }
+            })
+        });
         stop_signal().await;
         serving.abort();
+        if let Some(saving) = saving {
+            saving.abort();
+        }
+        if let Some(path) = &state {
+            save_state(&shared, path);
+            println!("state written to {}", path.display());
+        }
         if let Some(path) = record {
             let recording = shared
                 .broker
@@ -732,6 +767,24 @@ fn serve(
         Ok::<(), Failure>(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the broker's state to `path` (through a temporary file, so a crash mid-write leaves
+/// the last good one); a state larger than a checkpoint may be is said and not written.
+fn save_state(shared: &sbp_server::conn::Shared, path: &Path) {
+    let text = shared
+        .broker
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .state();
+    let Some(text) = text else {
+        eprintln!("warning: the state is larger than 2 MB (the engine's checkpoint limit): {} keeps the last one written", path.display());
+        return;
+    };
+    let tmp = path.with_extension("tmp");
+    if let Err(e) = std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, path)) {
+        eprintln!("warning: cannot write {}: {e}", path.display());
+    }
 }
 
 /// Ctrl+C, or SIGTERM where there is one.

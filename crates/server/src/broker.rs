@@ -1,6 +1,6 @@
 //! The engine in real time: every SDK operation becomes a scenario step at its wall-clock
 //! instant (`Simulation::push_step_replies`), so the run is recorded as it happens and replays
-//! to the same log with `sbp run`. The clock is the time since the server started; the
+//! to the same log with `sbp run`. The clock is the wall clock since the run started; the
 //! scenario's `start` is that moment in UTC, so EnqueuedTime and LockedUntil are real times.
 use sbp_engine::time::{format_instant, Instant};
 use sbp_engine::{BrokerError, MessageView, Reply};
@@ -29,7 +29,6 @@ pub enum Settle {
 
 pub struct Broker {
     pub sim: Simulation,
-    started: std::time::Instant,
     calls: u64,
     /// Lock token -> the delivery it settles.
     held: std::collections::HashMap<String, Held>,
@@ -45,16 +44,21 @@ impl Broker {
         let sim = Simulation::new(&scenario).map_err(|e| e.to_string())?;
         Ok(Broker {
             sim,
-            started: std::time::Instant::now(),
             calls: 0,
             held: Default::default(),
             verbose: false,
         })
     }
 
-    /// The engine's instant now: milliseconds since the server started.
+    /// The engine's instant now: milliseconds of the wall clock since the run started (a run
+    /// taken up from `--state` goes on where the wall clock is: what fell due meanwhile, a
+    /// lock's lapse or a message's expiry, happens at once).
     pub fn now(&self) -> Instant {
-        i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX)
+        let unix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        unix.saturating_sub(self.sim.start_unix_ms)
+            .min(sbp_engine::limits::LATEST_INSTANT)
     }
 
     /// Runs every timer due by now (lapsed locks, expiry, scheduled messages).
@@ -343,6 +347,88 @@ impl Broker {
             seq,
         };
         self.run(client, Action::CancelScheduled(def)).map(|_| ())
+    }
+
+    /// The broker's state as a file's text (`--state`): the run so far as a scenario, its
+    /// state at this instant (the engine's checkpoint, base64), and which lock token settles
+    /// which delivery. None when the state is larger than a checkpoint may be (2 MB).
+    pub fn state(&mut self) -> Option<String> {
+        use base64::Engine as _;
+        self.tick();
+        let bytes = sbp_scenario::checkpoint::save(&mut self.sim)?;
+        let held: Vec<serde_json::Value> = self
+            .held
+            .iter()
+            .map(|(t, h)| serde_json::json!([t, h.entity, h.receiver, h.name, h.seq]))
+            .collect();
+        let scenario: serde_json::Value =
+            serde_json::from_str(&self.sim.scenario.to_json_pretty()).ok()?;
+        Some(
+            serde_json::json!({
+                "state": "sbp serve",
+                "version": 1,
+                "scenario": scenario,
+                "at": self.sim.now(),
+                "checkpoint": base64::engine::general_purpose::STANDARD.encode(bytes),
+                "calls": self.calls,
+                "held": held,
+            })
+            .to_string(),
+        )
+    }
+
+    /// Takes up a state written by [`Broker::state`]; a file that does not hold together is
+    /// refused with the reason, and nothing is taken up.
+    pub fn from_state(text: &str) -> Result<Broker, String> {
+        use base64::Engine as _;
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("not a state file: {e}"))?;
+        if v.get("state").and_then(|s| s.as_str()) != Some("sbp serve")
+            || v.get("version") != Some(&serde_json::json!(1))
+        {
+            return Err("not a state file of sbp serve (version 1)".into());
+        }
+        let scenario = Scenario::from_json(&v["scenario"].to_string())
+            .map_err(|e| format!("its scenario: {e}"))?;
+        let at = v["at"].as_i64().ok_or("its instant (at) is missing")?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(
+                v["checkpoint"]
+                    .as_str()
+                    .ok_or("its checkpoint is missing")?,
+            )
+            .map_err(|e| format!("its checkpoint: {e}"))?;
+        let mut sim = Simulation::new(&scenario).map_err(|e| format!("its scenario: {e}"))?;
+        sbp_scenario::checkpoint::restore(&mut sim, at, &bytes)
+            .map_err(|e| format!("its checkpoint: {e}"))?;
+        let mut held = std::collections::HashMap::new();
+        for h in v["held"].as_array().ok_or("its locks (held) are missing")? {
+            let field = |i: usize| h.get(i).and_then(|x| x.as_str()).map(String::from);
+            let (Some(token), Some(entity), Some(receiver), Some(name), Some(seq)) = (
+                field(0),
+                field(1),
+                field(2),
+                field(3),
+                h.get(4).and_then(|x| x.as_u64()),
+            ) else {
+                return Err("a lock in held does not hold together".into());
+            };
+            held.insert(
+                token,
+                Held {
+                    entity,
+                    receiver,
+                    name,
+                    seq,
+                },
+            );
+        }
+        Ok(Broker {
+            sim,
+            calls: v["calls"].as_u64().unwrap_or(0),
+            held,
+            verbose: false,
+        })
     }
 
     /// The run so far as a scenario: its entities and every step at its instant, and, as an

@@ -145,3 +145,36 @@ fn a_length_claimed_beyond_the_frame_is_refused() {
     message.extend_from_slice(b"short");
     assert!(sbp_server::message::decode(&message).is_err());
 }
+
+/// `--state`: a state written and taken up again holds the messages; one that does not hold
+/// together is refused with its reason.
+#[test]
+fn a_state_round_trips_and_a_damaged_one_is_refused() {
+    let scenario =
+        sbp_scenario::Scenario::from_json(r#"{"version": 1, "entities": [{"queue": "orders"}]}"#)
+            .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let mut broker = Broker::new(scenario, now - 5_000).unwrap();
+    let def = sbp_scenario::SendDef {
+        to: "orders".into(),
+        message_id: Some("kept".into()),
+        ..Default::default()
+    };
+    assert_eq!(broker.send("test", def).unwrap(), vec![1]);
+    let text = broker.state().expect("a state");
+    let mut again = Broker::from_state(&text).unwrap();
+    let got = again.receive("test", "orders", "r", true, 5).unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].message_id, "kept");
+    for damaged in [
+        "{}".to_string(),
+        "not json".to_string(),
+        text.replace("\"checkpoint\":\"", "\"checkpoint\":\"AAAA"),
+        text.replace("\"version\":1", "\"version\":9"),
+    ] {
+        assert!(Broker::from_state(&damaged).is_err(), "{damaged:.60}");
+    }
+}
