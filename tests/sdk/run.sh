@@ -39,6 +39,9 @@ rm -f "$tmp/state.json"
 against_server python tests/sdk/.venv/bin/python tests/sdk/python_sdk.py
 rm -f "$tmp/state.json"
 against_server javascript node tests/sdk/js/sdk.mjs
+# Microsoft's quickstarts, as published, against the default entities (queue orders).
+rm -f "$tmp/state.json"
+against_server quickstarts tests/sdk/quickstarts.sh
 # --state: a restart loses no message (the second server takes up the first one's state).
 rm -f "$tmp/state.json"
 against_server before-restart tests/sdk/.venv/bin/python tests/sdk/restart.py send
