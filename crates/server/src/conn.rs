@@ -202,6 +202,58 @@ fn trace() -> bool {
     *ON.get_or_init(|| std::env::var_os("SBP_SERVE_TRACE").is_some_and(|v| v == "1"))
 }
 
+/// Answers a connection the server cannot take: after SASL (if asked) and the AMQP header,
+/// an `open` and a `close` carrying `amqp:resource-limit-exceeded` with the limit named.
+pub async fn refuse(stream: TcpStream, why: String) {
+    let (mut reader, mut writer) = stream.into_split();
+    let Ok(mut header) = frame::read_header(&mut reader).await else {
+        return;
+    };
+    if header == frame::SASL_HEADER {
+        let mechanisms = SaslMechanisms {
+            sasl_server_mechanisms: Array(vec![Symbol::from("ANONYMOUS"), Symbol::from("MSSBCBS")]),
+        };
+        let outcome = SaslOutcome {
+            code: SaslCode::Ok,
+            additional_data: None,
+        };
+        let _ = writer.write_all(&frame::SASL_HEADER).await;
+        let _ = writer
+            .write_all(&frame::encode(FRAME_SASL, 0, &mechanisms, &[]))
+            .await;
+        if frame::read_frame(&mut reader, 4096).await.is_err() {
+            return;
+        }
+        let _ = writer
+            .write_all(&frame::encode(FRAME_SASL, 0, &outcome, &[]))
+            .await;
+        header = match frame::read_header(&mut reader).await {
+            Ok(h) => h,
+            Err(_) => return,
+        };
+    }
+    let _ = header;
+    let open = Open {
+        container_id: "sbp-serve".into(),
+        hostname: None,
+        max_frame_size: frame::MAX_FRAME_SIZE.into(),
+        channel_max: 0.into(),
+        idle_time_out: None,
+        outgoing_locales: None,
+        incoming_locales: None,
+        offered_capabilities: None,
+        desired_capabilities: None,
+        properties: None,
+    };
+    let close = Close {
+        error: Some(error("amqp:resource-limit-exceeded", why)),
+    };
+    let mut out = frame::AMQP_HEADER.to_vec();
+    out.extend(frame::encode(FRAME_AMQP, 0, &Performative::Open(open), &[]));
+    out.extend(frame::encode(FRAME_AMQP, 0, &Performative::Close(close), &[]));
+    let _ = writer.write_all(&out).await;
+}
+
 impl Conn {
     pub fn new(peer: String, shared: Arc<Shared>) -> Conn {
         Conn {

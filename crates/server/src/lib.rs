@@ -95,7 +95,11 @@ impl Server {
                 continue;
             };
             if open.load(std::sync::atomic::Ordering::SeqCst) >= MAX_CONNECTIONS {
-                drop(stream);
+                // One connection too many: its client hears why, then the connection ends.
+                tokio::spawn(conn::refuse(
+                    stream,
+                    format!("sbp serve takes at most {MAX_CONNECTIONS} connections at once"),
+                ));
                 continue;
             }
             let _ = stream.set_nodelay(true);

@@ -24,8 +24,10 @@ pub type WireMessage = Message<Body<Value>>;
 
 /// Decodes a transfer's payload.
 pub fn decode(payload: &[u8]) -> Result<WireMessage, String> {
-    Body::<Value>::decode_message_from_reader(serde_amqp::read::SliceReader::new(payload))
-        .map_err(|e| format!("the message could not be decoded: {e}"))
+    crate::frame::guarded(|| {
+        Body::<Value>::decode_message_from_reader(serde_amqp::read::SliceReader::new(payload))
+    })
+    .map_err(|e| format!("the message could not be decoded: {e}"))
 }
 
 /// Encodes a message for a transfer or a `$management` answer. The header is written with

@@ -178,3 +178,26 @@ fn a_state_round_trips_and_a_damaged_one_is_refused() {
         assert!(Broker::from_state(&damaged).is_err(), "{damaged:.60}");
     }
 }
+
+/// One connection beyond the bound: its client is told the limit in an AMQP `close`; the
+/// others are served on.
+#[tokio::test]
+async fn a_connection_beyond_the_bound_is_told_the_limit() {
+    let addr = start().await;
+    let mut held = Vec::new();
+    for _ in 0..sbp_server::MAX_CONNECTIONS {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(&frame::SASL_HEADER).await.unwrap();
+        let mut header = [0u8; 8];
+        s.read_exact(&mut header).await.unwrap();
+        held.push(s);
+    }
+    let mut extra = TcpStream::connect(addr).await.unwrap();
+    extra.write_all(&frame::AMQP_HEADER).await.unwrap();
+    let got = read_to_close(&mut extra).await;
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.contains("resource-limit-exceeded") && text.contains("256"), "{text}");
+    drop(held);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    offers_sasl(addr).await;
+}
