@@ -138,6 +138,10 @@ enum Cmd {
         /// message.
         #[arg(long)]
         state: Option<PathBuf>,
+        /// Run the scenario first to its end (its last step or expectation, as `sbp run`), then
+        /// serve from there.
+        #[arg(long)]
+        play: bool,
         /// Print nothing per operation.
         #[arg(long)]
         quiet: bool,
@@ -545,12 +549,13 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             dist,
             record,
             state,
+            play,
             quiet,
         } => {
             // Connections print from other threads: the standard output is not held here.
             drop(out);
             let ui = (http != "none").then_some((http, dist));
-            serve(file, &amqp, ui, record, state, quiet)
+            serve(file, &amqp, ui, record, state, play, quiet)
         }
         Cmd::Presets { write } => {
             for (name, json) in PRESETS {
@@ -633,6 +638,7 @@ fn serve(
     ui: Option<(String, PathBuf)>,
     record: Option<PathBuf>,
     state: Option<PathBuf>,
+    play: bool,
     quiet: bool,
 ) -> Result<ExitCode, Failure> {
     let addr: std::net::SocketAddr = amqp
@@ -663,8 +669,18 @@ fn serve(
         Some(f) => load(f)?,
     };
     let mut entities_only = scenario.clone();
-    entities_only.timeline.clear();
     entities_only.expect.clear();
+    if !play {
+        entities_only.timeline.clear();
+    }
+    // --play: the scenario runs first to its end (its last step or expectation, as `sbp run`),
+    // and the wall clock goes on from there.
+    let played = if play { scenario.end() } else { 0 };
+    if play {
+        entities_only
+            .check_run_within(played, sbp_engine::limits::MAX_RUN_WORK)
+            .map_err(|e| format!("--play: {e}"))?;
+    }
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
@@ -685,7 +701,14 @@ fn serve(
     };
     let mut broker = match taken_up {
         Some(b) => b,
-        None => sbp_server::broker::Broker::new(entities_only, now_ms)?,
+        None => {
+            let mut b = sbp_server::broker::Broker::new(entities_only, now_ms - played)?;
+            if play {
+                b.sim.advance_to(played);
+                println!("played the timeline to {}", format_instant(played));
+            }
+            b
+        }
     };
     broker.verbose = !quiet;
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start: {e}"))?;

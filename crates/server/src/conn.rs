@@ -250,7 +250,12 @@ pub async fn refuse(stream: TcpStream, why: String) {
     };
     let mut out = frame::AMQP_HEADER.to_vec();
     out.extend(frame::encode(FRAME_AMQP, 0, &Performative::Open(open), &[]));
-    out.extend(frame::encode(FRAME_AMQP, 0, &Performative::Close(close), &[]));
+    out.extend(frame::encode(
+        FRAME_AMQP,
+        0,
+        &Performative::Close(close),
+        &[],
+    ));
     let _ = writer.write_all(&out).await;
 }
 

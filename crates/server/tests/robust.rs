@@ -196,7 +196,10 @@ async fn a_connection_beyond_the_bound_is_told_the_limit() {
     extra.write_all(&frame::AMQP_HEADER).await.unwrap();
     let got = read_to_close(&mut extra).await;
     let text = String::from_utf8_lossy(&got);
-    assert!(text.contains("resource-limit-exceeded") && text.contains("256"), "{text}");
+    assert!(
+        text.contains("resource-limit-exceeded") && text.contains("256"),
+        "{text}"
+    );
     drop(held);
     tokio::time::sleep(Duration::from_millis(200)).await;
     offers_sasl(addr).await;
