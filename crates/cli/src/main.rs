@@ -732,13 +732,14 @@ fn serve(
         };
         if let Some((http, dist)) = ui {
             if dist.join("index.html").is_file() {
-                let bound = sbp_server::serve_ui(http, dist)
+                let bound = sbp_server::serve_ui(http, dist, server.shared.clone())
                     .await
                     .map_err(|e| format!("cannot listen on {http}: {e}"))?;
                 if !bound.ip().is_loopback() {
                     eprintln!("warning: {bound} is reachable from other machines");
                 }
                 println!("playground: http://{bound}/");
+                println!("watch this server live: http://{bound}/?live");
             } else {
                 println!(
                     "playground: not served ({} has no built UI: ./scripts/build-ui.sh makes it)",

@@ -34,7 +34,26 @@ pub struct Broker {
     held: std::collections::HashMap<String, Held>,
     /// Whether each operation is printed (instant, client, entity, what, rule).
     pub verbose: bool,
+    /// The live view's feed (`crate::live`): each recorded step and the clock, sent while the
+    /// broker is held, so a page sees them in the order they happened.
+    pub live: tokio::sync::broadcast::Sender<LiveEvent>,
+    /// How far the clock was moved ahead of the wall clock (from the page: +1 min, next event).
+    skew_ms: i64,
 }
+
+/// One event of the live feed: its kind (`step`, `now`) and its JSON.
+#[derive(Clone, Debug)]
+pub struct LiveEvent {
+    pub kind: &'static str,
+    pub data: String,
+}
+
+/// Events a slow page may fall behind by before its feed ends (it reconnects and starts from
+/// a fresh copy of the run).
+const LIVE_BACKLOG: usize = 4096;
+
+/// The most the page may move the clock at once.
+pub const MAX_CLOCK_MOVE_MS: i64 = 24 * 3_600_000;
 
 impl Broker {
     /// A broker over `scenario`'s entities (its timeline, if any, is played first by the
@@ -47,6 +66,8 @@ impl Broker {
             calls: 0,
             held: Default::default(),
             verbose: false,
+            live: tokio::sync::broadcast::channel(LIVE_BACKLOG).0,
+            skew_ms: 0,
         })
     }
 
@@ -54,11 +75,61 @@ impl Broker {
     /// taken up from `--state` goes on where the wall clock is: what fell due meanwhile, a
     /// lock's lapse or a message's expiry, happens at once).
     pub fn now(&self) -> Instant {
+        self.wall()
+            .saturating_add(self.skew_ms)
+            .min(sbp_engine::limits::LATEST_INSTANT)
+    }
+
+    fn wall(&self) -> Instant {
         let unix = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
         unix.saturating_sub(self.sim.start_unix_ms)
-            .min(sbp_engine::limits::LATEST_INSTANT)
+    }
+
+    /// Moves the clock forward (from the live page): by `by` ms, or to the engine's next due
+    /// timer (`None`), so a lock lapses or a message expires without waiting; the SDKs see it.
+    /// Gives the instant now; a move out of bounds is refused with the limit named.
+    pub fn move_clock(&mut self, by: Option<i64>) -> Result<Instant, String> {
+        self.tick();
+        let by = match by {
+            Some(ms) if (1..=MAX_CLOCK_MOVE_MS).contains(&ms) => ms,
+            Some(ms) => {
+                return Err(format!(
+                    "the clock moves forward by 1 ms to {} at once, not {ms} ms",
+                    format_instant(MAX_CLOCK_MOVE_MS)
+                ))
+            }
+            None => match self.sim.next_due() {
+                Some(due) => (due - self.sim.now()).max(0),
+                None => return Err("nothing is due: no timer to move the clock to".into()),
+            },
+        };
+        if self.now() >= sbp_engine::limits::LATEST_INSTANT {
+            return Err(format!(
+                "the clock is at its end ({})",
+                format_instant(sbp_engine::limits::LATEST_INSTANT)
+            ));
+        }
+        self.skew_ms = self.skew_ms.saturating_add(by);
+        self.tick();
+        self.announce_now(None);
+        Ok(self.sim.now())
+    }
+
+    /// Sends the clock to the live pages, with the clients connected when given.
+    pub fn announce_now(&mut self, clients: Option<serde_json::Value>) {
+        if self.live.receiver_count() == 0 {
+            return;
+        }
+        let mut data = serde_json::json!({ "now": self.sim.now() });
+        if let Some(c) = clients {
+            data["clients"] = c;
+        }
+        let _ = self.live.send(LiveEvent {
+            kind: "now",
+            data: data.to_string(),
+        });
     }
 
     /// Runs every timer due by now (lapsed locks, expiry, scheduled messages).
@@ -81,7 +152,20 @@ impl Broker {
     fn run(&mut self, client: &str, action: Action) -> Result<Vec<Reply>, BrokerError> {
         self.tick();
         let words = Step::new(action.clone()).action_text();
+        let steps = self.sim.scenario.timeline.len();
         let result = self.sim.push_step_replies(Step::new(action));
+        if self.sim.scenario.timeline.len() > steps && self.live.receiver_count() > 0 {
+            // The step as recorded (with its expect_error when it failed), at its place.
+            if let Some(o) = self.sim.outcomes.last() {
+                if let Some(step) = self.sim.scenario.timeline.get(o.index) {
+                    let data = serde_json::json!({ "index": o.index, "step": step });
+                    let _ = self.live.send(LiveEvent {
+                        kind: "step",
+                        data: data.to_string(),
+                    });
+                }
+            }
+        }
         if self.verbose {
             let at = format_instant(self.sim.now());
             let rule = self
@@ -423,12 +507,17 @@ impl Broker {
                 },
             );
         }
-        Ok(Broker {
+        let mut broker = Broker {
             sim,
             calls: v["calls"].as_u64().unwrap_or(0),
             held,
             verbose: false,
-        })
+            live: tokio::sync::broadcast::channel(LIVE_BACKLOG).0,
+            skew_ms: 0,
+        };
+        // A clock that had been moved ahead goes on from where it was, never back.
+        broker.skew_ms = (broker.sim.now() - broker.wall()).max(0);
+        Ok(broker)
     }
 
     /// The run so far as a scenario: its entities and every step at its instant, and, as an

@@ -43,9 +43,36 @@ const MAX_ROUND: u32 = 100;
 pub struct Shared {
     pub broker: Mutex<Broker>,
     pub changed: watch::Sender<u64>,
+    /// The clients connected, by connection: what the live page lists.
+    clients: Mutex<std::collections::BTreeMap<u64, serde_json::Value>>,
+    next_client: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
+    pub fn new(broker: Broker) -> Shared {
+        Shared {
+            broker: Mutex::new(broker),
+            changed: watch::channel(0u64).0,
+            clients: Mutex::default(),
+            next_client: std::sync::atomic::AtomicU64::new(1),
+        }
+    }
+
+    /// The clients connected now: each one's name (its AMQP container id) and its links to
+    /// entities (role, entity, link name).
+    pub fn clients(&self) -> serde_json::Value {
+        let clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
+        serde_json::Value::Array(clients.values().cloned().collect())
+    }
+
+    fn set_client(&self, id: u64, view: Option<serde_json::Value>) {
+        let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
+        match view {
+            Some(v) => clients.insert(id, v),
+            None => clients.remove(&id),
+        };
+    }
+
     pub fn bump(&self) {
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
@@ -89,6 +116,7 @@ struct Session {
 }
 
 pub struct Conn {
+    id: u64,
     peer: String,
     client: String,
     shared: Arc<Shared>,
@@ -261,7 +289,11 @@ pub async fn refuse(stream: TcpStream, why: String) {
 
 impl Conn {
     pub fn new(peer: String, shared: Arc<Shared>) -> Conn {
+        let id = shared
+            .next_client
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Conn {
+            id,
             peer,
             client: String::new(),
             shared,
@@ -279,6 +311,34 @@ impl Conn {
         } else {
             self.client.chars().take(24).collect()
         }
+    }
+
+    /// Says who this client is and which entities its links reach, for the live page.
+    fn publish(&self) {
+        let mut links: Vec<serde_json::Value> = self
+            .sessions
+            .values()
+            .flat_map(|s| s.links.values())
+            .filter_map(|l| match &l.node {
+                Node::Entity(path) => Some(serde_json::json!({
+                    "role": if l.client_receives { "receiver" } else { "sender" },
+                    "entity": path,
+                    "name": l.name,
+                    "session": l.session,
+                })),
+                _ => None,
+            })
+            .collect();
+        links.sort_by_key(|l| l.to_string());
+        let name = if self.client.is_empty() {
+            &self.peer
+        } else {
+            &self.client
+        };
+        self.shared.set_client(
+            self.id,
+            Some(serde_json::json!({ "name": name, "links": links })),
+        );
     }
 
     fn push(&mut self, channel: u16, p: Performative, payload: &[u8]) {
@@ -380,6 +440,7 @@ impl Conn {
             }
         }
         read_task.abort();
+        self.shared.set_client(self.id, None);
     }
 
     fn on_frame(&mut self, f: RawFrame) {
@@ -399,6 +460,14 @@ impl Conn {
         if trace() {
             eprintln!("<- {} [{}] {p:?}", self.who(), f.channel);
         }
+        // What the live page lists changes with these.
+        let relist = matches!(
+            p,
+            Performative::Open(_)
+                | Performative::Attach(_)
+                | Performative::Detach(_)
+                | Performative::End(_)
+        );
         match p {
             Performative::Open(open) => self.on_open(open),
             Performative::Begin(begin) => self.on_begin(f.channel, begin),
@@ -416,6 +485,9 @@ impl Conn {
                 self.push(0, Performative::Close(Close { error: None }), &[]);
                 self.closed = true;
             }
+        }
+        if relist {
+            self.publish();
         }
     }
 

@@ -9,13 +9,13 @@
 pub mod broker;
 pub mod conn;
 pub mod frame;
+pub mod live;
 pub mod message;
 pub mod mgmt;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
 
 /// The largest message taken in one transfer (Premium's 100 MB is the service's; the
 /// engine's own bounds apply after).
@@ -24,11 +24,18 @@ pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 pub const MAX_CONNECTIONS: usize = 256;
 
 /// Serves the playground's built UI (`dist/`) over HTTP on `addr`, so one process is the
-/// whole tool; the pages are files (tower-http's `ServeDir`), index.html for a folder.
-pub async fn serve_ui(addr: SocketAddr, dist: std::path::PathBuf) -> std::io::Result<SocketAddr> {
+/// whole tool: the pages are files (tower-http's `ServeDir`, index.html for a folder), and
+/// `/live/...` lets a page follow this broker ([`live`]).
+pub async fn serve_ui(
+    addr: SocketAddr,
+    dist: std::path::PathBuf,
+    shared: Arc<conn::Shared>,
+) -> std::io::Result<SocketAddr> {
     let listener = TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
-    let app = axum::Router::new().fallback_service(tower_http::services::ServeDir::new(dist));
+    let app =
+        live::routes(shared.clone()).fallback_service(tower_http::services::ServeDir::new(dist));
+    tokio::spawn(live::announce(shared));
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
@@ -59,13 +66,9 @@ impl Server {
     /// Binds `addr` (port 0: a free port) over `broker`.
     pub async fn bind(addr: SocketAddr, broker: broker::Broker) -> std::io::Result<Server> {
         let listener = TcpListener::bind(addr).await?;
-        let (changed, _) = watch::channel(0u64);
         Ok(Server {
             addr: listener.local_addr()?,
-            shared: Arc::new(conn::Shared {
-                broker: Mutex::new(broker),
-                changed,
-            }),
+            shared: Arc::new(conn::Shared::new(broker)),
             listener,
         })
     }

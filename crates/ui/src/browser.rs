@@ -136,6 +136,28 @@ export function sbp_tick_work(ms) {
   list.push(ms);
   if (list.length > 2000) list.shift();
 }
+// Follows sbp serve's feed (/live/events): each event's kind and data to `on`; on a lost
+// connection `on('lost')`, and the EventSource tries again by itself.
+export function sbp_follow(url, on) {
+  const es = new EventSource(url);
+  for (const kind of ['scenario', 'step', 'now']) es.addEventListener(kind, (e) => on(kind, e.data));
+  es.onerror = () => on('lost', '');
+}
+// A clock move on the server (live.rs there asks for the header).
+export function sbp_post_live(url, done) {
+  fetch(url, { method: 'POST', headers: { 'x-sbp-live': '1' } })
+    .then((r) => r.text().then((t) => done(r.ok, t)), () => done(false, ''));
+}
+// `text` saved as a file called `name`.
+export function sbp_download(name, text) {
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
 export function sbp_json_payload(json) { return '1j' + b64url(new TextEncoder().encode(json)); }
 const packed = (bytes) => {
   const plain = '1j' + b64url(bytes);
@@ -156,6 +178,38 @@ extern "C" {
     fn sbp_share(template: &str, scenario: &[u8], checkpoint: &[u8], done: &js_sys::Function);
     fn sbp_unpack(text: &str, done: &js_sys::Function);
     fn sbp_tick_work(ms: f64);
+    fn sbp_follow(url: &str, on: &js_sys::Function);
+    fn sbp_post_live(url: &str, done: &js_sys::Function);
+    fn sbp_download(name: &str, text: &str);
+}
+
+/// Follows the feed at `url` for the page's lifetime: `on(kind, data)` for each event
+/// (`scenario`, `step`, `now`, and `lost` when the connection drops; the browser reconnects).
+pub fn follow(url: &str, on: impl FnMut(String, String) + 'static) {
+    let on: Box<dyn FnMut(String, String)> = Box::new(on);
+    let on = wasm_bindgen::closure::Closure::wrap(on);
+    sbp_follow(url, wasm_bindgen::JsCast::unchecked_ref(on.as_ref()));
+    on.forget();
+}
+
+/// POSTs to `url` (a clock move on `sbp serve`); `done(ok, body)`.
+pub fn post_live(url: &str, done: impl FnOnce(bool, String) + 'static) {
+    let done: Box<dyn FnOnce(bool, String)> = Box::new(done);
+    let done = wasm_bindgen::closure::Closure::once_into_js(done);
+    sbp_post_live(url, wasm_bindgen::JsCast::unchecked_ref(&done));
+}
+
+/// Offers `text` as a file named `name`.
+pub fn download(name: &str, text: &str) {
+    sbp_download(name, text);
+}
+
+/// Whether the page comes from this machine (only there may `sbp serve` be asked about).
+pub fn on_loopback() -> bool {
+    let host = web_sys::window()
+        .and_then(|w| w.location().hostname().ok())
+        .unwrap_or_default();
+    host == "127.0.0.1" || host == "localhost" || host == "[::1]"
 }
 
 /// Hands `text` (a link, a fragment) to `done` with a packed payload inflated by the browser's

@@ -43,9 +43,27 @@ pub fn clock_bar(props: &StateProps) -> Html {
         })
     };
     let d = |a: fn() -> Action| crate::state::on_click(store, a);
+    // Following a server, a step or a jump moves the server's clock (the SDKs see it).
+    let live = store.live.is_some();
     let step_by = |ms: i64| {
         let store = store.clone();
-        Callback::from(move |_: MouseEvent| store.dispatch(Action::StepBy(ms)))
+        Callback::from(move |_: MouseEvent| {
+            if live {
+                crate::live::move_clock(&store, Some(ms));
+            } else {
+                store.dispatch(Action::StepBy(ms))
+            }
+        })
+    };
+    let jump_next = {
+        let store = store.clone();
+        Callback::from(move |_: MouseEvent| {
+            if live {
+                crate::live::move_clock(&store, None);
+            } else {
+                store.dispatch(Action::JumpNext)
+            }
+        })
     };
     let on_speed = {
         let store = store.clone();
@@ -114,20 +132,24 @@ pub fn clock_bar(props: &StateProps) -> Html {
                 <span class="rel" id="clock-rel">{format_instant(now)}</span>
             </div>
             <div class="controls">
-                if store.playing {
+                if store.playing || store.live.as_ref().is_some_and(|l| l.following) {
                     <button id="pause" onclick={d(|| Action::Pause)} aria-label={t("pause-label")}>{t("pause")}</button>
                 } else {
                     <button id="play" class="primary" onclick={d(|| Action::Play)} aria-label={t("play-label")}>{t("play")}</button>
                 }
+                if !live {
                 <label>{t("speed")}{" "}
                     <select id="speed" onchange={on_speed} aria-label={t("speed")}>
                         { for SPEEDS.iter().map(|x| html! { <option value={x.to_string()} selected={*x == store.speed}>{format!("x{x}")}</option> }) }
                     </select>
                 </label>
+                }
                 <button id="step-1s" onclick={step_by(SECOND)} aria-label={t("step-1s-label")}>{"+1 s"}</button>
                 <button id="step-1m" onclick={step_by(MINUTE)} aria-label={t("step-1m-label")}>{"+1 min"}</button>
-                <button id="next-event" onclick={d(|| Action::JumpNext)} title={next_text.clone()} aria-label={tf("next-event-label", &[("next", &next_text)])}>{t("next-event")}</button>
-                <button id="reset" onclick={d(|| Action::Reset)} aria-label={t("reset-label")}>{t("reset")}</button>
+                <button id="next-event" onclick={jump_next} title={next_text.clone()} aria-label={tf("next-event-label", &[("next", &next_text)])}>{t("next-event")}</button>
+                if !live {
+                    <button id="reset" onclick={d(|| Action::Reset)} aria-label={t("reset-label")}>{t("reset")}</button>
+                }
                 <button id="share" onclick={on_share} aria-label={t("share-label")}>{t("share")}</button>
             </div>
             if let Some((step, note)) = narration {

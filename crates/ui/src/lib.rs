@@ -10,6 +10,7 @@ pub mod i18n;
 pub mod inspector;
 pub mod lanes;
 pub mod lesson;
+pub mod live;
 pub mod log;
 pub mod map;
 pub mod markup;

@@ -4,7 +4,7 @@
 
 use sbp_ui::i18n::{self, t};
 use sbp_ui::state::{Action, SlowProps};
-use sbp_ui::{actions, browser, chart, inspector, lanes, lesson, metrics};
+use sbp_ui::{actions, browser, chart, inspector, lanes, lesson, live, metrics};
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -35,6 +35,17 @@ fn app() -> Html {
     {
         let store = store.clone();
         use_effect_with((), move |_| {
+            // `?live`: follow the sbp serve that serves this page; a page opened with nothing
+            // else asks whether one does, and offers it.
+            if live::asked() {
+                live::connect(&store);
+            } else if browser::fragment().trim_start_matches('#').is_empty()
+                && browser::query_value("preset").is_none()
+                && browser::query_value("lesson").is_none()
+                && !store.embed
+            {
+                live::probe(&store);
+            }
             if let Some(name) = browser::query_value("preset") {
                 actions::load_preset(&store, &name);
             }
@@ -120,6 +131,9 @@ fn app() -> Html {
             <button id="open-lessons" onclick={lessons}>{t("lessons")}</button>
             <a id="open-builder" href={format!("builder/index.html?lang={}", i18n::lang())}>{t("build-lesson")}</a>
             <a id="open-emulator" href={format!("emulator/index.html?lang={}", i18n::lang())}>{t("emulator-link")}</a>
+            if store.live_offered && store.live.is_none() {
+                <a id="open-live" href="?live">{t("live-open")}</a>
+            }
             <button id="undo" onclick={undo}>{t("undo")}</button>
             <actions::ScenarioMenu store={store.clone()} />
         </header>
@@ -127,7 +141,11 @@ fn app() -> Html {
         {banner}
         <main class={classes!("layout", lesson::question_alone(&store).then_some("workshop-question"))}>
             <section class="left" aria-label={t("area-actions")}>
-                {actions::actions(&store)}
+                if store.live.is_some() {
+                    <live::LivePanel store={store.clone()} />
+                } else {
+                    {actions::actions(&store)}
+                }
             </section>
             <section class="center" aria-label={t("area-namespace")}>
                 if store.welcome {

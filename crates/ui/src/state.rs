@@ -46,6 +46,53 @@ pub struct AppState {
     pub welcome: bool,
     /// Namespace-wide counts over time, for the chart.
     pub samples: Rc<RefCell<Vec<(Instant, Counts)>>>,
+    /// Following `sbp serve` (`?live`): the server's run, replayed here as it happens.
+    pub live: Option<Rc<Live>>,
+    /// Set once the page leaves the live run (a preset, a file): the feed is ignored from then.
+    pub live_left: bool,
+    /// `sbp serve` answered on this page's origin: the page offers to follow it.
+    pub live_offered: bool,
+}
+
+/// What the page knows of the server it follows.
+#[derive(Clone, Default)]
+pub struct Live {
+    /// The page's clock follows the server's; false while the learner inspects (the server goes
+    /// on, its steps wait in `pending`).
+    pub following: bool,
+    /// The feed is there (false after it dropped, until the browser reconnects).
+    pub connected: bool,
+    /// The server's instant, as it said last.
+    pub server_now: Instant,
+    /// The clients connected: each one's name and its links (role, entity, link name).
+    pub clients: Vec<LiveClient>,
+    /// Steps recorded by the server while the page was not following.
+    pub pending: Vec<(usize, Step)>,
+}
+
+#[derive(Clone, PartialEq, Default)]
+pub struct LiveClient {
+    pub name: String,
+    /// Each link to an entity: its role (`sender`, `receiver`), the entity, the link's name.
+    pub links: Vec<[String; 3]>,
+}
+
+/// What the feed says (`crates/server/src/live.rs`).
+pub enum LiveMsg {
+    /// The run so far, at the server's instant: the page starts over from it.
+    Opened {
+        scenario: Box<sbp_scenario::Scenario>,
+        now: Instant,
+        clients: Vec<LiveClient>,
+    },
+    /// A step the server recorded, at its index in the timeline.
+    Step(usize, Box<Step>),
+    /// The server's clock (and who is connected, when said).
+    Now(Instant, Option<Vec<LiveClient>>),
+    /// The feed dropped (the browser tries again by itself).
+    Lost,
+    /// Follow the server again (true), or stay here to inspect (false).
+    Follow(bool),
 }
 
 /// How often (wall ms) the slow panels follow a running clock.
@@ -110,6 +157,10 @@ pub enum Action {
     LessonExit,
     /// The language changed: everything re-renders in it.
     Relabel,
+    /// The feed of the `sbp serve` this page follows.
+    Live(LiveMsg),
+    /// `sbp serve` answered on this page's origin.
+    LiveOffered,
 }
 
 impl AppState {
@@ -132,6 +183,9 @@ impl AppState {
             tab: "send",
             welcome: false,
             samples: Rc::default(),
+            live: None,
+            live_left: false,
+            live_offered: false,
         }
     }
 
@@ -171,7 +225,38 @@ impl Reducible for AppState {
             }
             _ => s.slow_version += 1,
         }
+        // Following a server: the clock is the server's and the steps are its clients';
+        // the page's own clock controls and recording step aside.
+        let action = match (&s.live, action) {
+            (Some(_), Action::Play) => Action::Live(LiveMsg::Follow(true)),
+            (Some(_), Action::Pause) => Action::Live(LiveMsg::Follow(false)),
+            (Some(live), Action::Seek(at)) => {
+                let at = at.min(live.server_now);
+                s.set_live(|l| l.following = false);
+                Action::Seek(at)
+            }
+            (Some(_), Action::Do(_) | Action::DoAt(..) | Action::Undo | Action::Reset) => {
+                s.error = Some(crate::i18n::t("live-read-only"));
+                return Rc::new(s);
+            }
+            (Some(_), Action::StepBy(_) | Action::JumpNext) => return self,
+            (_, Action::Load { link, notice }) => {
+                s.live = None;
+                s.live_left = true;
+                Action::Load { link, notice }
+            }
+            (_, action) => action,
+        };
         match action {
+            Action::Live(msg) => {
+                if s.live_left {
+                    return self;
+                }
+                if let Some(next) = s.on_live(msg) {
+                    return Rc::new(next);
+                }
+            }
+            Action::LiveOffered => s.live_offered = true,
             Action::Tick { elapsed_ms, .. } => {
                 if !s.playing {
                     return self;
@@ -405,6 +490,109 @@ pub fn replay(sim: &mut Simulation, rewind: &mut Rewind, at: Instant) -> Option<
 }
 
 impl AppState {
+    fn set_live(&mut self, change: impl FnOnce(&mut Live)) {
+        if let Some(live) = &self.live {
+            let mut next = (**live).clone();
+            change(&mut next);
+            self.live = Some(Rc::new(next));
+        }
+    }
+
+    /// Takes in what the feed said; a new state when the page starts over (`Opened`).
+    fn on_live(&mut self, msg: LiveMsg) -> Option<AppState> {
+        match msg {
+            LiveMsg::Opened {
+                scenario,
+                now,
+                clients,
+            } => {
+                self.samples = Rc::default();
+                self.playing = false;
+                self.selected = None;
+                self.welcome = false;
+                self.lesson = None;
+                let mut next = self
+                    .clone()
+                    .rebuild(&Link::at(*scenario, Some(now)), String::new());
+                next.live = Some(Rc::new(Live {
+                    following: true,
+                    connected: true,
+                    server_now: now,
+                    clients,
+                    pending: Vec::new(),
+                }));
+                return Some(next);
+            }
+            LiveMsg::Step(index, step) => {
+                let following = self.live.as_ref().is_some_and(|l| l.following);
+                if following {
+                    self.live_step(index, *step);
+                } else {
+                    self.set_live(|l| l.pending.push((index, *step)));
+                }
+            }
+            LiveMsg::Now(now, clients) => {
+                self.set_live(|l| {
+                    l.server_now = l.server_now.max(now);
+                    l.connected = true;
+                    if let Some(c) = clients {
+                        l.clients = c;
+                    }
+                });
+                if self.live.as_ref().is_some_and(|l| l.following) {
+                    let mut sim = self.sim.borrow_mut();
+                    let mut budget = TICK_WORK;
+                    let target = now.max(sim.now());
+                    self.rewind
+                        .borrow_mut()
+                        .advance(&mut sim, target, &mut budget);
+                }
+            }
+            LiveMsg::Lost => self.set_live(|l| l.connected = false),
+            LiveMsg::Follow(on) => {
+                let (pending, server_now) = match &self.live {
+                    Some(l) => (l.pending.clone(), l.server_now),
+                    None => return None,
+                };
+                self.set_live(|l| {
+                    l.following = on;
+                    if on {
+                        l.pending.clear();
+                    }
+                });
+                if on {
+                    // Back to where the server is: the steps it recorded meanwhile, each at its
+                    // instant (the run up to each replays on the way), then its instant.
+                    for (index, step) in pending {
+                        self.live_step(index, step);
+                    }
+                    let mut sim = self.sim.borrow_mut();
+                    let stopped = replay(&mut sim, &mut self.rewind.borrow_mut(), server_now);
+                    self.notice = stopped.or(Some(crate::i18n::t("live-following")));
+                }
+            }
+        }
+        None
+    }
+
+    /// Runs a step the server recorded, at its instant, as the server ran it.
+    fn live_step(&mut self, index: usize, step: Step) {
+        let mut sim = self.sim.borrow_mut();
+        if index != sim.scenario.timeline.len() {
+            // The page missed a step: it says so rather than show another run.
+            self.error = Some(crate::i18n::t("live-out-of-step"));
+            return;
+        }
+        let at = step.at.ms();
+        let mut rewind = self.rewind.borrow_mut();
+        if let Some(stopped) = replay(&mut sim, &mut rewind, at) {
+            self.notice = Some(stopped);
+            return;
+        }
+        rewind.forget_from(sim.now());
+        let _ = sim.push_step(step);
+    }
+
     /// Goes to `at` from the running simulation or the nearest checkpoint before it (the same
     /// scenario, so the same simulation object: views keyed on it stay).
     fn seek(&mut self, at: Instant) {
