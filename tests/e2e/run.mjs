@@ -2,6 +2,7 @@
 import { chromium } from 'playwright-core';
 import path from 'node:path';
 import fs from 'node:fs';
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { serve, startTraffic, CHROMIUM_ARGS } from './serve.mjs';
 
@@ -1122,6 +1123,125 @@ test('every page carries a Content-Security-Policy and runs under it', async (ct
     if (csp.includes('frame-ancestors')) throw new Error('framing must stay open (embedding)');
     await check();
     await page.close();
+  }
+});
+
+// sbp serve (the debug build the test command made) on free loopback ports, serving dist/:
+// its live page URL, its connection string, and a way to stop it.
+async function sbpServe(http = '127.0.0.1:0') {
+  const repo = path.resolve(root, '..');
+  const srv = spawn(path.join(repo, 'target/debug/sbp'), ['serve', '--amqp', '127.0.0.1:0', '--http', http, '--dist', root, '--quiet'], { cwd: repo });
+  let out = '';
+  srv.stdout.on('data', (d) => { out += d; });
+  srv.stderr.on('data', (d) => { out += d; });
+  for (let i = 0; i < 100 && !/Endpoint=sb:\S+/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
+  const live = /watch this server live: (\S+)/.exec(out);
+  const conn = /Endpoint=sb:\S+/.exec(out);
+  if (!live || !conn) { srv.kill(); throw new Error(`sbp serve did not start: ${out}`); }
+  return { live: live[1], conn: conn[0], stop: () => srv.kill('SIGTERM') };
+}
+// A program run beside the page: its output lines awaited one by one, lines written to it.
+function program(cmd, args) {
+  const child = spawn(cmd, args, { cwd: path.resolve(root, '..') });
+  let out = '', err = '';
+  child.stdout.on('data', (d) => { out += d; });
+  child.stderr.on('data', (d) => { err += d; });
+  return {
+    async line(text) {
+      for (let i = 0; i < 300; i++) {
+        if (out.split('\n').includes(text)) return;
+        if (child.exitCode !== null && child.exitCode !== 0) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`the program did not say "${text}": ${out} ${err.slice(-600)}`);
+    },
+    go: () => child.stdin.write('\n'),
+    stop: () => child.kill(),
+  };
+}
+
+test('live: a Python program of one\'s own watched in the page; a lock lapsed from the page reaches the SDK; a link of the run reopens there', async (ctx) => {
+  const python = path.resolve(root, '../tests/sdk/.venv/bin/python');
+  if (!fs.existsSync(python)) throw new Error('tests/sdk/.venv is missing: scripts/setup.sh makes it');
+  const srv = await sbpServe();
+  let prog;
+  try {
+    const page = await ctx.newPage();
+    page.setDefaultTimeout(15000);
+    await page.goto(srv.live + '&lang=en');
+    await page.locator('#live-badge', { hasText: 'live: 0 clients' }).waitFor();
+    prog = program(python, ['tests/sdk/live.py', srv.conn]);
+    await prog.line('locked 1');
+    // The page shows the program's message under its lock, the lock counting down, and who holds it.
+    const lock = page.locator('.lane[data-entity="orders"] .card[data-seq="1"][data-state="locked"] .lock');
+    await lock.waitFor();
+    const left = await lock.textContent();
+    await page.waitForFunction((before) => {
+      const el = document.querySelector('.lane[data-entity="orders"] .card[data-seq="1"] .lock');
+      return el && el.textContent !== before;
+    }, left);
+    await page.locator('#live-clients', { hasText: 'receives from orders' }).waitFor();
+    await page.locator('#live-badge', { hasText: 'live: 1 clients' }).waitFor();
+    // The settlement.
+    prog.go();
+    await prog.line('completed');
+    await page.locator('#event-log', { hasText: '#1 completed by' }).waitFor();
+    await page.locator('.lane[data-entity="orders"] .card[data-seq="1"]').waitFor({ state: 'detached' });
+    // The second message's lock is made to lapse from the page: the SDK finds it lost.
+    await prog.line('locked 2');
+    await page.locator('.lane[data-entity="orders"] .card[data-seq="2"][data-state="locked"]').waitFor();
+    await page.click('#live-next');
+    await page.locator('#event-log', { hasText: '#2: lock lapsed without settlement' }).waitFor();
+    prog.go();
+    await prog.line('lock lost');
+    // Paused, the page holds still while the server goes on; its link reopens exactly there,
+    // and a page opened with a link asks nothing of any server.
+    await page.click('#live-follow');
+    await page.locator('#live-follow', { hasText: 'Follow the server again' }).waitFor();
+    const here = await page.textContent('#clock-rel');
+    const cards = await page.locator('.lane[data-entity="orders"] .card').evaluateAll((cs) => cs.map((c) => `${c.dataset.seq}:${c.dataset.state}`).join(' '));
+    await page.click('#share');
+    const link = await page.inputValue('#share-link');
+    if (link.includes('live')) throw new Error(`the link still asks to follow: ${link}`);
+    const other = await ctx.newPage();
+    const asked = [];
+    other.on('request', (r) => { if (r.url().includes('/live/')) asked.push(r.url()); });
+    await other.goto(link);
+    await other.waitForSelector('.clock');
+    await other.locator('#clock-rel', { hasText: here }).waitFor();
+    const again = await other.locator('.lane[data-entity="orders"] .card').evaluateAll((cs) => cs.map((c) => `${c.dataset.seq}:${c.dataset.state}`).join(' '));
+    if (again !== cards) throw new Error(`the link shows ${again}, the live page ${cards}`);
+    await other.locator('#event-log', { hasText: '#2: lock lapsed without settlement' }).waitFor();
+    if (await other.locator('#live-panel').count()) throw new Error('a page opened with a link follows a server');
+    if (asked.length) throw new Error(`a page opened with a link asked a server: ${asked}`);
+  } finally {
+    if (prog) prog.stop();
+    srv.stop();
+  }
+});
+
+test('live: the page says when the server is gone, and follows it again when it is back', async (ctx) => {
+  const srv = await sbpServe();
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(15000);
+  await page.goto(srv.live + '&lang=en');
+  await page.locator('#live-badge', { hasText: 'live:' }).waitFor();
+  // The page's own forms step aside while it follows: the steps come from the programs.
+  if (await page.locator('#send-button').count()) throw new Error('the send form shows while following');
+  srv.stop();
+  await page.locator('#live-badge', { hasText: 'The server is gone' }).waitFor();
+  // Started again on the same address, the server is followed again by itself.
+  const again = await sbpServe(new URL(srv.live).host);
+  try {
+    await page.locator('#live-badge', { hasText: 'live: 0 clients' }).waitFor();
+    // A page on the same origin opened without ?live is offered the server.
+    const plain = await ctx.newPage();
+    await plain.goto(again.live.replace('?live', '?lang=en'));
+    await plain.locator('#open-live').waitFor();
+    await plain.click('#open-live');
+    await plain.locator('#live-badge', { hasText: 'live: 0 clients' }).waitFor();
+  } finally {
+    again.stop();
   }
 });
 

@@ -74,10 +74,7 @@ pub fn json_payload(json: &str) -> String {
 /// payload goes).
 pub fn share_url(sim: &mut Simulation, speed: u32, done: impl FnOnce(String) + 'static) {
     let mut link = sbp_scenario::link::link_to(sim, Some(speed));
-    let base = web_sys::window()
-        .and_then(|w| w.location().href().ok())
-        .map(|h| h.split('#').next().unwrap_or_default().to_string())
-        .unwrap_or_default();
+    let base = share_base();
     let json = serde_json::to_string(&link.scenario).unwrap_or_default();
     let checkpoint = link.checkpoint.take().unwrap_or_default();
     let marks = (!checkpoint.is_empty()).then_some("\u{2}");
@@ -90,6 +87,32 @@ pub fn share_url(sim: &mut Simulation, speed: u32, done: impl FnOnce(String) + '
         &checkpoint,
         wasm_bindgen::JsCast::unchecked_ref(&on_packed),
     );
+}
+
+/// The page's address for a link: without its fragment, and without `live` (a link opens a
+/// run where it was, in any playground; it never follows a server).
+fn share_base() -> String {
+    let Some(location) = web_sys::window().map(|w| w.location()) else {
+        return String::new();
+    };
+    let search = location.search().unwrap_or_default();
+    let query = match web_sys::UrlSearchParams::new_with_str(&search) {
+        Ok(params) => {
+            params.delete("live");
+            let q = String::from(params.to_string());
+            if q.is_empty() {
+                q
+            } else {
+                format!("?{q}")
+            }
+        }
+        Err(_) => search,
+    };
+    format!(
+        "{}{}{query}",
+        location.origin().unwrap_or_default(),
+        location.pathname().unwrap_or_default()
+    )
 }
 
 // The link payloads, with the browser's base64 and deflate (CompressionStream): the same
