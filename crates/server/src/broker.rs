@@ -100,8 +100,10 @@ impl Broker {
                     format_instant(MAX_CLOCK_MOVE_MS)
                 ))
             }
-            None => match self.sim.next_due() {
-                Some(due) => (due - self.sim.now()).max(0),
+            // What happens next as the page says it (a timer that no longer applies, a
+            // settled message's lock, is passed over).
+            None => match self.sim.next_event() {
+                Some((due, _)) => (due - self.sim.now()).max(0),
                 None => return Err("nothing is due: no timer to move the clock to".into()),
             },
         };

@@ -37,8 +37,8 @@ pub fn connect(store: &StateHandle) {
 
 /// One event of the feed, read (None when it does not read: said, nothing changes).
 fn read(kind: &str, data: &str) -> Option<LiveMsg> {
-    let mut v: serde_json::Value = serde_json::from_str(data).ok()?;
-    let now = v.get("now").and_then(serde_json::Value::as_i64)?;
+    let v: serde_json::Value = serde_json::from_str(data).ok()?;
+    let now = v.get("now").and_then(serde_json::Value::as_i64);
     let clients = v.get("clients").map(clients);
     match kind {
         "scenario" => {
@@ -46,16 +46,16 @@ fn read(kind: &str, data: &str) -> Option<LiveMsg> {
                 sbp_scenario::Scenario::from_json(&v.get("scenario")?.to_string()).ok()?;
             Some(LiveMsg::Opened {
                 scenario: Box::new(scenario),
-                now,
+                now: now?,
                 clients: clients.unwrap_or_default(),
             })
         }
         "step" => {
             let index = usize::try_from(v.get("index")?.as_u64()?).ok()?;
-            let step = serde_json::from_value(v.get_mut("step")?.take()).ok()?;
+            let step = serde_json::from_str(&v.get("step")?.to_string()).ok()?;
             Some(LiveMsg::Step(index, Box::new(step)))
         }
-        "now" => Some(LiveMsg::Now(now, clients)),
+        "now" => Some(LiveMsg::Now(now?, clients)),
         _ => None,
     }
 }
@@ -145,7 +145,8 @@ pub fn live_panel(props: &crate::state::StateProps) -> Html {
     let save = {
         let store = store.clone();
         Callback::from(move |_: MouseEvent| {
-            let json = store.sim.borrow().scenario.to_json_pretty();
+            // Compact JSON: the serializer the share link already uses (no second copy in the wasm).
+            let json = serde_json::to_string(&store.sim.borrow().scenario).unwrap_or_default();
             browser::download("sbp-serve-run.json", &json);
         })
     };
