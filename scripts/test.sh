@@ -29,6 +29,8 @@ step "every lesson through the CLI (start, computed answers, solutions reach the
 cargo run -q -p sbp-cli -- check $(find web/lessons -name "*.json" ! -name index.json | sort)
 step "the real Python SDK against sbp serve (tests/sdk/run.sh), and its recorded run replayed"
 tests/sdk/run.sh
+step "every preset as Python and JavaScript code (sbp code) against sbp serve, each check as the playground showed"
+tests/sdk/presets.sh
 step "fuzz: 20,000 links and scenario files (a long run: docs/TESTING.md)"
 cargo run -q --release -p sbp-cli -- fuzz --inputs 20000 --seed "${FUZZ_SEED:-1}"
 if [ -f crates/ui/Cargo.toml ]; then

@@ -1169,7 +1169,7 @@ test('live: a Python program of one\'s own watched in the page; a lock lapsed fr
     const page = await ctx.newPage();
     page.setDefaultTimeout(15000);
     await page.goto(srv.live + '&lang=en');
-    await page.locator('#live-badge', { hasText: 'live: 0 clients' }).waitFor();
+    await page.locator('#live-badge', { hasText: 'clients connected: 0' }).waitFor();
     prog = program(python, ['tests/sdk/live.py', srv.conn]);
     await prog.line('locked 1');
     // The page shows the program's message under its lock, the lock counting down, and who holds it.
@@ -1181,7 +1181,7 @@ test('live: a Python program of one\'s own watched in the page; a lock lapsed fr
       return el && el.textContent !== before;
     }, left);
     await page.locator('#live-clients', { hasText: 'receives from orders' }).waitFor();
-    await page.locator('#live-badge', { hasText: 'live: 1 clients' }).waitFor();
+    await page.locator('#live-badge', { hasText: 'clients connected: 1' }).waitFor();
     // The settlement.
     prog.go();
     await prog.line('completed');
@@ -1227,7 +1227,7 @@ test('live: the page says when the server is gone, and follows it again when it 
   const page = await ctx.newPage();
   page.setDefaultTimeout(15000);
   await page.goto(srv.live + '&lang=en');
-  await page.locator('#live-badge', { hasText: 'live:' }).waitFor();
+  await page.locator('#live-badge', { hasText: 'clients connected' }).waitFor();
   // The page's own forms step aside while it follows: the steps come from the programs.
   if (await page.locator('#send-button').count()) throw new Error('the send form shows while following');
   srv.stop();
@@ -1235,13 +1235,13 @@ test('live: the page says when the server is gone, and follows it again when it 
   // Started again on the same address, the server is followed again by itself.
   const again = await sbpServe(new URL(srv.live).host);
   try {
-    await page.locator('#live-badge', { hasText: 'live: 0 clients' }).waitFor();
+    await page.locator('#live-badge', { hasText: 'clients connected: 0' }).waitFor();
     // A page on the same origin opened without ?live is offered the server.
     const plain = await ctx.newPage();
     await plain.goto(again.live.replace('?live', '?lang=en'));
     await plain.locator('#open-live').waitFor();
     await plain.click('#open-live');
-    await plain.locator('#live-badge', { hasText: 'live: 0 clients' }).waitFor();
+    await plain.locator('#live-badge', { hasText: 'clients connected: 0' }).waitFor();
   } finally {
     again.stop();
   }

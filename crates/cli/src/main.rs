@@ -145,6 +145,11 @@ enum Cmd {
         /// Print nothing per operation.
         #[arg(long)]
         quiet: bool,
+        /// Run the broker's clock N times as fast as the wall clock (1 to 1000): a lock, a
+        /// TTL or a scheduled message comes N times sooner. Times the SDKs see stay on the wall
+        /// clock. The code `sbp code` writes keeps pace with SBP_SPEED=N.
+        #[arg(long, default_value_t = 1)]
+        speed: i64,
     },
 }
 
@@ -551,11 +556,23 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             state,
             play,
             quiet,
+            speed,
         } => {
             // Connections print from other threads: the standard output is not held here.
             drop(out);
             let ui = (http != "none").then_some((http, dist));
-            serve(file, &amqp, ui, record, state, play, quiet)
+            serve(
+                file,
+                &amqp,
+                ui,
+                Serving {
+                    record,
+                    state,
+                    play,
+                    quiet,
+                    speed,
+                },
+            )
         }
         Cmd::Presets { write } => {
             for (name, json) in PRESETS {
@@ -632,15 +649,28 @@ const SERVE_DEFAULT: &str = r#"{"version": 1, "name": "sbp serve",
   "entities": [{"queue": "orders"}, {"topic": "events"}, {"subscription": "events/subscriptions/audit"}]}"#;
 
 /// `sbp serve`: the scenario's (or a Config.json's) entities behind an AMQP endpoint.
-fn serve(
-    file: Option<String>,
-    amqp: &str,
-    ui: Option<(String, PathBuf)>,
+/// How `sbp serve` runs (its options beyond what it serves and where).
+struct Serving {
     record: Option<PathBuf>,
     state: Option<PathBuf>,
     play: bool,
     quiet: bool,
+    speed: i64,
+}
+
+fn serve(
+    file: Option<String>,
+    amqp: &str,
+    ui: Option<(String, PathBuf)>,
+    serving: Serving,
 ) -> Result<ExitCode, Failure> {
+    let Serving {
+        record,
+        state,
+        play,
+        quiet,
+        speed,
+    } = serving;
     let addr: std::net::SocketAddr = amqp
         .parse()
         .map_err(|_| format!("--amqp {amqp}: give an address such as 127.0.0.1:5672"))?;
@@ -711,6 +741,10 @@ fn serve(
         }
     };
     broker.verbose = !quiet;
+    broker.set_speed(speed)?;
+    if speed != 1 {
+        println!("clock: {speed} times as fast as the wall clock (--speed)");
+    }
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start: {e}"))?;
     runtime.block_on(async move {
         let server = sbp_server::Server::bind(addr, broker)

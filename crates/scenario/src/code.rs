@@ -10,7 +10,9 @@ use crate::step::{Action, Step};
 use crate::{Scenario, Simulation, Text};
 use sbp_engine::text;
 use sbp_engine::time::{format_duration, format_instant, Duration, MAX_VALUE};
-use sbp_engine::{EntityKind, EntitySettings, Namespace, PropertyValue, SubscriptionRule};
+use sbp_engine::{
+    EntityKind, EntitySettings, MessageView, Namespace, PropertyValue, Reply, SubscriptionRule,
+};
 
 /// The languages code is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,11 +66,38 @@ pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
     quiet.namespace.log_limit = Some(quiet.namespace.log_limit.unwrap_or(10_000));
     let timeline = std::mem::take(&mut quiet.timeline);
     quiet.expect.clear();
+    // What each step returns, from a run of its own: what the program checks at each point.
+    let replies: Vec<Result<Vec<Reply>, sbp_engine::BrokerError>> = {
+        let mut probe = Simulation::new(&quiet).map_err(|e| e.text())?;
+        timeline
+            .iter()
+            .map(|step| {
+                probe.advance_to(step.at.ms());
+                let mut recorded = step.clone();
+                recorded.at = crate::dur::Dur(step.at.ms());
+                probe.push_step_replies(recorded)
+            })
+            .collect()
+    };
     let mut sim = Simulation::new(&quiet).map_err(|e| e.text())?;
     let mut w = Code {
         lang,
         out: String::new(),
         indent: 0,
+        held: Default::default(),
+        calls: 0,
+        unchecked: false,
+        ids: timeline
+            .iter()
+            .filter_map(|s| match &s.action {
+                Some(Action::Send(d)) => d.message_id.as_ref().map(|id| (id, d.count)),
+                _ => None,
+            })
+            .flat_map(|(id, count)| match count {
+                Some(n) if n > 1 => (1..=n).map(|i| format!("{id}-{i}")).collect::<Vec<_>>(),
+                _ => vec![id.clone()],
+            })
+            .collect(),
     };
     w.prelude(scenario);
     w.entities(&sim.ns, scenario);
@@ -76,15 +105,15 @@ pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
     w.say(text!("code-timeline"));
     let mut seen = logged(&sim);
     let mut now = 0;
-    for step in &timeline {
+    for (step, replies) in timeline.iter().zip(&replies) {
         let at = step.at.ms();
         if at > now {
             sim.advance_to(at);
-            w.wait(at - now, at);
+            w.wait(at);
             now = at;
         }
         seen = w.happened(&sim, seen);
-        w.step(&sim, step);
+        w.step(&sim, step, replies);
         let mut recorded = step.clone();
         recorded.at = crate::dur::Dur(at);
         let _ = sim.push_step(recorded);
@@ -93,7 +122,7 @@ pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
     if let Some(last) = scenario.expect.iter().map(|e| e.at.ms()).max() {
         if last > now {
             sim.advance_to(last);
-            w.wait(last - now, last);
+            w.wait(last);
             w.happened(&sim, seen);
         }
     }
@@ -111,6 +140,15 @@ struct Code {
     lang: Lang,
     out: String,
     indent: usize,
+    /// (entity path, the playground's SequenceNumber) -> the receive call that got it, and
+    /// where in its list: a settlement names the message the program actually received.
+    held: std::collections::HashMap<(String, u64), (String, usize)>,
+    /// Receive calls written so far (`c1`, `c2`...).
+    calls: usize,
+    /// The program has stopped checking (a step it does not take).
+    unchecked: bool,
+    /// MessageIds the scenario gives (the others are the playground's own: not compared).
+    ids: std::collections::BTreeSet<String>,
 }
 
 impl Code {
@@ -148,6 +186,17 @@ impl Code {
         } else {
             scenario.name.clone()
         };
+        // The words the program prints at its checks, in the reader's language.
+        let words = [
+            ("SAME", text!("code-check-same")),
+            ("DIFFERS", text!("code-check-differs")),
+            ("SHOWED", text!("code-check-showed")),
+            ("RETURNED", text!("code-check-returned")),
+            ("NOT_CHECKED", text!("code-check-skipped")),
+            ("ALL_SAME", text!("code-check-all")),
+            ("SOME_DIFFER", text!("code-check-some")),
+            ("EXISTING", text!("code-entities-existing")),
+        ];
         match self.lang {
             Lang::CSharp => {
                 self.say(text!(
@@ -162,30 +211,83 @@ impl Code {
                 self.say(text!("code-connection"));
                 self.note(EMULATOR_CONNECTION);
                 self.line("var connection = Environment.GetEnvironmentVariable(\"SERVICEBUS_CONNECTION\") ?? \"<connection string>\";");
-                self.line("await using var client = new ServiceBusClient(connection);");
-                self.line("var admin = new ServiceBusAdministrationClient(connection);");
+                self.say(text!("code-admin"));
+                self.line("var adminConnection = Environment.GetEnvironmentVariable(\"SERVICEBUS_ADMIN_CONNECTION\");");
+                self.say(text!("code-speed"));
+                self.line("var SPEED = double.Parse(Environment.GetEnvironmentVariable(\"SBP_SPEED\") ?? \"1\", System.Globalization.CultureInfo.InvariantCulture);");
+                for (name, t) in &words {
+                    let lit = self.lit(&t.to_string());
+                    self.line(&format!("const string {name} = {lit};"));
+                }
+                self.say(text!("code-retries"));
+                self.line("await using var client = new ServiceBusClient(connection, new ServiceBusClientOptions { RetryOptions = new ServiceBusRetryOptions { MaxRetries = 0 } });");
+                self.line("var admin = adminConnection is null ? null : new ServiceBusAdministrationClient(adminConnection);");
                 self.line("var start = DateTimeOffset.UtcNow;");
                 self.line("var receivers = new Dictionary<string, ServiceBusReceiver>();");
-                self.line("var held = new Dictionary<string, ServiceBusReceivedMessage>();");
+                self.line("var senders = new Dictionary<string, ServiceBusSender>();");
+                self.line("var calls = new Dictionary<string, IReadOnlyList<ServiceBusReceivedMessage>>();");
                 self.line("var scheduled = new Dictionary<string, long>();");
-                self.line("ServiceBusReceiver Receiver(string name, string path, ServiceBusReceiveMode mode)");
-                self.line("{");
-                self.line("    var key = $\"{name}|{path}|{mode}\";");
-                self.line("    if (!receivers.TryGetValue(key, out var r))");
-                self.line("    {");
-                self.line(
+                self.line("var differences = new List<string>();");
+                self.line("var checking = true;");
+                for l in [
+                    "ServiceBusReceiver Receiver(string name, string path, ServiceBusReceiveMode mode)",
+                    "{",
+                    "    var key = $\"{name}|{path}|{mode}\";",
+                    "    if (!receivers.TryGetValue(key, out var r))",
+                    "    {",
                     "        var options = new ServiceBusReceiverOptions { ReceiveMode = mode };",
-                );
-                self.line("        var parts = path.Split(\"/subscriptions/\");");
-                self.line("        r = parts.Length == 2 ? client.CreateReceiver(parts[0], parts[1], options) : client.CreateReceiver(path, options);");
-                self.line("        receivers[key] = r;");
-                self.line("    }");
-                self.line("    return r;");
-                self.line("}");
-                self.line("void Hold(string path, IEnumerable<ServiceBusReceivedMessage> got)");
-                self.line("{");
-                self.line("    foreach (var m in got) held[$\"{path}#{m.SequenceNumber}\"] = m;");
-                self.line("}");
+                    "        var parts = path.Split(\"/subscriptions/\");",
+                    "        r = parts.Length == 2 ? client.CreateReceiver(parts[0], parts[1], options) : client.CreateReceiver(path, options);",
+                    "        receivers[key] = r;",
+                    "    }",
+                    "    return r;",
+                    "}",
+                    "ServiceBusSender Sender(string path)",
+                    "{",
+                    "    if (!senders.TryGetValue(path, out var s)) senders[path] = s = client.CreateSender(path);",
+                    "    return s;",
+                    "}",
+                    "async Task WaitUntil(long ms)",
+                    "{",
+                    "    var delay = start.AddMilliseconds(ms / SPEED) - DateTimeOffset.UtcNow;",
+                    "    if (delay > TimeSpan.Zero) await Task.Delay(delay);",
+                    "}",
+                    "// Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.",
+                    "async Task<IReadOnlyList<ServiceBusReceivedMessage>> ReceiveAsync(ServiceBusReceiver r, int count, int expected)",
+                    "{",
+                    "    var got = new List<ServiceBusReceivedMessage>();",
+                    "    var deadline = DateTimeOffset.UtcNow.AddSeconds(5);",
+                    "    while (true)",
+                    "    {",
+                    "        var wait = got.Count < expected ? deadline - DateTimeOffset.UtcNow : TimeSpan.FromMilliseconds(100);",
+                    "        if (wait < TimeSpan.FromMilliseconds(100)) wait = TimeSpan.FromMilliseconds(100);",
+                    "        got.AddRange(await r.ReceiveMessagesAsync(count - got.Count, wait));",
+                    "        if (got.Count >= expected || got.Count >= count || DateTimeOffset.UtcNow >= deadline) return got;",
+                    "    }",
+                    "}",
+                    "void Check(string what, string showed, string returned)",
+                    "{",
+                    "    if (!checking) Console.WriteLine($\"{NOT_CHECKED}: {what}: {returned}\");",
+                    "    else if (showed == returned) Console.WriteLine($\"{SAME}: {what}: {returned}\");",
+                    "    else { differences.Add(what); Console.WriteLine($\"{DIFFERS}: {what}: {SHOWED} {showed}, {RETURNED} {returned}\"); }",
+                    "}",
+                    "ServiceBusReceivedMessage? Message(string call, int i)",
+                    "{",
+                    "    if (calls.TryGetValue(call, out var got) && i < got.Count) return got[i];",
+                    "    Check($\"{call}: message {i + 1}\", \"received\", \"not received\");",
+                    "    return null;",
+                    "}",
+                    "long Seq(string call, int i) => Message(call, i)?.SequenceNumber ?? -1;",
+                    "string Failure(Exception e) => e is ServiceBusException s ? s.Reason.ToString() switch",
+                    "{",
+                    "    \"MessagingEntityNotFound\" => \"MessagingEntityNotFound\",",
+                    "    \"ServiceBusy\" => \"ServerBusy\",",
+                    "    \"ServiceTimeout\" => \"ServiceTimeout\",",
+                    "    var reason => reason,",
+                    "} : e is InvalidOperationException ? \"InvalidOperation\" : e.GetType().Name;",
+                ] {
+                    self.line(l);
+                }
             }
             Lang::Python => {
                 // Line 1 names the encoding, so no text on line 1 or 2 can (PEP 263: a title
@@ -199,41 +301,107 @@ impl Code {
                 self.note("pip install azure-servicebus");
                 self.line("import base64");
                 self.line("import os");
+                self.line("import sys");
                 self.line("import time");
                 self.line("import uuid");
                 self.line("from datetime import datetime, timedelta, timezone");
-                self.line("from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusReceiveMode, NEXT_AVAILABLE_SESSION");
+                self.line("from typing import Dict, List, Optional, Tuple");
+                self.line("");
+                self.line("from azure.servicebus import NEXT_AVAILABLE_SESSION, ServiceBusClient, ServiceBusMessage, ServiceBusReceivedMessage, ServiceBusReceiveMode, ServiceBusReceiver, ServiceBusSender");
                 self.line("from azure.servicebus.management import ServiceBusAdministrationClient, CorrelationRuleFilter, SqlRuleFilter, SqlRuleAction, TrueRuleFilter");
                 self.line("");
                 self.say(text!("code-connection"));
                 self.note(EMULATOR_CONNECTION);
                 self.line("CONNECTION = os.environ.get(\"SERVICEBUS_CONNECTION\", \"<connection string>\")");
-                self.line("client = ServiceBusClient.from_connection_string(CONNECTION)");
+                self.say(text!("code-admin"));
+                self.line("ADMIN_CONNECTION = os.environ.get(\"SERVICEBUS_ADMIN_CONNECTION\")");
+                self.say(text!("code-speed"));
+                self.line("SPEED = float(os.environ.get(\"SBP_SPEED\", \"1\"))");
+                for (name, t) in &words {
+                    let lit = self.lit(&t.to_string());
+                    self.line(&format!("{name} = {lit}"));
+                }
+                self.line("ERRORS = {\"MessageLockLostError\": \"MessageLockLost\", \"SessionLockLostError\": \"SessionLockLost\", \"MessageNotFoundError\": \"MessageNotFound\", \"MessagingEntityNotFoundError\": \"MessagingEntityNotFound\", \"MessageSizeExceededError\": \"MessageSizeExceeded\", \"ServiceBusQuotaExceededError\": \"QuotaExceeded\", \"ServiceBusServerBusyError\": \"ServerBusy\", \"SessionCannotBeLockedError\": \"SessionCannotBeLocked\", \"OperationTimeoutError\": \"ServiceTimeout\", \"MessageAlreadySettled\": \"InvalidOperation\", \"ValueError\": \"InvalidOperation\", \"ServiceBusError\": \"InvalidOperation\"}");
+                self.say(text!("code-retries"));
                 self.line(
-                    "admin = ServiceBusAdministrationClient.from_connection_string(CONNECTION)",
+                    "client = ServiceBusClient.from_connection_string(CONNECTION, retry_total=0)",
                 );
+                self.line("admin = ServiceBusAdministrationClient.from_connection_string(ADMIN_CONNECTION) if ADMIN_CONNECTION else None");
                 self.line("start = datetime.now(timezone.utc)");
-                self.line("receivers = {}");
-                self.line("held = {}");
-                self.line("scheduled = {}");
-                self.line("");
-                self.line("");
-                self.line("def receiver(name, path, mode):");
-                self.line("    key = (name, path, mode)");
-                self.line("    if key not in receivers:");
-                self.line("        if \"/subscriptions/\" in path:");
-                self.line("            topic, subscription = path.split(\"/subscriptions/\")");
-                self.line("            receivers[key] = client.get_subscription_receiver(topic, subscription, receive_mode=mode)");
-                self.line("        else:");
-                self.line("            receivers[key] = client.get_queue_receiver(path, receive_mode=mode)");
-                self.line("    return receivers[key]");
-                self.line("");
-                self.line("");
-                self.line("def hold(path, got):");
-                self.line("    for m in got:");
-                self.line("        held[f\"{path}#{m.sequence_number}\"] = m");
-                self.line("");
-                self.line("");
+                self.line("began = time.monotonic()");
+                self.line("receivers: Dict[Tuple[str, str, ServiceBusReceiveMode], ServiceBusReceiver] = {}");
+                self.line("senders: Dict[str, ServiceBusSender] = {}");
+                self.line("calls: Dict[str, List[ServiceBusReceivedMessage]] = {}");
+                self.line("scheduled: Dict[str, int] = {}");
+                self.line("differences: List[str] = []");
+                self.line("checking = [True]");
+                for l in [
+                    "",
+                    "",
+                    "def receiver(name: str, path: str, mode: ServiceBusReceiveMode) -> ServiceBusReceiver:",
+                    "    key = (name, path, mode)",
+                    "    if key not in receivers:",
+                    "        if \"/subscriptions/\" in path:",
+                    "            topic, subscription = path.split(\"/subscriptions/\")",
+                    "            receivers[key] = client.get_subscription_receiver(topic, subscription, receive_mode=mode)",
+                    "        else:",
+                    "            receivers[key] = client.get_queue_receiver(path, receive_mode=mode)",
+                    "    return receivers[key]",
+                    "",
+                    "",
+                    "def sender(path: str, topic: bool) -> ServiceBusSender:",
+                    "    if path not in senders:",
+                    "        senders[path] = client.get_topic_sender(path) if topic else client.get_queue_sender(path)",
+                    "    return senders[path]",
+                    "",
+                    "",
+                    "def wait_until(ms: int) -> None:",
+                    "    delay = began + ms / 1000 / SPEED - time.monotonic()",
+                    "    if delay > 0:",
+                    "        time.sleep(delay)",
+                    "",
+                    "",
+                    "def receive(r: ServiceBusReceiver, count: int, expected: int) -> List[ServiceBusReceivedMessage]:",
+                    "    # Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.",
+                    "    got: List[ServiceBusReceivedMessage] = []",
+                    "    deadline = time.monotonic() + 5",
+                    "    while True:",
+                    "        wait = max(deadline - time.monotonic(), 0.1) if len(got) < expected else 0.1",
+                    "        got += r.receive_messages(max_message_count=count - len(got), max_wait_time=wait)",
+                    "        if len(got) >= expected or len(got) >= count or time.monotonic() >= deadline:",
+                    "            return got",
+                    "",
+                    "",
+                    "def check(what: str, showed: str, returned: str) -> None:",
+                    "    if not checking[0]:",
+                    "        print(f\"{NOT_CHECKED}: {what}: {returned}\")",
+                    "    elif showed == returned:",
+                    "        print(f\"{SAME}: {what}: {returned}\")",
+                    "    else:",
+                    "        differences.append(what)",
+                    "        print(f\"{DIFFERS}: {what}: {SHOWED} {showed}, {RETURNED} {returned}\")",
+                    "",
+                    "",
+                    "def message(call: str, i: int) -> Optional[ServiceBusReceivedMessage]:",
+                    "    got = calls.get(call, [])",
+                    "    if i < len(got):",
+                    "        return got[i]",
+                    "    check(f\"{call}: message {i + 1}\", \"received\", \"not received\")",
+                    "    return None",
+                    "",
+                    "",
+                    "def seq(call: str, i: int) -> int:",
+                    "    m = message(call, i)",
+                    "    return m.sequence_number or -1 if m else -1",
+                    "",
+                    "",
+                    "def failure(e: Exception) -> str:",
+                    "    return ERRORS.get(type(e).__name__, type(e).__name__)",
+                    "",
+                    "",
+                ] {
+                    self.line(l);
+                }
             }
             Lang::JavaScript => {
                 self.say(text!(
@@ -248,29 +416,84 @@ impl Code {
                 self.say(text!("code-connection"));
                 self.note(EMULATOR_CONNECTION);
                 self.line("const connection = process.env.SERVICEBUS_CONNECTION || \"<connection string>\";");
+                self.say(text!("code-admin"));
+                self.line("const adminConnection = process.env.SERVICEBUS_ADMIN_CONNECTION;");
+                self.say(text!("code-speed"));
+                self.line("const SPEED = Number(process.env.SBP_SPEED || \"1\");");
+                for (name, t) in &words {
+                    let lit = self.lit(&t.to_string());
+                    self.line(&format!("const {name} = {lit};"));
+                }
                 self.line(
                     "const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));",
                 );
+                self.say(text!("code-retries"));
                 self.line("");
                 self.line("async function main() {");
                 self.indent = 1;
-                self.line("const client = new ServiceBusClient(connection);");
-                self.line("const admin = new ServiceBusAdministrationClient(connection);");
-                self.line("const start = Date.now();");
-                self.line("const receivers = new Map();");
-                self.line("const held = new Map();");
-                self.line("const scheduled = new Map();");
-                self.line("const receiver = (name, path, mode) => {");
-                self.line("    const key = `${name}|${path}|${mode}`;");
-                self.line("    if (!receivers.has(key)) {");
-                self.line("        const [topic, subscription] = path.split(\"/subscriptions/\");");
-                self.line("        receivers.set(key, subscription");
-                self.line("            ? client.createReceiver(topic, subscription, { receiveMode: mode })");
-                self.line("            : client.createReceiver(path, { receiveMode: mode }));");
-                self.line("    }");
-                self.line("    return receivers.get(key);");
-                self.line("};");
-                self.line("const hold = (path, got) => got.forEach((m) => held.set(`${path}#${m.sequenceNumber}`, m));");
+                for l in [
+                    "const client = new ServiceBusClient(connection, { retryOptions: { maxRetries: 0 } }); // (no retries: see above)",
+                    "const admin = adminConnection ? new ServiceBusAdministrationClient(adminConnection) : undefined;",
+                    "const start = Date.now();",
+                    "const receivers = new Map();",
+                    "const senders = new Map();",
+                    "const calls = new Map();",
+                    "const scheduled = new Map();",
+                    "const differences = [];",
+                    "let checking = true;",
+                    "const receiver = (name, path, mode) => {",
+                    "    const key = `${name}|${path}|${mode}`;",
+                    "    if (!receivers.has(key)) {",
+                    "        const [topic, subscription] = path.split(\"/subscriptions/\");",
+                    "        // No automatic lock renewal (this SDK's default): the playground renews a lock only when a step says so.",
+                    "        const options = { receiveMode: mode, maxAutoLockRenewalDurationInMs: 0 };",
+                    "        receivers.set(key, subscription",
+                    "            ? client.createReceiver(topic, subscription, options)",
+                    "            : client.createReceiver(path, options));",
+                    "    }",
+                    "    return receivers.get(key);",
+                    "};",
+                    "const sender = (path) => {",
+                    "    if (!senders.has(path)) senders.set(path, client.createSender(path));",
+                    "    return senders.get(path);",
+                    "};",
+                    "const waitUntil = async (ms) => {",
+                    "    const delay = start + ms / SPEED - Date.now();",
+                    "    if (delay > 0) await sleep(delay);",
+                    "};",
+                    "// Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.",
+                    "const receive = async (r, count, expected) => {",
+                    "    const got = [];",
+                    "    const deadline = Date.now() + 5000;",
+                    "    for (;;) {",
+                    "        const wait = got.length < expected ? Math.max(deadline - Date.now(), 100) : 100;",
+                    "        got.push(...(await r.receiveMessages(count - got.length, { maxWaitTimeInMs: wait })));",
+                    "        if (got.length >= expected || got.length >= count || Date.now() >= deadline) return got;",
+                    "    }",
+                    "};",
+                    "const check = (what, showed, returned) => {",
+                    "    if (!checking) console.log(`${NOT_CHECKED}: ${what}: ${returned}`);",
+                    "    else if (showed === returned) console.log(`${SAME}: ${what}: ${returned}`);",
+                    "    else {",
+                    "        differences.push(what);",
+                    "        console.log(`${DIFFERS}: ${what}: ${SHOWED} ${showed}, ${RETURNED} ${returned}`);",
+                    "    }",
+                    "};",
+                    "const message = (call, i) => {",
+                    "    const got = calls.get(call) || [];",
+                    "    if (i < got.length) return got[i];",
+                    "    check(`${call}: message ${i + 1}`, \"received\", \"not received\");",
+                    "    return undefined;",
+                    "};",
+                    "const seq = (call, i) => {",
+                    "    const m = message(call, i);",
+                    "    return m && m.sequenceNumber ? m.sequenceNumber : Long.fromNumber(-1);",
+                    "};",
+                    "// The playground's names for this SDK's error codes (it names the service's amqp:not-allowed GeneralError).",
+                    "const failure = (e) => ({ ServiceBusy: \"ServerBusy\", GeneralError: \"InvalidOperation\" })[e.code] || e.code || (e instanceof TypeError ? \"InvalidOperation\" : e.name);",
+                ] {
+                    self.line(l);
+                }
             }
         }
         if !scenario.description.is_empty() {
@@ -281,12 +504,17 @@ impl Code {
             self.line("");
             self.say(text!("code-emulator"));
         }
+        self.say(text!("code-checks"));
         self.line("");
     }
 
     /// The administration calls that create the scenario's entities with their settings.
     fn entities(&mut self, ns: &Namespace, scenario: &Scenario) {
         self.say(text!("code-entities"));
+        if scenario.entities.is_empty() {
+            return;
+        }
+        self.admin_open();
         for def in &scenario.entities {
             let path = def
                 .queue
@@ -318,6 +546,99 @@ impl Code {
                 }
             }
         }
+        self.admin_close(None);
+    }
+
+    /// Opens a block that runs only with an administration client (`SERVICEBUS_ADMIN_CONNECTION`).
+    fn admin_open(&mut self) {
+        let open = match self.lang {
+            Lang::CSharp => "if (admin is not null)\n{",
+            Lang::Python => "if admin:",
+            Lang::JavaScript => "if (admin) {",
+        };
+        for l in open.lines() {
+            self.line(l);
+        }
+        self.indent += 1;
+    }
+
+    /// Closes [`Code::admin_open`]'s block. Without an administration client: the entities are
+    /// taken as existing (`why` None), or the checks stop (a step the program cannot take).
+    fn admin_close(&mut self, why: Option<Text>) {
+        self.indent -= 1;
+        let otherwise = match (&why, self.lang) {
+            (None, Lang::CSharp) => "Console.WriteLine(EXISTING);".to_string(),
+            (None, Lang::Python) => "print(EXISTING)".to_string(),
+            (None, Lang::JavaScript) => "console.log(EXISTING);".to_string(),
+            (Some(why), _) => self.stop_checking_line(why),
+        };
+        match self.lang {
+            Lang::CSharp => {
+                self.line("}");
+                self.line(&format!("else {otherwise}"));
+            }
+            Lang::Python => {
+                self.line("else:");
+                self.line(&format!("    {otherwise}"));
+            }
+            Lang::JavaScript => self.line(&format!("}} else {otherwise}")),
+        }
+    }
+
+    /// The statement that stops the checks (the run goes where the playground's did not), saying why.
+    fn stop_checking_line(&self, why: &Text) -> String {
+        let why = self.lit(&text!("code-check-stop", why = why.clone()).to_string());
+        match self.lang {
+            Lang::CSharp => format!("{{ checking = false; Console.WriteLine({why}); }}"),
+            Lang::Python => format!("checking[0] = False; print({why})"),
+            Lang::JavaScript => format!("{{ checking = false; console.log({why}); }}"),
+        }
+    }
+
+    /// The checks stop here, for a step the program does not take at all.
+    fn stop_checking(&mut self, why: Text) {
+        let line = self.stop_checking_line(&why);
+        self.line(&line);
+        self.unchecked = true;
+    }
+
+    /// Every setting an update may change, with its value (off and MaxValue too), for an
+    /// update to write only what it changes. RequiresSession and RequiresDuplicateDetection are
+    /// fixed at creation and never written.
+    fn options_all(&self, kind: &str, s: &EntitySettings) -> Vec<(String, String)> {
+        let mut o: Vec<(&str, String)> = Vec::new();
+        let d = |ms: Duration| self.duration(ms);
+        let none = match self.lang {
+            Lang::Python => "None",
+            Lang::CSharp => "null",
+            Lang::JavaScript => "undefined",
+        };
+        let target = |t: &Option<String>| t.as_deref().map_or(none.to_string(), |f| self.lit(f));
+        o.push((
+            "DefaultMessageTimeToLive",
+            d(s.default_message_time_to_live),
+        ));
+        if kind != "Topic" {
+            o.push(("LockDuration", d(s.lock_duration)));
+            o.push(("MaxDeliveryCount", s.max_delivery_count.to_string()));
+            o.push((
+                "DeadLetteringOnMessageExpiration",
+                self.boolean(s.dead_lettering_on_message_expiration),
+            ));
+            o.push(("ForwardTo", target(&s.forward_to)));
+            o.push((
+                "ForwardDeadLetteredMessagesTo",
+                target(&s.forward_dead_lettered_messages_to),
+            ));
+        }
+        o.push(("AutoDeleteOnIdle", d(s.auto_delete_on_idle)));
+        if kind != "Subscription" && s.requires_duplicate_detection {
+            o.push((
+                "DuplicateDetectionHistoryTimeWindow",
+                d(s.duplicate_detection_history_time_window),
+            ));
+        }
+        o.into_iter().map(|(k, v)| (self.member(k), v)).collect()
     }
 
     /// One entity's settings as the language names them (durations written by `duration`).
@@ -655,15 +976,15 @@ impl Code {
         }
     }
 
-    fn wait(&mut self, ms: Duration, until: i64) {
+    /// On to the scenario's instant `until` (measured from the program's start, so the time
+    /// the calls take does not add up).
+    fn wait(&mut self, until: i64) {
         self.line("");
         let on = code_text::comment(&text!("code-wait", at = format_instant(until)).to_string());
         match self.lang {
-            Lang::CSharp => self.line(&format!(
-                "await Task.Delay(TimeSpan.FromMilliseconds({ms})); // {on}"
-            )),
-            Lang::Python => self.line(&format!("time.sleep({ms} / 1000)  # {on}")),
-            Lang::JavaScript => self.line(&format!("await sleep({ms}); // {on}")),
+            Lang::CSharp => self.line(&format!("await WaitUntil({until}); // {on}")),
+            Lang::Python => self.line(&format!("wait_until({until})  # {on}")),
+            Lang::JavaScript => self.line(&format!("await waitUntil({until}); // {on}")),
         }
     }
 
@@ -722,16 +1043,12 @@ impl Code {
         )
     }
 
-    /// A held message: `held["orders#1"]`.
-    fn held(&self, path: &str, seq: u64) -> String {
-        let key = self.lit(&format!("{path}#{seq}"));
-        match self.lang {
-            Lang::JavaScript => format!("held.get({key})"),
-            _ => format!("held[{key}]"),
-        }
-    }
-
-    fn step(&mut self, sim: &Simulation, step: &Step) {
+    fn step(
+        &mut self,
+        sim: &Simulation,
+        step: &Step,
+        replies: &Result<Vec<Reply>, sbp_engine::BrokerError>,
+    ) {
         self.line("");
         if let Some(note) = &step.note {
             self.note(note);
@@ -739,14 +1056,12 @@ impl Code {
         let Some(action) = &step.action else {
             return;
         };
-        self.note(&format!(
-            "{}: {}",
-            format_instant(step.at.ms()),
-            action.text()
-        ));
-        // A step that fails on purpose (expect_error) is caught, as the playground showed.
-        let guarded = step.expect_error.is_some();
-        if guarded {
+        let what = format!("{}: {}", format_instant(step.at.ms()), action.text());
+        self.note(&what);
+        // A step that failed in the playground (on purpose, expect_error, or not) is caught, and
+        // the error the SDK raised is checked against the playground's.
+        let failed = replies.as_ref().err().map(|e| e.kind.name());
+        if failed.is_some() {
             self.line(if self.lang == Lang::Python {
                 "try:"
             } else {
@@ -754,29 +1069,132 @@ impl Code {
             });
             self.indent += 1;
         }
-        self.action(sim, action);
-        if guarded {
-            self.indent -= 1;
+        self.action(sim, action, replies.as_deref().ok());
+        if let Some(kind) = failed {
+            let (what, kind) = (self.lit(&what), self.lit(kind));
+            let none = self.lit(&text!("code-no-error").to_string());
             match self.lang {
                 Lang::CSharp => {
-                    self.line("} catch (ServiceBusException e) {");
-                    self.line("    Console.WriteLine($\"failed as expected: {e.Reason}\");");
+                    self.line(&format!("Check({what}, {kind}, {none});"));
+                    self.indent -= 1;
+                    self.line("} catch (Exception e) {");
+                    self.line(&format!("    Check({what}, {kind}, Failure(e));"));
                     self.line("}");
                 }
                 Lang::Python => {
-                    self.line("except Exception as e:  # failed as expected");
-                    self.line("    print(\"failed as expected:\", e)");
+                    self.line(&format!("check({what}, {kind}, {none})"));
+                    self.indent -= 1;
+                    self.line("except Exception as e:");
+                    self.line(&format!("    check({what}, {kind}, failure(e))"));
                 }
                 Lang::JavaScript => {
+                    self.line(&format!("check({what}, {kind}, {none});"));
+                    self.indent -= 1;
                     self.line("} catch (e) {");
-                    self.line("    console.log(\"failed as expected:\", e.code || e.message);");
+                    self.line(&format!("    check({what}, {kind}, failure(e));"));
                     self.line("}");
                 }
             }
         }
     }
 
-    fn action(&mut self, sim: &Simulation, action: &Action) {
+    /// `check(what, showed, returned)` in the language: `showed` is what the playground
+    /// showed, as text; `returned` an expression of the program's, as text.
+    fn check(&mut self, what: &str, showed: &str, returned: &str) {
+        let (what, showed) = (self.lit(what), self.lit(showed));
+        match self.lang {
+            Lang::CSharp => self.line(&format!("Check({what}, {showed}, {returned});")),
+            Lang::Python => self.line(&format!("check({what}, {showed}, {returned})")),
+            Lang::JavaScript => self.line(&format!("check({what}, {showed}, {returned});")),
+        }
+    }
+
+    /// A list of received messages (`var`) as text, field by field: `field` names it in each
+    /// language (C#, Python, JavaScript).
+    fn joined(&self, var: &str, field: [&str; 3]) -> String {
+        match self.lang {
+            Lang::CSharp => format!("string.Join(\",\", {var}.Select(m => m.{}))", field[0]),
+            Lang::Python => format!(
+                "\",\".join(\"\" if m.{f} is None else str(m.{f}) for m in {var})",
+                f = field[1]
+            ),
+            Lang::JavaScript => {
+                format!(
+                    "{var}.map((m) => String(m.{} ?? \"\")).join(\",\")",
+                    field[2]
+                )
+            }
+        }
+    }
+
+    /// The checks of what a receive or a peek returned (in `var`): how many, their MessageIds
+    /// where the scenario gave them, DeliveryCount as the SDK counts it, and a dead-letter
+    /// queue's DeadLetterReason.
+    fn check_messages(&mut self, what: &str, var: &str, got: &[MessageView], peeked: bool) {
+        let count = match self.lang {
+            Lang::CSharp => format!("{var}.Count.ToString()"),
+            Lang::Python => format!("str(len({var}))"),
+            Lang::JavaScript => format!("String({var}.length)"),
+        };
+        let n = got.len().to_string();
+        self.check(
+            &text!("code-check-count", what = what).to_string(),
+            &n,
+            &count,
+        );
+        if got.is_empty() {
+            return;
+        }
+        if got.iter().all(|m| self.ids.contains(&m.message_id)) {
+            let ids: Vec<&str> = got.iter().map(|m| m.message_id.as_str()).collect();
+            let e = self.joined(var, ["MessageId", "message_id", "messageId"]);
+            self.check(
+                &text!("code-check-ids", what = what).to_string(),
+                &ids.join(","),
+                &e,
+            );
+        }
+        if !peeked {
+            // .NET's DeliveryCount is the playground's; Python's and JavaScript's the AMQP
+            // count, one less (docs/RULES.md, DeliveryCount per SDK).
+            let less = u32::from(self.lang != Lang::CSharp);
+            let counts: Vec<String> = got
+                .iter()
+                .map(|m| m.delivery_count.saturating_sub(less).to_string())
+                .collect();
+            let e = self.joined(var, ["DeliveryCount", "delivery_count", "deliveryCount"]);
+            self.check(
+                &text!("code-check-delivery-count", what = what).to_string(),
+                &counts.join(","),
+                &e,
+            );
+        }
+        if got.iter().any(|m| m.dead_letter_reason.is_some()) {
+            let reasons: Vec<&str> = got
+                .iter()
+                .map(|m| m.dead_letter_reason.as_deref().unwrap_or(""))
+                .collect();
+            let e = self.joined(
+                var,
+                ["DeadLetterReason", "dead_letter_reason", "deadLetterReason"],
+            );
+            self.check(
+                &text!("code-check-reason", what = what).to_string(),
+                &reasons.join(","),
+                &e,
+            );
+        }
+    }
+
+    /// The message a settlement names: the receive call that got it and its place there.
+    fn settled(&self, path: &str, seq: u64) -> (String, usize) {
+        self.held
+            .get(&(path.to_string(), seq))
+            .cloned()
+            .unwrap_or_else(|| (format!("{path}#{seq}"), 0))
+    }
+
+    fn action(&mut self, sim: &Simulation, action: &Action, replies: Option<&[Reply]>) {
         let aw = match self.lang {
             Lang::Python => "",
             _ => "await ",
@@ -785,6 +1203,15 @@ impl Code {
             Lang::Python => "",
             _ => ";",
         };
+        let what = action.text().to_string();
+        let got: Vec<MessageView> = replies
+            .unwrap_or_default()
+            .iter()
+            .flat_map(|r| match r {
+                Reply::Messages(ms) => ms.clone(),
+                _ => Vec::new(),
+            })
+            .collect();
         match action {
             Action::Send(s) => {
                 let entity = sim.ns.entity(&s.to);
@@ -795,18 +1222,15 @@ impl Code {
             Action::Receive(r) => {
                 let n = r.count.unwrap_or(1);
                 let rx = self.receiver(&r.receiver, &r.from, r.mode);
-                let got = match self.lang {
-                    Lang::CSharp => {
-                        format!("await {rx}.ReceiveMessagesAsync({n}, TimeSpan.FromSeconds(1))")
-                    }
-                    Lang::Python => {
-                        format!("{rx}.receive_messages(max_message_count={n}, max_wait_time=1)")
-                    }
-                    Lang::JavaScript => {
-                        format!("await {rx}.receiveMessages({n}, {{ maxWaitTimeInMs: 1000 }})")
+                let expected = got.len();
+                let call = self.receive_call(&r.from, &got);
+                let receive = match self.lang {
+                    Lang::CSharp => format!("await ReceiveAsync({rx}, {n}, {expected})"),
+                    Lang::Python | Lang::JavaScript => {
+                        format!("{aw}receive({rx}, {n}, {expected})")
                     }
                 };
-                self.hold(&r.from, &got);
+                self.got(&call, &receive, &what, &got, replies.is_some(), false);
                 if let Some(d) = r.max_auto_lock_renewal {
                     self.say(text!("code-auto-renew", duration = format_duration(d.ms())));
                 }
@@ -814,20 +1238,27 @@ impl Code {
             Action::Peek(p) => {
                 let n = p.count.unwrap_or(1);
                 let rx = self.receiver(&p.receiver, &p.from, ModeDef::PeekLock);
-                let line = match (self.lang, p.from_seq) {
-                    (Lang::CSharp, Some(s)) => format!("var peeked = await {rx}.PeekMessagesAsync({n}, {s});"),
-                    (Lang::CSharp, None) => format!("var peeked = await {rx}.PeekMessagesAsync({n});"),
-                    (Lang::Python, Some(s)) => format!("peeked = {rx}.peek_messages(max_message_count={n}, sequence_number={s})"),
-                    (Lang::Python, None) => format!("peeked = {rx}.peek_messages(max_message_count={n})"),
-                    (Lang::JavaScript, Some(s)) => format!("const peeked = await {rx}.peekMessages({n}, {{ fromSequenceNumber: Long.fromNumber({s}) }});"),
-                    (Lang::JavaScript, None) => format!("const peeked = await {rx}.peekMessages({n});"),
+                // A SequenceNumber the program received has its own number there.
+                let from = p.from_seq.map(|s| self.seq_expr(&p.from, s));
+                let peek = match (self.lang, from) {
+                    (Lang::CSharp, Some(s)) => format!("await {rx}.PeekMessagesAsync({n}, {s})"),
+                    (Lang::CSharp, None) => format!("await {rx}.PeekMessagesAsync({n})"),
+                    (Lang::Python, Some(s)) => {
+                        format!("{rx}.peek_messages(max_message_count={n}, sequence_number={s})")
+                    }
+                    (Lang::Python, None) => format!("{rx}.peek_messages(max_message_count={n})"),
+                    (Lang::JavaScript, Some(s)) => {
+                        format!("await {rx}.peekMessages({n}, {{ fromSequenceNumber: {s} }})")
+                    }
+                    (Lang::JavaScript, None) => format!("await {rx}.peekMessages({n})"),
                 };
-                self.block(&line);
+                self.got("peeked", &peek, &what, &got, replies.is_some(), true);
             }
             Action::ReceiveDeferred(r) => {
                 let rx = self.receiver(&r.receiver, &r.from, ModeDef::PeekLock);
-                let seqs: Vec<String> = r.seqs.iter().map(u64::to_string).collect();
-                let got = match self.lang {
+                let seqs: Vec<String> = r.seqs.iter().map(|s| self.seq_expr(&r.from, *s)).collect();
+                let call = self.receive_call(&r.from, &got);
+                let receive = match self.lang {
                     Lang::CSharp => format!(
                         "await {rx}.ReceiveDeferredMessagesAsync(new long[] {{ {} }})",
                         seqs.join(", ")
@@ -836,14 +1267,10 @@ impl Code {
                         format!("{rx}.receive_deferred_messages([{}])", seqs.join(", "))
                     }
                     Lang::JavaScript => {
-                        let longs: Vec<String> = seqs
-                            .iter()
-                            .map(|s| format!("Long.fromNumber({s})"))
-                            .collect();
-                        format!("await {rx}.receiveDeferredMessages([{}])", longs.join(", "))
+                        format!("await {rx}.receiveDeferredMessages([{}])", seqs.join(", "))
                     }
                 };
-                self.hold(&r.from, &got);
+                self.got(&call, &receive, &what, &got, replies.is_some(), false);
             }
             Action::Complete(s)
             | Action::Abandon(s)
@@ -862,7 +1289,8 @@ impl Code {
                     None => (s.from.clone(), s.receiver.clone(), s.seq),
                 };
                 let rx = self.receiver(&receiver, &from, ModeDef::PeekLock);
-                let m = self.held(&from, seq);
+                let (call_name, index) = self.settled(&from, seq);
+                let m = "m";
                 let call = match (self.lang, action) {
                     (Lang::CSharp, Action::Complete(_)) => format!("CompleteMessageAsync({m})"),
                     (Lang::CSharp, Action::Abandon(_)) => format!("AbandonMessageAsync({m})"),
@@ -892,7 +1320,26 @@ impl Code {
                         self.lit(s.description.as_deref().unwrap_or(""))
                     ),
                 };
-                self.line(&format!("{aw}{rx}.{call}{end}"));
+                let name = self.lit(&call_name);
+                match self.lang {
+                    Lang::CSharp => {
+                        self.line("{");
+                        self.line(&format!("    var m = Message({name}, {index});"));
+                        self.line(&format!("    if (m is not null) await {rx}.{call};"));
+                        self.line("}");
+                    }
+                    Lang::Python => {
+                        self.line(&format!("m = message({name}, {index})"));
+                        self.line("if m:");
+                        self.line(&format!("    {rx}.{call}"));
+                    }
+                    Lang::JavaScript => {
+                        self.line("{");
+                        self.line(&format!("    const m = message({name}, {index});"));
+                        self.line(&format!("    if (m) await {rx}.{call};"));
+                        self.line("}");
+                    }
+                }
             }
             Action::CancelScheduled(c) => {
                 let key = self.lit(&format!("{}#{}", c.to, c.seq));
@@ -910,12 +1357,13 @@ impl Code {
                         format!("await {sender}.cancelScheduledMessages(scheduled.get({key}));")
                     }
                 };
-                self.block(&line);
+                self.line(&line);
             }
             Action::Create(d) => {
                 let settings = d
                     .settings
                     .apply_to(&EntitySettings::defaults(sim.ns.tier()));
+                self.admin_open();
                 match (&d.queue, &d.topic, &d.subscription) {
                     (Some(q), _, _) => self.create("Queue", q, None, &settings, None),
                     (_, Some(t), _) => self.create("Topic", t, None, &settings, None),
@@ -926,6 +1374,7 @@ impl Code {
                     }
                     _ => {}
                 }
+                self.admin_close(Some(text!("code-why-admin")));
             }
             Action::Update(u) => {
                 if let Some(e) = sim.ns.entity(&u.entity) {
@@ -934,8 +1383,18 @@ impl Code {
                         EntityKind::Topic => "Topic",
                         EntityKind::Subscription { .. } => "Subscription",
                     };
-                    let options = self.options(kind, &u.settings.apply_to(&e.settings));
+                    // Only what the step changes, switched off too; never a setting fixed at
+                    // creation (RequiresSession, RequiresDuplicateDetection).
+                    let after = u.settings.apply_to(&e.settings);
+                    let before = self.options_all(kind, &e.settings);
+                    let options: Vec<(String, String)> = self
+                        .options_all(kind, &after)
+                        .into_iter()
+                        .filter(|o| !before.contains(o))
+                        .collect();
+                    self.admin_open();
                     self.update(kind, &u.entity, &options);
+                    self.admin_close(Some(text!("code-why-admin")));
                 }
             }
             Action::Delete(path) => {
@@ -969,7 +1428,9 @@ impl Code {
                         self.lit(path)
                     ),
                 };
+                self.admin_open();
                 self.line(&line);
+                self.admin_close(Some(text!("code-why-admin")));
             }
             Action::CloseReceiver(r) => match &r.from {
                 Some(from) => {
@@ -982,43 +1443,125 @@ impl Code {
                         }
                     ));
                 }
-                None => self.say(text!("code-disconnect")),
+                None => {
+                    self.say(text!("code-disconnect"));
+                    self.stop_checking(text!("code-why-fault"));
+                }
             },
-            Action::Session(d) => self.session(d),
+            Action::Session(d) => self.session(d, replies),
             Action::AddRule(r) | Action::RemoveRule(r) => {
                 let (topic, name) = r
                     .subscription
                     .split_once("/subscriptions/")
                     .unwrap_or((&r.subscription, ""));
                 let rule_name = r.rule.name.as_deref().unwrap_or("");
+                self.admin_open();
                 if matches!(action, Action::RemoveRule(_)) {
                     self.remove_rule(topic, name, rule_name);
                 } else {
                     let rule = crate::step::subscription_rule(Some(&r.rule)).ok();
                     self.add_rule(topic, name, rule_name, rule.as_ref());
                 }
+                self.admin_close(Some(text!("code-why-admin")));
             }
-            Action::Fault(_) => self.say(text!("code-fault")),
-            Action::StartProducer(p) => self.say(text!(
-                "code-producer",
-                name = p.name,
-                rate = sbp_engine::time::format_decimal(p.rate, 3),
-                to = p.to
-            )),
-            Action::StartConsumers(c) => self.say(text!(
-                "code-consumers",
-                name = c.name,
-                count = c.instances.unwrap_or(1),
-                from = c.from
-            )),
+            Action::Fault(_) => {
+                self.say(text!("code-fault"));
+                self.stop_checking(text!("code-why-fault"));
+            }
+            Action::StartProducer(p) => {
+                self.say(text!(
+                    "code-producer",
+                    name = p.name,
+                    rate = sbp_engine::time::format_decimal(p.rate, 3),
+                    to = p.to
+                ));
+                self.stop_checking(text!("code-why-traffic"));
+            }
+            Action::StartConsumers(c) => {
+                self.say(text!(
+                    "code-consumers",
+                    name = c.name,
+                    count = c.instances.unwrap_or(1),
+                    from = c.from
+                ));
+                self.stop_checking(text!("code-why-traffic"));
+            }
             Action::StopProducer(_) | Action::StopConsumers(_) => self.say(text!("code-stop")),
             Action::Expect(_) => self.say(text!("code-expect")),
         }
     }
 
+    /// A receive call's name (`c3`), and its messages remembered for the settlements after it.
+    fn receive_call(&mut self, from: &str, got: &[MessageView]) -> String {
+        self.calls += 1;
+        let call = format!("c{}", self.calls);
+        for (i, m) in got.iter().enumerate() {
+            self.held
+                .insert((from.to_string(), m.sequence_number), (call.clone(), i));
+        }
+        call
+    }
+
+    /// The SequenceNumber the program has for the playground's `seq` in `path`: that of the
+    /// message it received in its place (else the playground's number).
+    fn seq_expr(&self, path: &str, seq: u64) -> String {
+        match self.held.get(&(path.to_string(), seq)) {
+            Some((call, i)) => format!("seq({}, {i})", self.lit(call)),
+            None => match self.lang {
+                Lang::JavaScript => format!("Long.fromNumber({seq})"),
+                _ => seq.to_string(),
+            },
+        }
+    }
+
+    /// `expr` (a receive or a peek) kept under `call` and checked against `got` (when the
+    /// playground's call succeeded).
+    fn got(
+        &mut self,
+        call: &str,
+        expr: &str,
+        what: &str,
+        got: &[MessageView],
+        ok: bool,
+        peeked: bool,
+    ) {
+        let key = self.lit(call);
+        match self.lang {
+            Lang::CSharp => {
+                self.line("{");
+                self.indent += 1;
+                self.line(&format!("var got = {expr};"));
+                if !peeked {
+                    self.line(&format!("calls[{key}] = got;"));
+                }
+            }
+            Lang::Python => {
+                self.line(&format!("got = {expr}"));
+                if !peeked {
+                    self.line(&format!("calls[{key}] = got"));
+                }
+            }
+            Lang::JavaScript => {
+                self.line("{");
+                self.indent += 1;
+                self.line(&format!("const got = {expr};"));
+                if !peeked {
+                    self.line(&format!("calls.set({key}, got);"));
+                }
+            }
+        }
+        if ok {
+            self.check_messages(what, "got", got, peeked);
+        }
+        if self.lang != Lang::Python {
+            self.indent -= 1;
+            self.line("}");
+        }
+    }
+
     /// SES-02..05: a session receiver takes the place of the receiver's PeekLock receiver, so
     /// the receives and settlements that follow go through it.
-    fn session(&mut self, d: &SessionDef) {
+    fn session(&mut self, d: &SessionDef, replies: Option<&[Reply]>) {
         let (lang, name, path) = (self.lang, d.receiver.as_str(), d.from.as_str());
         let key = match lang {
             Lang::CSharp => self.lit(&format!("{name}|{path}|PeekLock")),
@@ -1052,8 +1595,12 @@ impl Code {
             (Lang::JavaScript, SessionOpDef::Accept) => format!(
                 "receivers.set({key}, await client.{});",
                 match &id {
-                    Some(id) => format!("acceptSession({entity}, {id})"),
-                    None => format!("acceptNextSession({entity})"),
+                    Some(id) => format!(
+                        "acceptSession({entity}, {id}, {{ maxAutoLockRenewalDurationInMs: 0 }})"
+                    ),
+                    None => format!(
+                        "acceptNextSession({entity}, {{ maxAutoLockRenewalDurationInMs: 0 }})"
+                    ),
                 }
             ),
             (Lang::CSharp, op) => format!(
@@ -1080,6 +1627,20 @@ impl Code {
             },
         };
         self.line(&line);
+        // The session the broker gave, checked against the playground's.
+        let accepted = replies.unwrap_or_default().iter().find_map(|r| match r {
+            Reply::Session(v) if d.op == SessionOpDef::Accept => Some(v.session_id.clone()),
+            _ => None,
+        });
+        if let Some(id) = accepted {
+            let returned = match lang {
+                Lang::CSharp => format!("((ServiceBusSessionReceiver){rx}).SessionId"),
+                Lang::Python => format!("str({rx}.session.session_id)"),
+                Lang::JavaScript => format!("String({rx}.sessionId)"),
+            };
+            let what = text!("code-check-session", receiver = name).to_string();
+            self.check(&what, &id, &returned);
+        }
         if d.op == SessionOpDef::Close {
             match lang {
                 Lang::CSharp => self.line(&format!("receivers.Remove({key});")),
@@ -1089,35 +1650,12 @@ impl Code {
         }
     }
 
-    /// A statement that declares a name, kept in a block of its own so a name can come again.
-    fn block(&mut self, line: &str) {
-        match self.lang {
-            Lang::Python => self.line(line),
-            _ => {
-                self.line("{");
-                self.indent += 1;
-                self.line(line);
-                self.indent -= 1;
-                self.line("}");
-            }
-        }
-    }
-
-    fn hold(&mut self, path: &str, got: &str) {
-        let path = self.lit(path);
-        match self.lang {
-            Lang::CSharp => self.line(&format!("Hold({path}, {got});")),
-            Lang::Python => self.line(&format!("hold({path}, {got})")),
-            Lang::JavaScript => self.line(&format!("hold({path}, {got});")),
-        }
-    }
-
+    /// The program's one sender to `to` (made on first use, closed at the end).
     fn sender(&self, to: &str, topic: bool) -> String {
-        match (self.lang, topic) {
-            (Lang::CSharp, _) => format!("client.CreateSender({})", self.lit(to)),
-            (Lang::Python, false) => format!("client.get_queue_sender({})", self.lit(to)),
-            (Lang::Python, true) => format!("client.get_topic_sender({})", self.lit(to)),
-            (Lang::JavaScript, _) => format!("client.createSender({})", self.lit(to)),
+        match self.lang {
+            Lang::CSharp => format!("Sender({})", self.lit(to)),
+            Lang::Python => format!("sender({}, {})", self.lit(to), self.boolean(topic)),
+            Lang::JavaScript => format!("sender({})", self.lit(to)),
         }
     }
 
@@ -1218,17 +1756,17 @@ impl Code {
         };
         let call = match (self.lang, s.scheduled_enqueue_time) {
             (Lang::CSharp, Some(at)) => format!(
-                "scheduled[{key}] = await {sender}.ScheduleMessageAsync({message}, start.AddMilliseconds({}));",
+                "scheduled[{key}] = await {sender}.ScheduleMessageAsync({message}, start.AddMilliseconds({} / SPEED));",
                 at.ms()
             ),
             (Lang::CSharp, None) => format!("await {sender}.SendMessageAsync({message});"),
             (Lang::Python, Some(at)) => format!(
-                "scheduled[{key}] = {sender}.schedule_messages({message}, start + timedelta(milliseconds={}))[0]",
+                "scheduled[{key}] = {sender}.schedule_messages({message}, start + timedelta(milliseconds={} / SPEED))[0]",
                 at.ms()
             ),
             (Lang::Python, None) => format!("{sender}.send_messages({message})"),
             (Lang::JavaScript, Some(at)) => format!(
-                "scheduled.set({key}, (await {sender}.scheduleMessages({message}, new Date(start + {})))[0]);",
+                "scheduled.set({key}, (await {sender}.scheduleMessages({message}, new Date(start + {} / SPEED)))[0]);",
                 at.ms()
             ),
             (Lang::JavaScript, None) => format!("await {sender}.sendMessages({message});"),
@@ -1275,9 +1813,14 @@ impl Code {
                 format!("var properties = (await admin.Get{kind}Async({name})).Value;"),
                 format!("await admin.Update{kind}Async(properties);"),
             ),
+            // A subscription is updated with its topic's name (azure-servicebus's
+            // `update_subscription(topic_name, subscription)`).
             Lang::Python => (
                 format!("properties = admin.get_{snake}({name})"),
-                format!("admin.update_{snake}(properties)"),
+                match path.split_once("/subscriptions/") {
+                    Some((t, _)) => format!("admin.update_{snake}({}, properties)", self.lit(t)),
+                    None => format!("admin.update_{snake}(properties)"),
+                },
             ),
             Lang::JavaScript => (
                 format!("const properties = await admin.get{kind}({name});"),
@@ -1305,16 +1848,39 @@ impl Code {
         self.line("");
         match self.lang {
             Lang::CSharp => {
+                self.line("foreach (var s in senders.Values) await s.CloseAsync();");
                 self.line("foreach (var r in receivers.Values) await r.CloseAsync();");
+                self.line("if (differences.Count > 0)");
+                self.line("{");
+                self.line(
+                    "    Console.WriteLine($\"{SOME_DIFFER} {string.Join(\"; \", differences)}\");",
+                );
+                self.line("    return 1;");
+                self.line("}");
+                self.line("Console.WriteLine(ALL_SAME);");
+                self.line("return 0;");
             }
             Lang::Python => {
+                self.line("for s in senders.values():");
+                self.line("    s.close()");
                 self.line("for r in receivers.values():");
                 self.line("    r.close()");
                 self.line("client.close()");
+                self.line("if differences:");
+                self.line("    print(SOME_DIFFER, \"; \".join(differences))");
+                self.line("    sys.exit(1)");
+                self.line("print(ALL_SAME)");
             }
             Lang::JavaScript => {
+                self.line("for (const s of senders.values()) await s.close();");
                 self.line("for (const r of receivers.values()) await r.close();");
                 self.line("await client.close();");
+                self.line("if (differences.length > 0) {");
+                self.line("    console.log(SOME_DIFFER, differences.join(\"; \"));");
+                self.line("    process.exitCode = 1;");
+                self.line("} else {");
+                self.line("    console.log(ALL_SAME);");
+                self.line("}");
                 self.indent = 0;
                 self.line("}");
                 self.line("");

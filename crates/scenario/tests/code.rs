@@ -93,7 +93,7 @@ fn every_preset_is_written_in_three_languages_that_parse() {
             match lang {
                 Lang::CSharp => {
                     balanced(&code).unwrap_or_else(|e| panic!("{name}.cs: {e}"));
-                    assert!(code.contains("new ServiceBusClient(connection)"));
+                    assert!(code.contains("new ServiceBusClient(connection, "));
                 }
                 lang => assert_parses(lang, &file, &format!("{name}.{}", lang.extension())),
             }
@@ -163,13 +163,16 @@ fn the_code_uses_the_sdks_method_names_for_each_step() {
             "ReceiveMessagesAsync",
             "RenewMessageLockAsync",
             "AbandonMessageAsync",
-            "DeadLetterMessageAsync(held[\"q#1\"], \"bad\", \"no id\")",
+            "DeadLetterMessageAsync(m, \"bad\", \"no id\")",
+            "var m = Message(\"c2\", 0);",
             "CancelScheduledMessageAsync(scheduled[\"q#2\"])",
             "PeekMessagesAsync(3)",
             "ServiceBusReceiveMode.ReceiveAndDelete",
             "TimeToLive = TimeSpan.FromMilliseconds(60000)",
             "GetSubscriptionAsync(\"t\", \"s\")",
             "UpdateSubscriptionAsync(properties)",
+            "if (admin is not null)",
+            "MaxRetries = 0",
         ],
     );
     expect(
@@ -179,17 +182,21 @@ fn the_code_uses_the_sdks_method_names_for_each_step() {
             "create_rule",
             "CorrelationRuleFilter(label=\"a\")",
             "send_messages",
-            "get_topic_sender(\"t\")",
+            "sender(\"t\", True)",
+            "client.get_topic_sender(path) if topic else client.get_queue_sender(path)",
             "schedule_messages",
             "receive_messages",
             "renew_message_lock",
             "abandon_message",
-            "dead_letter_message(held[\"q#1\"], reason=\"bad\", error_description=\"no id\")",
+            "dead_letter_message(m, reason=\"bad\", error_description=\"no id\")",
+            "m = message(\"c2\", 0)",
             "cancel_scheduled_messages(scheduled[\"q#2\"])",
             "peek_messages(max_message_count=3)",
             "ServiceBusReceiveMode.RECEIVE_AND_DELETE",
             "admin.get_subscription(\"t\", \"s\")",
-            "admin.update_subscription(properties)",
+            "admin.update_subscription(\"t\", properties)",
+            "if admin:",
+            "retry_total=0",
         ],
     );
     expect(
@@ -203,13 +210,16 @@ fn the_code_uses_the_sdks_method_names_for_each_step() {
             "receiveMessages",
             "renewMessageLock",
             "abandonMessage",
-            "deadLetterMessage(held.get(\"q#1\"), { deadLetterReason: \"bad\"",
+            "deadLetterMessage(m, { deadLetterReason: \"bad\"",
+            "const m = message(\"c2\", 0);",
             "cancelScheduledMessages(scheduled.get(\"q#2\"))",
             "peekMessages(3)",
             "\"receiveAndDelete\"",
             "timeToLive: 60000",
             "admin.getSubscription(\"t\", \"s\")",
             "admin.updateSubscription(properties)",
+            "if (admin) {",
+            "maxAutoLockRenewalDurationInMs: 0",
         ],
     );
 }
@@ -430,4 +440,46 @@ fn application_properties_are_written_with_their_types() {
         let file = scratch(&format!("typed.{}", lang.extension()), &code);
         assert_parses(lang, &file, "typed");
     }
+}
+
+#[test]
+fn an_update_writes_what_it_changes_switched_off_too_and_never_a_setting_fixed_at_creation() {
+    let scenario = Scenario::from_json(
+        r#"{"version": 1, "entities": [{"queue": "q", "requires_session": true,
+              "dead_lettering_on_message_expiration": true, "lock_duration": "30s"}],
+            "timeline": [{"at": "1s", "update": {"entity": "q", "dead_lettering_on_message_expiration": false}}]}"#,
+    )
+    .unwrap();
+    let py = generate(&scenario, Lang::Python).unwrap();
+    let update = &py[py.find("admin.get_queue").unwrap()..py.find("admin.update_queue").unwrap()];
+    assert!(
+        update.contains("properties.dead_lettering_on_message_expiration = False"),
+        "{update}"
+    );
+    assert!(!update.contains("lock_duration"), "{update}");
+    assert!(!update.contains("requires_session"), "{update}");
+    let js = generate(&scenario, Lang::JavaScript).unwrap();
+    assert!(js.contains("properties.deadLetteringOnMessageExpiration = false;"));
+}
+
+#[test]
+fn a_settlement_names_the_message_the_program_received_and_checks_follow_each_receive() {
+    let json = PRESETS
+        .iter()
+        .find(|(n, _)| *n == "defer-and-receive-by-seq")
+        .unwrap()
+        .1;
+    let py = generate(&Scenario::from_json(json).unwrap(), Lang::Python).unwrap();
+    // The deferred message is asked for by the number the broker gave the program.
+    assert!(
+        py.contains("receive_deferred_messages([seq(\"c1\", 0)])"),
+        "{py}"
+    );
+    // An unknown number keeps the playground's, and the error is checked by name.
+    assert!(py.contains("receive_deferred_messages([99])"));
+    assert!(py.contains("\"MessageNotFound\", failure(e))"));
+    assert!(
+        py.contains("check(\"receive 1 from orders as receiver: messages\", \"1\", str(len(got)))")
+    );
+    assert!(py.contains("sys.exit(1)"));
 }

@@ -39,7 +39,39 @@ pub struct Broker {
     pub live: tokio::sync::broadcast::Sender<LiveEvent>,
     /// How far the clock was moved ahead of the wall clock (from the page: +1 min, next event).
     skew_ms: i64,
+    /// Engine milliseconds per wall-clock millisecond (`--speed`).
+    speed: i64,
 }
+
+/// The broker's instants on the wall clock: `sbp serve --speed N` runs the engine N times as
+/// fast as the wall clock, and the page may move it ahead (`skew`). A time an SDK sees or
+/// sends (EnqueuedTime, LockedUntil, a scheduled enqueue time) is a wall-clock time, so a
+/// program sleeping by the wall clock meets the broker's instants at the same speed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Clock {
+    /// Instant 0 in Unix milliseconds.
+    pub start: i64,
+    pub speed: i64,
+    pub skew: i64,
+}
+
+impl Clock {
+    /// The wall-clock time (Unix ms) of the engine's `instant`.
+    pub fn utc(self, instant: Instant) -> i64 {
+        self.start
+            .saturating_add(instant.saturating_sub(self.skew) / self.speed.max(1))
+    }
+
+    /// The engine's instant at the wall-clock time `utc` (Unix ms).
+    pub fn instant(self, utc: i64) -> Instant {
+        utc.saturating_sub(self.start)
+            .saturating_mul(self.speed.max(1))
+            .saturating_add(self.skew)
+    }
+}
+
+/// The fastest `sbp serve --speed`.
+pub const MAX_SPEED: i64 = 1000;
 
 /// One event of the live feed: its kind (`step`, `now`) and its JSON.
 #[derive(Clone, Debug)]
@@ -68,6 +100,7 @@ impl Broker {
             verbose: false,
             live: tokio::sync::broadcast::channel(LIVE_BACKLOG).0,
             skew_ms: 0,
+            speed: 1,
         })
     }
 
@@ -75,16 +108,33 @@ impl Broker {
     /// taken up from `--state` goes on where the wall clock is: what fell due meanwhile, a
     /// lock's lapse or a message's expiry, happens at once).
     pub fn now(&self) -> Instant {
-        self.wall()
-            .saturating_add(self.skew_ms)
+        self.clock()
+            .instant(unix_now())
             .min(sbp_engine::limits::LATEST_INSTANT)
     }
 
-    fn wall(&self) -> Instant {
-        let unix = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        unix.saturating_sub(self.sim.start_unix_ms)
+    /// The instants on the wall clock.
+    pub fn clock(&self) -> Clock {
+        Clock {
+            start: self.sim.start_unix_ms,
+            speed: self.speed,
+            skew: self.skew_ms,
+        }
+    }
+
+    /// `--speed N`: the engine's clock runs N times as fast as the wall clock from now on (1 to
+    /// [`MAX_SPEED`]); the instant now stays where it is.
+    pub fn set_speed(&mut self, speed: i64) -> Result<(), String> {
+        if !(1..=MAX_SPEED).contains(&speed) {
+            return Err(format!(
+                "--speed {speed}: from 1 to {MAX_SPEED} (the engine's clock against the wall clock)"
+            ));
+        }
+        let now = self.now();
+        self.speed = speed;
+        self.skew_ms = 0;
+        self.skew_ms = now - self.now();
+        Ok(())
     }
 
     /// Moves the clock forward (from the live page): by `by` ms, or to the engine's next due
@@ -143,12 +193,8 @@ impl Broker {
     /// When the engine next has something to do, as a wall-clock delay from now.
     pub fn next_due_in(&mut self) -> Option<std::time::Duration> {
         let due = self.sim.next_due()?;
-        let wait = (due - self.now()).max(0);
+        let wait = (due - self.now()).max(0) / self.speed;
         Some(std::time::Duration::from_millis(wait as u64))
-    }
-
-    pub fn start_unix_ms(&self) -> i64 {
-        self.sim.start_unix_ms
     }
 
     fn run(&mut self, client: &str, action: Action) -> Result<Vec<Reply>, BrokerError> {
@@ -302,20 +348,33 @@ impl Broker {
     /// Whether a receive from `entity` would get a message now (observing changes nothing): a
     /// waiting receiver asks the engine again only then, so the recording holds no empty
     /// polls.
-    pub fn has_available(&mut self, entity: &str) -> bool {
+    pub fn has_available(&mut self, entity: &str, session: Option<&str>) -> bool {
         self.tick();
         let now = self.sim.now();
         let Ok(q) = self.sim.ns.resolve(entity) else {
             return false;
         };
         let name = self.sim.ns.entity_name(q.entity).to_string();
-        self.sim.ns.entity(&name).is_some_and(|e| {
-            let c = if q.dlq {
-                e.dlq_counts(now)
-            } else {
-                e.counts(now)
-            };
-            c.active > 0
+        self.sim.ns.entity(&name).is_some_and(|e| match session {
+            // A session receiver waits for its own session's messages only (SES-02): others'
+            // arriving do not make it ask the engine (and record an empty receive).
+            Some(id) => {
+                let store = e.store(q.dlq);
+                store.available.iter().any(|seq| {
+                    store
+                        .messages
+                        .get(seq)
+                        .is_some_and(|m| m.session_id() == Some(id))
+                })
+            }
+            None => {
+                let c = if q.dlq {
+                    e.dlq_counts(now)
+                } else {
+                    e.counts(now)
+                };
+                c.active > 0
+            }
         })
     }
 
@@ -516,9 +575,10 @@ impl Broker {
             verbose: false,
             live: tokio::sync::broadcast::channel(LIVE_BACKLOG).0,
             skew_ms: 0,
+            speed: 1,
         };
         // A clock that had been moved ahead goes on from where it was, never back.
-        broker.skew_ms = (broker.sim.now() - broker.wall()).max(0);
+        broker.skew_ms = (broker.sim.now() - broker.now()).max(0);
         Ok(broker)
     }
 
@@ -578,5 +638,51 @@ impl Broker {
         }
         s.expect = vec![expect];
         s
+    }
+}
+
+/// The wall clock in Unix milliseconds.
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clock_puts_instants_on_the_wall_clock_at_its_speed() {
+        let c = Clock {
+            start: 1_000_000,
+            speed: 10,
+            skew: 500,
+        };
+        assert_eq!(c.instant(c.utc(60_500)), 60_500);
+        // Ten seconds of the engine are one of the wall clock.
+        assert_eq!(c.utc(10_500) - c.utc(500), 1_000);
+        let one = Clock {
+            start: 5,
+            speed: 1,
+            skew: 0,
+        };
+        assert_eq!(one.utc(7), 12);
+    }
+
+    #[test]
+    fn a_speed_out_of_its_range_is_refused_with_the_range_and_changes_nothing() {
+        let scenario = Scenario::from_json(r#"{"version": 1, "entities": [{"queue": "q"}]}"#)
+            .expect("a scenario");
+        let mut b = Broker::new(scenario, unix_now()).expect("a broker");
+        for bad in [0, -3, MAX_SPEED + 1] {
+            let e = b.set_speed(bad).expect_err("refused");
+            assert!(e.contains("from 1 to 1000"), "{e}");
+            assert_eq!(b.clock().speed, 1);
+        }
+        let before = b.now();
+        b.set_speed(100).expect("taken");
+        // The instant now stays where it was; from now on it runs 100 times as fast.
+        assert!((b.now() - before).abs() < 1_000, "{} vs {before}", b.now());
     }
 }

@@ -598,7 +598,7 @@ impl Conn {
             let who = self.who();
             let accepted = {
                 let mut broker = self.shared.lock();
-                let start = broker.start_unix_ms();
+                let start = broker.clock();
                 broker
                     .session(
                         &who,
@@ -612,7 +612,7 @@ impl Conn {
             };
             match accepted {
                 Ok((Some(v), start)) => {
-                    let ticks = (start + v.locked_until) * 10_000 + DOTNET_EPOCH_TICKS;
+                    let ticks = start.utc(v.locked_until) * 10_000 + DOTNET_EPOCH_TICKS;
                     let mut p = OrderedMap::new();
                     p.insert(
                         Symbol::from("com.microsoft:locked-until-utc"),
@@ -780,18 +780,23 @@ impl Conn {
 
     /// As [`Conn::deliver`] for a receiver already waiting: only when a message is there.
     fn deliver_if_available(&mut self, channel: u16, handle: u32) {
-        let entity = match self
+        let (entity, session) = match self
             .sessions
             .get(&channel)
             .and_then(|s| s.links.get(&handle))
         {
             Some(Link {
                 node: Node::Entity(e),
+                session,
                 ..
-            }) => e.clone(),
+            }) => (e.clone(), session.clone()),
             _ => return,
         };
-        if self.shared.lock().has_available(&entity) {
+        if self
+            .shared
+            .lock()
+            .has_available(&entity, session.as_deref())
+        {
             self.deliver(channel, handle);
         }
     }
@@ -819,7 +824,7 @@ impl Conn {
         if credit > 0 {
             let got = {
                 let mut broker = self.shared.lock();
-                let start = broker.start_unix_ms();
+                let start = broker.clock();
                 broker
                     .receive(&who, &entity, &receiver, peek_lock, credit.min(MAX_ROUND))
                     .map(|ms| (ms, start))
@@ -871,7 +876,7 @@ impl Conn {
         channel: u16,
         handle: u32,
         m: &sbp_engine::MessageView,
-        start: i64,
+        start: crate::broker::Clock,
         peek_lock: bool,
     ) {
         let payload = message::encode(message::from_view(m, start, Shown::Received));
@@ -1017,7 +1022,7 @@ impl Conn {
             }
         };
         let mut broker = self.shared.lock();
-        let start = broker.start_unix_ms();
+        let start = broker.clock();
         let mut result = Ok(());
         for m in &messages {
             let def = match message::to_send(m, entity, start) {
@@ -1177,9 +1182,9 @@ impl Conn {
             Some(SimpleValue::Symbol(s)) => s.0.clone(),
             _ => String::new(),
         };
-        let (status, description, body) = match &entity {
+        let (status, description, body, kind) = match &entity {
             // Any token is taken: the endpoint is for local development (202, as the service).
-            None => (202, "Accepted".to_string(), Value::Null),
+            None => (202, "Accepted".to_string(), Value::Null, None),
             Some(entity) => match crate::mgmt::handle(
                 &self.shared,
                 &self.who(),
@@ -1188,7 +1193,7 @@ impl Conn {
                 &operation,
                 &request.body,
             ) {
-                Ok((status, body)) => (status, "OK".to_string(), body),
+                Ok((status, body)) => (status, "OK".to_string(), body, None),
                 Err(e) => (
                     match e.kind {
                         ErrorKind::MessageLockLost | ErrorKind::SessionLockLost => 410,
@@ -1198,13 +1203,14 @@ impl Conn {
                     },
                     e.message.to_string(),
                     Value::Null,
+                    Some(e.kind),
                 ),
             },
         };
-        let error_condition = (status >= 400).then(|| {
-            let kind = ErrorKind::from_name(&description).unwrap_or(ErrorKind::InvalidOperation);
-            condition(kind)
-        });
+        // The condition names the error's kind, as the SDKs map it (azure-servicebus
+        // `_ERROR_CODE_TO_ERROR_MAPPING`: message-not-found is MessageNotFoundError).
+        let error_condition =
+            (status >= 400).then(|| condition(kind.unwrap_or(ErrorKind::InvalidOperation)));
         let request_id = request
             .properties
             .as_ref()

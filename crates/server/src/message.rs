@@ -4,6 +4,7 @@
 //! `x-opt-*` annotations, DeliveryCount with AMQP's meaning). Sources: ../shared/AMQP-NOTES.md,
 //! azure-sdk-for-python `_common/message.py` and `_common/constants.py`, azure-sdk-for-js
 //! `core-amqp/src/util/constants.ts`.
+use crate::broker::Clock;
 use fe2o3_amqp_types::messaging::{
     message::DecodeIntoMessage, ApplicationProperties, Batch, Body, Data, Header, Message,
     MessageAnnotations, MessageId, Properties,
@@ -135,9 +136,9 @@ fn annotation<'a>(m: &'a WireMessage, key: &str) -> Option<&'a Value> {
         .map(|(_, v)| v)
 }
 
-/// A message an SDK sent to `to`, as a scenario step sends it. `start_unix_ms` is instant 0 on
-/// the wall clock (a scheduled enqueue time comes as a UTC timestamp).
-pub fn to_send(m: &WireMessage, to: &str, start_unix_ms: i64) -> Result<SendDef, String> {
+/// A message an SDK sent to `to`, as a scenario step sends it. `clock` puts the engine's
+/// instants on the wall clock (a scheduled enqueue time comes as a UTC timestamp).
+pub fn to_send(m: &WireMessage, to: &str, clock: Clock) -> Result<SendDef, String> {
     let p = m.properties.clone().unwrap_or_default();
     let mut system = BTreeMap::new();
     let mut put = |name: &str, v: Option<String>| {
@@ -165,7 +166,7 @@ pub fn to_send(m: &WireMessage, to: &str, start_unix_ms: i64) -> Result<SendDef,
         .and_then(|h| h.ttl)
         .map(|ms| Dur(i64::from(ms)));
     let scheduled = match annotation(m, "x-opt-scheduled-enqueue-time") {
-        Some(Value::Timestamp(t)) => Some(Dur((t.milliseconds() - start_unix_ms).max(0))),
+        Some(Value::Timestamp(t)) => Some(Dur(clock.instant(t.milliseconds()).max(0))),
         _ => None,
     };
     Ok(SendDef {
@@ -193,8 +194,8 @@ pub enum Shown {
 /// A stored message as the broker delivers it. DeliveryCount travels with AMQP's meaning
 /// (failed deliveries so far): the engine's receive view counts the delivery under way, as
 /// .NET shows it, so one is taken off (AMQP-NOTES section 2).
-pub fn from_view(v: &MessageView, start_unix_ms: i64, shown: Shown) -> WireMessage {
-    let utc = |at: Instant| Timestamp::from_milliseconds(start_unix_ms.saturating_add(at));
+pub fn from_view(v: &MessageView, clock: Clock, shown: Shown) -> WireMessage {
+    let utc = |at: Instant| Timestamp::from_milliseconds(clock.utc(at));
     let delivery_count = match shown {
         Shown::Received => v.delivery_count.saturating_sub(1),
         Shown::Peeked => v.delivery_count,

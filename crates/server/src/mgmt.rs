@@ -94,8 +94,8 @@ pub fn handle(
         _ => &empty,
     };
     let mut broker = shared.broker.lock().unwrap_or_else(|p| p.into_inner());
-    let start = broker.start_unix_ms();
-    let utc = |at: i64| Value::Timestamp(Timestamp::from_milliseconds(start.saturating_add(at)));
+    let start = broker.clock();
+    let utc = |at: i64| Value::Timestamp(Timestamp::from_milliseconds(start.utc(at)));
     let answer = match operation {
         "com.microsoft:renew-lock" => {
             let mut expirations = Vec::new();

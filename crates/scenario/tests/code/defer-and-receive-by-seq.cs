@@ -6,12 +6,28 @@ using Azure.Messaging.ServiceBus.Administration;
 // Your namespace's connection string; for the local emulator:
 // Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;
 var connection = Environment.GetEnvironmentVariable("SERVICEBUS_CONNECTION") ?? "<connection string>";
-await using var client = new ServiceBusClient(connection);
-var admin = new ServiceBusAdministrationClient(connection);
+// The administration calls run only with SERVICEBUS_ADMIN_CONNECTION (the emulator's management endpoint is not its messaging one, and sbp serve has none); without it the entities are taken as existing, as sbp serve FILE creates them from the file and the emulator from its Config.json.
+var adminConnection = Environment.GetEnvironmentVariable("SERVICEBUS_ADMIN_CONNECTION");
+// SBP_SPEED=N runs the waits N times as fast, to go with sbp serve --speed N (against Azure or the emulator, leave it unset).
+var SPEED = double.Parse(Environment.GetEnvironmentVariable("SBP_SPEED") ?? "1", System.Globalization.CultureInfo.InvariantCulture);
+const string SAME = "as the playground showed";
+const string DIFFERS = "DIFFERS";
+const string SHOWED = "the playground showed";
+const string RETURNED = "the broker returned";
+const string NOT_CHECKED = "not checked";
+const string ALL_SAME = "Every check as the playground showed.";
+const string SOME_DIFFER = "Checks that differ from the playground:";
+const string EXISTING = "No SERVICEBUS_ADMIN_CONNECTION: the entities are taken as existing.";
+// No retries: each call is one attempt, as each step of the playground is (the SDKs retry some errors by themselves, SessionCannotBeLocked among them, and the timeline would slip).
+await using var client = new ServiceBusClient(connection, new ServiceBusClientOptions { RetryOptions = new ServiceBusRetryOptions { MaxRetries = 0 } });
+var admin = adminConnection is null ? null : new ServiceBusAdministrationClient(adminConnection);
 var start = DateTimeOffset.UtcNow;
 var receivers = new Dictionary<string, ServiceBusReceiver>();
-var held = new Dictionary<string, ServiceBusReceivedMessage>();
+var senders = new Dictionary<string, ServiceBusSender>();
+var calls = new Dictionary<string, IReadOnlyList<ServiceBusReceivedMessage>>();
 var scheduled = new Dictionary<string, long>();
+var differences = new List<string>();
+var checking = true;
 ServiceBusReceiver Receiver(string name, string path, ServiceBusReceiveMode mode)
 {
     var key = $"{name}|{path}|{mode}";
@@ -24,72 +40,155 @@ ServiceBusReceiver Receiver(string name, string path, ServiceBusReceiveMode mode
     }
     return r;
 }
-void Hold(string path, IEnumerable<ServiceBusReceivedMessage> got)
+ServiceBusSender Sender(string path)
 {
-    foreach (var m in got) held[$"{path}#{m.SequenceNumber}"] = m;
+    if (!senders.TryGetValue(path, out var s)) senders[path] = s = client.CreateSender(path);
+    return s;
 }
+async Task WaitUntil(long ms)
+{
+    var delay = start.AddMilliseconds(ms / SPEED) - DateTimeOffset.UtcNow;
+    if (delay > TimeSpan.Zero) await Task.Delay(delay);
+}
+// Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.
+async Task<IReadOnlyList<ServiceBusReceivedMessage>> ReceiveAsync(ServiceBusReceiver r, int count, int expected)
+{
+    var got = new List<ServiceBusReceivedMessage>();
+    var deadline = DateTimeOffset.UtcNow.AddSeconds(5);
+    while (true)
+    {
+        var wait = got.Count < expected ? deadline - DateTimeOffset.UtcNow : TimeSpan.FromMilliseconds(100);
+        if (wait < TimeSpan.FromMilliseconds(100)) wait = TimeSpan.FromMilliseconds(100);
+        got.AddRange(await r.ReceiveMessagesAsync(count - got.Count, wait));
+        if (got.Count >= expected || got.Count >= count || DateTimeOffset.UtcNow >= deadline) return got;
+    }
+}
+void Check(string what, string showed, string returned)
+{
+    if (!checking) Console.WriteLine($"{NOT_CHECKED}: {what}: {returned}");
+    else if (showed == returned) Console.WriteLine($"{SAME}: {what}: {returned}");
+    else { differences.Add(what); Console.WriteLine($"{DIFFERS}: {what}: {SHOWED} {showed}, {RETURNED} {returned}"); }
+}
+ServiceBusReceivedMessage? Message(string call, int i)
+{
+    if (calls.TryGetValue(call, out var got) && i < got.Count) return got[i];
+    Check($"{call}: message {i + 1}", "received", "not received");
+    return null;
+}
+long Seq(string call, int i) => Message(call, i)?.SequenceNumber ?? -1;
+string Failure(Exception e) => e is ServiceBusException s ? s.Reason.ToString() switch
+{
+    "MessagingEntityNotFound" => "MessagingEntityNotFound",
+    "ServiceBusy" => "ServerBusy",
+    "ServiceTimeout" => "ServiceTimeout",
+    var reason => reason,
+} : e is InvalidOperationException ? "InvalidOperation" : e.GetType().Name;
 
 // A deferred message stays in the queue, invisible to normal receive; it comes back only by its SequenceNumber, locked again with DeliveryCount + 1. An unknown number fails the call (RCV-09).
+// At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
 // The entities, with their settings as the playground created them.
-await admin.CreateQueueAsync(new CreateQueueOptions("orders") { LockDuration = TimeSpan.FromMilliseconds(30000), MaxDeliveryCount = 10 });
+if (admin is not null)
+{
+    await admin.CreateQueueAsync(new CreateQueueOptions("orders") { LockDuration = TimeSpan.FromMilliseconds(30000), MaxDeliveryCount = 10 });
+}
+else Console.WriteLine(EXISTING);
 
-// The timeline. SequenceNumbers are the playground's; a fresh entity numbers from 1 too.
+// The timeline, each step at its instant after the program's start. Settlements use the messages this program received.
 
 // t=0s: send a message to orders
-await client.CreateSender("orders").SendMessageAsync(new ServiceBusMessage("") { MessageId = "step-2-of-order" });
+await Sender("orders").SendMessageAsync(new ServiceBusMessage("") { MessageId = "step-2-of-order" });
 // playground: t=0s orders: #1 enqueued; ExpiresAt never (TTL-01)
 
 // t=0s: send a message to orders
-await client.CreateSender("orders").SendMessageAsync(new ServiceBusMessage("") { MessageId = "step-1-of-order" });
+await Sender("orders").SendMessageAsync(new ServiceBusMessage("") { MessageId = "step-1-of-order" });
 // playground: t=0s orders: #2 enqueued; ExpiresAt never (TTL-01)
 
-await Task.Delay(TimeSpan.FromMilliseconds(1000)); // on to t=1s
+await WaitUntil(1000); // on to t=1s
 
 // t=1s: receive 1 from orders as receiver
-Hold("orders", await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).ReceiveMessagesAsync(1, TimeSpan.FromSeconds(1)));
+{
+    var got = await ReceiveAsync(Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock), 1, 1);
+    calls["c1"] = got;
+    Check("receive 1 from orders as receiver: messages", "1", got.Count.ToString());
+    Check("receive 1 from orders as receiver: MessageIds", "step-2-of-order", string.Join(",", got.Select(m => m.MessageId)));
+    Check("receive 1 from orders as receiver: DeliveryCount as this SDK counts it", "1", string.Join(",", got.Select(m => m.DeliveryCount)));
+}
 // playground: t=1s orders: receiver starts receiving
 // playground: t=1s orders: #1 locked by receiver until t=31s (DeliveryCount 1) (RCV-02)
 
-await Task.Delay(TimeSpan.FromMilliseconds(1000)); // on to t=2s
+await WaitUntil(2000); // on to t=2s
 
 // Step 2 arrived first: defer it until step 1 is done.
 // t=2s: defer #1 in orders (receiver)
-await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).DeferMessageAsync(held["orders#1"]);
+{
+    var m = Message("c1", 0);
+    if (m is not null) await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).DeferMessageAsync(m);
+}
 // playground: t=2s orders: #1 deferred by receiver: only receivable by sequence number (RCV-09)
 
-await Task.Delay(TimeSpan.FromMilliseconds(1000)); // on to t=3s
+await WaitUntil(3000); // on to t=3s
 
 // t=3s: receive 5 from orders as receiver
-Hold("orders", await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).ReceiveMessagesAsync(5, TimeSpan.FromSeconds(1)));
+{
+    var got = await ReceiveAsync(Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock), 5, 1);
+    calls["c2"] = got;
+    Check("receive 5 from orders as receiver: messages", "1", got.Count.ToString());
+    Check("receive 5 from orders as receiver: MessageIds", "step-1-of-order", string.Join(",", got.Select(m => m.MessageId)));
+    Check("receive 5 from orders as receiver: DeliveryCount as this SDK counts it", "1", string.Join(",", got.Select(m => m.DeliveryCount)));
+}
 // playground: t=3s orders: #2 locked by receiver until t=33s (DeliveryCount 1) (RCV-02)
 
-await Task.Delay(TimeSpan.FromMilliseconds(1000)); // on to t=4s
+await WaitUntil(4000); // on to t=4s
 
 // t=4s: complete #2 in orders (receiver)
-await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).CompleteMessageAsync(held["orders#2"]);
+{
+    var m = Message("c2", 0);
+    if (m is not null) await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).CompleteMessageAsync(m);
+}
 // playground: t=4s orders: #2 completed by receiver (RCV-05)
 
-await Task.Delay(TimeSpan.FromMilliseconds(1000)); // on to t=5s
+await WaitUntil(5000); // on to t=5s
 
 // t=5s: receive deferred #99 from orders
 try {
-    Hold("orders", await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).ReceiveDeferredMessagesAsync(new long[] { 99 }));
-} catch (ServiceBusException e) {
-    Console.WriteLine($"failed as expected: {e.Reason}");
+    {
+        var got = await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).ReceiveDeferredMessagesAsync(new long[] { 99 });
+        calls["c3"] = got;
+    }
+    Check("t=5s: receive deferred #99 from orders", "MessageNotFound", "no error");
+} catch (Exception e) {
+    Check("t=5s: receive deferred #99 from orders", "MessageNotFound", Failure(e));
 }
 // playground: t=5s orders: receive deferred failed: MessageNotFound
 
-await Task.Delay(TimeSpan.FromMilliseconds(1000)); // on to t=6s
+await WaitUntil(6000); // on to t=6s
 
 // t=6s: receive deferred #1 from orders
-Hold("orders", await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).ReceiveDeferredMessagesAsync(new long[] { 1 }));
+{
+    var got = await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).ReceiveDeferredMessagesAsync(new long[] { seq("c1", 0) });
+    calls["c4"] = got;
+    Check("receive deferred #1 from orders: messages", "1", got.Count.ToString());
+    Check("receive deferred #1 from orders: MessageIds", "step-2-of-order", string.Join(",", got.Select(m => m.MessageId)));
+    Check("receive deferred #1 from orders: DeliveryCount as this SDK counts it", "2", string.Join(",", got.Select(m => m.DeliveryCount)));
+}
 // playground: t=6s orders: #1 locked by receiver by sequence number until t=36s (DeliveryCount 2, a redelivery) (RCV-09)
 
-await Task.Delay(TimeSpan.FromMilliseconds(1000)); // on to t=7s
+await WaitUntil(7000); // on to t=7s
 
 // t=7s: complete #1 in orders (receiver)
-await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).CompleteMessageAsync(held["orders#1"]);
+{
+    var m = Message("c4", 0);
+    if (m is not null) await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).CompleteMessageAsync(m);
+}
 // playground: t=7s orders: #1 completed by receiver (RCV-05)
 
+foreach (var s in senders.Values) await s.CloseAsync();
 foreach (var r in receivers.Values) await r.CloseAsync();
+if (differences.Count > 0)
+{
+    Console.WriteLine($"{SOME_DIFFER} {string.Join("; ", differences)}");
+    return 1;
+}
+Console.WriteLine(ALL_SAME);
+return 0;

@@ -6,92 +6,188 @@ const Long = require("long");
 // Your namespace's connection string; for the local emulator:
 // Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;
 const connection = process.env.SERVICEBUS_CONNECTION || "<connection string>";
+// The administration calls run only with SERVICEBUS_ADMIN_CONNECTION (the emulator's management endpoint is not its messaging one, and sbp serve has none); without it the entities are taken as existing, as sbp serve FILE creates them from the file and the emulator from its Config.json.
+const adminConnection = process.env.SERVICEBUS_ADMIN_CONNECTION;
+// SBP_SPEED=N runs the waits N times as fast, to go with sbp serve --speed N (against Azure or the emulator, leave it unset).
+const SPEED = Number(process.env.SBP_SPEED || "1");
+const SAME = "as the playground showed";
+const DIFFERS = "DIFFERS";
+const SHOWED = "the playground showed";
+const RETURNED = "the broker returned";
+const NOT_CHECKED = "not checked";
+const ALL_SAME = "Every check as the playground showed.";
+const SOME_DIFFER = "Checks that differ from the playground:";
+const EXISTING = "No SERVICEBUS_ADMIN_CONNECTION: the entities are taken as existing.";
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// No retries: each call is one attempt, as each step of the playground is (the SDKs retry some errors by themselves, SessionCannotBeLocked among them, and the timeline would slip).
 
 async function main() {
-    const client = new ServiceBusClient(connection);
-    const admin = new ServiceBusAdministrationClient(connection);
+    const client = new ServiceBusClient(connection, { retryOptions: { maxRetries: 0 } }); // (no retries: see above)
+    const admin = adminConnection ? new ServiceBusAdministrationClient(adminConnection) : undefined;
     const start = Date.now();
     const receivers = new Map();
-    const held = new Map();
+    const senders = new Map();
+    const calls = new Map();
     const scheduled = new Map();
+    const differences = [];
+    let checking = true;
     const receiver = (name, path, mode) => {
         const key = `${name}|${path}|${mode}`;
         if (!receivers.has(key)) {
             const [topic, subscription] = path.split("/subscriptions/");
+            // No automatic lock renewal (this SDK's default): the playground renews a lock only when a step says so.
+            const options = { receiveMode: mode, maxAutoLockRenewalDurationInMs: 0 };
             receivers.set(key, subscription
-                ? client.createReceiver(topic, subscription, { receiveMode: mode })
-                : client.createReceiver(path, { receiveMode: mode }));
+                ? client.createReceiver(topic, subscription, options)
+                : client.createReceiver(path, options));
         }
         return receivers.get(key);
     };
-    const hold = (path, got) => got.forEach((m) => held.set(`${path}#${m.sequenceNumber}`, m));
+    const sender = (path) => {
+        if (!senders.has(path)) senders.set(path, client.createSender(path));
+        return senders.get(path);
+    };
+    const waitUntil = async (ms) => {
+        const delay = start + ms / SPEED - Date.now();
+        if (delay > 0) await sleep(delay);
+    };
+    // Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.
+    const receive = async (r, count, expected) => {
+        const got = [];
+        const deadline = Date.now() + 5000;
+        for (;;) {
+            const wait = got.length < expected ? Math.max(deadline - Date.now(), 100) : 100;
+            got.push(...(await r.receiveMessages(count - got.length, { maxWaitTimeInMs: wait })));
+            if (got.length >= expected || got.length >= count || Date.now() >= deadline) return got;
+        }
+    };
+    const check = (what, showed, returned) => {
+        if (!checking) console.log(`${NOT_CHECKED}: ${what}: ${returned}`);
+        else if (showed === returned) console.log(`${SAME}: ${what}: ${returned}`);
+        else {
+            differences.push(what);
+            console.log(`${DIFFERS}: ${what}: ${SHOWED} ${showed}, ${RETURNED} ${returned}`);
+        }
+    };
+    const message = (call, i) => {
+        const got = calls.get(call) || [];
+        if (i < got.length) return got[i];
+        check(`${call}: message ${i + 1}`, "received", "not received");
+        return undefined;
+    };
+    const seq = (call, i) => {
+        const m = message(call, i);
+        return m && m.sequenceNumber ? m.sequenceNumber : Long.fromNumber(-1);
+    };
+    // The playground's names for this SDK's error codes (it names the service's amqp:not-allowed GeneralError).
+    const failure = (e) => ({ ServiceBusy: "ServerBusy", GeneralError: "InvalidOperation" })[e.code] || e.code || (e instanceof TypeError ? "InvalidOperation" : e.name);
 
     // A deferred message stays in the queue, invisible to normal receive; it comes back only by its SequenceNumber, locked again with DeliveryCount + 1. An unknown number fails the call (RCV-09).
+    // At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
     // The entities, with their settings as the playground created them.
-    await admin.createQueue("orders", { lockDuration: "PT30S", maxDeliveryCount: 10 });
+    if (admin) {
+        await admin.createQueue("orders", { lockDuration: "PT30S", maxDeliveryCount: 10 });
+    } else console.log(EXISTING);
 
-    // The timeline. SequenceNumbers are the playground's; a fresh entity numbers from 1 too.
+    // The timeline, each step at its instant after the program's start. Settlements use the messages this program received.
 
     // t=0s: send a message to orders
-    await client.createSender("orders").sendMessages({ body: "", messageId: "step-2-of-order" });
+    await sender("orders").sendMessages({ body: "", messageId: "step-2-of-order" });
     // playground: t=0s orders: #1 enqueued; ExpiresAt never (TTL-01)
 
     // t=0s: send a message to orders
-    await client.createSender("orders").sendMessages({ body: "", messageId: "step-1-of-order" });
+    await sender("orders").sendMessages({ body: "", messageId: "step-1-of-order" });
     // playground: t=0s orders: #2 enqueued; ExpiresAt never (TTL-01)
 
-    await sleep(1000); // on to t=1s
+    await waitUntil(1000); // on to t=1s
 
     // t=1s: receive 1 from orders as receiver
-    hold("orders", await receiver("receiver", "orders", "peekLock").receiveMessages(1, { maxWaitTimeInMs: 1000 }));
+    {
+        const got = await receive(receiver("receiver", "orders", "peekLock"), 1, 1);
+        calls.set("c1", got);
+        check("receive 1 from orders as receiver: messages", "1", String(got.length));
+        check("receive 1 from orders as receiver: MessageIds", "step-2-of-order", got.map((m) => String(m.messageId ?? "")).join(","));
+        check("receive 1 from orders as receiver: DeliveryCount as this SDK counts it", "0", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+    }
     // playground: t=1s orders: receiver starts receiving
     // playground: t=1s orders: #1 locked by receiver until t=31s (DeliveryCount 1) (RCV-02)
 
-    await sleep(1000); // on to t=2s
+    await waitUntil(2000); // on to t=2s
 
     // Step 2 arrived first: defer it until step 1 is done.
     // t=2s: defer #1 in orders (receiver)
-    await receiver("receiver", "orders", "peekLock").deferMessage(held.get("orders#1"));
+    {
+        const m = message("c1", 0);
+        if (m) await receiver("receiver", "orders", "peekLock").deferMessage(m);
+    }
     // playground: t=2s orders: #1 deferred by receiver: only receivable by sequence number (RCV-09)
 
-    await sleep(1000); // on to t=3s
+    await waitUntil(3000); // on to t=3s
 
     // t=3s: receive 5 from orders as receiver
-    hold("orders", await receiver("receiver", "orders", "peekLock").receiveMessages(5, { maxWaitTimeInMs: 1000 }));
+    {
+        const got = await receive(receiver("receiver", "orders", "peekLock"), 5, 1);
+        calls.set("c2", got);
+        check("receive 5 from orders as receiver: messages", "1", String(got.length));
+        check("receive 5 from orders as receiver: MessageIds", "step-1-of-order", got.map((m) => String(m.messageId ?? "")).join(","));
+        check("receive 5 from orders as receiver: DeliveryCount as this SDK counts it", "0", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+    }
     // playground: t=3s orders: #2 locked by receiver until t=33s (DeliveryCount 1) (RCV-02)
 
-    await sleep(1000); // on to t=4s
+    await waitUntil(4000); // on to t=4s
 
     // t=4s: complete #2 in orders (receiver)
-    await receiver("receiver", "orders", "peekLock").completeMessage(held.get("orders#2"));
+    {
+        const m = message("c2", 0);
+        if (m) await receiver("receiver", "orders", "peekLock").completeMessage(m);
+    }
     // playground: t=4s orders: #2 completed by receiver (RCV-05)
 
-    await sleep(1000); // on to t=5s
+    await waitUntil(5000); // on to t=5s
 
     // t=5s: receive deferred #99 from orders
     try {
-        hold("orders", await receiver("receiver", "orders", "peekLock").receiveDeferredMessages([Long.fromNumber(99)]));
+        {
+            const got = await receiver("receiver", "orders", "peekLock").receiveDeferredMessages([Long.fromNumber(99)]);
+            calls.set("c3", got);
+        }
+        check("t=5s: receive deferred #99 from orders", "MessageNotFound", "no error");
     } catch (e) {
-        console.log("failed as expected:", e.code || e.message);
+        check("t=5s: receive deferred #99 from orders", "MessageNotFound", failure(e));
     }
     // playground: t=5s orders: receive deferred failed: MessageNotFound
 
-    await sleep(1000); // on to t=6s
+    await waitUntil(6000); // on to t=6s
 
     // t=6s: receive deferred #1 from orders
-    hold("orders", await receiver("receiver", "orders", "peekLock").receiveDeferredMessages([Long.fromNumber(1)]));
+    {
+        const got = await receiver("receiver", "orders", "peekLock").receiveDeferredMessages([seq("c1", 0)]);
+        calls.set("c4", got);
+        check("receive deferred #1 from orders: messages", "1", String(got.length));
+        check("receive deferred #1 from orders: MessageIds", "step-2-of-order", got.map((m) => String(m.messageId ?? "")).join(","));
+        check("receive deferred #1 from orders: DeliveryCount as this SDK counts it", "1", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+    }
     // playground: t=6s orders: #1 locked by receiver by sequence number until t=36s (DeliveryCount 2, a redelivery) (RCV-09)
 
-    await sleep(1000); // on to t=7s
+    await waitUntil(7000); // on to t=7s
 
     // t=7s: complete #1 in orders (receiver)
-    await receiver("receiver", "orders", "peekLock").completeMessage(held.get("orders#1"));
+    {
+        const m = message("c4", 0);
+        if (m) await receiver("receiver", "orders", "peekLock").completeMessage(m);
+    }
     // playground: t=7s orders: #1 completed by receiver (RCV-05)
 
+    for (const s of senders.values()) await s.close();
     for (const r of receivers.values()) await r.close();
     await client.close();
+    if (differences.length > 0) {
+        console.log(SOME_DIFFER, differences.join("; "));
+        process.exitCode = 1;
+    } else {
+        console.log(ALL_SAME);
+    }
 }
 
 main().catch((e) => { console.error(e); process.exit(1); });

@@ -6,12 +6,28 @@ using Azure.Messaging.ServiceBus.Administration;
 // Your namespace's connection string; for the local emulator:
 // Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;
 var connection = Environment.GetEnvironmentVariable("SERVICEBUS_CONNECTION") ?? "<connection string>";
-await using var client = new ServiceBusClient(connection);
-var admin = new ServiceBusAdministrationClient(connection);
+// The administration calls run only with SERVICEBUS_ADMIN_CONNECTION (the emulator's management endpoint is not its messaging one, and sbp serve has none); without it the entities are taken as existing, as sbp serve FILE creates them from the file and the emulator from its Config.json.
+var adminConnection = Environment.GetEnvironmentVariable("SERVICEBUS_ADMIN_CONNECTION");
+// SBP_SPEED=N runs the waits N times as fast, to go with sbp serve --speed N (against Azure or the emulator, leave it unset).
+var SPEED = double.Parse(Environment.GetEnvironmentVariable("SBP_SPEED") ?? "1", System.Globalization.CultureInfo.InvariantCulture);
+const string SAME = "as the playground showed";
+const string DIFFERS = "DIFFERS";
+const string SHOWED = "the playground showed";
+const string RETURNED = "the broker returned";
+const string NOT_CHECKED = "not checked";
+const string ALL_SAME = "Every check as the playground showed.";
+const string SOME_DIFFER = "Checks that differ from the playground:";
+const string EXISTING = "No SERVICEBUS_ADMIN_CONNECTION: the entities are taken as existing.";
+// No retries: each call is one attempt, as each step of the playground is (the SDKs retry some errors by themselves, SessionCannotBeLocked among them, and the timeline would slip).
+await using var client = new ServiceBusClient(connection, new ServiceBusClientOptions { RetryOptions = new ServiceBusRetryOptions { MaxRetries = 0 } });
+var admin = adminConnection is null ? null : new ServiceBusAdministrationClient(adminConnection);
 var start = DateTimeOffset.UtcNow;
 var receivers = new Dictionary<string, ServiceBusReceiver>();
-var held = new Dictionary<string, ServiceBusReceivedMessage>();
+var senders = new Dictionary<string, ServiceBusSender>();
+var calls = new Dictionary<string, IReadOnlyList<ServiceBusReceivedMessage>>();
 var scheduled = new Dictionary<string, long>();
+var differences = new List<string>();
+var checking = true;
 ServiceBusReceiver Receiver(string name, string path, ServiceBusReceiveMode mode)
 {
     var key = $"{name}|{path}|{mode}";
@@ -24,47 +40,117 @@ ServiceBusReceiver Receiver(string name, string path, ServiceBusReceiveMode mode
     }
     return r;
 }
-void Hold(string path, IEnumerable<ServiceBusReceivedMessage> got)
+ServiceBusSender Sender(string path)
 {
-    foreach (var m in got) held[$"{path}#{m.SequenceNumber}"] = m;
+    if (!senders.TryGetValue(path, out var s)) senders[path] = s = client.CreateSender(path);
+    return s;
 }
+async Task WaitUntil(long ms)
+{
+    var delay = start.AddMilliseconds(ms / SPEED) - DateTimeOffset.UtcNow;
+    if (delay > TimeSpan.Zero) await Task.Delay(delay);
+}
+// Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.
+async Task<IReadOnlyList<ServiceBusReceivedMessage>> ReceiveAsync(ServiceBusReceiver r, int count, int expected)
+{
+    var got = new List<ServiceBusReceivedMessage>();
+    var deadline = DateTimeOffset.UtcNow.AddSeconds(5);
+    while (true)
+    {
+        var wait = got.Count < expected ? deadline - DateTimeOffset.UtcNow : TimeSpan.FromMilliseconds(100);
+        if (wait < TimeSpan.FromMilliseconds(100)) wait = TimeSpan.FromMilliseconds(100);
+        got.AddRange(await r.ReceiveMessagesAsync(count - got.Count, wait));
+        if (got.Count >= expected || got.Count >= count || DateTimeOffset.UtcNow >= deadline) return got;
+    }
+}
+void Check(string what, string showed, string returned)
+{
+    if (!checking) Console.WriteLine($"{NOT_CHECKED}: {what}: {returned}");
+    else if (showed == returned) Console.WriteLine($"{SAME}: {what}: {returned}");
+    else { differences.Add(what); Console.WriteLine($"{DIFFERS}: {what}: {SHOWED} {showed}, {RETURNED} {returned}"); }
+}
+ServiceBusReceivedMessage? Message(string call, int i)
+{
+    if (calls.TryGetValue(call, out var got) && i < got.Count) return got[i];
+    Check($"{call}: message {i + 1}", "received", "not received");
+    return null;
+}
+long Seq(string call, int i) => Message(call, i)?.SequenceNumber ?? -1;
+string Failure(Exception e) => e is ServiceBusException s ? s.Reason.ToString() switch
+{
+    "MessagingEntityNotFound" => "MessagingEntityNotFound",
+    "ServiceBusy" => "ServerBusy",
+    "ServiceTimeout" => "ServiceTimeout",
+    var reason => reason,
+} : e is InvalidOperationException ? "InvalidOperation" : e.GetType().Name;
 
 // A worker receives and crashes three times; each lock lapses, DeliveryCount rises, and at MaxDeliveryCount 3 the message moves to the DLQ as MaxDeliveryCountExceeded (RCV-06, RCV-07, MSG-02).
+// At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
 // The entities, with their settings as the playground created them.
-await admin.CreateQueueAsync(new CreateQueueOptions("orders") { LockDuration = TimeSpan.FromMilliseconds(5000), MaxDeliveryCount = 3 });
+if (admin is not null)
+{
+    await admin.CreateQueueAsync(new CreateQueueOptions("orders") { LockDuration = TimeSpan.FromMilliseconds(5000), MaxDeliveryCount = 3 });
+}
+else Console.WriteLine(EXISTING);
 
-// The timeline. SequenceNumbers are the playground's; a fresh entity numbers from 1 too.
+// The timeline, each step at its instant after the program's start. Settlements use the messages this program received.
 
 // t=0s: send a message to orders
-await client.CreateSender("orders").SendMessageAsync(new ServiceBusMessage("") { MessageId = "poison" });
+await Sender("orders").SendMessageAsync(new ServiceBusMessage("") { MessageId = "poison" });
 // playground: t=0s orders: #1 enqueued; ExpiresAt never (TTL-01)
 
-await Task.Delay(TimeSpan.FromMilliseconds(1000)); // on to t=1s
+await WaitUntil(1000); // on to t=1s
 
 // t=1s: receive 1 from orders as worker
-Hold("orders", await Receiver("worker", "orders", ServiceBusReceiveMode.PeekLock).ReceiveMessagesAsync(1, TimeSpan.FromSeconds(1)));
+{
+    var got = await ReceiveAsync(Receiver("worker", "orders", ServiceBusReceiveMode.PeekLock), 1, 1);
+    calls["c1"] = got;
+    Check("receive 1 from orders as worker: messages", "1", got.Count.ToString());
+    Check("receive 1 from orders as worker: MessageIds", "poison", string.Join(",", got.Select(m => m.MessageId)));
+    Check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "1", string.Join(",", got.Select(m => m.DeliveryCount)));
+}
 // playground: t=1s orders: worker starts receiving
 // playground: t=1s orders: #1 locked by worker until t=6s (DeliveryCount 1) (RCV-02)
 
-await Task.Delay(TimeSpan.FromMilliseconds(9000)); // on to t=10s
+await WaitUntil(10000); // on to t=10s
 // playground: t=6s orders: #1: lock lapsed without settlement (RCV-06)
 // playground: t=6s orders: #1 back at its place in the queue (1 failed deliveries so far) (RCV-06)
 
 // t=10s: receive 1 from orders as worker
-Hold("orders", await Receiver("worker", "orders", ServiceBusReceiveMode.PeekLock).ReceiveMessagesAsync(1, TimeSpan.FromSeconds(1)));
+{
+    var got = await ReceiveAsync(Receiver("worker", "orders", ServiceBusReceiveMode.PeekLock), 1, 1);
+    calls["c2"] = got;
+    Check("receive 1 from orders as worker: messages", "1", got.Count.ToString());
+    Check("receive 1 from orders as worker: MessageIds", "poison", string.Join(",", got.Select(m => m.MessageId)));
+    Check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "2", string.Join(",", got.Select(m => m.DeliveryCount)));
+}
 // playground: t=10s orders: #1 locked by worker until t=15s (DeliveryCount 2, a redelivery) (RCV-02)
 
-await Task.Delay(TimeSpan.FromMilliseconds(10000)); // on to t=20s
+await WaitUntil(20000); // on to t=20s
 // playground: t=15s orders: #1: lock lapsed without settlement (RCV-06)
 // playground: t=15s orders: #1 back at its place in the queue (2 failed deliveries so far) (RCV-06)
 
 // t=20s: receive 1 from orders as worker
-Hold("orders", await Receiver("worker", "orders", ServiceBusReceiveMode.PeekLock).ReceiveMessagesAsync(1, TimeSpan.FromSeconds(1)));
+{
+    var got = await ReceiveAsync(Receiver("worker", "orders", ServiceBusReceiveMode.PeekLock), 1, 1);
+    calls["c3"] = got;
+    Check("receive 1 from orders as worker: messages", "1", got.Count.ToString());
+    Check("receive 1 from orders as worker: MessageIds", "poison", string.Join(",", got.Select(m => m.MessageId)));
+    Check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "3", string.Join(",", got.Select(m => m.DeliveryCount)));
+}
 // playground: t=20s orders: #1 locked by worker until t=25s (DeliveryCount 3, a redelivery) (RCV-02)
 
-await Task.Delay(TimeSpan.FromMilliseconds(5000)); // on to t=25s
+await WaitUntil(25000); // on to t=25s
 // playground: t=25s orders: #1: lock lapsed without settlement (RCV-06)
 // playground: t=25s orders: #1 dead-lettered: MaxDeliveryCountExceeded (Message could not be consumed after 3 delivery attempts.) (RCV-07)
 
+foreach (var s in senders.Values) await s.CloseAsync();
 foreach (var r in receivers.Values) await r.CloseAsync();
+if (differences.Count > 0)
+{
+    Console.WriteLine($"{SOME_DIFFER} {string.Join("; ", differences)}");
+    return 1;
+}
+Console.WriteLine(ALL_SAME);
+return 0;

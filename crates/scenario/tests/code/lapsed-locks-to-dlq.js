@@ -6,67 +6,150 @@ const Long = require("long");
 // Your namespace's connection string; for the local emulator:
 // Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;
 const connection = process.env.SERVICEBUS_CONNECTION || "<connection string>";
+// The administration calls run only with SERVICEBUS_ADMIN_CONNECTION (the emulator's management endpoint is not its messaging one, and sbp serve has none); without it the entities are taken as existing, as sbp serve FILE creates them from the file and the emulator from its Config.json.
+const adminConnection = process.env.SERVICEBUS_ADMIN_CONNECTION;
+// SBP_SPEED=N runs the waits N times as fast, to go with sbp serve --speed N (against Azure or the emulator, leave it unset).
+const SPEED = Number(process.env.SBP_SPEED || "1");
+const SAME = "as the playground showed";
+const DIFFERS = "DIFFERS";
+const SHOWED = "the playground showed";
+const RETURNED = "the broker returned";
+const NOT_CHECKED = "not checked";
+const ALL_SAME = "Every check as the playground showed.";
+const SOME_DIFFER = "Checks that differ from the playground:";
+const EXISTING = "No SERVICEBUS_ADMIN_CONNECTION: the entities are taken as existing.";
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// No retries: each call is one attempt, as each step of the playground is (the SDKs retry some errors by themselves, SessionCannotBeLocked among them, and the timeline would slip).
 
 async function main() {
-    const client = new ServiceBusClient(connection);
-    const admin = new ServiceBusAdministrationClient(connection);
+    const client = new ServiceBusClient(connection, { retryOptions: { maxRetries: 0 } }); // (no retries: see above)
+    const admin = adminConnection ? new ServiceBusAdministrationClient(adminConnection) : undefined;
     const start = Date.now();
     const receivers = new Map();
-    const held = new Map();
+    const senders = new Map();
+    const calls = new Map();
     const scheduled = new Map();
+    const differences = [];
+    let checking = true;
     const receiver = (name, path, mode) => {
         const key = `${name}|${path}|${mode}`;
         if (!receivers.has(key)) {
             const [topic, subscription] = path.split("/subscriptions/");
+            // No automatic lock renewal (this SDK's default): the playground renews a lock only when a step says so.
+            const options = { receiveMode: mode, maxAutoLockRenewalDurationInMs: 0 };
             receivers.set(key, subscription
-                ? client.createReceiver(topic, subscription, { receiveMode: mode })
-                : client.createReceiver(path, { receiveMode: mode }));
+                ? client.createReceiver(topic, subscription, options)
+                : client.createReceiver(path, options));
         }
         return receivers.get(key);
     };
-    const hold = (path, got) => got.forEach((m) => held.set(`${path}#${m.sequenceNumber}`, m));
+    const sender = (path) => {
+        if (!senders.has(path)) senders.set(path, client.createSender(path));
+        return senders.get(path);
+    };
+    const waitUntil = async (ms) => {
+        const delay = start + ms / SPEED - Date.now();
+        if (delay > 0) await sleep(delay);
+    };
+    // Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.
+    const receive = async (r, count, expected) => {
+        const got = [];
+        const deadline = Date.now() + 5000;
+        for (;;) {
+            const wait = got.length < expected ? Math.max(deadline - Date.now(), 100) : 100;
+            got.push(...(await r.receiveMessages(count - got.length, { maxWaitTimeInMs: wait })));
+            if (got.length >= expected || got.length >= count || Date.now() >= deadline) return got;
+        }
+    };
+    const check = (what, showed, returned) => {
+        if (!checking) console.log(`${NOT_CHECKED}: ${what}: ${returned}`);
+        else if (showed === returned) console.log(`${SAME}: ${what}: ${returned}`);
+        else {
+            differences.push(what);
+            console.log(`${DIFFERS}: ${what}: ${SHOWED} ${showed}, ${RETURNED} ${returned}`);
+        }
+    };
+    const message = (call, i) => {
+        const got = calls.get(call) || [];
+        if (i < got.length) return got[i];
+        check(`${call}: message ${i + 1}`, "received", "not received");
+        return undefined;
+    };
+    const seq = (call, i) => {
+        const m = message(call, i);
+        return m && m.sequenceNumber ? m.sequenceNumber : Long.fromNumber(-1);
+    };
+    // The playground's names for this SDK's error codes (it names the service's amqp:not-allowed GeneralError).
+    const failure = (e) => ({ ServiceBusy: "ServerBusy", GeneralError: "InvalidOperation" })[e.code] || e.code || (e instanceof TypeError ? "InvalidOperation" : e.name);
 
     // A worker receives and crashes three times; each lock lapses, DeliveryCount rises, and at MaxDeliveryCount 3 the message moves to the DLQ as MaxDeliveryCountExceeded (RCV-06, RCV-07, MSG-02).
+    // At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
     // The entities, with their settings as the playground created them.
-    await admin.createQueue("orders", { lockDuration: "PT5S", maxDeliveryCount: 3 });
+    if (admin) {
+        await admin.createQueue("orders", { lockDuration: "PT5S", maxDeliveryCount: 3 });
+    } else console.log(EXISTING);
 
-    // The timeline. SequenceNumbers are the playground's; a fresh entity numbers from 1 too.
+    // The timeline, each step at its instant after the program's start. Settlements use the messages this program received.
 
     // t=0s: send a message to orders
-    await client.createSender("orders").sendMessages({ body: "", messageId: "poison" });
+    await sender("orders").sendMessages({ body: "", messageId: "poison" });
     // playground: t=0s orders: #1 enqueued; ExpiresAt never (TTL-01)
 
-    await sleep(1000); // on to t=1s
+    await waitUntil(1000); // on to t=1s
 
     // t=1s: receive 1 from orders as worker
-    hold("orders", await receiver("worker", "orders", "peekLock").receiveMessages(1, { maxWaitTimeInMs: 1000 }));
+    {
+        const got = await receive(receiver("worker", "orders", "peekLock"), 1, 1);
+        calls.set("c1", got);
+        check("receive 1 from orders as worker: messages", "1", String(got.length));
+        check("receive 1 from orders as worker: MessageIds", "poison", got.map((m) => String(m.messageId ?? "")).join(","));
+        check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "0", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+    }
     // playground: t=1s orders: worker starts receiving
     // playground: t=1s orders: #1 locked by worker until t=6s (DeliveryCount 1) (RCV-02)
 
-    await sleep(9000); // on to t=10s
+    await waitUntil(10000); // on to t=10s
     // playground: t=6s orders: #1: lock lapsed without settlement (RCV-06)
     // playground: t=6s orders: #1 back at its place in the queue (1 failed deliveries so far) (RCV-06)
 
     // t=10s: receive 1 from orders as worker
-    hold("orders", await receiver("worker", "orders", "peekLock").receiveMessages(1, { maxWaitTimeInMs: 1000 }));
+    {
+        const got = await receive(receiver("worker", "orders", "peekLock"), 1, 1);
+        calls.set("c2", got);
+        check("receive 1 from orders as worker: messages", "1", String(got.length));
+        check("receive 1 from orders as worker: MessageIds", "poison", got.map((m) => String(m.messageId ?? "")).join(","));
+        check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "1", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+    }
     // playground: t=10s orders: #1 locked by worker until t=15s (DeliveryCount 2, a redelivery) (RCV-02)
 
-    await sleep(10000); // on to t=20s
+    await waitUntil(20000); // on to t=20s
     // playground: t=15s orders: #1: lock lapsed without settlement (RCV-06)
     // playground: t=15s orders: #1 back at its place in the queue (2 failed deliveries so far) (RCV-06)
 
     // t=20s: receive 1 from orders as worker
-    hold("orders", await receiver("worker", "orders", "peekLock").receiveMessages(1, { maxWaitTimeInMs: 1000 }));
+    {
+        const got = await receive(receiver("worker", "orders", "peekLock"), 1, 1);
+        calls.set("c3", got);
+        check("receive 1 from orders as worker: messages", "1", String(got.length));
+        check("receive 1 from orders as worker: MessageIds", "poison", got.map((m) => String(m.messageId ?? "")).join(","));
+        check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "2", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+    }
     // playground: t=20s orders: #1 locked by worker until t=25s (DeliveryCount 3, a redelivery) (RCV-02)
 
-    await sleep(5000); // on to t=25s
+    await waitUntil(25000); // on to t=25s
     // playground: t=25s orders: #1: lock lapsed without settlement (RCV-06)
     // playground: t=25s orders: #1 dead-lettered: MaxDeliveryCountExceeded (Message could not be consumed after 3 delivery attempts.) (RCV-07)
 
+    for (const s of senders.values()) await s.close();
     for (const r of receivers.values()) await r.close();
     await client.close();
+    if (differences.length > 0) {
+        console.log(SOME_DIFFER, differences.join("; "));
+        process.exitCode = 1;
+    } else {
+        console.log(ALL_SAME);
+    }
 }
 
 main().catch((e) => { console.error(e); process.exit(1); });

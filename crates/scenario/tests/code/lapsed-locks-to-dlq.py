@@ -3,24 +3,45 @@
 # pip install azure-servicebus
 import base64
 import os
+import sys
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
-from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusReceiveMode, NEXT_AVAILABLE_SESSION
+from typing import Dict, List, Optional, Tuple
+
+from azure.servicebus import NEXT_AVAILABLE_SESSION, ServiceBusClient, ServiceBusMessage, ServiceBusReceivedMessage, ServiceBusReceiveMode, ServiceBusReceiver, ServiceBusSender
 from azure.servicebus.management import ServiceBusAdministrationClient, CorrelationRuleFilter, SqlRuleFilter, SqlRuleAction, TrueRuleFilter
 
 # Your namespace's connection string; for the local emulator:
 # Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;
 CONNECTION = os.environ.get("SERVICEBUS_CONNECTION", "<connection string>")
-client = ServiceBusClient.from_connection_string(CONNECTION)
-admin = ServiceBusAdministrationClient.from_connection_string(CONNECTION)
+# The administration calls run only with SERVICEBUS_ADMIN_CONNECTION (the emulator's management endpoint is not its messaging one, and sbp serve has none); without it the entities are taken as existing, as sbp serve FILE creates them from the file and the emulator from its Config.json.
+ADMIN_CONNECTION = os.environ.get("SERVICEBUS_ADMIN_CONNECTION")
+# SBP_SPEED=N runs the waits N times as fast, to go with sbp serve --speed N (against Azure or the emulator, leave it unset).
+SPEED = float(os.environ.get("SBP_SPEED", "1"))
+SAME = "as the playground showed"
+DIFFERS = "DIFFERS"
+SHOWED = "the playground showed"
+RETURNED = "the broker returned"
+NOT_CHECKED = "not checked"
+ALL_SAME = "Every check as the playground showed."
+SOME_DIFFER = "Checks that differ from the playground:"
+EXISTING = "No SERVICEBUS_ADMIN_CONNECTION: the entities are taken as existing."
+ERRORS = {"MessageLockLostError": "MessageLockLost", "SessionLockLostError": "SessionLockLost", "MessageNotFoundError": "MessageNotFound", "MessagingEntityNotFoundError": "MessagingEntityNotFound", "MessageSizeExceededError": "MessageSizeExceeded", "ServiceBusQuotaExceededError": "QuotaExceeded", "ServiceBusServerBusyError": "ServerBusy", "SessionCannotBeLockedError": "SessionCannotBeLocked", "OperationTimeoutError": "ServiceTimeout", "MessageAlreadySettled": "InvalidOperation", "ValueError": "InvalidOperation", "ServiceBusError": "InvalidOperation"}
+# No retries: each call is one attempt, as each step of the playground is (the SDKs retry some errors by themselves, SessionCannotBeLocked among them, and the timeline would slip).
+client = ServiceBusClient.from_connection_string(CONNECTION, retry_total=0)
+admin = ServiceBusAdministrationClient.from_connection_string(ADMIN_CONNECTION) if ADMIN_CONNECTION else None
 start = datetime.now(timezone.utc)
-receivers = {}
-held = {}
-scheduled = {}
+began = time.monotonic()
+receivers: Dict[Tuple[str, str, ServiceBusReceiveMode], ServiceBusReceiver] = {}
+senders: Dict[str, ServiceBusSender] = {}
+calls: Dict[str, List[ServiceBusReceivedMessage]] = {}
+scheduled: Dict[str, int] = {}
+differences: List[str] = []
+checking = [True]
 
 
-def receiver(name, path, mode):
+def receiver(name: str, path: str, mode: ServiceBusReceiveMode) -> ServiceBusReceiver:
     key = (name, path, mode)
     if key not in receivers:
         if "/subscriptions/" in path:
@@ -31,50 +52,117 @@ def receiver(name, path, mode):
     return receivers[key]
 
 
-def hold(path, got):
-    for m in got:
-        held[f"{path}#{m.sequence_number}"] = m
+def sender(path: str, topic: bool) -> ServiceBusSender:
+    if path not in senders:
+        senders[path] = client.get_topic_sender(path) if topic else client.get_queue_sender(path)
+    return senders[path]
+
+
+def wait_until(ms: int) -> None:
+    delay = began + ms / 1000 / SPEED - time.monotonic()
+    if delay > 0:
+        time.sleep(delay)
+
+
+def receive(r: ServiceBusReceiver, count: int, expected: int) -> List[ServiceBusReceivedMessage]:
+    # Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.
+    got: List[ServiceBusReceivedMessage] = []
+    deadline = time.monotonic() + 5
+    while True:
+        wait = max(deadline - time.monotonic(), 0.1) if len(got) < expected else 0.1
+        got += r.receive_messages(max_message_count=count - len(got), max_wait_time=wait)
+        if len(got) >= expected or len(got) >= count or time.monotonic() >= deadline:
+            return got
+
+
+def check(what: str, showed: str, returned: str) -> None:
+    if not checking[0]:
+        print(f"{NOT_CHECKED}: {what}: {returned}")
+    elif showed == returned:
+        print(f"{SAME}: {what}: {returned}")
+    else:
+        differences.append(what)
+        print(f"{DIFFERS}: {what}: {SHOWED} {showed}, {RETURNED} {returned}")
+
+
+def message(call: str, i: int) -> Optional[ServiceBusReceivedMessage]:
+    got = calls.get(call, [])
+    if i < len(got):
+        return got[i]
+    check(f"{call}: message {i + 1}", "received", "not received")
+    return None
+
+
+def seq(call: str, i: int) -> int:
+    m = message(call, i)
+    return m.sequence_number or -1 if m else -1
+
+
+def failure(e: Exception) -> str:
+    return ERRORS.get(type(e).__name__, type(e).__name__)
 
 
 
 # A worker receives and crashes three times; each lock lapses, DeliveryCount rises, and at MaxDeliveryCount 3 the message moves to the DLQ as MaxDeliveryCountExceeded (RCV-06, RCV-07, MSG-02).
+# At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
 # The entities, with their settings as the playground created them.
-admin.create_queue("orders", lock_duration=timedelta(milliseconds=5000), max_delivery_count=3)
+if admin:
+    admin.create_queue("orders", lock_duration=timedelta(milliseconds=5000), max_delivery_count=3)
+else:
+    print(EXISTING)
 
-# The timeline. SequenceNumbers are the playground's; a fresh entity numbers from 1 too.
+# The timeline, each step at its instant after the program's start. Settlements use the messages this program received.
 
 # t=0s: send a message to orders
-client.get_queue_sender("orders").send_messages(ServiceBusMessage("", message_id="poison"))
+sender("orders", False).send_messages(ServiceBusMessage("", message_id="poison"))
 # playground: t=0s orders: #1 enqueued; ExpiresAt never (TTL-01)
 
-time.sleep(1000 / 1000)  # on to t=1s
+wait_until(1000)  # on to t=1s
 
 # t=1s: receive 1 from orders as worker
-hold("orders", receiver("worker", "orders", ServiceBusReceiveMode.PEEK_LOCK).receive_messages(max_message_count=1, max_wait_time=1))
+got = receive(receiver("worker", "orders", ServiceBusReceiveMode.PEEK_LOCK), 1, 1)
+calls["c1"] = got
+check("receive 1 from orders as worker: messages", "1", str(len(got)))
+check("receive 1 from orders as worker: MessageIds", "poison", ",".join("" if m.message_id is None else str(m.message_id) for m in got))
+check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "0", ",".join("" if m.delivery_count is None else str(m.delivery_count) for m in got))
 # playground: t=1s orders: worker starts receiving
 # playground: t=1s orders: #1 locked by worker until t=6s (DeliveryCount 1) (RCV-02)
 
-time.sleep(9000 / 1000)  # on to t=10s
+wait_until(10000)  # on to t=10s
 # playground: t=6s orders: #1: lock lapsed without settlement (RCV-06)
 # playground: t=6s orders: #1 back at its place in the queue (1 failed deliveries so far) (RCV-06)
 
 # t=10s: receive 1 from orders as worker
-hold("orders", receiver("worker", "orders", ServiceBusReceiveMode.PEEK_LOCK).receive_messages(max_message_count=1, max_wait_time=1))
+got = receive(receiver("worker", "orders", ServiceBusReceiveMode.PEEK_LOCK), 1, 1)
+calls["c2"] = got
+check("receive 1 from orders as worker: messages", "1", str(len(got)))
+check("receive 1 from orders as worker: MessageIds", "poison", ",".join("" if m.message_id is None else str(m.message_id) for m in got))
+check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "1", ",".join("" if m.delivery_count is None else str(m.delivery_count) for m in got))
 # playground: t=10s orders: #1 locked by worker until t=15s (DeliveryCount 2, a redelivery) (RCV-02)
 
-time.sleep(10000 / 1000)  # on to t=20s
+wait_until(20000)  # on to t=20s
 # playground: t=15s orders: #1: lock lapsed without settlement (RCV-06)
 # playground: t=15s orders: #1 back at its place in the queue (2 failed deliveries so far) (RCV-06)
 
 # t=20s: receive 1 from orders as worker
-hold("orders", receiver("worker", "orders", ServiceBusReceiveMode.PEEK_LOCK).receive_messages(max_message_count=1, max_wait_time=1))
+got = receive(receiver("worker", "orders", ServiceBusReceiveMode.PEEK_LOCK), 1, 1)
+calls["c3"] = got
+check("receive 1 from orders as worker: messages", "1", str(len(got)))
+check("receive 1 from orders as worker: MessageIds", "poison", ",".join("" if m.message_id is None else str(m.message_id) for m in got))
+check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "2", ",".join("" if m.delivery_count is None else str(m.delivery_count) for m in got))
 # playground: t=20s orders: #1 locked by worker until t=25s (DeliveryCount 3, a redelivery) (RCV-02)
 
-time.sleep(5000 / 1000)  # on to t=25s
+wait_until(25000)  # on to t=25s
 # playground: t=25s orders: #1: lock lapsed without settlement (RCV-06)
 # playground: t=25s orders: #1 dead-lettered: MaxDeliveryCountExceeded (Message could not be consumed after 3 delivery attempts.) (RCV-07)
 
+for s in senders.values():
+    s.close()
 for r in receivers.values():
     r.close()
 client.close()
+if differences:
+    print(SOME_DIFFER, "; ".join(differences))
+    sys.exit(1)
+print(ALL_SAME)

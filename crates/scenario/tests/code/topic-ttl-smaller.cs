@@ -6,12 +6,28 @@ using Azure.Messaging.ServiceBus.Administration;
 // Your namespace's connection string; for the local emulator:
 // Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;
 var connection = Environment.GetEnvironmentVariable("SERVICEBUS_CONNECTION") ?? "<connection string>";
-await using var client = new ServiceBusClient(connection);
-var admin = new ServiceBusAdministrationClient(connection);
+// The administration calls run only with SERVICEBUS_ADMIN_CONNECTION (the emulator's management endpoint is not its messaging one, and sbp serve has none); without it the entities are taken as existing, as sbp serve FILE creates them from the file and the emulator from its Config.json.
+var adminConnection = Environment.GetEnvironmentVariable("SERVICEBUS_ADMIN_CONNECTION");
+// SBP_SPEED=N runs the waits N times as fast, to go with sbp serve --speed N (against Azure or the emulator, leave it unset).
+var SPEED = double.Parse(Environment.GetEnvironmentVariable("SBP_SPEED") ?? "1", System.Globalization.CultureInfo.InvariantCulture);
+const string SAME = "as the playground showed";
+const string DIFFERS = "DIFFERS";
+const string SHOWED = "the playground showed";
+const string RETURNED = "the broker returned";
+const string NOT_CHECKED = "not checked";
+const string ALL_SAME = "Every check as the playground showed.";
+const string SOME_DIFFER = "Checks that differ from the playground:";
+const string EXISTING = "No SERVICEBUS_ADMIN_CONNECTION: the entities are taken as existing.";
+// No retries: each call is one attempt, as each step of the playground is (the SDKs retry some errors by themselves, SessionCannotBeLocked among them, and the timeline would slip).
+await using var client = new ServiceBusClient(connection, new ServiceBusClientOptions { RetryOptions = new ServiceBusRetryOptions { MaxRetries = 0 } });
+var admin = adminConnection is null ? null : new ServiceBusAdministrationClient(adminConnection);
 var start = DateTimeOffset.UtcNow;
 var receivers = new Dictionary<string, ServiceBusReceiver>();
-var held = new Dictionary<string, ServiceBusReceivedMessage>();
+var senders = new Dictionary<string, ServiceBusSender>();
+var calls = new Dictionary<string, IReadOnlyList<ServiceBusReceivedMessage>>();
 var scheduled = new Dictionary<string, long>();
+var differences = new List<string>();
+var checking = true;
 ServiceBusReceiver Receiver(string name, string path, ServiceBusReceiveMode mode)
 {
     var key = $"{name}|{path}|{mode}";
@@ -24,26 +40,78 @@ ServiceBusReceiver Receiver(string name, string path, ServiceBusReceiveMode mode
     }
     return r;
 }
-void Hold(string path, IEnumerable<ServiceBusReceivedMessage> got)
+ServiceBusSender Sender(string path)
 {
-    foreach (var m in got) held[$"{path}#{m.SequenceNumber}"] = m;
+    if (!senders.TryGetValue(path, out var s)) senders[path] = s = client.CreateSender(path);
+    return s;
 }
+async Task WaitUntil(long ms)
+{
+    var delay = start.AddMilliseconds(ms / SPEED) - DateTimeOffset.UtcNow;
+    if (delay > TimeSpan.Zero) await Task.Delay(delay);
+}
+// Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.
+async Task<IReadOnlyList<ServiceBusReceivedMessage>> ReceiveAsync(ServiceBusReceiver r, int count, int expected)
+{
+    var got = new List<ServiceBusReceivedMessage>();
+    var deadline = DateTimeOffset.UtcNow.AddSeconds(5);
+    while (true)
+    {
+        var wait = got.Count < expected ? deadline - DateTimeOffset.UtcNow : TimeSpan.FromMilliseconds(100);
+        if (wait < TimeSpan.FromMilliseconds(100)) wait = TimeSpan.FromMilliseconds(100);
+        got.AddRange(await r.ReceiveMessagesAsync(count - got.Count, wait));
+        if (got.Count >= expected || got.Count >= count || DateTimeOffset.UtcNow >= deadline) return got;
+    }
+}
+void Check(string what, string showed, string returned)
+{
+    if (!checking) Console.WriteLine($"{NOT_CHECKED}: {what}: {returned}");
+    else if (showed == returned) Console.WriteLine($"{SAME}: {what}: {returned}");
+    else { differences.Add(what); Console.WriteLine($"{DIFFERS}: {what}: {SHOWED} {showed}, {RETURNED} {returned}"); }
+}
+ServiceBusReceivedMessage? Message(string call, int i)
+{
+    if (calls.TryGetValue(call, out var got) && i < got.Count) return got[i];
+    Check($"{call}: message {i + 1}", "received", "not received");
+    return null;
+}
+long Seq(string call, int i) => Message(call, i)?.SequenceNumber ?? -1;
+string Failure(Exception e) => e is ServiceBusException s ? s.Reason.ToString() switch
+{
+    "MessagingEntityNotFound" => "MessagingEntityNotFound",
+    "ServiceBusy" => "ServerBusy",
+    "ServiceTimeout" => "ServiceTimeout",
+    var reason => reason,
+} : e is InvalidOperationException ? "InvalidOperation" : e.GetType().Name;
 
 // The topic's default TTL is 5 minutes, the subscription's 1 hour: the topic's applies (TTL-04, TOP-01).
+// At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
 // The entities, with their settings as the playground created them.
-await admin.CreateTopicAsync(new CreateTopicOptions("events") { DefaultMessageTimeToLive = TimeSpan.FromMilliseconds(300000) });
-await admin.CreateSubscriptionAsync(new CreateSubscriptionOptions("events", "audit") { DefaultMessageTimeToLive = TimeSpan.FromMilliseconds(3600000), LockDuration = TimeSpan.FromMilliseconds(30000), MaxDeliveryCount = 10, DeadLetteringOnMessageExpiration = true });
-await admin.CreateSubscriptionAsync(new CreateSubscriptionOptions("events", "invoices") { LockDuration = TimeSpan.FromMilliseconds(30000), MaxDeliveryCount = 10 }, new CreateRuleOptions("$Default", new CorrelationRuleFilter { Subject = "invoice" }));
+if (admin is not null)
+{
+    await admin.CreateTopicAsync(new CreateTopicOptions("events") { DefaultMessageTimeToLive = TimeSpan.FromMilliseconds(300000) });
+    await admin.CreateSubscriptionAsync(new CreateSubscriptionOptions("events", "audit") { DefaultMessageTimeToLive = TimeSpan.FromMilliseconds(3600000), LockDuration = TimeSpan.FromMilliseconds(30000), MaxDeliveryCount = 10, DeadLetteringOnMessageExpiration = true });
+    await admin.CreateSubscriptionAsync(new CreateSubscriptionOptions("events", "invoices") { LockDuration = TimeSpan.FromMilliseconds(30000), MaxDeliveryCount = 10 }, new CreateRuleOptions("$Default", new CorrelationRuleFilter { Subject = "invoice" }));
+}
+else Console.WriteLine(EXISTING);
 
-// The timeline. SequenceNumbers are the playground's; a fresh entity numbers from 1 too.
+// The timeline, each step at its instant after the program's start. Settlements use the messages this program received.
 
 // t=0s: send a message to events
-await client.CreateSender("events").SendMessageAsync(new ServiceBusMessage("") { MessageId = "evt-1", Subject = "order" });
+await Sender("events").SendMessageAsync(new ServiceBusMessage("") { MessageId = "evt-1", Subject = "order" });
 // playground: t=0s events: #1 enqueued; ExpiresAt t=5m (TTL-01)
 // playground: t=0s events/subscriptions/audit: #1 enqueued; ExpiresAt t=5m (TOP-01)
 
-await Task.Delay(TimeSpan.FromMilliseconds(300000)); // on to t=5m
+await WaitUntil(300000); // on to t=5m
 // playground: t=5m events/subscriptions/audit: #1 dead-lettered: TTLExpiredException (The message expired and was dead lettered.) (TTL-11)
 
+foreach (var s in senders.Values) await s.CloseAsync();
 foreach (var r in receivers.Values) await r.CloseAsync();
+if (differences.Count > 0)
+{
+    Console.WriteLine($"{SOME_DIFFER} {string.Join("; ", differences)}");
+    return 1;
+}
+Console.WriteLine(ALL_SAME);
+return 0;

@@ -6,48 +6,113 @@ const Long = require("long");
 // Your namespace's connection string; for the local emulator:
 // Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;
 const connection = process.env.SERVICEBUS_CONNECTION || "<connection string>";
+// The administration calls run only with SERVICEBUS_ADMIN_CONNECTION (the emulator's management endpoint is not its messaging one, and sbp serve has none); without it the entities are taken as existing, as sbp serve FILE creates them from the file and the emulator from its Config.json.
+const adminConnection = process.env.SERVICEBUS_ADMIN_CONNECTION;
+// SBP_SPEED=N runs the waits N times as fast, to go with sbp serve --speed N (against Azure or the emulator, leave it unset).
+const SPEED = Number(process.env.SBP_SPEED || "1");
+const SAME = "as the playground showed";
+const DIFFERS = "DIFFERS";
+const SHOWED = "the playground showed";
+const RETURNED = "the broker returned";
+const NOT_CHECKED = "not checked";
+const ALL_SAME = "Every check as the playground showed.";
+const SOME_DIFFER = "Checks that differ from the playground:";
+const EXISTING = "No SERVICEBUS_ADMIN_CONNECTION: the entities are taken as existing.";
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// No retries: each call is one attempt, as each step of the playground is (the SDKs retry some errors by themselves, SessionCannotBeLocked among them, and the timeline would slip).
 
 async function main() {
-    const client = new ServiceBusClient(connection);
-    const admin = new ServiceBusAdministrationClient(connection);
+    const client = new ServiceBusClient(connection, { retryOptions: { maxRetries: 0 } }); // (no retries: see above)
+    const admin = adminConnection ? new ServiceBusAdministrationClient(adminConnection) : undefined;
     const start = Date.now();
     const receivers = new Map();
-    const held = new Map();
+    const senders = new Map();
+    const calls = new Map();
     const scheduled = new Map();
+    const differences = [];
+    let checking = true;
     const receiver = (name, path, mode) => {
         const key = `${name}|${path}|${mode}`;
         if (!receivers.has(key)) {
             const [topic, subscription] = path.split("/subscriptions/");
+            // No automatic lock renewal (this SDK's default): the playground renews a lock only when a step says so.
+            const options = { receiveMode: mode, maxAutoLockRenewalDurationInMs: 0 };
             receivers.set(key, subscription
-                ? client.createReceiver(topic, subscription, { receiveMode: mode })
-                : client.createReceiver(path, { receiveMode: mode }));
+                ? client.createReceiver(topic, subscription, options)
+                : client.createReceiver(path, options));
         }
         return receivers.get(key);
     };
-    const hold = (path, got) => got.forEach((m) => held.set(`${path}#${m.sequenceNumber}`, m));
+    const sender = (path) => {
+        if (!senders.has(path)) senders.set(path, client.createSender(path));
+        return senders.get(path);
+    };
+    const waitUntil = async (ms) => {
+        const delay = start + ms / SPEED - Date.now();
+        if (delay > 0) await sleep(delay);
+    };
+    // Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.
+    const receive = async (r, count, expected) => {
+        const got = [];
+        const deadline = Date.now() + 5000;
+        for (;;) {
+            const wait = got.length < expected ? Math.max(deadline - Date.now(), 100) : 100;
+            got.push(...(await r.receiveMessages(count - got.length, { maxWaitTimeInMs: wait })));
+            if (got.length >= expected || got.length >= count || Date.now() >= deadline) return got;
+        }
+    };
+    const check = (what, showed, returned) => {
+        if (!checking) console.log(`${NOT_CHECKED}: ${what}: ${returned}`);
+        else if (showed === returned) console.log(`${SAME}: ${what}: ${returned}`);
+        else {
+            differences.push(what);
+            console.log(`${DIFFERS}: ${what}: ${SHOWED} ${showed}, ${RETURNED} ${returned}`);
+        }
+    };
+    const message = (call, i) => {
+        const got = calls.get(call) || [];
+        if (i < got.length) return got[i];
+        check(`${call}: message ${i + 1}`, "received", "not received");
+        return undefined;
+    };
+    const seq = (call, i) => {
+        const m = message(call, i);
+        return m && m.sequenceNumber ? m.sequenceNumber : Long.fromNumber(-1);
+    };
+    // The playground's names for this SDK's error codes (it names the service's amqp:not-allowed GeneralError).
+    const failure = (e) => ({ ServiceBusy: "ServerBusy", GeneralError: "InvalidOperation" })[e.code] || e.code || (e instanceof TypeError ? "InvalidOperation" : e.name);
 
     // The topic's default TTL is 5 minutes, the subscription's 1 hour: the topic's applies (TTL-04, TOP-01).
+    // At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
     // The entities, with their settings as the playground created them.
-    await admin.createTopic("events", { defaultMessageTimeToLive: "PT5M" });
-    await admin.createSubscription("events", "audit", { defaultMessageTimeToLive: "PT1H", lockDuration: "PT30S", maxDeliveryCount: 10, deadLetteringOnMessageExpiration: true });
-    await admin.createSubscription("events", "invoices", { lockDuration: "PT30S", maxDeliveryCount: 10 });
-    await admin.deleteRule("events", "invoices", "$Default");
-    await admin.createRule("events", "invoices", "$Default", { subject: "invoice" });
+    if (admin) {
+        await admin.createTopic("events", { defaultMessageTimeToLive: "PT5M" });
+        await admin.createSubscription("events", "audit", { defaultMessageTimeToLive: "PT1H", lockDuration: "PT30S", maxDeliveryCount: 10, deadLetteringOnMessageExpiration: true });
+        await admin.createSubscription("events", "invoices", { lockDuration: "PT30S", maxDeliveryCount: 10 });
+        await admin.deleteRule("events", "invoices", "$Default");
+        await admin.createRule("events", "invoices", "$Default", { subject: "invoice" });
+    } else console.log(EXISTING);
 
-    // The timeline. SequenceNumbers are the playground's; a fresh entity numbers from 1 too.
+    // The timeline, each step at its instant after the program's start. Settlements use the messages this program received.
 
     // t=0s: send a message to events
-    await client.createSender("events").sendMessages({ body: "", messageId: "evt-1", subject: "order" });
+    await sender("events").sendMessages({ body: "", messageId: "evt-1", subject: "order" });
     // playground: t=0s events: #1 enqueued; ExpiresAt t=5m (TTL-01)
     // playground: t=0s events/subscriptions/audit: #1 enqueued; ExpiresAt t=5m (TOP-01)
 
-    await sleep(300000); // on to t=5m
+    await waitUntil(300000); // on to t=5m
     // playground: t=5m events/subscriptions/audit: #1 dead-lettered: TTLExpiredException (The message expired and was dead lettered.) (TTL-11)
 
+    for (const s of senders.values()) await s.close();
     for (const r of receivers.values()) await r.close();
     await client.close();
+    if (differences.length > 0) {
+        console.log(SOME_DIFFER, differences.join("; "));
+        process.exitCode = 1;
+    } else {
+        console.log(ALL_SAME);
+    }
 }
 
 main().catch((e) => { console.error(e); process.exit(1); });
