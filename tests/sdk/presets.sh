@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every preset as the code `sbp code` writes (Python and JavaScript), run against `sbp serve`
+# Every preset as the code `sbp code` writes (Python and JavaScript), type-checked (mypy --strict,
+# tsc --checkJs), then run against `sbp serve`
 # over that preset's entities: each program checks what the broker returns at each point the
 # playground showed something, and exits 0 only if every check agrees. Scenarios that wait
 # minutes run faster: `sbp serve --speed N` and the program's SBP_SPEED=N, N chosen so that a
@@ -44,6 +45,18 @@ one() { # preset, language (py or js)
 export -f one
 export tmp
 presets=$(./target/debug/sbp presets | awk '{print $1}')
+# As written, every program type-checks: mypy --strict, and tsc over the JavaScript (checkJs,
+# against the SDK's own types).
+mkdir -p "$tmp/types" tests/sdk/js/.types
+for p in $presets; do
+  ./target/debug/sbp code "preset:$p" --lang py > "$tmp/types/$p.py"
+  ./target/debug/sbp code "preset:$p" --lang js > "tests/sdk/js/.types/$p.js"
+done
+tests/sdk/.venv/bin/mypy --strict --cache-dir "$tmp/.mypy_cache" "$tmp"/types/*.py
+(cd tests/sdk/js && node node_modules/typescript/bin/tsc --allowJs --checkJs --noEmit --module commonjs \
+  --target es2022 --types node --skipLibCheck .types/*.js) || { rm -rf tests/sdk/js/.types; exit 1; }
+rm -rf tests/sdk/js/.types
+echo "mypy --strict and tsc --checkJs: every preset's program is clean"
 # The Python SDK takes about a second to open a session receiver and to be refused one: the
 # sessions preset's lapse a second before a settlement is closer than that (docs/TESTING.md).
 jobs=$(for p in $presets; do echo "$p js"; [ "$p" = sessions ] || echo "$p py"; done)
