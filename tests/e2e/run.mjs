@@ -928,7 +928,7 @@ test('an emulator Config.json: chosen as a file, read with what is not modelled 
   if (!(await code()).includes('using Azure.Messaging.ServiceBus;')) throw new Error(await code());
   await page.selectOption('#code-language', 'py');
   await page.waitForFunction(() => document.querySelector('#code-text').value.includes('ServiceBusClient.from_connection_string'));
-  if (!(await code()).includes('get_queue_sender("orders.inbox")')) throw new Error(await code());
+  if (!(await code()).includes('sender("orders.inbox", False).send_messages(')) throw new Error(await code());
   await page.selectOption('#code-language', 'js');
   await page.waitForFunction(() => document.querySelector('#code-text').value.includes('require("@azure/service-bus")'));
 });

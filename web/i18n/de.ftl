@@ -1000,7 +1000,7 @@ code-entities-existing = Keine SERVICEBUS_ADMIN_CONNECTION: Die Entitäten gelte
 code-check-stop = Ab hier wird nichts geprüft: { $why }
 code-why-admin = Der Verwaltungsschritt entfällt ohne SERVICEBUS_ADMIN_CONNECTION, daher verläuft der Lauf des Brokers anders als der des Playgrounds.
 code-why-fault = Den Fehler des Playgrounds kann Client-Code nicht auslösen.
-code-why-traffic = Die Produzenten und Konsumenten des Playgrounds sind hier nicht als Code geschrieben.
+code-why-traffic = Die Produzenten und Konsumenten ziehen ihre eigenen Zufallszahlen und halten ihr eigenes Tempo, daher geht der Lauf des Brokers ab hier seinen eigenen Weg.
 code-no-error = kein Fehler
 code-check-count = { $what }: Nachrichten
 code-check-ids = { $what }: MessageIds
@@ -1009,3 +1009,4 @@ code-check-reason = { $what }: DeadLetterReason
 code-check-session = { $receiver } nimmt Sitzung an
 code-speed = SBP_SPEED=N lässt die Wartezeiten N-mal so schnell laufen, passend zu sbp serve --speed N (gegen Azure oder den Emulator ungesetzt lassen).
 code-retries = Keine Wiederholungen: Jeder Aufruf ist ein Versuch, wie jeder Schritt des Playgrounds (die SDKs wiederholen manche Fehler von selbst, darunter SessionCannotBeLocked, und die Zeitleiste würde sich verschieben).
+code-actors = Die Produzenten und Konsumenten des Playgrounds als Schleifen aus Senden und Empfangen (begrenzt: höchstens 10.000 Nachrichten je Produzent; Abstürze, Abbrüche und Dead-Letters mit den Raten des Playgrounds aus einem festen Zufallsgenerator gezogen, also nicht dieselben Ziehungen wie im Playground).

@@ -1018,7 +1018,7 @@ code-entities-existing = No SERVICEBUS_ADMIN_CONNECTION: the entities are taken 
 code-check-stop = From here on nothing is checked: { $why }
 code-why-admin = the administration step is skipped without SERVICEBUS_ADMIN_CONNECTION, so the broker's run goes another way than the playground's.
 code-why-fault = the playground's fault is not something client code can cause.
-code-why-traffic = the playground's producers and consumers are not written as code here.
+code-why-traffic = the producers and consumers draw their own random numbers and keep their own pace, so the broker's run goes its own way from here.
 code-no-error = no error
 code-check-count = { $what }: messages
 code-check-ids = { $what }: MessageIds
@@ -1027,3 +1027,4 @@ code-check-reason = { $what }: DeadLetterReason
 code-check-session = { $receiver } accepts session
 code-speed = SBP_SPEED=N runs the waits N times as fast, to go with sbp serve --speed N (against Azure or the emulator, leave it unset).
 code-retries = No retries: each call is one attempt, as each step of the playground is (the SDKs retry some errors by themselves, SessionCannotBeLocked among them, and the timeline would slip).
+code-actors = The playground's producers and consumers as loops of sends and receives (bounded: at most 10,000 messages a producer; crashes, abandons and dead-letters drawn at the playground's rates from a seeded generator, so not the same draws as the playground's).

@@ -1000,7 +1000,7 @@ code-entities-existing = Geen SERVICEBUS_ADMIN_CONNECTION: aangenomen wordt dat 
 code-check-stop = Vanaf hier wordt niets gecontroleerd: { $why }
 code-why-admin = de beheerstap vervalt zonder SERVICEBUS_ADMIN_CONNECTION, dus de run van de broker loopt anders dan die van de playground.
 code-why-fault = de storing van de playground kan clientcode niet veroorzaken.
-code-why-traffic = de producenten en consumenten van de playground zijn hier niet als code geschreven.
+code-why-traffic = de producenten en consumenten trekken hun eigen willekeurige getallen en houden hun eigen tempo, dus de run van de broker gaat vanaf hier zijn eigen weg.
 code-no-error = geen fout
 code-check-count = { $what }: berichten
 code-check-ids = { $what }: MessageIds
@@ -1009,3 +1009,4 @@ code-check-reason = { $what }: DeadLetterReason
 code-check-session = { $receiver } accepteert sessie
 code-speed = SBP_SPEED=N laat de wachttijden N keer zo snel lopen, bij sbp serve --speed N (tegen Azure of de emulator leeg laten).
 code-retries = Geen herhalingen: elke aanroep is één poging, zoals elke stap van de playground (de SDK's herhalen sommige fouten zelf, waaronder SessionCannotBeLocked, en de tijdlijn zou verschuiven).
+code-actors = De producenten en consumenten van de playground als lussen van verzenden en ontvangen (begrensd: hoogstens 10.000 berichten per producent; crashes, abandons en dead-letters getrokken met de kansen van de playground uit een vaste generator, dus niet dezelfde trekkingen als in de playground).

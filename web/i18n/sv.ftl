@@ -1000,7 +1000,7 @@ code-entities-existing = Ingen SERVICEBUS_ADMIN_CONNECTION: entiteterna tas som 
 code-check-stop = Härifrån kontrolleras inget: { $why }
 code-why-admin = administrationssteget hoppas över utan SERVICEBUS_ADMIN_CONNECTION, så mäklarens körning går en annan väg än lekplatsens.
 code-why-fault = lekplatsens fel är inget klientkod kan orsaka.
-code-why-traffic = lekplatsens producenter och konsumenter är inte skrivna som kod här.
+code-why-traffic = producenterna och konsumenterna drar sina egna slumptal och håller sin egen takt, så mäklarens körning går sin egen väg härifrån.
 code-no-error = inget fel
 code-check-count = { $what }: meddelanden
 code-check-ids = { $what }: MessageIds
@@ -1009,3 +1009,4 @@ code-check-reason = { $what }: DeadLetterReason
 code-check-session = { $receiver } accepterar session
 code-speed = SBP_SPEED=N kör väntetiderna N gånger så fort, till sbp serve --speed N (mot Azure eller emulatorn lämnas den osatt).
 code-retries = Inga omförsök: varje anrop är ett försök, som varje steg i lekplatsen (SDK:erna försöker själva igen vid vissa fel, bland dem SessionCannotBeLocked, och tidslinjen skulle förskjutas).
+code-actors = Lekplatsens producenter och konsumenter som slingor av sändningar och mottagningar (begränsade: högst 10 000 meddelanden per producent; krascher, abandon och dead-letter dras med lekplatsens sannolikheter ur en seedad generator, alltså inte samma dragningar som lekplatsens).

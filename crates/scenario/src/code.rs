@@ -52,6 +52,9 @@ impl Lang {
 /// The emulator's connection string (its documented development key).
 pub const EMULATOR_CONNECTION: &str = "Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;";
 
+/// The most messages a producer's loop sends.
+const MAX_PRODUCED: u64 = 10_000;
+
 /// The most comments on what happened between two steps.
 const MAX_NOTES: usize = 8;
 
@@ -87,6 +90,12 @@ pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
         held: Default::default(),
         calls: 0,
         unchecked: false,
+        actors: timeline.iter().any(|s| {
+            matches!(
+                s.action,
+                Some(Action::StartProducer(_)) | Some(Action::StartConsumers(_))
+            )
+        }),
         ids: timeline
             .iter()
             .filter_map(|s| match &s.action {
@@ -149,6 +158,8 @@ struct Code {
     unchecked: bool,
     /// MessageIds the scenario gives (the others are the playground's own: not compared).
     ids: std::collections::BTreeSet<String>,
+    /// The scenario starts producers or consumers: the program has their loops.
+    actors: bool,
 }
 
 impl Code {
@@ -496,6 +507,9 @@ impl Code {
                 }
             }
         }
+        if self.actors {
+            self.actor_helpers();
+        }
         if !scenario.description.is_empty() {
             self.line("");
             self.note(&scenario.description);
@@ -547,6 +561,170 @@ impl Code {
             }
         }
         self.admin_close(None);
+    }
+
+    /// The playground's producers and consumers as loops (Python threads, JavaScript async
+    /// loops), bounded: a producer stops at its step, its max_messages or 10,000 messages, the
+    /// consumers at their step or the program's end. C# keeps them as comments.
+    fn actor_helpers(&mut self) {
+        self.say(text!("code-actors"));
+        let lines: &[&str] = match self.lang {
+            Lang::CSharp => &[],
+            Lang::Python => &[
+                "import random",
+                "import threading",
+                "from typing import Callable",
+                "stops: Dict[str, threading.Event] = {}",
+                "actors: List[threading.Thread] = []",
+                "rng = random.Random(1)",
+                "",
+                "",
+                "def start_producer(name: str, to: str, topic: bool, rate: float, limit: int, prefix: str, ttl_ms: int, spike: Tuple[int, int, float]) -> None:",
+                "    stop = stops.setdefault(name, threading.Event())",
+                "",
+                "    def run() -> None:",
+                "        with client.get_topic_sender(to) if topic else client.get_queue_sender(to) as s:",
+                "            due = time.monotonic()",
+                "            for n in range(1, limit + 1):",
+                "                if stop.is_set():",
+                "                    break",
+                "                ttl = timedelta(milliseconds=ttl_ms) if ttl_ms else None",
+                "                s.send_messages(ServiceBusMessage(\"\", message_id=f\"{prefix}{n}\", time_to_live=ttl))",
+                "                at = (time.monotonic() - began) * 1000 * SPEED",
+                "                factor = spike[2] if spike[0] <= at < spike[0] + spike[1] else 1.0",
+                "                due += 1 / (rate * factor * SPEED)",
+                "                stop.wait(max(due - time.monotonic(), 0))",
+                "",
+                "    actors.append(threading.Thread(target=run, daemon=True))",
+                "    actors[-1].start()",
+                "",
+                "",
+                "def start_consumers(name: str, path: str, instances: int, peek_lock: bool, work: Callable[[], float], crash: float, abandon: float, dead_letter: float, restart_s: float) -> None:",
+                "    stop = stops.setdefault(name, threading.Event())",
+                "    mode = ServiceBusReceiveMode.PEEK_LOCK if peek_lock else ServiceBusReceiveMode.RECEIVE_AND_DELETE",
+                "",
+                "    def run() -> None:",
+                "        topic, _, subscription = path.partition(\"/subscriptions/\")",
+                "        r = client.get_subscription_receiver(topic, subscription, receive_mode=mode) if subscription else client.get_queue_receiver(path, receive_mode=mode)",
+                "        with r:",
+                "            while not stop.is_set():",
+                "                for m in r.receive_messages(max_message_count=1, max_wait_time=0.5):",
+                "                    stop.wait(work() / SPEED)",
+                "                    if not peek_lock or stop.is_set():",
+                "                        continue",
+                "                    draw = rng.random()",
+                "                    if draw < crash:",
+                "                        stop.wait(restart_s / SPEED)  # crashed: its lock lapses",
+                "                    elif draw < crash + abandon:",
+                "                        r.abandon_message(m)",
+                "                    elif draw < crash + abandon + dead_letter:",
+                "                        r.dead_letter_message(m, reason=\"ProcessingFailed\", error_description=\"\")",
+                "                    else:",
+                "                        r.complete_message(m)",
+                "",
+                "    for _ in range(instances):",
+                "        actors.append(threading.Thread(target=run, daemon=True))",
+                "        actors[-1].start()",
+                "",
+                "",
+                "def stop_actors(name: str) -> None:",
+                "    stops.setdefault(name, threading.Event()).set()",
+                "",
+                "",
+            ],
+            Lang::JavaScript => &[
+                "const stops = new Map();",
+                "const actors = [];",
+                "let seed = 1;",
+                "const random = () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;",
+                "const startProducer = (name, to, rate, limit, prefix, ttlMs, spike) => {",
+                "    const stop = stops.get(name) || { stopped: false };",
+                "    stops.set(name, stop);",
+                "    actors.push((async () => {",
+                "        const s = client.createSender(to);",
+                "        let due = Date.now();",
+                "        for (let n = 1; n <= limit && !stop.stopped; n++) {",
+                "            await s.sendMessages({ body: \"\", messageId: `${prefix}${n}`, ...(ttlMs ? { timeToLive: ttlMs } : {}) });",
+                "            const at = (Date.now() - start) * SPEED;",
+                "            const factor = spike[0] <= at && at < spike[0] + spike[1] ? spike[2] : 1;",
+                "            due += 1000 / (rate * factor * SPEED);",
+                "            await sleep(Math.max(due - Date.now(), 0));",
+                "        }",
+                "        await s.close();",
+                "    })());",
+                "};",
+                "const startConsumers = (name, path, instances, peekLock, work, crash, abandon, deadLetter, restartMs) => {",
+                "    const stop = stops.get(name) || { stopped: false };",
+                "    stops.set(name, stop);",
+                "    const [topic, subscription] = path.split(\"/subscriptions/\");",
+                "    const mode = peekLock ? \"peekLock\" : \"receiveAndDelete\";",
+                "    for (let i = 0; i < instances; i++) {",
+                "        actors.push((async () => {",
+                "            const r = subscription",
+                "                ? client.createReceiver(topic, subscription, { receiveMode: mode, maxAutoLockRenewalDurationInMs: 0 })",
+                "                : client.createReceiver(path, { receiveMode: mode, maxAutoLockRenewalDurationInMs: 0 });",
+                "            while (!stop.stopped) {",
+                "                for (const m of await r.receiveMessages(1, { maxWaitTimeInMs: 500 })) {",
+                "                    await sleep(work() / SPEED);",
+                "                    if (!peekLock || stop.stopped) continue;",
+                "                    const draw = random();",
+                "                    if (draw < crash) await sleep(restartMs / SPEED); // crashed: its lock lapses",
+                "                    else if (draw < crash + abandon) await r.abandonMessage(m);",
+                "                    else if (draw < crash + abandon + deadLetter) await r.deadLetterMessage(m, { deadLetterReason: \"ProcessingFailed\", deadLetterErrorDescription: \"\" });",
+                "                    else await r.completeMessage(m);",
+                "                }",
+                "            }",
+                "            await r.close();",
+                "        })());",
+                "    }",
+                "};",
+                "const stopActors = (name) => {",
+                "    const stop = stops.get(name) || { stopped: false };",
+                "    stop.stopped = true;",
+                "    stops.set(name, stop);",
+                "};",
+            ],
+        };
+        for l in lines {
+            self.line(l);
+        }
+    }
+
+    /// A consumer's processing time, as a function the loop calls (seconds in Python,
+    /// milliseconds in JavaScript).
+    fn work(&self, p: Option<&ProcessingDef>) -> String {
+        let py = self.lang == Lang::Python;
+        let unit = |ms: i64| {
+            if py {
+                sbp_engine::time::format_decimal(ms as f64 / 1000.0, 3)
+            } else {
+                ms.to_string()
+            }
+        };
+        match (p, py) {
+            (None, true) => "lambda: 0.0".into(),
+            (None, false) => "() => 0".into(),
+            (Some(ProcessingDef::Fixed(d)), true) => format!("lambda: {}", unit(d.ms())),
+            (Some(ProcessingDef::Fixed(d)), false) => format!("() => {}", unit(d.ms())),
+            (Some(ProcessingDef::Uniform { min, max }), true) => {
+                format!(
+                    "lambda: rng.uniform({}, {})",
+                    unit(min.ms()),
+                    unit(max.ms())
+                )
+            }
+            (Some(ProcessingDef::Uniform { min, max }), false) => format!(
+                "() => {} + random() * {}",
+                unit(min.ms()),
+                unit(max.ms() - min.ms())
+            ),
+            (Some(ProcessingDef::Exponential { mean }), true) => {
+                format!("lambda: rng.expovariate(1 / {})", unit(mean.ms().max(1)))
+            }
+            (Some(ProcessingDef::Exponential { mean }), false) => {
+                format!("() => -Math.log(1 - random()) * {}", unit(mean.ms()))
+            }
+        }
     }
 
     /// Opens a block that runs only with an administration client (`SERVICEBUS_ADMIN_CONNECTION`).
@@ -1475,6 +1653,37 @@ impl Code {
                     rate = sbp_engine::time::format_decimal(p.rate, 3),
                     to = p.to
                 ));
+                let topic = sim
+                    .ns
+                    .entity(&p.to)
+                    .is_some_and(|e| e.kind == EntityKind::Topic);
+                let limit = p.max_messages.unwrap_or(MAX_PRODUCED).min(MAX_PRODUCED);
+                let prefix = self.lit(
+                    p.message_id_prefix
+                        .as_deref()
+                        .unwrap_or(&format!("{}-", p.name)),
+                );
+                let ttl = p.ttl.map_or(0, |t| t.ms());
+                let spike = p
+                    .spike
+                    .as_ref()
+                    .map_or((0, 0, 1.0), |s| (s.from.ms(), s.duration.ms(), s.factor));
+                let factor = sbp_engine::time::format_decimal(spike.2, 3);
+                let rate = sbp_engine::time::format_decimal(p.rate, 3);
+                let (name, to) = (self.lit(&p.name), self.lit(&p.to));
+                match self.lang {
+                    Lang::CSharp => {}
+                    Lang::Python => self.line(&format!(
+                        "start_producer({name}, {to}, {}, {rate}, {limit}, {prefix}, {ttl}, ({}, {}, {factor}))",
+                        self.boolean(topic),
+                        spike.0,
+                        spike.1
+                    )),
+                    Lang::JavaScript => self.line(&format!(
+                        "startProducer({name}, {to}, {rate}, {limit}, {prefix}, {ttl}, [{}, {}, {factor}]);",
+                        spike.0, spike.1
+                    )),
+                }
                 self.stop_checking(text!("code-why-traffic"));
             }
             Action::StartConsumers(c) => {
@@ -1484,9 +1693,43 @@ impl Code {
                     count = c.instances.unwrap_or(1),
                     from = c.from
                 ));
+                let peek_lock = c.mode == ModeDef::PeekLock;
+                let work = self.work(c.processing.as_ref());
+                let p = |x: f64| sbp_engine::time::format_decimal(x, 3);
+                let restart = c.restart_delay.map_or(0, |d| d.ms());
+                let (name, from, n) = (
+                    self.lit(&c.name),
+                    self.lit(&c.from),
+                    c.instances.unwrap_or(1),
+                );
+                match self.lang {
+                    Lang::CSharp => {}
+                    Lang::Python => self.line(&format!(
+                        "start_consumers({name}, {from}, {n}, {}, {work}, {}, {}, {}, {})",
+                        self.boolean(peek_lock),
+                        p(c.crash),
+                        p(c.abandon),
+                        p(c.dead_letter),
+                        p(restart as f64 / 1000.0)
+                    )),
+                    Lang::JavaScript => self.line(&format!(
+                        "startConsumers({name}, {from}, {n}, {peek_lock}, {work}, {}, {}, {}, {restart});",
+                        p(c.crash),
+                        p(c.abandon),
+                        p(c.dead_letter)
+                    )),
+                }
                 self.stop_checking(text!("code-why-traffic"));
             }
-            Action::StopProducer(_) | Action::StopConsumers(_) => self.say(text!("code-stop")),
+            Action::StopProducer(name) | Action::StopConsumers(name) => {
+                self.say(text!("code-stop"));
+                let name = self.lit(name);
+                match self.lang {
+                    Lang::CSharp => {}
+                    Lang::Python => self.line(&format!("stop_actors({name})")),
+                    Lang::JavaScript => self.line(&format!("stopActors({name});")),
+                }
+            }
             Action::Expect(_) => self.say(text!("code-expect")),
         }
     }
@@ -1861,6 +2104,12 @@ impl Code {
                 self.line("return 0;");
             }
             Lang::Python => {
+                if self.actors {
+                    self.line("for stop in stops.values():");
+                    self.line("    stop.set()");
+                    self.line("for t in actors:");
+                    self.line("    t.join(timeout=10)");
+                }
                 self.line("for s in senders.values():");
                 self.line("    s.close()");
                 self.line("for r in receivers.values():");
@@ -1872,6 +2121,10 @@ impl Code {
                 self.line("print(ALL_SAME)");
             }
             Lang::JavaScript => {
+                if self.actors {
+                    self.line("for (const stop of stops.values()) stop.stopped = true;");
+                    self.line("await Promise.all(actors);");
+                }
                 self.line("for (const s of senders.values()) await s.close();");
                 self.line("for (const r of receivers.values()) await r.close();");
                 self.line("await client.close();");

@@ -483,3 +483,38 @@ fn a_settlement_names_the_message_the_program_received_and_checks_follow_each_re
     );
     assert!(py.contains("sys.exit(1)"));
 }
+
+#[test]
+fn producers_and_consumers_become_bounded_loops() {
+    let json = PRESETS
+        .iter()
+        .find(|(n, _)| *n == "story-crashing-consumer")
+        .unwrap()
+        .1;
+    let scenario = Scenario::from_json(json).unwrap();
+    let py = generate(&scenario, Lang::Python).unwrap();
+    assert!(
+        py.contains(
+            "start_producer(\"shop\", \"orders\", False, 10, 40, \"order-\", 0, (0, 0, 1))"
+        ),
+        "{py}"
+    );
+    assert!(
+        py.contains("start_consumers(\"flaky\", \"orders\", 1, True, lambda: 0.2, 0.5, 0, 0, 2)")
+    );
+    assert!(py.contains("t.join(timeout=10)"));
+    let js = generate(&scenario, Lang::JavaScript).unwrap();
+    assert!(js.contains("startProducer(\"shop\", \"orders\", 10, 40, \"order-\", 0, [0, 0, 1]);"));
+    assert!(js.contains("await Promise.all(actors);"));
+    // A producer without max_messages stops at 10,000.
+    let spike = PRESETS
+        .iter()
+        .find(|(n, _)| *n == "story-traffic-spike")
+        .unwrap()
+        .1;
+    let py = generate(&Scenario::from_json(spike).unwrap(), Lang::Python).unwrap();
+    assert!(
+        py.contains(", 10000, \"job-\", 30000, (60000, 60000, 10))"),
+        "{py}"
+    );
+}
