@@ -1010,3 +1010,4 @@ code-check-session = { $receiver } nimmt Sitzung an
 code-speed = SBP_SPEED=N lässt die Wartezeiten N-mal so schnell laufen, passend zu sbp serve --speed N (gegen Azure oder den Emulator ungesetzt lassen).
 code-retries = Keine Wiederholungen: Jeder Aufruf ist ein Versuch, wie jeder Schritt des Playgrounds (die SDKs wiederholen manche Fehler von selbst, darunter SessionCannotBeLocked, und die Zeitleiste würde sich verschieben).
 code-actors = Die Produzenten und Konsumenten des Playgrounds als Schleifen aus Senden und Empfangen (begrenzt: höchstens 10.000 Nachrichten je Produzent; Abstürze, Abbrüche und Dead-Letters mit den Raten des Playgrounds aus einem festen Zufallsgenerator gezogen, also nicht dieselben Ziehungen wie im Playground).
+code-loop-failed = Eine Operation einer Schleife schlug fehl, wie es auch im Playground vorkommen kann:

@@ -1028,3 +1028,4 @@ code-check-session = { $receiver } accepts session
 code-speed = SBP_SPEED=N runs the waits N times as fast, to go with sbp serve --speed N (against Azure or the emulator, leave it unset).
 code-retries = No retries: each call is one attempt, as each step of the playground is (the SDKs retry some errors by themselves, SessionCannotBeLocked among them, and the timeline would slip).
 code-actors = The playground's producers and consumers as loops of sends and receives (bounded: at most 10,000 messages a producer; crashes, abandons and dead-letters drawn at the playground's rates from a seeded generator, so not the same draws as the playground's).
+code-loop-failed = A loop's operation failed, as it may in the playground too:

@@ -1010,3 +1010,4 @@ code-check-session = { $receiver } accepteert sessie
 code-speed = SBP_SPEED=N laat de wachttijden N keer zo snel lopen, bij sbp serve --speed N (tegen Azure of de emulator leeg laten).
 code-retries = Geen herhalingen: elke aanroep is één poging, zoals elke stap van de playground (de SDK's herhalen sommige fouten zelf, waaronder SessionCannotBeLocked, en de tijdlijn zou verschuiven).
 code-actors = De producenten en consumenten van de playground als lussen van verzenden en ontvangen (begrensd: hoogstens 10.000 berichten per producent; crashes, abandons en dead-letters getrokken met de kansen van de playground uit een vaste generator, dus niet dezelfde trekkingen als in de playground).
+code-loop-failed = Een bewerking van een lus mislukte, zoals ook in de playground kan gebeuren:

@@ -1010,3 +1010,4 @@ code-check-session = { $receiver } accepterar session
 code-speed = SBP_SPEED=N kör väntetiderna N gånger så fort, till sbp serve --speed N (mot Azure eller emulatorn lämnas den osatt).
 code-retries = Inga omförsök: varje anrop är ett försök, som varje steg i lekplatsen (SDK:erna försöker själva igen vid vissa fel, bland dem SessionCannotBeLocked, och tidslinjen skulle förskjutas).
 code-actors = Lekplatsens producenter och konsumenter som slingor av sändningar och mottagningar (begränsade: högst 10 000 meddelanden per producent; krascher, abandon och dead-letter dras med lekplatsens sannolikheter ur en seedad generator, alltså inte samma dragningar som lekplatsens).
+code-loop-failed = En slingas operation misslyckades, som den kan i lekplatsen också:

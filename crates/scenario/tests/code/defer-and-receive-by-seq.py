@@ -27,6 +27,7 @@ NOT_CHECKED = "not checked"
 ALL_SAME = "Every check as the playground showed."
 SOME_DIFFER = "Checks that differ from the playground:"
 EXISTING = "No SERVICEBUS_ADMIN_CONNECTION: the entities are taken as existing."
+LOOP_FAILED = "A loop's operation failed, as it may in the playground too:"
 ERRORS = {"MessageLockLostError": "MessageLockLost", "SessionLockLostError": "SessionLockLost", "MessageNotFoundError": "MessageNotFound", "MessagingEntityNotFoundError": "MessagingEntityNotFound", "MessageSizeExceededError": "MessageSizeExceeded", "ServiceBusQuotaExceededError": "QuotaExceeded", "ServiceBusServerBusyError": "ServerBusy", "SessionCannotBeLockedError": "SessionCannotBeLocked", "OperationTimeoutError": "ServiceTimeout", "MessageAlreadySettled": "InvalidOperation", "ValueError": "InvalidOperation", "ServiceBusError": "InvalidOperation"}
 # No retries: each call is one attempt, as each step of the playground is (the SDKs retry some errors by themselves, SessionCannotBeLocked among them, and the timeline would slip).
 client = ServiceBusClient.from_connection_string(CONNECTION, retry_total=0)

@@ -18,6 +18,7 @@ const string NOT_CHECKED = "not checked";
 const string ALL_SAME = "Every check as the playground showed.";
 const string SOME_DIFFER = "Checks that differ from the playground:";
 const string EXISTING = "No SERVICEBUS_ADMIN_CONNECTION: the entities are taken as existing.";
+const string LOOP_FAILED = "A loop's operation failed, as it may in the playground too:";
 // No retries: each call is one attempt, as each step of the playground is (the SDKs retry some errors by themselves, SessionCannotBeLocked among them, and the timeline would slip).
 await using var client = new ServiceBusClient(connection, new ServiceBusClientOptions { RetryOptions = new ServiceBusRetryOptions { MaxRetries = 0 } });
 var admin = adminConnection is null ? null : new ServiceBusAdministrationClient(adminConnection);

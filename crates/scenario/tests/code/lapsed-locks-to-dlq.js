@@ -18,6 +18,7 @@ const NOT_CHECKED = "not checked";
 const ALL_SAME = "Every check as the playground showed.";
 const SOME_DIFFER = "Checks that differ from the playground:";
 const EXISTING = "No SERVICEBUS_ADMIN_CONNECTION: the entities are taken as existing.";
+const LOOP_FAILED = "A loop's operation failed, as it may in the playground too:";
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 // No retries: each call is one attempt, as each step of the playground is (the SDKs retry some errors by themselves, SessionCannotBeLocked among them, and the timeline would slip).
 
