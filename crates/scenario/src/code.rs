@@ -220,17 +220,15 @@ impl Code {
                 self.line("using Azure.Messaging.ServiceBus;");
                 self.line("using Azure.Messaging.ServiceBus.Administration;");
                 self.line("");
-                self.say(text!("code-connection"));
-                self.note(EMULATOR_CONNECTION);
-                self.line("var connection = Environment.GetEnvironmentVariable(\"SERVICEBUS_CONNECTION\") ?? \"<connection string>\";");
-                self.say(text!("code-admin"));
-                self.line("var adminConnection = Environment.GetEnvironmentVariable(\"SERVICEBUS_ADMIN_CONNECTION\");");
-                self.say(text!("code-speed"));
-                self.line("var SPEED = double.Parse(Environment.GetEnvironmentVariable(\"SBP_SPEED\") ?? \"1\", System.Globalization.CultureInfo.InvariantCulture);");
-                for (name, t) in &words {
-                    let lit = self.lit(&t.to_string());
-                    self.line(&format!("const string {name} = {lit};"));
-                }
+                self.settings(
+                    [
+                        "var connection = Environment.GetEnvironmentVariable(\"SERVICEBUS_CONNECTION\") ?? \"<connection string>\";",
+                        "var adminConnection = Environment.GetEnvironmentVariable(\"SERVICEBUS_ADMIN_CONNECTION\");",
+                        "var SPEED = double.Parse(Environment.GetEnvironmentVariable(\"SBP_SPEED\") ?? \"1\", System.Globalization.CultureInfo.InvariantCulture);",
+                    ],
+                    &words,
+                    "const string {name} = {lit};",
+                );
                 self.say(text!("code-retries"));
                 self.line("await using var client = new ServiceBusClient(connection, new ServiceBusClientOptions { RetryOptions = new ServiceBusRetryOptions { MaxRetries = 0 } });");
                 self.line("var admin = adminConnection is null ? null : new ServiceBusAdministrationClient(adminConnection);");
@@ -322,17 +320,15 @@ impl Code {
                 self.line("from azure.servicebus import NEXT_AVAILABLE_SESSION, ServiceBusClient, ServiceBusMessage, ServiceBusReceivedMessage, ServiceBusReceiveMode, ServiceBusReceiver, ServiceBusSender");
                 self.line("from azure.servicebus.management import ServiceBusAdministrationClient, CorrelationRuleFilter, SqlRuleFilter, SqlRuleAction, TrueRuleFilter");
                 self.line("");
-                self.say(text!("code-connection"));
-                self.note(EMULATOR_CONNECTION);
-                self.line("CONNECTION = os.environ.get(\"SERVICEBUS_CONNECTION\", \"<connection string>\")");
-                self.say(text!("code-admin"));
-                self.line("ADMIN_CONNECTION = os.environ.get(\"SERVICEBUS_ADMIN_CONNECTION\")");
-                self.say(text!("code-speed"));
-                self.line("SPEED = float(os.environ.get(\"SBP_SPEED\", \"1\"))");
-                for (name, t) in &words {
-                    let lit = self.lit(&t.to_string());
-                    self.line(&format!("{name} = {lit}"));
-                }
+                self.settings(
+                    [
+                        "CONNECTION = os.environ.get(\"SERVICEBUS_CONNECTION\", \"<connection string>\")",
+                        "ADMIN_CONNECTION = os.environ.get(\"SERVICEBUS_ADMIN_CONNECTION\")",
+                        "SPEED = float(os.environ.get(\"SBP_SPEED\", \"1\"))",
+                    ],
+                    &words,
+                    "{name} = {lit}",
+                );
                 self.line("ERRORS = {\"MessageLockLostError\": \"MessageLockLost\", \"SessionLockLostError\": \"SessionLockLost\", \"MessageNotFoundError\": \"MessageNotFound\", \"MessagingEntityNotFoundError\": \"MessagingEntityNotFound\", \"MessageSizeExceededError\": \"MessageSizeExceeded\", \"ServiceBusQuotaExceededError\": \"QuotaExceeded\", \"ServiceBusServerBusyError\": \"ServerBusy\", \"SessionCannotBeLockedError\": \"SessionCannotBeLocked\", \"OperationTimeoutError\": \"ServiceTimeout\", \"MessageAlreadySettled\": \"InvalidOperation\", \"ValueError\": \"InvalidOperation\", \"ServiceBusError\": \"InvalidOperation\"}");
                 self.say(text!("code-retries"));
                 self.line(
@@ -425,17 +421,15 @@ impl Code {
                 self.line("const { ServiceBusClient, ServiceBusAdministrationClient } = require(\"@azure/service-bus\");");
                 self.line("const Long = require(\"long\");");
                 self.line("");
-                self.say(text!("code-connection"));
-                self.note(EMULATOR_CONNECTION);
-                self.line("const connection = process.env.SERVICEBUS_CONNECTION || \"<connection string>\";");
-                self.say(text!("code-admin"));
-                self.line("const adminConnection = process.env.SERVICEBUS_ADMIN_CONNECTION;");
-                self.say(text!("code-speed"));
-                self.line("const SPEED = Number(process.env.SBP_SPEED || \"1\");");
-                for (name, t) in &words {
-                    let lit = self.lit(&t.to_string());
-                    self.line(&format!("const {name} = {lit};"));
-                }
+                self.settings(
+                    [
+                        "const connection = process.env.SERVICEBUS_CONNECTION || \"<connection string>\";",
+                        "const adminConnection = process.env.SERVICEBUS_ADMIN_CONNECTION;",
+                        "const SPEED = Number(process.env.SBP_SPEED || \"1\");",
+                    ],
+                    &words,
+                    "const {name} = {lit};",
+                );
                 self.line(
                     "const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));",
                 );
@@ -562,6 +556,24 @@ impl Code {
             }
         }
         self.admin_close(None);
+    }
+
+    /// The connection string, the administration connection and the speed (each `lines` entry
+    /// after its comment), then the words the checks print, each declared by `constant`
+    /// (`{name}` and `{lit}` filled in).
+    fn settings(&mut self, lines: [&str; 3], words: &[(&str, Text)], constant: &str) {
+        self.say(text!("code-connection"));
+        self.note(EMULATOR_CONNECTION);
+        for (line, comment) in lines.into_iter().zip(["", "code-admin", "code-speed"]) {
+            if !comment.is_empty() {
+                self.say(text!(comment));
+            }
+            self.line(line);
+        }
+        for (name, t) in words {
+            let lit = self.lit(&t.to_string());
+            self.line(&constant.replace("{name}", name).replace("{lit}", &lit));
+        }
     }
 
     /// The playground's producers and consumers as loops (Python threads, JavaScript async
