@@ -727,6 +727,16 @@ const TRACK = [
     ['30s', '1m'], 'next']],
 ];
 
+// A text on screen that is a catalog key (a word the catalogs lack, shown as its key) fails.
+const KEY_PREFIXES = [...new Set(fs.readFileSync(path.resolve(root, '../web/i18n/en.ftl'), 'utf8')
+  .split('\n').map((l) => /^([a-z]+)-[a-z0-9-]+ =/.exec(l)).filter(Boolean).map((m) => m[1]))]
+  .filter((p) => ['answer', 'predict', 'lesson', 'ev', 'due', 'rule', 'act', 'code', 'live'].includes(p));
+async function noCatalogKey(page, selector) {
+  const text = await page.textContent(selector);
+  const key = new RegExp(`\\b(${KEY_PREFIXES.join('|')})-[A-Za-z]`).exec(text);
+  if (key) throw new Error(`a catalog key on screen (${key[0]}...): ${text}`);
+}
+
 async function takeLesson(page, id, moves, rightFirst, complete = true) {
   await page.locator(`#lesson-list [data-lesson="${id}"]`).click();
   await page.locator('#lesson-step', { hasText: `1 ` }).waitFor();
@@ -741,6 +751,7 @@ async function takeLesson(page, id, moves, rightFirst, complete = true) {
       if (await page.locator('.choices').count()) await choice.click();
       else { await page.fill('#predict-input', given); await page.click('#predict-check'); }
       await page.locator(`#predict-reveal.${right ? 'right' : 'wrong'}`).waitFor();
+      await noCatalogKey(page, '#predict-reveal');
       right = !right;
       await page.click('#lesson-next');
     } else {
@@ -809,6 +820,7 @@ test('a lesson in each language: its words, the reveal, restart and undo', async
     await page.locator('#lesson-text', { hasText: lesson.parts[3].predict[lang].slice(0, 20) }).waitFor();
     await page.click('.choices button[data-choice="TTLExpiredException"]');
     await page.locator('#predict-reveal.right').waitFor();
+    await noCatalogKey(page, '#predict-reveal');
     await page.click('#lesson-next');
     await page.locator('#lesson-text', { hasText: lesson.parts[4].explain[lang].slice(0, 30) }).waitFor();
     await page.click('#lesson-next');

@@ -306,9 +306,10 @@ fn predict(store: &StateHandle, run: &LessonRun, typed: &NodeRef, next: Html) ->
             })
             .unwrap_or_default();
         // Without an instant the answer is "never" or "none": said in the reader's words.
-        let value = match answer.at {
-            Some(_) => answer.value.clone(),
-            None => t(&format!("answer-{}", answer.value)),
+        // (A property's value, such as TTLExpiredException, is said as it is.)
+        let value = match (answer.at, answer.value.as_str()) {
+            (None, "never" | "none") => t(&format!("answer-{}", answer.value)),
+            _ => answer.value.clone(),
         };
         return html! {
             <>
