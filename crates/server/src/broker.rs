@@ -93,15 +93,25 @@ impl Broker {
     pub fn new(mut scenario: Scenario, start_unix_ms: i64) -> Result<Broker, String> {
         scenario.start = Some(sbp_engine::utc::format_utc(start_unix_ms, 0));
         let sim = Simulation::new(&scenario).map_err(|e| e.to_string())?;
-        Ok(Broker {
+        Ok(Broker::assemble(sim, 0, Default::default()))
+    }
+
+    /// A broker over a simulation, its receive calls so far and the locks it gave: quiet, on
+    /// the wall clock, with its live feed.
+    fn assemble(
+        sim: Simulation,
+        calls: u64,
+        held: std::collections::HashMap<String, Held>,
+    ) -> Broker {
+        Broker {
             sim,
-            calls: 0,
-            held: Default::default(),
+            calls,
+            held,
             verbose: false,
             live: tokio::sync::broadcast::channel(LIVE_BACKLOG).0,
             skew_ms: 0,
             speed: 1,
-        })
+        }
     }
 
     /// The engine's instant now: milliseconds of the wall clock since the run started (a run
@@ -568,15 +578,7 @@ impl Broker {
                 },
             );
         }
-        let mut broker = Broker {
-            sim,
-            calls: v["calls"].as_u64().unwrap_or(0),
-            held,
-            verbose: false,
-            live: tokio::sync::broadcast::channel(LIVE_BACKLOG).0,
-            skew_ms: 0,
-            speed: 1,
-        };
+        let mut broker = Broker::assemble(sim, v["calls"].as_u64().unwrap_or(0), held);
         // A clock that had been moved ahead goes on from where it was, never back.
         broker.skew_ms = (broker.sim.now() - broker.now()).max(0);
         Ok(broker)
