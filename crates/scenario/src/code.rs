@@ -844,10 +844,12 @@ impl Code {
         self.unchecked = true;
     }
 
-    /// Every setting an update may change, with its value (off and MaxValue too), for an
-    /// update to write only what it changes. RequiresSession and RequiresDuplicateDetection are
-    /// fixed at creation and never written.
-    fn options_all(&self, kind: &str, s: &EntitySettings) -> Vec<(String, String)> {
+    /// One entity's settings as the language names them (durations written by `duration`).
+    /// At `creation`: what differs from the service's defaults, RequiresSession and
+    /// RequiresDuplicateDetection included. For an update: every setting an update may change,
+    /// with its value (off and MaxValue too), so that it writes only what it changes; the two
+    /// fixed at creation are never written.
+    fn options(&self, kind: &str, s: &EntitySettings, creation: bool) -> Vec<(String, String)> {
         let mut o: Vec<(&str, String)> = Vec::new();
         let d = |ms: Duration| self.duration(ms);
         let none = match self.lang {
@@ -855,39 +857,7 @@ impl Code {
             Lang::CSharp => "null",
             Lang::JavaScript => "undefined",
         };
-        let target = |t: &Option<String>| t.as_deref().map_or(none.to_string(), |f| self.lit(f));
-        o.push((
-            "DefaultMessageTimeToLive",
-            d(s.default_message_time_to_live),
-        ));
-        if kind != "Topic" {
-            o.push(("LockDuration", d(s.lock_duration)));
-            o.push(("MaxDeliveryCount", s.max_delivery_count.to_string()));
-            o.push((
-                "DeadLetteringOnMessageExpiration",
-                self.boolean(s.dead_lettering_on_message_expiration),
-            ));
-            o.push(("ForwardTo", target(&s.forward_to)));
-            o.push((
-                "ForwardDeadLetteredMessagesTo",
-                target(&s.forward_dead_lettered_messages_to),
-            ));
-        }
-        o.push(("AutoDeleteOnIdle", d(s.auto_delete_on_idle)));
-        if kind != "Subscription" && s.requires_duplicate_detection {
-            o.push((
-                "DuplicateDetectionHistoryTimeWindow",
-                d(s.duplicate_detection_history_time_window),
-            ));
-        }
-        o.into_iter().map(|(k, v)| (self.member(k), v)).collect()
-    }
-
-    /// One entity's settings as the language names them (durations written by `duration`).
-    fn options(&self, kind: &str, s: &EntitySettings) -> Vec<(String, String)> {
-        let mut o: Vec<(&str, String)> = Vec::new();
-        let d = |ms: Duration| self.duration(ms);
-        if s.default_message_time_to_live < MAX_VALUE {
+        if !creation || s.default_message_time_to_live < MAX_VALUE {
             o.push((
                 "DefaultMessageTimeToLive",
                 d(s.default_message_time_to_live),
@@ -896,24 +866,36 @@ impl Code {
         if kind != "Topic" {
             o.push(("LockDuration", d(s.lock_duration)));
             o.push(("MaxDeliveryCount", s.max_delivery_count.to_string()));
-            if s.dead_lettering_on_message_expiration {
-                o.push(("DeadLetteringOnMessageExpiration", self.boolean(true)));
+            if !creation || s.dead_lettering_on_message_expiration {
+                o.push((
+                    "DeadLetteringOnMessageExpiration",
+                    self.boolean(s.dead_lettering_on_message_expiration),
+                ));
             }
-            if s.requires_session {
+            if creation && s.requires_session {
                 o.push(("RequiresSession", self.boolean(true)));
             }
-            if let Some(f) = &s.forward_to {
-                o.push(("ForwardTo", self.lit(f)));
-            }
-            if let Some(f) = &s.forward_dead_lettered_messages_to {
-                o.push(("ForwardDeadLetteredMessagesTo", self.lit(f)));
+            for (key, target) in [
+                ("ForwardTo", &s.forward_to),
+                (
+                    "ForwardDeadLetteredMessagesTo",
+                    &s.forward_dead_lettered_messages_to,
+                ),
+            ] {
+                match target {
+                    Some(f) => o.push((key, self.lit(f))),
+                    None if !creation => o.push((key, none.to_string())),
+                    None => {}
+                }
             }
         }
-        if s.auto_delete_on_idle < MAX_VALUE {
+        if !creation || s.auto_delete_on_idle < MAX_VALUE {
             o.push(("AutoDeleteOnIdle", d(s.auto_delete_on_idle)));
         }
         if kind != "Subscription" && s.requires_duplicate_detection {
-            o.push(("RequiresDuplicateDetection", self.boolean(true)));
+            if creation {
+                o.push(("RequiresDuplicateDetection", self.boolean(true)));
+            }
             o.push((
                 "DuplicateDetectionHistoryTimeWindow",
                 d(s.duplicate_detection_history_time_window),
@@ -968,7 +950,7 @@ impl Code {
         s: &EntitySettings,
         rule: Option<(&str, &SubscriptionRule)>,
     ) {
-        let options = self.options(kind, s);
+        let options = self.options(kind, s, true);
         let target = match topic {
             Some(t) => format!("{}, {}", self.lit(t), self.lit(name)),
             None => self.lit(name),
@@ -1628,9 +1610,9 @@ impl Code {
                     // Only what the step changes, switched off too; never a setting fixed at
                     // creation (RequiresSession, RequiresDuplicateDetection).
                     let after = u.settings.apply_to(&e.settings);
-                    let before = self.options_all(kind, &e.settings);
+                    let before = self.options(kind, &e.settings, false);
                     let options: Vec<(String, String)> = self
-                        .options_all(kind, &after)
+                        .options(kind, &after, false)
                         .into_iter()
                         .filter(|o| !before.contains(o))
                         .collect();
