@@ -4,7 +4,7 @@ use crate::browser;
 use crate::i18n::{t, tf};
 use crate::state::StateProps;
 use crate::state::{Action, SPEEDS};
-use sbp_engine::time::{format_instant, MINUTE, SECOND};
+use sbp_engine::time::{format_instant, Instant, MINUTE, SECOND};
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
@@ -45,23 +45,14 @@ pub fn clock_bar(props: &StateProps) -> Html {
     let d = |a: fn() -> Action| crate::state::on_click(store, a);
     // Following a server, a step or a jump moves the server's clock (the SDKs see it).
     let live = store.live.is_some();
-    let step_by = |ms: i64| {
+    // By `by` ms, or to the next event (None).
+    let moves = |by: Option<Instant>| {
         let store = store.clone();
         Callback::from(move |_: MouseEvent| {
             if live {
-                crate::live::move_clock(&store, Some(ms));
+                crate::live::move_clock(&store, by);
             } else {
-                store.dispatch(Action::StepBy(ms))
-            }
-        })
-    };
-    let jump_next = {
-        let store = store.clone();
-        Callback::from(move |_: MouseEvent| {
-            if live {
-                crate::live::move_clock(&store, None);
-            } else {
-                store.dispatch(Action::JumpNext)
+                store.dispatch(by.map_or(Action::JumpNext, Action::StepBy))
             }
         })
     };
@@ -144,9 +135,9 @@ pub fn clock_bar(props: &StateProps) -> Html {
                     </select>
                 </label>
                 }
-                <button id="step-1s" onclick={step_by(SECOND)} aria-label={t("step-1s-label")}>{"+1 s"}</button>
-                <button id="step-1m" onclick={step_by(MINUTE)} aria-label={t("step-1m-label")}>{"+1 min"}</button>
-                <button id="next-event" onclick={jump_next} title={next_text.clone()} aria-label={tf("next-event-label", &[("next", &next_text)])}>{t("next-event")}</button>
+                <button id="step-1s" onclick={moves(Some(SECOND))} aria-label={t("step-1s-label")}>{"+1 s"}</button>
+                <button id="step-1m" onclick={moves(Some(MINUTE))} aria-label={t("step-1m-label")}>{"+1 min"}</button>
+                <button id="next-event" onclick={moves(None)} title={next_text.clone()} aria-label={tf("next-event-label", &[("next", &next_text)])}>{t("next-event")}</button>
                 if !live {
                     <button id="reset" onclick={d(|| Action::Reset)} aria-label={t("reset-label")}>{t("reset")}</button>
                 }

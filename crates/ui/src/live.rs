@@ -11,17 +11,29 @@ use yew::prelude::*;
 /// Where the feed is, next to the page.
 const EVENTS: &str = "live/events";
 
-/// Whether this page is to follow a server: asked for (`?live`), and not opened with a link,
-/// a lesson or a preset (a page opened with a link never connects anywhere).
-pub fn asked() -> bool {
-    browser::query_value("live").is_some()
-        && browser::fragment().trim_start_matches('#').is_empty()
+/// Whether the page was opened with nothing to show of its own: no link, lesson or preset (a
+/// page opened with a link never connects anywhere).
+fn opened_plain() -> bool {
+    browser::fragment().trim_start_matches('#').is_empty()
         && browser::query_value("lesson").is_none()
         && browser::query_value("preset").is_none()
 }
 
+/// On the page's start: follows the server when asked (`?live`); a plain page (not an embed)
+/// asks whether `sbp serve` serves it, and offers to follow it.
+pub fn start(store: &StateHandle) {
+    if !opened_plain() {
+        return;
+    }
+    if browser::query_value("live").is_some() {
+        connect(store);
+    } else if !store.embed {
+        probe(store);
+    }
+}
+
 /// Follows the server for the page's lifetime.
-pub fn connect(store: &StateHandle) {
+fn connect(store: &StateHandle) {
     let store = store.clone();
     browser::follow(EVENTS, move |kind, data| {
         let msg = match kind.as_str() {
@@ -88,9 +100,9 @@ fn clients(v: &serde_json::Value) -> Vec<LiveClient> {
         .unwrap_or_default()
 }
 
-/// Asks whether `sbp serve` serves this page (only on this machine, and only for a page that
-/// opened with nothing else): if so, the page offers to follow it.
-pub fn probe(store: &StateHandle) {
+/// Asks whether `sbp serve` serves this page (only on this machine): if so, the page offers to
+/// follow it.
+fn probe(store: &StateHandle) {
     if !browser::on_loopback() {
         return;
     }

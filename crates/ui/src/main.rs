@@ -35,17 +35,8 @@ fn app() -> Html {
     {
         let store = store.clone();
         use_effect_with((), move |_| {
-            // `?live`: follow the sbp serve that serves this page; a page opened with nothing
-            // else asks whether one does, and offers it.
-            if live::asked() {
-                live::connect(&store);
-            } else if browser::fragment().trim_start_matches('#').is_empty()
-                && browser::query_value("preset").is_none()
-                && browser::query_value("lesson").is_none()
-                && !store.embed
-            {
-                live::probe(&store);
-            }
+            // `?live`: follow the sbp serve that serves this page (or offer it).
+            live::start(&store);
             if let Some(name) = browser::query_value("preset") {
                 actions::load_preset(&store, &name);
             }
