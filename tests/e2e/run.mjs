@@ -763,6 +763,48 @@ async function takeLesson(page, id, moves, rightFirst, complete = true) {
   if (complete) await page.locator('#lesson-complete').waitFor();
 }
 
+// A learner's wrong first action in a goal: Send with the form as it is (or, without a send
+// form, a minute on the clock). The lesson then says what is not reached yet and offers the way
+// back, or the goal is reached anyway; the hints, then Show me, reach it from there.
+async function wrongFirst(page) {
+  if (await page.locator('#send-button').count()) await page.click('#send-button');
+  else await page.click('#step-1m');
+  await page.locator('#goal-unmet, #goal-reached').first().waitFor();
+  if (await page.locator('#goal-reached').count()) return;
+  const unmet = await page.textContent('#goal-unmet');
+  if (!/Not reached yet: \S/.test(unmet)) throw new Error(`what is not reached is not said: ${unmet}`);
+  await noCatalogKey(page, '#goal-unmet');
+  for (let shown = 1; await page.locator('#lesson-hint').count(); shown++) {
+    await page.click('#lesson-hint');
+    await page.locator(`#hints li:nth-child(${shown})`).waitFor();
+  }
+  await page.click('#lesson-show-me');
+  await page.locator('#goal-reached').waitFor({ timeout: 30000 });
+}
+
+test('every lesson with a wrong first action in each goal, then the hints, then Show me: never stuck', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en');
+  for (const [id, moves] of TRACK) {
+    try {
+      await takeLesson(page, id, moves.map((m) => (typeof m === 'function' ? wrongFirst : m)), false);
+    } catch (e) { throw new Error(`${id} (${await page.textContent('#lesson-step')}): ${e.message} ${await page.textContent('#lesson')}`); }
+  }
+});
+
+test('the first lesson\'s natural mistake (Send before typing 30s): said, and undone by starting the part again', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en&lesson=ttl-basics');
+  await page.click('#lesson-next');
+  await page.click('#send-button'); // the pre-filled TimeToLive
+  await sendForm(page, { ttl: '30s' });
+  await page.locator('#goal-unmet', { hasText: 'TimeToLive' }).waitFor();
+  if (await page.locator('#goal-reached').count()) throw new Error('reached with #1 at the wrong TimeToLive');
+  await page.click('#lesson-again');
+  await page.locator('#goal-unmet').waitFor({ state: 'detached' });
+  if (await page.locator('.card').count()) throw new Error('the part began with no message; some are left');
+  await sendForm(page, { ttl: '30s' });
+  await page.locator('#goal-reached').waitFor();
+});
+
 test('a lesson part points at an edge of the map: outlined while it shows, through redraws', async (ctx) => {
   const page = await fresh(ctx, '?lang=en');
   const moves = TRACK.find(([id]) => id === 'expiry-dropped')[1];

@@ -317,6 +317,10 @@ predict-at = { " " }(bei { $at })
 goal-reached = Ziel erreicht ✓
 lesson-hint = Hinweis
 lesson-show-me = Zeig es mir
+goal-unmet = Noch nicht erreicht: { $what }
+goal-again-why = Falls das Getane nicht dorthin führen kann (eine Nachricht schon mit anderen Einstellungen gesendet, eine Sperre schon verloren), beginne diesen Teil neu: Nachrichten und Uhr kehren dorthin zurück, wo der Teil begann. „Zeig es mir“ tut das auch, bevor es die Lösung abspielt.
+lesson-again = Diesen Teil neu beginnen
+lesson-part-again-done = Zurück zum Beginn dieses Teils.
 
 ## Das Sendelabor
 lab-title = Sendelabor

@@ -335,6 +335,10 @@ predict-at = { " " }(at { $at })
 goal-reached = Goal reached ✓
 lesson-hint = Hint
 lesson-show-me = Show me
+goal-unmet = Not reached yet: { $what }
+goal-again-why = If what you did cannot lead there (a message already sent with other settings, a lock already gone), start this part again: the messages and the clock go back to where the part began. Show me does the same before it plays the solution.
+lesson-again = Start this part again
+lesson-part-again-done = Back to where this part began.
 
 ## The send lab
 lab-title = Send lab

@@ -317,6 +317,10 @@ predict-at = { " " }(om { $at })
 goal-reached = Doel bereikt ✓
 lesson-hint = Hint
 lesson-show-me = Laat zien
+goal-unmet = Nog niet bereikt: { $what }
+goal-again-why = Kan wat je deed daar niet meer toe leiden (een bericht al verzonden met andere instellingen, een vergrendeling al kwijt), begin dit deel dan opnieuw: de berichten en de klok gaan terug naar het begin van het deel. „Laat zien” doet dat ook voordat het de oplossing afspeelt.
+lesson-again = Dit deel opnieuw beginnen
+lesson-part-again-done = Terug naar het begin van dit deel.
 
 ## Het verzendlab
 lab-title = Verzendlab

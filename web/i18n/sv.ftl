@@ -317,6 +317,10 @@ predict-at = { " " }(vid { $at })
 goal-reached = Målet nått ✓
 lesson-hint = Ledtråd
 lesson-show-me = Visa mig
+goal-unmet = Inte nått än: { $what }
+goal-again-why = Om det du gjort inte kan leda dit (ett meddelande redan skickat med andra inställningar, ett lås redan förlorat), börja om den här delen: meddelandena och klockan går tillbaka till där delen började. ”Visa mig” gör detsamma innan lösningen spelas upp.
+lesson-again = Börja om den här delen
+lesson-part-again-done = Tillbaka till där den här delen började.
 
 ## Sändlabbet
 lab-title = Sändlabb

@@ -615,7 +615,8 @@ pub fn play_solution(sim: &mut Simulation, steps: &[Step]) -> Result<(), Text> {
 }
 
 impl Simulation {
-    /// What of `goal` does not hold now, in words (empty: it holds). Checking changes nothing:
+    /// What of `goal` does not hold now, in words (empty: it holds), each without the "expect
+    /// at" a scenario's failure begins with (a goal is always now). Checking changes nothing:
     /// the failures and the count of checks stay as they were.
     pub fn unmet(&mut self, goal: &Expectation) -> Vec<Text> {
         let (failures, checked) = (self.failures.len(), self.checked);
@@ -623,5 +624,15 @@ impl Simulation {
         let unmet = self.failures.split_off(failures);
         self.checked = checked;
         unmet
+            .into_iter()
+            .map(
+                |failure| match failure.args.iter().find(|(name, _)| *name == "what") {
+                    Some((_, sbp_engine::text::Arg::Text(what))) if failure.key == "c-at" => {
+                        what.clone()
+                    }
+                    _ => failure,
+                },
+            )
+            .collect()
     }
 }

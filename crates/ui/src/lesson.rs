@@ -365,8 +365,27 @@ fn goal(store: &StateHandle, run: &LessonRun, lang: &str, next: Html) -> Html {
         };
     }
     let d = |a: fn() -> Action| crate::state::on_click(store, a);
+    // Once the learner has done something, what still differs from the goal is said, with the
+    // way back to where the part began (a wrong first step may leave the goal out of reach:
+    // the goal may name message #1, and #1 is already sent).
+    let acted = run.acted(&store.sim.borrow());
+    let unmet = part.goal.as_ref().filter(|_| acted).and_then(|goal| {
+        store
+            .sim
+            .borrow_mut()
+            .unmet(goal)
+            .first()
+            .map(ToString::to_string)
+    });
     html! {
         <>
+        if let Some(what) = unmet {
+            <div class="goal-unmet" id="goal-unmet">
+                <p>{tf("goal-unmet", &[("what", &what)])}</p>
+                <p class="hint">{t("goal-again-why")}</p>
+                <button id="lesson-again" onclick={d(|| Action::LessonAgain)}>{t("lesson-again")}</button>
+            </div>
+        }
         <ul class="hints" id="hints">
             { for part.hints.iter().take(run.hints).map(|h| html! { <li>{text(h, lang).to_string()}</li> }) }
         </ul>

@@ -154,6 +154,8 @@ pub enum Action {
     LessonHint,
     /// Plays the goal's solution from now.
     LessonShowMe,
+    /// Starts the current goal's part again from where it began.
+    LessonAgain,
     LessonExit,
     /// The language changed: everything re-renders in it.
     Relabel,
@@ -401,13 +403,16 @@ impl Reducible for AppState {
                     .and_then(|c| TABS.iter().find(|t| **t == c.as_str()))
                     .copied()
                     .unwrap_or("send");
-                s.lesson = Some(Rc::new(LessonRun::new(lesson)));
+                let mut run = LessonRun::new(lesson);
+                run.start = part_start(&run, &s.sim.borrow());
+                s.lesson = Some(Rc::new(run));
                 return Rc::new(s);
             }
             Action::LessonNext => {
                 if let Some(run) = s.lesson.as_deref() {
                     let mut next = run.clone();
                     next.advance();
+                    next.start = part_start(&next, &s.sim.borrow());
                     s.lesson = Some(Rc::new(next));
                 }
             }
@@ -437,7 +442,11 @@ impl Reducible for AppState {
                     s.lesson = Some(Rc::new(next));
                 }
             }
+            Action::LessonAgain => s = s.part_again(),
             Action::LessonShowMe => {
+                // From where the part began, if the learner did something since: the solution
+                // reaches the goal from there (`sbp check` proves it), not from any state.
+                s = s.part_again();
                 let solution = s
                     .lesson
                     .as_deref()
@@ -648,6 +657,33 @@ impl AppState {
     }
 }
 
+/// Where a goal's part begins: the scenario as it is now, and the instant (none for other parts).
+fn part_start(run: &LessonRun, sim: &Simulation) -> Option<Rc<(sbp_scenario::Scenario, Instant)>> {
+    run.part()?.goal.as_ref()?;
+    Some(Rc::new((sim.scenario.clone(), sim.now())))
+}
+
+impl AppState {
+    /// The state at the start of the current goal's part (unchanged if the learner did nothing
+    /// since, or the part is no goal), the lesson kept.
+    fn part_again(self) -> Self {
+        let Some(run) = self.lesson.clone() else {
+            return self;
+        };
+        let Some(start) = run.start.clone().filter(|_| run.acted(&self.sim.borrow())) else {
+            return self;
+        };
+        let (scenario, at) = (*start).clone();
+        let mut s = self.rebuild(
+            &Link::at(scenario, Some(at)),
+            crate::i18n::t("lesson-part-again-done"),
+        );
+        s.lesson = Some(run);
+        s.playing = false;
+        s
+    }
+}
+
 /// A lesson being taken: which part, and what the learner did in it.
 #[derive(Clone)]
 pub struct LessonRun {
@@ -661,6 +697,9 @@ pub struct LessonRun {
     pub hints: usize,
     /// A goal: reached.
     pub reached: bool,
+    /// A goal: the scenario and the instant when its part began, so that the part can start
+    /// again from there (a learner's wrong step may make the goal unreachable).
+    pub start: Option<Rc<(sbp_scenario::Scenario, Instant)>>,
     /// Parts done so far in this run (the page keeps the most ever done in local storage; the
     /// reducer only counts).
     pub done: usize,
@@ -676,8 +715,16 @@ impl LessonRun {
             right: None,
             hints: 0,
             reached: false,
+            start: None,
             done: 0,
         }
+    }
+
+    /// Whether the learner did something since the part began (a step, or the clock moved).
+    pub fn acted(&self, sim: &Simulation) -> bool {
+        self.start.as_deref().is_some_and(|(scenario, at)| {
+            scenario.timeline.len() != sim.scenario.timeline.len() || *at != sim.now()
+        })
     }
 
     /// The current part (None when the lesson is finished).
