@@ -805,6 +805,21 @@ test('the first lesson\'s natural mistake (Send before typing 30s): said, and un
   await page.locator('#goal-reached').waitFor();
 });
 
+test('a duration typed without a unit is seconds, in the Send form and in a prediction; the rule is said beside them', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en');
+  await send(page, { ttl: '10' });
+  await page.locator('#next-text', { hasText: 'expires at t=10s' }).waitFor();
+  await page.locator('#duration-rule', { hasText: 'A number alone is seconds' }).waitFor();
+  const lesson = await fresh(ctx, '?lang=en&lesson=ttl-basics');
+  await lesson.click('#lesson-next');
+  await sendForm(lesson, { ttl: '30s' });
+  await lesson.click('#lesson-next');
+  await lesson.locator('#predict-duration-rule', { hasText: '30 is 30s' }).waitFor();
+  await lesson.fill('#predict-input', '30');
+  await lesson.click('#predict-check');
+  await lesson.locator('#predict-reveal.right').waitFor();
+});
+
 test('a lesson part points at an edge of the map: outlined while it shows, through redraws', async (ctx) => {
   const page = await fresh(ctx, '?lang=en');
   const moves = TRACK.find(([id]) => id === 'expiry-dropped')[1];

@@ -310,6 +310,7 @@ lesson-next = Weiter ▸
 predict-choose = Ihre Vorhersage
 predict-answer = Ihre Antwort
 predict-instant-ph = ein Zeitpunkt, z. B. 40s
+duration-rule = Dauern: 500ms, 30s, 5m, 1h 30m, 14d, MaxValue. Eine Zahl allein sind Sekunden: 30 ist 30s.
 predict-check = Prüfen
 predict-right = Richtig: Sie sagten { $given }, und es ist { $answer }.
 predict-wrong = Nicht ganz: Sie sagten { $given }, aber es ist { $answer }.

@@ -328,6 +328,7 @@ lesson-next = Next ▸
 predict-choose = Your prediction
 predict-answer = Your answer
 predict-instant-ph = an instant, e.g. 40s
+duration-rule = Durations: 500ms, 30s, 5m, 1h 30m, 14d, MaxValue. A number alone is seconds: 30 is 30s.
 predict-check = Check
 predict-right = Right: you said { $given }, and it is { $answer }.
 predict-wrong = Not quite: you said { $given }, but it is { $answer }.

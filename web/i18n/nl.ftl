@@ -310,6 +310,7 @@ lesson-next = Verder ▸
 predict-choose = Uw voorspelling
 predict-answer = Uw antwoord
 predict-instant-ph = een tijdstip, bijv. 40s
+duration-rule = Duur: 500ms, 30s, 5m, 1h 30m, 14d, MaxValue. Een getal alleen is seconden: 30 is 30s.
 predict-check = Controleren
 predict-right = Juist: u zei { $given }, en het is { $answer }.
 predict-wrong = Niet helemaal: u zei { $given }, maar het is { $answer }.

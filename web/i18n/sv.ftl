@@ -310,6 +310,7 @@ lesson-next = Nästa ▸
 predict-choose = Din förutsägelse
 predict-answer = Ditt svar
 predict-instant-ph = en tidpunkt, t.ex. 40s
+duration-rule = Varaktigheter: 500ms, 30s, 5m, 1h 30m, 14d, MaxValue. Ett tal utan enhet är sekunder: 30 är 30s.
 predict-check = Kontrollera
 predict-right = Rätt: du sa { $given }, och det är { $answer }.
 predict-wrong = Inte riktigt: du sa { $given }, men det är { $answer }.

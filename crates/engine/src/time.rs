@@ -25,7 +25,11 @@ pub fn after(at: Instant, d: Duration) -> Instant {
     }
 }
 
-/// Parses "10s", "1m 30s", "500ms", "14d", "2h", a bare number of milliseconds, or "MaxValue"/"never".
+/// Parses "10s", "1m 30s", "500ms", "14d", "2h", "MaxValue"/"never", or a number alone, which
+/// is seconds: the one rule for a duration without a unit wherever one is typed or written as
+/// text (a form, a prediction's answer, a scenario file's `"ttl": "30"`, the CLI). Seconds, as
+/// the SDKs' own waits are (Python's `max_wait_time`, a TimeSpan's usual unit); a file's JSON
+/// number is milliseconds ([`duration_ms`]).
 pub fn parse_duration(text: &str) -> Result<Duration, crate::text::Text> {
     let t = text.trim();
     if t.is_empty() {
@@ -34,16 +38,22 @@ pub fn parse_duration(text: &str) -> Result<Duration, crate::text::Text> {
     if ["maxvalue", "max", "never", "infinite"].contains(&t.to_ascii_lowercase().as_str()) {
         return Ok(MAX_VALUE);
     }
-    if let Ok(ms) = t.parse::<i64>() {
-        return if ms < 0 {
-            Err(crate::text!("e-duration-negative", value = t))
-        } else {
-            Ok(ms.min(MAX_VALUE))
-        };
+    if let Ok(secs) = t.parse::<i64>() {
+        return duration_ms(secs.saturating_mul(SECOND), t);
     }
     parse_units(t)
         .map(|ms| ms.min(MAX_VALUE))
         .map_err(|why| crate::text!("e-duration", value = t, why = why))
+}
+
+/// A number of milliseconds as a duration (a scenario file's JSON number); `shown` is how it
+/// was written, for the error. Negative is refused; past MaxValue is MaxValue.
+pub fn duration_ms(ms: i64, shown: &str) -> Result<Duration, crate::text::Text> {
+    if ms < 0 {
+        Err(crate::text!("e-duration-negative", value = shown))
+    } else {
+        Ok(ms.min(MAX_VALUE))
+    }
 }
 
 /// Milliseconds in each unit humantime's syntax knows, longest names first where one is a

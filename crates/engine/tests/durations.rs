@@ -36,7 +36,11 @@ proptest! {
 #[test]
 fn the_special_forms_and_the_errors() {
     assert_eq!(parse_duration("MaxValue"), Ok(MAX_VALUE));
-    assert_eq!(parse_duration("1500"), Ok(1500));
+    // A number alone is seconds: "30" and "30s" are one duration wherever they are typed.
+    assert_eq!(parse_duration("1500"), Ok(1_500_000));
+    assert_eq!(parse_duration(" 30 "), parse_duration("30s"));
+    assert!(parse_duration("-5").is_err());
+    assert_eq!(parse_duration("9223372036854775807"), Ok(MAX_VALUE));
     assert_eq!(parse_duration("1year"), Ok(31_557_600_000));
     assert_eq!(parse_duration("2months"), Ok(2 * 2_630_016_000));
     assert_eq!(format_duration(0), "0s");

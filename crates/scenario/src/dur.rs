@@ -1,5 +1,6 @@
-//! Durations in scenario files: "30s", "5m", "1h 30m", "500ms", "14d", "MaxValue", or milliseconds.
-use sbp_engine::time::{format_duration, parse_duration, Duration};
+//! Durations in scenario files: "30s", "5m", "1h 30m", "500ms", "14d", "MaxValue", "30" (a
+//! number as text is seconds), or a JSON number of milliseconds.
+use sbp_engine::time::{duration_ms, format_duration, parse_duration, Duration};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -18,7 +19,7 @@ impl Serialize for Dur {
 }
 
 impl<'de> Deserialize<'de> for Dur {
-    /// Milliseconds as a number, or a duration as text ("1h 30m"). A visitor, not an untagged
+    /// Milliseconds as a JSON number, or a duration as text ("1h 30m"; "30" is seconds). A visitor, not an untagged
     /// enum: that would bring serde's buffering machinery into the wasm.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct Visitor;
@@ -28,10 +29,10 @@ impl<'de> Deserialize<'de> for Dur {
                 write!(f, "{}", sbp_engine::text!("s-duration"))
             }
             fn visit_i64<E: serde::de::Error>(self, ms: i64) -> Result<Dur, E> {
-                self.visit_str(&ms.to_string())
+                duration_ms(ms, &ms.to_string()).map(Dur).map_err(E::custom)
             }
             fn visit_u64<E: serde::de::Error>(self, ms: u64) -> Result<Dur, E> {
-                self.visit_str(&ms.to_string())
+                self.visit_i64(i64::try_from(ms).unwrap_or(i64::MAX))
             }
             fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Dur, E> {
                 parse_duration(text).map(Dur).map_err(E::custom)

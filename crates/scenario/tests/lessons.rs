@@ -122,6 +122,9 @@ fn a_prediction_is_answered_from_the_state_and_changes_nothing() {
     assert_eq!(answer.at, Some(30_000));
     assert!(q.is_right(&answer, "30s") && q.is_right(&answer, "t=30s"));
     assert!(!q.is_right(&answer, "35s"));
+    // A number alone is seconds, as everywhere a duration is typed: "30" is 30s, not 30 ms.
+    assert!(q.is_right(&answer, "30") && q.is_right(&answer, " 30 "));
+    assert!(!q.is_right(&answer, "30000"));
     // A message that never expires: the answer is "never".
     let never = Question::InstantOf {
         event: "DeadLettered".into(),

@@ -101,6 +101,8 @@ pub fn actions(store: &crate::state::StateHandle) -> Html {
         </div>
         // Keyed by the tab: another section is a new form, not this one's state reused.
         <div role="tabpanel" key={tab}>{section}</div>
+        // Every section has a duration field: the rule for one typed without a unit, once.
+        <p class="hint" id="duration-rule">{crate::i18n::t("duration-rule")}</p>
         </>
     }
 }

@@ -339,15 +339,20 @@ fn predict(store: &StateHandle, run: &LessonRun, typed: &NodeRef, next: Html) ->
             store.dispatch(Action::LessonAnswer(crate::form::text(&typed)))
         })
     };
-    let placeholder = match part.ask {
-        Some(Question::InstantOf { .. }) => t("predict-instant-ph"),
-        _ => String::new(),
+    let instant = matches!(part.ask, Some(Question::InstantOf { .. }));
+    let placeholder = if instant {
+        t("predict-instant-ph")
+    } else {
+        String::new()
     };
     html! {
+        <>
         <form class="row wrap" onsubmit={check}>
             <input id="predict-input" ref={typed.clone()} {placeholder} aria-label={t("predict-answer")} />
             <button type="submit" class="primary" id="predict-check">{t("predict-check")}</button>
         </form>
+        if instant { <p class="hint" id="predict-duration-rule">{t("duration-rule")}</p> }
+        </>
     }
 }
 
