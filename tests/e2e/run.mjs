@@ -700,8 +700,9 @@ const TRACK = [
     async (p) => {
       await sendForm(p, { ttl: '20s' });
       await receiveForm(p);
-      await p.click('#next-event'); // its ExpiresAt: the lock holds it
-      await p.click('#step-1s');
+      // Past its ExpiresAt (the next event is the lock's lapse: expiry waits for it, TTL-09).
+      await p.locator('#next-text', { hasText: 'lock of #2 in orders lapses' }).waitFor();
+      for (let i = 0; i < 21; i++) await p.click('#step-1s');
       await settle(p, 'orders', 'Complete');
     }]],
   ['lock-renewal', ['next', async (p) => { await sendForm(p); await receiveForm(p); }, ['30s', '1m'],

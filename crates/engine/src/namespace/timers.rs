@@ -197,11 +197,16 @@ impl Namespace {
 
     pub(super) fn timer_is_live(&self, at: Instant, timer: Timer) -> bool {
         match timer {
-            Timer::Expire { entity, seq } => self
-                .get(entity)
-                .ok()
-                .and_then(|e| e.main.messages.get(&seq))
-                .is_some_and(|m| m.state == MessageState::Active && m.expires_at <= at),
+            // TTL-09: a locked message's expiry waits for its lock to end (`release` expires it
+            // then or arms its expiry again), so its timer is no event: "Next event" must not
+            // say it expires.
+            Timer::Expire { entity, seq } => {
+                self.get(entity)
+                    .ok()
+                    .and_then(|e| e.main.messages.get(&seq))
+                    .is_some_and(|m| m.state == MessageState::Active && m.expires_at <= at)
+                    && self.lock_of(QueueRef { entity, dlq: false }, seq).is_none()
+            }
             Timer::AutoRenew { queue, seq, token } => {
                 self.lock_of(queue, seq).is_some_and(|l| l.token == token)
             }
@@ -229,14 +234,9 @@ impl Namespace {
             return;
         }
         match timer {
-            Timer::Expire { entity, seq } => {
-                // TTL-09: a locked message is left alone; when its lock ends, `release` expires
-                // it at once or arms its expiry again.
-                if self.lock_of(QueueRef { entity, dlq: false }, seq).is_none() {
-                    // TTL-06/TTL-07 exact mode: expire at the instant.
-                    self.expire(entity, seq, Rule::Ttl06);
-                }
-            }
+            // TTL-06/TTL-07 exact mode: expire at the instant (a locked message's timer is not
+            // live: TTL-09).
+            Timer::Expire { entity, seq } => self.expire(entity, seq, Rule::Ttl06),
             Timer::LapseCheck { queue } => self.lapse_due(queue),
             Timer::AutoRenew { queue, seq, token } => self.auto_renew(queue, seq, token),
             Timer::Activate { entity, seq } => self.activate(entity, seq),

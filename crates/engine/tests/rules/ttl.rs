@@ -263,6 +263,36 @@ fn r_ttl_09_lapse_after_expiry_expires_at_once() {
     assert_eq!(counts(&ns, "q").dead_lettered, 1);
 }
 
+/// TTL-09: while a lock holds the message, its ExpiresAt is no event: what comes next is the
+/// lock's lapse, not an expiry ("Next event" says what the engine will do).
+#[test]
+fn r_ttl_09_next_event_of_a_locked_message_is_its_lapse_not_its_expiry() {
+    use sbp_engine::timer::Due;
+    let mut ns = locked_with_ttl_10s(30 * SECOND);
+    assert_eq!(
+        ns.next_event(),
+        Some((
+            30 * SECOND,
+            Due::LockLapse {
+                path: "q".into(),
+                seq: 1
+            }
+        ))
+    );
+    // Abandoned before its ExpiresAt, it is receivable again and its expiry is next.
+    settle(&mut ns, "q", 1, Settlement::Abandon).unwrap();
+    assert_eq!(
+        ns.next_event(),
+        Some((
+            10 * SECOND,
+            Due::Expire {
+                path: "q".into(),
+                seq: 1
+            }
+        ))
+    );
+}
+
 #[test]
 fn r_ttl_10_peek_shows_max_value_when_only_the_entity_default_applies() {
     let mut ns = ns();
