@@ -381,13 +381,14 @@ dot-expires-in = { " " }· ExpiresAt in { $left }
 dot-expired = { " " }· ExpiresAt überschritten
 dot-locked = { " " }· LockedUntil in { $left }
 metrics = Metriken
-metrics-totals = Summen: { $sent } gesendet, { $completed } abgeschlossen (mittlere Ende-zu-Ende-Latenz { $latency }), { $expired } abgelaufen, { $dead } unzustellbar, { $abandoned } freigegeben, { $lost } Sperren verloren, { $processed } Duplikate verarbeitet, { $skipped } Duplikate übersprungen, { $crashed } Abstürze, { $rejected } abgelehnte Sendungen. Ein Punkt = { $point }.
+metrics-totals = Summen: { $sent } gesendet, { $completed } abgeschlossen (mittlere Ende-zu-Ende-Latenz { $latency }), { $expired } abgelaufen, { $dead } unzustellbar, { $abandoned } freigegeben, { $lapsed } Sperren abgelaufen, { $lost } Abschlüsse abgelehnt (Sperre verloren), { $processed } Duplikate verarbeitet, { $skipped } Duplikate übersprungen, { $crashed } Abstürze, { $rejected } abgelehnte Sendungen. Ein Punkt = { $point }.
 plot-throughput = Durchsatz
 plot-latency = Ende-zu-Ende-Latenz (eingereiht bis abgeschlossen)
 plot-losses = Abgelaufen und unzustellbar pro Punkt
 m-sent = gesendet / s
 m-completed = abgeschlossen / s
-m-locks-lost = Sperren verloren
+m-locks-lost = Abschlüsse abgelehnt (Sperre verloren)
+m-locks-lapsed = Sperren abgelaufen
 m-mean-latency = mittlere Latenz
 m-max-latency = höchste Latenz
 m-expired = abgelaufen

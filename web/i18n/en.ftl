@@ -399,13 +399,14 @@ dot-expires-in = { " " }· ExpiresAt in { $left }
 dot-expired = { " " }· past ExpiresAt
 dot-locked = { " " }· LockedUntil in { $left }
 metrics = Metrics
-metrics-totals = Totals: { $sent } sent, { $completed } completed (mean end-to-end latency { $latency }), { $expired } expired, { $dead } dead-lettered, { $abandoned } abandoned, { $lost } locks lost, { $processed } duplicates processed, { $skipped } duplicates skipped, { $crashed } crashes, { $rejected } rejected sends. One point = { $point }.
+metrics-totals = Totals: { $sent } sent, { $completed } completed (mean end-to-end latency { $latency }), { $expired } expired, { $dead } dead-lettered, { $abandoned } abandoned, { $lapsed } locks lapsed, { $lost } settlements refused (lock lost), { $processed } duplicates processed, { $skipped } duplicates skipped, { $crashed } crashes, { $rejected } rejected sends. One point = { $point }.
 plot-throughput = Throughput
 plot-latency = End-to-end latency (enqueued to completed)
 plot-losses = Expired and dead-lettered per point
 m-sent = sent / s
 m-completed = completed / s
-m-locks-lost = locks lost
+m-locks-lost = settlements refused (lock lost)
+m-locks-lapsed = locks lapsed
 m-mean-latency = mean latency
 m-max-latency = max latency
 m-expired = expired

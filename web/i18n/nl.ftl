@@ -381,13 +381,14 @@ dot-expires-in = { " " }· ExpiresAt over { $left }
 dot-expired = { " " }· ExpiresAt verstreken
 dot-locked = { " " }· LockedUntil over { $left }
 metrics = Metrische gegevens
-metrics-totals = Totalen: { $sent } verzonden, { $completed } voltooid (gemiddelde end-to-end-latentie { $latency }), { $expired } verlopen, { $dead } dead-letter, { $abandoned } afgebroken, { $lost } vergrendelingen verloren, { $processed } duplicaten verwerkt, { $skipped } duplicaten overgeslagen, { $crashed } crashes, { $rejected } geweigerde verzendingen. Eén punt = { $point }.
+metrics-totals = Totalen: { $sent } verzonden, { $completed } voltooid (gemiddelde end-to-end-latentie { $latency }), { $expired } verlopen, { $dead } dead-letter, { $abandoned } afgebroken, { $lapsed } vergrendelingen verlopen, { $lost } afhandelingen geweigerd (vergrendeling verloren), { $processed } duplicaten verwerkt, { $skipped } duplicaten overgeslagen, { $crashed } crashes, { $rejected } geweigerde verzendingen. Eén punt = { $point }.
 plot-throughput = Doorvoer
 plot-latency = End-to-end-latentie (in de wachtrij tot voltooid)
 plot-losses = Verlopen en dead-letter per punt
 m-sent = verzonden / s
 m-completed = voltooid / s
-m-locks-lost = vergrendelingen verloren
+m-locks-lost = afhandelingen geweigerd (vergrendeling verloren)
+m-locks-lapsed = vergrendelingen verlopen
 m-mean-latency = gemiddelde latentie
 m-max-latency = hoogste latentie
 m-expired = verlopen

@@ -381,13 +381,14 @@ dot-expires-in = { " " }· ExpiresAt om { $left }
 dot-expired = { " " }· ExpiresAt passerad
 dot-locked = { " " }· LockedUntil om { $left }
 metrics = Mått
-metrics-totals = Summor: { $sent } skickade, { $completed } slutförda (genomsnittlig svarstid från början till slut { $latency }), { $expired } utgångna, { $dead } obeställbara, { $abandoned } övergivna, { $lost } förlorade lås, { $processed } dubbletter bearbetade, { $skipped } dubbletter överhoppade, { $crashed } krascher, { $rejected } avvisade sändningar. En punkt = { $point }.
+metrics-totals = Summor: { $sent } skickade, { $completed } slutförda (genomsnittlig svarstid från början till slut { $latency }), { $expired } utgångna, { $dead } obeställbara, { $abandoned } övergivna, { $lapsed } lås som löpt ut, { $lost } avslut nekade (låset förlorat), { $processed } dubbletter bearbetade, { $skipped } dubbletter överhoppade, { $crashed } krascher, { $rejected } avvisade sändningar. En punkt = { $point }.
 plot-throughput = Genomströmning
 plot-latency = Svarstid från början till slut (köad till slutförd)
 plot-losses = Utgångna och obeställbara per punkt
 m-sent = skickade / s
 m-completed = slutförda / s
-m-locks-lost = förlorade lås
+m-locks-lost = avslut nekade (låset förlorat)
+m-locks-lapsed = lås som löpt ut
 m-mean-latency = genomsnittlig svarstid
 m-max-latency = största svarstid
 m-expired = utgångna

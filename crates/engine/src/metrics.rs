@@ -15,7 +15,10 @@ pub struct Bucket {
     pub expired: u64,
     pub dead_lettered: u64,
     pub abandoned: u64,
+    /// A settlement (by a traffic consumer) refused with MessageLockLost or SessionLockLost.
     pub lock_lost: u64,
+    /// RCV-06: a message's lock lapsed without settlement (anyone's: a consumer's or yours).
+    pub locks_lapsed: u64,
     pub rejected: u64,
     /// RCV-12: a message processed again after its Complete failed.
     pub duplicates_processed: u64,
@@ -38,6 +41,7 @@ impl Bucket {
         self.dead_lettered += o.dead_lettered;
         self.abandoned += o.abandoned;
         self.lock_lost += o.lock_lost;
+        self.locks_lapsed += o.locks_lapsed;
         self.rejected += o.rejected;
         self.duplicates_processed += o.duplicates_processed;
         self.duplicates_skipped += o.duplicates_skipped;

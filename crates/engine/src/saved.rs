@@ -160,6 +160,7 @@ saved!(Bucket {
     dead_lettered,
     abandoned,
     lock_lost,
+    locks_lapsed,
     rejected,
     duplicates_processed,
     duplicates_skipped,

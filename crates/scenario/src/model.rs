@@ -736,7 +736,7 @@ pub struct Expectation {
     #[serde(default, skip_serializing_if = "VecMap::is_empty")]
     pub exists: VecMap<bool>,
     /// Namespace totals so far: `sent`, `completed`, `expired`, `dead_lettered`, `abandoned`,
-    /// `lock_lost`, `rejected`, `duplicates_processed`, `duplicates_skipped`, `crashed`, each
+    /// `lock_lost` (settlements refused), `locks_lapsed`, `rejected`, `duplicates_processed`, `duplicates_skipped`, `crashed`, each
     /// with a `min` and/or `max`.
     #[serde(default, skip_serializing_if = "VecMap::is_empty")]
     pub metrics: VecMap<RangeDef>,

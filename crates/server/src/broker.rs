@@ -627,6 +627,7 @@ impl Broker {
             "dead_lettered",
             "abandoned",
             "lock_lost",
+            "locks_lapsed",
         ] {
             if let Some(n) = totals.get(name).and_then(serde_json::Value::as_u64) {
                 expect.metrics.insert(

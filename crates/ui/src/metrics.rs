@@ -52,6 +52,12 @@ pub fn metrics_charts(store: &crate::state::StateHandle) -> Html {
             "1 2",
             series(|b| b.lock_lost as f64),
         ),
+        line(
+            "m-locks-lapsed",
+            "#5a5a5a",
+            "4 2",
+            series(|b| b.locks_lapsed as f64),
+        ),
     ];
     let latency = [
         line(
@@ -83,7 +89,7 @@ pub fn metrics_charts(store: &crate::state::StateHandle) -> Html {
                 ("sent", &total.sent.to_string()), ("completed", &total.completed.to_string()),
                 ("latency", &total.mean_latency().map(format_duration).unwrap_or_else(|| "-".into())),
                 ("expired", &total.expired.to_string()), ("dead", &total.dead_lettered.to_string()),
-                ("abandoned", &total.abandoned.to_string()), ("lost", &total.lock_lost.to_string()),
+                ("abandoned", &total.abandoned.to_string()), ("lost", &total.lock_lost.to_string()), ("lapsed", &total.locks_lapsed.to_string()),
                 ("processed", &total.duplicates_processed.to_string()), ("skipped", &total.duplicates_skipped.to_string()),
                 ("crashed", &total.crashed.to_string()), ("rejected", &total.rejected.to_string()),
                 ("point", &format_duration(width))])}</p>

@@ -142,6 +142,7 @@ impl Namespace {
             };
             // RCV-06/RCV-07: the lock lapsed without settlement.
             self.emit(queue, seq, EventKind::LockLapsed, Some(Rule::Rcv06));
+            self.metrics.at(now).locks_lapsed += 1;
             self.release(queue, seq, Rule::Rcv06);
         }
     }

@@ -197,6 +197,21 @@ fn r_rcv_06_released_lock_returns_message_to_the_head() {
     assert_eq!(recv(&mut ns, "q", 1)[0].message_id, "a");
 }
 
+/// RCV-06: each lapsed lock is counted in the metrics (apart from settlements refused for a
+/// lost lock, which a lapse alone does not make).
+#[test]
+fn r_rcv_06_lapsed_locks_are_counted() {
+    let mut ns = ns();
+    queue(&mut ns, "q", settings());
+    ns.send("q", msg("a", None)).unwrap();
+    for round in 1..=3 {
+        recv(&mut ns, "q", 1);
+        ns.advance_to(round * 30 * SECOND);
+    }
+    let total = ns.metrics().total();
+    assert_eq!((total.locks_lapsed, total.lock_lost), (3, 0));
+}
+
 #[test]
 fn r_rcv_07_max_delivery_count_dead_letters() {
     let mut ns = ns();
