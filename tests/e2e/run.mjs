@@ -821,6 +821,26 @@ test('a duration typed without a unit is seconds, in the Send form and in a pred
   await lesson.locator('#predict-reveal.right').waitFor();
 });
 
+test('truth on screen: a lapsed lock is held by nobody on the map, tooltips say words, counts are steps, lapses are counted', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en');
+  await send(page, { ttl: 'MaxValue' });
+  await tab(page, 'receive');
+  await page.click('#receive-button');
+  await page.locator('.map .node.receiver .count', { hasText: '1 held' }).waitFor();
+  await page.click('#next-event'); // the lock lapses (RCV-06)
+  await page.locator('.map .node.receiver .count', { hasText: '0 held' }).waitFor();
+  for (const title of await page.locator('.map title').allTextContents()) {
+    if (/\bmove-[a-z]/.test(title)) throw new Error(`a catalog key in a map tooltip: ${title}`);
+  }
+  await page.locator('#metrics', { hasText: '1 locks lapsed' }).waitFor();
+  // Every segment of every chart line is level or upright: counts change in steps.
+  const slanted = await page.evaluate(() => [...document.querySelectorAll('.chart polyline')].flatMap((l) => {
+    const p = l.getAttribute('points').trim().split(/\s+/).map((xy) => xy.split(',').map(Number));
+    return p.slice(1).filter(([x, y], i) => x !== p[i][0] && y !== p[i][1]).map(() => l.getAttribute('points'));
+  }));
+  if (slanted.length) throw new Error(`a slanted segment: ${slanted[0]}`);
+});
+
 test('a lesson part points at an edge of the map: outlined while it shows, through redraws', async (ctx) => {
   const page = await fresh(ctx, '?lang=en');
   const moves = TRACK.find(([id]) => id === 'expiry-dropped')[1];

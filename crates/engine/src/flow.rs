@@ -335,7 +335,16 @@ impl Namespace {
                 label: r.name.clone(),
                 path: String::new(),
                 kind: PlaceKind::Receiver,
-                depth: r.handles.len(),
+                // What it holds now: a lock that lapsed (or was settled, or taken by another
+                // receiver) is no longer held, though the receiver keeps its handle (RCV-08).
+                depth: r
+                    .handles
+                    .iter()
+                    .filter(|((q, seq), h)| {
+                        matches!(h, crate::namespace::Handle::Locked(token)
+                            if self.lock_of(*q, *seq).is_some_and(|l| l.token == *token))
+                    })
+                    .count(),
                 active: true,
             });
             for &q in &r.attached {

@@ -172,3 +172,30 @@ fn a_copy_changed_by_a_rules_action_still_fans_out_along_the_topics_edge() {
         .iter()
         .any(|f| f.to == sub && f.movement == Movement::Send));
 }
+
+/// A receiver's place counts the locks it holds now: once its lock lapsed (RCV-06) it holds
+/// nothing, though it keeps the handle a late settlement is refused with (RCV-08).
+#[test]
+fn a_receiver_holds_nothing_once_its_lock_lapsed() {
+    let mut ns = Namespace::builder().seed(1).build();
+    ns.create_queue("orders", settings()).unwrap();
+    ns.send("orders", NewMessage::default()).unwrap();
+    ns.receive(
+        "worker",
+        "orders",
+        ReceiveMode::PeekLock,
+        1,
+        ReceiveOptions::default(),
+    )
+    .unwrap();
+    let held = |ns: &Namespace| {
+        ns.map()
+            .places
+            .iter()
+            .find(|p| p.kind == PlaceKind::Receiver)
+            .map(|p| p.depth)
+    };
+    assert_eq!(held(&ns), Some(1));
+    ns.advance_to(30 * SECOND); // LockDuration 30s: the lock lapses
+    assert_eq!(held(&ns), Some(0));
+}

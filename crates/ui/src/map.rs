@@ -560,7 +560,7 @@ fn drawing(
             fmt(width),
             from,
             to,
-            movement_text(e.movement),
+            t(movement_text(e.movement)),
             if e.label.is_empty() { String::new() } else { format!(" ({})", e.label) }
         );
         let (mx, my) = ((x1 + x2) / 2.0, (y1 + y2) / 2.0);

@@ -1,4 +1,4 @@
-//! Line charts as inline SVG, shared by the counts chart and the metrics. Each line has its own
+//! Step charts as inline SVG, shared by the counts chart and the metrics. Each line has its own
 //! dash pattern and a text legend with its last value, so colour is never the only cue.
 use crate::markup;
 use crate::markup::Markup;
@@ -85,13 +85,23 @@ pub fn plot(title: &str, unit: &str, at: &[Instant], lines: &[Line]) -> Html {
         // shows no more, and drawing them all would cost every redraw.
         let step = at.len().div_ceil(POINTS).max(1);
         let last = at.len().saturating_sub(1);
+        // Drawn as steps: a count (or a bucket's total) holds until the next sample changes
+        // it; a diagonal would show messages draining gradually between two samples.
         let mut points = String::new();
+        let mut point = |t: Instant, v: f64| {
+            points += &format_decimal(x(t), 1);
+            points.push(',');
+            points += &format_decimal(y(v), 1);
+            points.push(' ');
+        };
+        let mut before = None;
         for (i, (t, v)) in at.iter().zip(&l.values).enumerate() {
             if i % step == 0 || i == last {
-                points += &format_decimal(x(*t), 1);
-                points.push(',');
-                points += &format_decimal(y(*v), 1);
-                points.push(' ');
+                if let Some(held) = before {
+                    point(*t, held);
+                }
+                point(*t, *v);
+                before = Some(*v);
             }
         }
         markup!(out,
