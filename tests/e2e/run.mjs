@@ -839,6 +839,35 @@ test('truth on screen: a lapsed lock is held by nobody on the map, tooltips say 
     return p.slice(1).filter(([x, y], i) => x !== p[i][0] && y !== p[i][1]).map(() => l.getAttribute('points'));
   }));
   if (slanted.length) throw new Error(`a slanted segment: ${slanted[0]}`);
+  // No icon is an emoji glyph (empty boxes without an emoji font): not in the text, not in CSS.
+  await sendForm(page, { ttl: '1m' });
+  const glyphs = await page.evaluate(() => {
+    const emoji = /[\u2300-\u23FF\u2600-\u27BF\u{1F000}-\u{1FFFF}]/u;
+    const found = [...document.body.innerText].filter((c) => emoji.test(c));
+    for (const el of document.querySelectorAll('*')) {
+      for (const pseudo of ['::before', '::after']) {
+        const content = getComputedStyle(el, pseudo).content;
+        if (emoji.test(content)) found.push(content);
+      }
+    }
+    return found;
+  });
+  if (glyphs.length) throw new Error(`emoji glyphs on screen: ${glyphs.join(' ')}`);
+  const mask = await page.locator('#play').evaluate((el) => getComputedStyle(el, '::before').maskImage || getComputedStyle(el, '::before').webkitMaskImage);
+  if (!mask.includes('svg')) throw new Error(`the play icon is no SVG: ${mask}`);
+});
+
+test('a preset link opens that preset, named in the menu, without the first visit\'s welcome', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en&preset=story-crashing-consumer');
+  await page.locator('#scenario-description').waitFor();
+  if (await page.locator('#welcome').count()) throw new Error('the welcome shows over a preset link');
+  if (await page.inputValue('#preset') !== 'story-crashing-consumer') throw new Error(`the menu shows ${await page.inputValue('#preset')}`);
+  const other = await browser.newContext(); // a first visit: nothing stored
+  try {
+    const first = await fresh(other, '?lang=en');
+    await first.locator('#welcome').waitFor();
+    if (await first.inputValue('#preset') !== 'playground') throw new Error('the starter is not named in the menu');
+  } finally { await other.close(); }
 });
 
 test('a lesson part points at an edge of the map: outlined while it shows, through redraws', async (ctx) => {

@@ -574,7 +574,13 @@ pub fn scenario_menu(props: &StateProps) -> Html {
     let on_preset = {
         let store = store.clone();
         let preset = preset.clone();
-        Callback::from(move |_: MouseEvent| load_preset(&store, &select(&preset)))
+        Callback::from(move |_: MouseEvent| {
+            // The scenario on screen, named first when it is no preset: nothing to load.
+            let name = select(&preset);
+            if !name.is_empty() {
+                load_preset(&store, &name)
+            }
+        })
     };
     let on_open = {
         let store = store.clone();
@@ -584,11 +590,29 @@ pub fn scenario_menu(props: &StateProps) -> Html {
             crate::browser::unpack(&text(&pasted), move |t| open_text(&store, &t));
         })
     };
-    let description = store.sim.borrow().scenario.description.clone();
+    let (name, description) = {
+        let sim = store.sim.borrow();
+        (sim.scenario.name.clone(), sim.scenario.description.clone())
+    };
+    // The menu shows the preset on screen; another scenario (yours, a link's, a lesson's) is
+    // named as what it is, not as the first preset.
+    let mut options = (*presets).clone();
+    let is_starter = name == crate::browser::STARTER_NAME;
+    let shown = match options
+        .iter()
+        .find(|(value, title)| *title == name || (is_starter && value == "playground"))
+    {
+        Some((value, _)) => value.clone(),
+        None => {
+            let this = crate::i18n::tf("preset-this", &[("name", &name)]);
+            options.insert(0, (String::new(), this));
+            String::new()
+        }
+    };
     html! {
         <div class="menu">
             <label>{crate::i18n::t("preset")}{" "}
-                {choice(&preset, "preset", &presets)}
+                {chosen(&preset, "preset", &options, &shown)}
             </label>
             <button id="load-preset" onclick={on_preset}>{crate::i18n::t("load")}</button>
             {field("open-input", &pasted, true, "text")}

@@ -7,6 +7,8 @@ const STORAGE_KEY: &str = "sbp.scenario.link.v1";
 
 /// The scenario a new visitor starts with: one queue that dead-letters expired messages.
 /// (What it is for is said by the first screen, in the reader's language.)
+/// The starter's name, as [`STARTER`] has it (the preset menu shows it as "playground").
+pub const STARTER_NAME: &str = "Playground";
 pub const STARTER: &str = r#"{"version":1,"name":"Playground","entities":[{"queue":"orders","dead_lettering_on_message_expiration":true,"max_delivery_count":3,"lock_duration":"30s"}]}"#;
 
 pub fn now_ms() -> f64 {

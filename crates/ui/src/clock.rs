@@ -124,9 +124,9 @@ pub fn clock_bar(props: &StateProps) -> Html {
             </div>
             <div class="controls">
                 if store.playing || store.live.as_ref().is_some_and(|l| l.following) {
-                    <button id="pause" onclick={d(|| Action::Pause)} aria-label={t("pause-label")}>{t("pause")}</button>
+                    <button id="pause" class="i i-pause" onclick={d(|| Action::Pause)} aria-label={t("pause-label")}>{t("pause")}</button>
                 } else {
-                    <button id="play" class="primary" onclick={d(|| Action::Play)} aria-label={t("play-label")}>{t("play")}</button>
+                    <button id="play" class="primary i i-play" onclick={d(|| Action::Play)} aria-label={t("play-label")}>{t("play")}</button>
                 }
                 if !live {
                 <label>{t("speed")}{" "}
@@ -135,9 +135,9 @@ pub fn clock_bar(props: &StateProps) -> Html {
                     </select>
                 </label>
                 }
-                <button id="step-1s" onclick={moves(Some(SECOND))} aria-label={t("step-1s-label")}>{"+1 s"}</button>
-                <button id="step-1m" onclick={moves(Some(MINUTE))} aria-label={t("step-1m-label")}>{"+1 min"}</button>
-                <button id="next-event" onclick={moves(None)} title={next_text.clone()} aria-label={tf("next-event-label", &[("next", &next_text)])}>{t("next-event")}</button>
+                <button id="step-1s" onclick={moves(Some(SECOND))} title={t("step-1s-label")}>{"+1 s"}</button>
+                <button id="step-1m" onclick={moves(Some(MINUTE))} title={t("step-1m-label")}>{"+1 min"}</button>
+                <button id="next-event" class="ia i-next" onclick={moves(None)} title={next_text.clone()} aria-label={tf("next-event-label", &[("next", &next_text)])}>{t("next-event")}</button>
                 if !live {
                     <button id="reset" onclick={d(|| Action::Reset)} aria-label={t("reset-label")}>{t("reset")}</button>
                 }

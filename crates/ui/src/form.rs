@@ -51,9 +51,24 @@ pub fn set_values(inputs: &[(NodeRef, &str)]) {
 /// reader chose while the options stay as they are (the forms re-render only when their fields
 /// change).
 pub fn choice(node: &NodeRef, id: &'static str, options: &[(String, String)]) -> Html {
+    chosen(
+        node,
+        id,
+        options,
+        options.first().map_or("", |(v, _)| v.as_str()),
+    )
+}
+
+/// A select whose option with value `selected` is chosen.
+pub fn chosen(
+    node: &NodeRef,
+    id: &'static str,
+    options: &[(String, String)],
+    selected: &str,
+) -> Html {
     html! {
         <select ref={node.clone()} {id}>
-            { for options.iter().enumerate().map(|(i, (v, label))| html! { <option value={v.clone()} selected={i == 0}>{label.clone()}</option> }) }
+            { for options.iter().map(|(v, label)| html! { <option value={v.clone()} selected={v == selected}>{label.clone()}</option> }) }
         </select>
     }
 }

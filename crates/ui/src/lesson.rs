@@ -173,7 +173,11 @@ pub fn lesson_list(store: &StateHandle) -> Html {
                         <button class={classes!("lesson-item", (l.parts > 0 && done == l.parts).then_some("done"))} data-lesson={l.id.clone()} {onclick}>
                             {text(&l.title, lang).to_string()}
                         </button>
-                        <span class="progress">{if l.parts > 0 && done == l.parts { "✓".to_string() } else { format!("{done}/{}", l.parts) }}</span>
+                        if l.parts > 0 && done == l.parts {
+                            <span class="progress i i-check" role="img" aria-label={t("lesson-finished")}></span>
+                        } else {
+                            <span class="progress">{format!("{done}/{}", l.parts)}</span>
+                        }
                     </li>
                 }
             }) }
@@ -229,7 +233,7 @@ pub fn lesson_panel(props: &StateProps) -> Html {
             <h2 id="lesson-title">{text(&run.lesson.title, lang).to_string()}</h2>
             <span class="lesson-step" id="lesson-step">{tf("lesson-part", &[("part", &(run.part + 1).min(total).to_string()), ("total", &total.to_string())])}</span>
             <div class="row wrap">
-                <button id="lesson-undo" onclick={d(|| Action::Undo)}>{t("undo")}</button>
+                <button id="lesson-undo" class="i i-undo" onclick={d(|| Action::Undo)}>{t("undo")}</button>
                 <button id="lesson-restart" onclick={restart}>{t("lesson-restart")}</button>
                 <button id="lesson-exit" onclick={d(|| Action::LessonExit)}>{t("lesson-exit")}</button>
             </div>
@@ -247,7 +251,7 @@ pub fn lesson_panel(props: &StateProps) -> Html {
             Some(id) => {
                 let store = store.clone();
                 let onclick = Callback::from(move |_: MouseEvent| start(&store, &id));
-                html! { <button class="primary big" id="next-lesson" {onclick}>{t("next-lesson")}</button> }
+                html! { <button class="primary big ia i-forward" id="next-lesson" {onclick}>{t("next-lesson")}</button> }
             }
             None => lesson_list(store),
         };
@@ -259,7 +263,7 @@ pub fn lesson_panel(props: &StateProps) -> Html {
             </section>
         };
     };
-    let next = html! { <button class="primary" id="lesson-next" onclick={d(|| Action::LessonNext)}>{t("lesson-next")}</button> };
+    let next = html! { <button class="primary ia i-forward" id="lesson-next" onclick={d(|| Action::LessonNext)}>{t("lesson-next")}</button> };
     let body = match part.kind() {
         Some(PartKind::Predict) => predict(store, &run, &typed, next),
         Some(PartKind::Do) => goal(store, &run, lang, next),
@@ -364,7 +368,7 @@ fn goal(store: &StateHandle, run: &LessonRun, lang: &str, next: Html) -> Html {
     if run.reached {
         return html! {
             <>
-            <p class="reveal right" id="goal-reached">{t("goal-reached")}</p>
+            <p class="reveal right ia i-check" id="goal-reached">{t("goal-reached")}</p>
             {next}
             </>
         };

@@ -187,7 +187,7 @@ pub fn live_panel(props: &crate::state::StateProps) -> Html {
             </ul>
             <p id="live-server-now">{tf("live-server-now", &[("at", &format_instant(live.server_now))])}</p>
             <div class="controls">
-                <button id="live-follow" onclick={follow} class={classes!((!live.following).then_some("primary"))}>
+                <button id="live-follow" onclick={follow} class={classes!("i", if live.following { "i-pause" } else { "i-play" }, (!live.following).then_some("primary"))}>
                     { if live.following { t("live-pause") } else { tf("live-resume", &[("steps", &waiting.to_string())]) } }
                 </button>
                 <button id="live-second" onclick={moves(Some(SECOND))}>{t("live-plus-second")}</button>

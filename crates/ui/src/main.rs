@@ -79,12 +79,12 @@ fn app() -> Html {
         if let Some(err) = &store.error {
             <div class="banner error" role="alert" id="error-banner">
                 <strong>{t("error-prefix")}</strong>{err.clone()}
-                <button class="link" onclick={dismiss.clone()} aria-label={t("dismiss")}>{"✕"}</button>
+                <button class="link i i-close" onclick={dismiss.clone()} aria-label={t("dismiss")}></button>
             </div>
         }
         if let Some(note) = &store.notice {
             <div class="banner notice" role="status" id="notice">{note.clone()}
-                <button class="link" onclick={dismiss} aria-label={t("dismiss")}>{"✕"}</button>
+                <button class="link i i-close" onclick={dismiss} aria-label={t("dismiss")}></button>
             </div>
         }
         </>
@@ -125,7 +125,7 @@ fn app() -> Html {
             if store.live_offered && store.live.is_none() {
                 <a id="open-live" href="?live">{t("live-open")}</a>
             }
-            <button id="undo" onclick={undo}>{t("undo")}</button>
+            <button id="undo" class="i i-undo" onclick={undo}>{t("undo")}</button>
             <actions::ScenarioMenu store={store.clone()} />
         </header>
         {parts::clock(&store)}

@@ -792,10 +792,15 @@ pub fn initial_state() -> AppState {
     let embed = browser::query_flag("embed");
 
     let (stored, stored_at) = load_stored();
-    // A newcomer (nothing stored, no link, no lesson asked for) sees the first screen.
+    // A newcomer (nothing stored, no link, no lesson or preset asked for) sees the first screen;
+    // a link to something shows that thing.
     let newcomer = stored.is_none() && hash.trim_start_matches('#').is_empty();
     let mut state = AppState::new(stored.unwrap_or_else(starter), embed);
-    state.welcome = newcomer && !embed && browser::query_value("lesson").is_none();
+    state.welcome = newcomer
+        && !embed
+        && ["lesson", "lessons", "preset"]
+            .iter()
+            .all(|key| browser::query_value(key).is_none());
     state.looping = browser::query_flag("loop");
     state.autoplay = browser::query_flag("autoplay");
     state.playing = state.autoplay;
