@@ -11,4 +11,6 @@ trunk build lab.html --release --offline --dist dist/lab --public-url /lab/
 trunk build builder.html --release --offline --dist dist/builder --public-url /builder/
 # The emulator's Config.json in and out, a wasm of its own.
 trunk build emulator.html --release --offline --dist dist/emulator --public-url /emulator/
+# The first visit's welcome texts, from the catalogs, into index.html's inline script.
+node scripts/first-screen.mjs dist
 node scripts/csp.mjs dist

@@ -870,6 +870,74 @@ test('a preset link opens that preset, named in the menu, without the first visi
   } finally { await other.close(); }
 });
 
+// axe-core's rules on a page as it shows (the policy bypassed only to put axe in): none
+// serious or critical.
+const AXE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'node_modules/axe-core/axe.min.js');
+async function axeSerious(page) {
+  await page.addScriptTag({ path: AXE });
+  const r = await page.evaluate(() => axe.run(document, { resultTypes: ['violations'] }));
+  return r.violations.filter((v) => ['serious', 'critical'].includes(v.impact) || v.id === 'page-has-heading-one' || v.id === 'landmark-one-main')
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+}
+
+test('accessibility: axe finds nothing serious on every page; a skip link first; the focus stays put after the sandbox and a settlement', async () => {
+  const ctx = await browser.newContext({ bypassCSP: true });
+  try {
+    for (const suffix of ['?lang=en', '?lang=de&preset=story-crashing-consumer', '?lang=sv&lesson=ttl-basics', '?embed=1&panels=map,lanes,log&preset=lapsed-locks-to-dlq',
+      '?lang=nl&workshop=1&lessons=ttl-basics', 'embed-demo.html', 'builder/index.html?lang=en', 'emulator/index.html?lang=sv', 'lab/index.html?lang=de']) {
+      const page = await ctx.newPage();
+      await page.goto(url + suffix);
+      await page.waitForSelector('h1');
+      await page.waitForTimeout(300);
+      const found = await axeSerious(page);
+      if (found.length) throw new Error(`${suffix}: ${found.join('; ')}`);
+      await page.close();
+    }
+  } finally { await ctx.close(); }
+  const other = await browser.newContext();
+  try {
+    const page = await other.newPage();
+    await page.goto(url + '?lang=en');
+    await page.waitForSelector('#welcome');
+    await page.keyboard.press('Tab');
+    if (await page.evaluate(() => document.activeElement.id) !== 'skip-link') throw new Error('the first Tab does not reach the skip link');
+    await page.click('#open-sandbox');
+    await page.waitForFunction(() => document.activeElement && document.activeElement.getAttribute('role') === 'tab');
+    await page.focus('#skip-link');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.activeElement && document.activeElement.id === 'main');
+    await send(page, { ttl: 'MaxValue' });
+    await tab(page, 'receive');
+    await page.click('#receive-button');
+    await page.locator('.card[data-state="locked"] .settle button.complete').click();
+    await page.waitForFunction(() => document.activeElement && document.activeElement.matches('.lane[data-entity="orders"]'));
+  } finally { await other.close(); }
+});
+
+test('the first visit\'s welcome is painted before the wasm runs, in the reader\'s language; a choice made on it is carried out', async (ctx) => {
+  const page = await ctx.newPage();
+  let release;
+  const gate = new Promise((r) => { release = r; });
+  await page.route('**/*.wasm', async (route) => { await gate; await route.continue(); });
+  await page.goto(url + '?lang=sv');
+  await page.locator('#first-screen [data-choice="lesson"]', { hasText: 'Starta den första lektionen' }).waitFor();
+  if (await page.locator('.clock').count()) throw new Error('the app ran before the wasm came');
+  await page.click('#first-screen [data-choice="lesson"]');
+  await page.locator('#first-loading', { hasText: 'Lekplatsen laddas' }).waitFor();
+  release();
+  await page.locator('#lesson-title', { hasText: 'TimeToLive' }).waitFor();
+  if (await page.locator('#first-screen').count()) throw new Error('the static welcome stayed');
+  // A returning reader (a scenario stored) and a link to something see no welcome.
+  for (const suffix of ['?lang=sv', '?lang=sv&preset=sessions']) {
+    const again = await ctx.newPage();
+    await again.route('**/*.wasm', () => {});
+    await again.goto(url + suffix);
+    await again.waitForLoadState('domcontentloaded');
+    if (await again.locator('#first-screen').count()) throw new Error(`${suffix}: a welcome for a returning reader`);
+    await again.close();
+  }
+});
+
 test('a lesson part points at an edge of the map: outlined while it shows, through redraws', async (ctx) => {
   const page = await fresh(ctx, '?lang=en');
   const moves = TRACK.find(([id]) => id === 'expiry-dropped')[1];

@@ -3,10 +3,14 @@
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
+const TYPES = { '.json': 'application/json', '.ftl': 'text/plain; charset=utf-8', '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
 
-export function serve(root) {
+// `brotli`: each file is sent brotli-compressed (quality 11, once per file) to a browser that
+// accepts it, as a production host serves them; the benchmark's slow-phone figures need it.
+export function serve(root, { brotli = false } = {}) {
+  const packed = new Map();
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
     let file = path.join(root, decodeURIComponent(url.pathname));
@@ -14,7 +18,13 @@ export function serve(root) {
     if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
     fs.readFile(file, (err, data) => {
       if (err) { res.writeHead(404); return res.end('not found'); }
-      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream' });
+      const headers = { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream' };
+      if (brotli && /\bbr\b/.test(req.headers['accept-encoding'] || '')) {
+        if (!packed.has(file)) packed.set(file, zlib.brotliCompressSync(data, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }));
+        data = packed.get(file);
+        headers['content-encoding'] = 'br';
+      }
+      res.writeHead(200, headers);
       res.end(data);
     });
   });

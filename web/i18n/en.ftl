@@ -42,6 +42,7 @@ cause-receiver-disconnected = the receiver's connection dropping
 
 ## The page
 app-title = Service Bus Playground
+skip-to-main = Skip to the controls
 app-tagline = Watch Azure Service Bus messages expire, lock, lapse and dead-letter. Every step names the rule behind it.
 language = Language
 error-prefix = Error:{ " " }
@@ -317,6 +318,7 @@ welcome-title = Watch Azure Service Bus at work
 welcome-what = A playground for the broker's rules: send a message with a time-to-live and watch it count down to ExpiresAt, receive it under a lock, let the lock lapse, and see it reach the dead-letter queue with its reason. Time runs as fast as you like, stops, and goes back. Nothing here talks to Azure: it all runs in your browser.
 start-first-lesson = Start the first lesson
 open-sandbox = Open the sandbox
+first-loading = Loading the playground…
 welcome-presets = Or load a preset scenario from the menu above and play it.
 lessons = Lessons
 no-lesson = There is no lesson "{ $id }".

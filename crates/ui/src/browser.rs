@@ -327,6 +327,39 @@ impl From<FetchError> for LoadError {
 
 /// Fetches a text file next to the page (the presets are data, fetched when needed), then calls
 /// `done` with it or with what failed.
+/// Once the page has drawn what an action changed, puts the keyboard's focus on the first
+/// element one of `selectors` finds (an element an action removed would drop it to the page's
+/// top).
+pub fn focus_soon(selectors: Vec<String>) {
+    gloo_timers::callback::Timeout::new(0, move || {
+        let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+            return;
+        };
+        let found = selectors
+            .iter()
+            .find_map(|s| document.query_selector(s).ok().flatten());
+        if let Some(element) =
+            found.and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok())
+        {
+            let _ = element.focus();
+        }
+    })
+    .forget();
+}
+
+/// Takes away the first visit's static welcome (index.html paints it before the wasm runs) and
+/// says what the reader chose on it meanwhile (`lesson`, `sandbox`), if anything.
+pub fn take_first_screen() -> Option<String> {
+    let document = web_sys::window()?.document()?;
+    if let Some(section) = document.get_element_by_id("first-screen") {
+        section.remove();
+    }
+    let root = document.document_element()?;
+    let choice = root.get_attribute("data-first-choice");
+    let _ = root.remove_attribute("data-first-choice");
+    choice
+}
+
 pub fn fetch_text(url: &str, done: impl FnOnce(Result<String, FetchError>) + 'static) {
     fetch_boxed(url, Box::new(done))
 }

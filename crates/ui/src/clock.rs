@@ -124,9 +124,9 @@ pub fn clock_bar(props: &StateProps) -> Html {
             </div>
             <div class="controls">
                 if store.playing || store.live.as_ref().is_some_and(|l| l.following) {
-                    <button id="pause" class="i i-pause" onclick={d(|| Action::Pause)} aria-label={t("pause-label")}>{t("pause")}</button>
+                    <button id="pause" class="i i-pause" onclick={d(|| Action::Pause)} title={t("pause-label")}>{t("pause")}</button>
                 } else {
-                    <button id="play" class="primary i i-play" onclick={d(|| Action::Play)} aria-label={t("play-label")}>{t("play")}</button>
+                    <button id="play" class="primary i i-play" onclick={d(|| Action::Play)} title={t("play-label")}>{t("play")}</button>
                 }
                 if !live {
                 <label>{t("speed")}{" "}
@@ -137,11 +137,11 @@ pub fn clock_bar(props: &StateProps) -> Html {
                 }
                 <button id="step-1s" onclick={moves(Some(SECOND))} title={t("step-1s-label")}>{"+1 s"}</button>
                 <button id="step-1m" onclick={moves(Some(MINUTE))} title={t("step-1m-label")}>{"+1 min"}</button>
-                <button id="next-event" class="ia i-next" onclick={moves(None)} title={next_text.clone()} aria-label={tf("next-event-label", &[("next", &next_text)])}>{t("next-event")}</button>
+                <button id="next-event" class="ia i-next" onclick={moves(None)} title={tf("next-event-label", &[("next", &next_text)])}>{t("next-event")}</button>
                 if !live {
-                    <button id="reset" onclick={d(|| Action::Reset)} aria-label={t("reset-label")}>{t("reset")}</button>
+                    <button id="reset" onclick={d(|| Action::Reset)} title={t("reset-label")}>{t("reset")}</button>
                 }
-                <button id="share" onclick={on_share} aria-label={t("share-label")}>{t("share")}</button>
+                <button id="share" onclick={on_share} title={t("share-label")}>{t("share")}</button>
             </div>
             if let Some((step, note)) = narration {
                 <p class="narration" id="narration" aria-live="polite">{tf("narration", &[("step", &step.to_string()), ("note", &note)])}</p>

@@ -141,7 +141,7 @@ pub fn lanes(store: &crate::state::StateHandle) -> Html {
             }
             let kind = t(match e.kind { EntityKind::Queue => "kind-queue", EntityKind::Topic => "kind-topic", EntityKind::Subscription { .. } => "kind-subscription" });
             html! {
-                <article class="lane" aria-label={format!("{kind} {}", e.path)} data-entity={e.path.clone()}>
+                <article class="lane" tabindex="-1" aria-label={format!("{kind} {}", e.path)} data-entity={e.path.clone()}>
                     <header>
                         <h3><span class="kind">{&kind}</span>{" "}{e.path.clone()}</h3>
                         <p class="counts" data-testid="counts">{counts}</p>
@@ -339,11 +339,17 @@ fn card(
                 }),
             };
             store.dispatch(Action::Do(Box::new(Step::new(action))));
+            // The keyboard stays where the reader was: on the card if it is still there, else
+            // on its lane (not thrown back to the top of the page).
+            crate::browser::focus_soon(vec![
+                format!(".lane[data-entity=\"{path}\"] .card[data-seq=\"{seq}\"] .card-body"),
+                format!(".lane[data-entity=\"{path}\"]"),
+            ]);
         })
     };
     let mut node = html! {
         <li class={classes!("card", class, requeued.then_some("requeued"))} data-seq={seq.to_string()} data-state={class}>
-            <button class="card-body" onclick={select} aria-label={tf("inspect", &[("seq", &seq.to_string()), ("id", &m.message_id)])}>
+            <button class="card-body" onclick={select} title={tf("inspect", &[("seq", &seq.to_string()), ("id", &m.message_id)])}>
                 <span class="seq">{format!("#{seq}")}</span>
                 <span class="mid">{m.message_id.clone()}</span>
                 <span class="state">{state}</span>

@@ -196,7 +196,14 @@ pub fn welcome(store: &StateHandle) -> Html {
             }
         })
     };
-    let sandbox = crate::state::on_click(&store, || Action::CloseWelcome);
+    let sandbox = {
+        let store = store.clone();
+        Callback::from(move |_: MouseEvent| {
+            store.dispatch(Action::CloseWelcome);
+            // On to the controls, not back to the top of the page.
+            crate::browser::focus_soon(vec!["[role=tab][aria-selected=true]".into()]);
+        })
+    };
     html! {
         <section class="welcome" id="welcome" aria-label={t("welcome-title")}>
             <h2>{t("welcome-title")}</h2>

@@ -35,6 +35,17 @@ fn app() -> Html {
     {
         let store = store.clone();
         use_effect_with((), move |_| {
+            // The first visit's static welcome (index.html) gives way to the app's, and a
+            // choice made on it before the app ran is carried out.
+            match browser::take_first_screen().as_deref() {
+                Some("lesson") => {
+                    if let Some(first) = lesson::track().first() {
+                        lesson::start(&store, &first.id);
+                    }
+                }
+                Some("sandbox") => store.dispatch(Action::CloseWelcome),
+                _ => {}
+            }
             // `?live`: follow the sbp serve that serves this page (or offer it).
             live::start(&store);
             if let Some(name) = browser::query_value("preset") {
@@ -92,6 +103,11 @@ fn app() -> Html {
 
     let lessons = sbp_ui::state::on_click(&store, || Action::ShowWelcome);
     let undo = sbp_ui::state::on_click(&store, || Action::Undo);
+    // A link's fragment is a scenario here: the skip link moves the focus itself.
+    let skip = Callback::from(|e: MouseEvent| {
+        e.prevent_default();
+        browser::focus_soon(vec!["#main".into()]);
+    });
     if store.embed {
         // The panels an embed shows: `?panels=map,lanes,log` (`map=1` is the older way to add
         // the map); lanes by default. A lesson shows above them.
@@ -99,6 +115,7 @@ fn app() -> Html {
         let shows = |p: &str| panels.split(',').any(|x| x.trim() == p);
         return html! {
             <main class="embed">
+                <h1 class="visually-hidden">{t("app-title")}</h1>
                 {parts::clock(&store)}
                 {banner}
                 {parts::lesson(&store)}
@@ -115,6 +132,14 @@ fn app() -> Html {
     }
     html! {
         <>
+        // The first visit starts with the welcome and the lessons, before everything else (on
+        // a phone the header, clock and forms would push them below the fold); it is where the
+        // static first screen (index.html) was, so the app takes over without a jump.
+        // The first stop of the keyboard: past the header and the clock, to the controls.
+        <a class="skip-link" id="skip-link" href="#main" onclick={skip}>{t("skip-to-main")}</a>
+        if store.welcome {
+            <div class="welcome-first">{lesson::welcome(&store)}</div>
+        }
         <header class="top">
             <h1>{t("app-title")}</h1>
             <p class="tagline">{t("app-tagline")}</p>
@@ -130,7 +155,7 @@ fn app() -> Html {
         </header>
         {parts::clock(&store)}
         {banner}
-        <main class={classes!("layout", lesson::question_alone(&store).then_some("workshop-question"))}>
+        <main id="main" tabindex="-1" class={classes!("layout", lesson::question_alone(&store).then_some("workshop-question"))}>
             <section class="left" aria-label={t("area-actions")}>
                 if store.live.is_some() {
                     <live::LivePanel store={store.clone()} />
@@ -139,9 +164,6 @@ fn app() -> Html {
                 }
             </section>
             <section class="center" aria-label={t("area-namespace")}>
-                if store.welcome {
-                    {lesson::welcome(&store)}
-                }
                 {parts::lesson(&store)}
                 {parts::map(&store)}
                 {lanes::lanes(&store)}

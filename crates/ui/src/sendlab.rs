@@ -242,8 +242,8 @@ pub fn send_lab() -> Html {
         .map(|(i, s)| (i.to_string(), label(*s)))
         .collect();
     html! {
-        <section class="lane sendlab" id="lab">
-            <h2>{t("lab-title")}{t("lab-summary")}</h2>
+        <main class="lane sendlab" id="lab">
+            <h1>{t("lab-title")}{t("lab-summary")}</h1>
             <form class="inline-form" {onsubmit} aria-label={t("lab-settings")}>
                 {field("lab-count", &count, false, "text")}
                 {field("lab-rtt", &rtt, false, "text")}
@@ -257,6 +257,6 @@ pub fn send_lab() -> Html {
                 <button type="submit" class="primary" id="lab-run">{t("lab-run")}</button>
             </form>
             {body}
-        </section>
+        </main>
     }
 }
