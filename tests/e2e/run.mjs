@@ -938,6 +938,23 @@ test('the first visit\'s welcome is painted before the wasm runs, in the reader\
   }
 });
 
+test('presets in every language: the menu, the description and the narration', async (ctx) => {
+  const words = Object.fromEntries(['de', 'nl', 'sv'].map((l) => [l, JSON.parse(fs.readFileSync(path.resolve(root, `../crates/scenario/presets/i18n/${l}.json`), 'utf8'))]));
+  for (const lang of ['de', 'nl', 'sv']) {
+    const w = words[lang]['story-crashing-consumer'];
+    const page = await fresh(ctx, `?lang=${lang}&preset=story-crashing-consumer`);
+    await page.locator('#scenario-description', { hasText: w.description.slice(0, 40) }).waitFor();
+    if (await page.inputValue('#preset') !== 'story-crashing-consumer') throw new Error(`${lang}: the menu does not name the preset`);
+    const listed = await page.locator('#preset option').allTextContents();
+    const english = JSON.parse(fs.readFileSync(path.resolve(root, '../crates/scenario/presets/index.json'), 'utf8'));
+    const untranslated = english.filter((p) => listed.includes(p.title));
+    if (untranslated.length) throw new Error(`${lang}: English names in the menu: ${untranslated.map((p) => p.title).join(', ')}`);
+    await page.click('#step-1s');
+    await page.locator('#narration', { hasText: w.notes['1'].slice(0, 30) }).waitFor();
+    await page.close();
+  }
+});
+
 test('a lesson part points at an edge of the map: outlined while it shows, through redraws', async (ctx) => {
   const page = await fresh(ctx, '?lang=en');
   const moves = TRACK.find(([id]) => id === 'expiry-dropped')[1];
@@ -1023,6 +1040,15 @@ test('the documentation page embeds three playgrounds that play, size themselves
     const wide = await page.locator(`#${id}`).evaluate((f) => f.contentDocument.documentElement.scrollWidth > f.clientWidth + 1);
     if (wide) throw new Error(`${id} is wider than 600 px`);
   }
+  // A frame grows with its content and shrinks with it too.
+  const lesson = page.frames().find((f) => f.url().includes('lesson=max-delivery-count'));
+  const frameHeight = () => page.evaluate(() => parseInt(document.getElementById('embed-lesson').style.height, 10));
+  const natural = await frameHeight();
+  await lesson.evaluate(() => { const d = document.createElement('div'); d.id = 'tall'; d.style.height = '1500px'; document.body.append(d); });
+  await page.waitForFunction((h) => parseInt(document.getElementById('embed-lesson').style.height, 10) >= h + 1500, natural);
+  await lesson.evaluate(() => document.getElementById('tall').remove());
+  await page.waitForFunction((h) => parseInt(document.getElementById('embed-lesson').style.height, 10) <= h + 2, natural);
+  if (Math.abs(await frameHeight() - natural) > 2) throw new Error(`the frame did not shrink back to ${natural}: ${await frameHeight()}`);
   // The autoplaying ones play: their clocks move.
   for (const id of ['embed-ttl', 'embed-map']) {
     await page.frameLocator(`#${id}`).locator('#clock-rel:not(:text-is("t=0s"))').waitFor();
@@ -1269,8 +1295,8 @@ test('embed.js sizes a frame only from its own frame and origin, and only within
   // reports are stilled first: its root gets a fixed height, so its ResizeObserver stops.
   const frame = page.frames().find((f) => f.url().includes('preset=ttl-expiry-to-dlq'));
   await frame.evaluate(() => {
-    document.documentElement.style.height = '400px';
-    document.documentElement.style.overflow = 'hidden';
+    document.body.style.height = '400px';
+    document.body.style.overflow = 'hidden';
   });
   await page.waitForTimeout(300);
   const height = () => page.evaluate(() => document.getElementById('embed-ttl').style.height);

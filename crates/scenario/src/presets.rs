@@ -97,3 +97,43 @@ pub fn preset(name: &str) -> Option<Result<crate::Scenario, crate::ScenarioError
         .find(|(n, _)| *n == name)
         .map(|(_, json)| crate::Scenario::from_json(json))
 }
+
+/// A preset's words in one language (`presets/i18n/<lang>.json`, fetched data): its name,
+/// description and step notes (by the step's index in the timeline). English is the preset
+/// file's own.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PresetWords {
+    pub name: String,
+    pub description: String,
+    #[serde(default)]
+    pub notes: std::collections::BTreeMap<usize, String>,
+}
+
+/// Every preset's words in one language, by preset name.
+pub type PresetTexts = std::collections::BTreeMap<String, PresetWords>;
+
+/// Reads a language's preset words (`presets/i18n/<lang>.json`).
+pub fn preset_texts(json: &str) -> Result<PresetTexts, String> {
+    serde_json::from_str(json).map_err(|e| e.to_string())
+}
+
+/// Puts `words` into `scenario`: its name, description, and each note a step has (a note for a
+/// step without one, or beyond the timeline, is left out; what the words lack stays English).
+pub fn translate(scenario: &mut crate::Scenario, words: &PresetWords) {
+    if !words.name.is_empty() {
+        scenario.name = words.name.clone();
+    }
+    if !words.description.is_empty() {
+        scenario.description = words.description.clone();
+    }
+    for (index, note) in &words.notes {
+        if let Some(step) = scenario
+            .timeline
+            .get_mut(*index)
+            .filter(|s| s.note.is_some())
+        {
+            step.note = Some(note.clone());
+        }
+    }
+}

@@ -185,3 +185,71 @@ fn every_language_has_the_same_keys_and_variables_as_english() {
 fn the_cli_words_events_with_the_same_english_catalog() {
     assert_eq!(sbp_engine::text::english().clone(), catalog("en"));
 }
+
+/// Every preset's name, description and step notes in every language but English (whose words
+/// are the preset's own): each note for a step that has one, none for a step without, and the
+/// rule ids an English text cites cited in each translation too.
+#[test]
+fn every_preset_is_worded_in_every_language() {
+    use sbp_scenario::presets::{preset_texts, translate, PRESETS};
+    let ids = |text: &str| -> BTreeSet<String> {
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .filter(|w| {
+                w.len() >= 5
+                    && w.chars().take(3).all(|c| c.is_ascii_uppercase())
+                    && w.as_bytes().get(3) == Some(&b'-')
+                    && w.as_bytes().get(4).is_some_and(u8::is_ascii_digit)
+            })
+            .map(str::to_string)
+            .collect()
+    };
+    for (lang, _) in LANGUAGES.iter().filter(|(l, _)| *l != "en") {
+        let path = root().join(format!("crates/scenario/presets/i18n/{lang}.json"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        let texts = preset_texts(&text).unwrap_or_else(|e| panic!("{lang}: {e}"));
+        let names: BTreeSet<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
+        let worded: BTreeSet<&str> = texts.keys().map(String::as_str).collect();
+        assert_eq!(
+            worded, names,
+            "{lang}: the presets worded are the presets there are"
+        );
+        for (name, json) in PRESETS {
+            let english = sbp_scenario::Scenario::from_json(json).expect("a preset reads");
+            let words = &texts[*name];
+            assert!(
+                !words.name.is_empty() && !words.description.is_empty(),
+                "{lang} {name}"
+            );
+            assert_ne!(
+                words.name, english.name,
+                "{lang} {name}: the name is not translated"
+            );
+            let noted: BTreeSet<usize> = english
+                .timeline
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.note.is_some())
+                .map(|(i, _)| i)
+                .collect();
+            assert_eq!(
+                words.notes.keys().copied().collect::<BTreeSet<_>>(),
+                noted,
+                "{lang} {name}: notes by step"
+            );
+            let mut translated = english.clone();
+            translate(&mut translated, words);
+            let english_texts = std::iter::once(&english.description)
+                .chain(english.timeline.iter().filter_map(|s| s.note.as_ref()));
+            let their_texts = std::iter::once(&translated.description)
+                .chain(translated.timeline.iter().filter_map(|s| s.note.as_ref()));
+            for (en, theirs) in english_texts.zip(their_texts) {
+                assert_ne!(en, theirs, "{lang} {name}: a text is not translated");
+                assert_eq!(
+                    ids(en),
+                    ids(theirs),
+                    "{lang} {name}: the rule ids of {en:?} and {theirs:?}"
+                );
+            }
+        }
+    }
+}

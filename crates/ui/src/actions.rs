@@ -537,11 +537,54 @@ pub fn load_preset(store: &crate::state::StateHandle, name: &str) {
             &[("name", name)],
         )));
     }
+    let name = name.to_string();
     crate::browser::fetch_text(&format!("presets/{name}.json"), move |text| {
-        load(
-            text.map_err(crate::browser::LoadError::from)
-                .and_then(|t| Scenario::from_json(&t).map_err(crate::browser::LoadError::Scenario)),
-        )
+        let parsed = text
+            .map_err(crate::browser::LoadError::from)
+            .and_then(|t| Scenario::from_json(&t).map_err(crate::browser::LoadError::Scenario));
+        // In the reader's language: its name, description and notes (English if the words
+        // are not there).
+        preset_texts(move |texts| {
+            load(parsed.map(|mut scenario| {
+                if let Some(words) = texts.get(&name) {
+                    sbp_scenario::presets::translate(&mut scenario, words);
+                }
+                scenario
+            }))
+        });
+    });
+}
+
+thread_local! {
+    /// The presets' words in the language they were fetched for.
+    static PRESET_TEXTS: std::cell::RefCell<Option<(&'static str, std::rc::Rc<sbp_scenario::presets::PresetTexts>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Calls `done` with every preset's words in the reader's language (fetched once per language;
+/// none in English, whose words are the presets' own, or if the fetch fails).
+fn preset_texts(done: impl FnOnce(std::rc::Rc<sbp_scenario::presets::PresetTexts>) + 'static) {
+    let lang = crate::i18n::lang();
+    let cached = PRESET_TEXTS.with(|c| {
+        c.borrow()
+            .as_ref()
+            .filter(|(l, _)| *l == lang)
+            .map(|(_, t)| t.clone())
+    });
+    if let Some(texts) = cached {
+        return done(texts);
+    }
+    if lang == "en" {
+        return done(std::rc::Rc::default());
+    }
+    crate::browser::fetch_text(&format!("presets/i18n/{lang}.json"), move |text| {
+        let texts = std::rc::Rc::new(
+            text.ok()
+                .and_then(|t| sbp_scenario::presets::preset_texts(&t).ok())
+                .unwrap_or_default(),
+        );
+        PRESET_TEXTS.with(|c| *c.borrow_mut() = Some((lang, texts.clone())));
+        done(texts)
     });
 }
 
@@ -554,20 +597,25 @@ pub fn scenario_menu(props: &StateProps) -> Html {
     let presets = use_state(starter_option);
     {
         let presets = presets.clone();
-        use_effect_with((), move |_| {
+        // Listed again in a language the reader switches to.
+        use_effect_with(crate::i18n::lang(), move |_| {
             crate::browser::fetch_text("presets/index.json", move |text| {
                 let listed: Vec<serde_json::Value> = text
                     .ok()
                     .and_then(|t| serde_json::from_str(&t).ok())
                     .unwrap_or_default();
-                let mut options = starter_option();
-                options.extend(listed.iter().filter_map(|p| {
-                    Some((
-                        p["name"].as_str()?.to_string(),
-                        p["title"].as_str()?.to_string(),
-                    ))
-                }));
-                presets.set(options);
+                preset_texts(move |texts| {
+                    let mut options = starter_option();
+                    options.extend(listed.iter().filter_map(|p| {
+                        let name = p["name"].as_str()?.to_string();
+                        let title = texts
+                            .get(&name)
+                            .map(|w| w.name.clone())
+                            .or_else(|| p["title"].as_str().map(str::to_string))?;
+                        Some((name, title))
+                    }));
+                    presets.set(options);
+                });
             });
         });
     }
