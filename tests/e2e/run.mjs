@@ -957,6 +957,36 @@ test('presets in every language: the menu, the description and the narration', a
   }
 });
 
+test('a prediction: its outcome can be watched happening; the next question\'s answer is not on screen until answered', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en&lesson=ttl-basics');
+  await page.click('#lesson-next');
+  await sendForm(page, { ttl: '30s' });
+  await page.locator('#goal-reached').waitFor();
+  await page.click('#lesson-next');
+  await page.fill('#predict-input', '45s');
+  await page.click('#predict-check');
+  await page.locator('#predict-reveal.wrong').waitFor();
+  await page.locator('#clock-rel', { hasText: 't=30s' }).waitFor();
+  // Watch it: back to where it was asked, then the clock runs to the outcome and stops there.
+  await page.click('#predict-watch');
+  await page.locator('#clock-rel', { hasText: /^t=([0-9]|1[0-9])s$/ }).waitFor();
+  await page.locator('#pause').waitFor();
+  await page.locator('#play').waitFor({ timeout: 15000 });
+  if (await page.textContent('#clock-rel') !== 't=30s') throw new Error(`watching stopped at ${await page.textContent('#clock-rel')}`);
+  await page.locator('.dlq .card[data-seq="1"]').waitFor();
+  // The next question asks the DeadLetterReason: the card, the inspector and the log keep it.
+  await page.click('#lesson-next');
+  await page.locator('.dlq .card[data-seq="1"] .reason', { hasText: 'DeadLetterReason: ?' }).waitFor();
+  await page.locator('.dlq .card[data-seq="1"] .card-body').click();
+  await page.locator('#inspector tr', { hasText: /^DeadLetterReason\s*\?\s*\?$/ }).waitFor();
+  for (const where of ['#inspector', '#event-log', '.lanes']) {
+    if ((await page.textContent(where)).includes('TTLExpiredException')) throw new Error(`the answer shows in ${where}: ${await page.textContent(where)}`);
+  }
+  await page.click('.choices button[data-choice="TTLExpiredException"]');
+  await page.locator('#predict-reveal.right').waitFor();
+  await page.locator('.dlq .card[data-seq="1"] .reason', { hasText: 'TTLExpiredException' }).waitFor();
+});
+
 test('a lesson part points at an edge of the map: outlined while it shows, through redraws', async (ctx) => {
   const page = await fresh(ctx, '?lang=en');
   const moves = TRACK.find(([id]) => id === 'expiry-dropped')[1];

@@ -86,11 +86,19 @@ fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, S
     ]
 }
 
+/// Whether the message's application properties name `property`.
+fn rows_mention(sim: &sbp_scenario::Simulation, v: &MessageView, property: &str) -> bool {
+    rows(sim, v).iter().any(|(name, value)| {
+        *name == "ApplicationProperties" && value.contains(&format!("{property} ="))
+    })
+}
+
 /// The message's properties as peek and as a locked receive show them, as markup text.
 fn properties_table(
     sim: &sbp_scenario::Simulation,
     peek: &MessageView,
     recv: &MessageView,
+    hidden: &dyn Fn(&str) -> bool,
 ) -> Markup {
     let mut out = Markup::new();
     markup!(
@@ -101,6 +109,12 @@ fn properties_table(
         t("as-receive")
     );
     for ((name, a), (_, b)) in rows(sim, peek).into_iter().zip(rows(sim, recv)) {
+        // A property a prediction asks about: hidden until the learner answers.
+        let (a, b) = if hidden(name) {
+            ("?".to_string(), "?".to_string())
+        } else {
+            (a, b)
+        };
         markup!(
             out,
             "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td></tr>",
@@ -120,6 +134,18 @@ pub fn inspector(store: &crate::state::StateHandle) -> Html {
         return html! { <section class="inspector" id="inspector"><h2>{t("inspector")}</h2><p class="hint">{t("inspector-hint")}</p></section> };
     };
     let sim = store.sim.borrow();
+    let masked = crate::lesson::masked(store).filter(|m| m.message(&path, seq));
+    // What a prediction asks is kept off the screen until it is answered: the property's row,
+    // an application property of that name (the service copies DeadLetterReason there), and
+    // the words of the message's events.
+    let hidden = |property: &str| masked.as_ref().is_some_and(|m| m.property == property);
+    let say = |e: &sbp_engine::Event| {
+        if masked.is_some() {
+            t("predict-hidden")
+        } else {
+            event_text(&sim.ns, e)
+        }
+    };
     let peek = sim.ns.message(&path, seq, Perspective::Peek);
     let recv = sim.ns.message(&path, seq, Perspective::Receive);
     let q = sim.ns.resolve(&path).ok();
@@ -137,7 +163,11 @@ pub fn inspector(store: &crate::state::StateHandle) -> Html {
     let mut history = Markup::new();
     markup!(history, "<ol class=\"history\" id=\"history\">");
     for e in &events {
-        let why = e.rule.map(crate::i18n::rule_summary).unwrap_or_default();
+        let why = e
+            .rule
+            .filter(|_| masked.is_none())
+            .map(crate::i18n::rule_summary)
+            .unwrap_or_default();
         markup!(
             history,
             "<li><span class=\"t\">{}</span> <strong>{}</strong> ",
@@ -151,7 +181,7 @@ pub fn inspector(store: &crate::state::StateHandle) -> Html {
         markup!(
             history,
             ": {}<br/><small class=\"why\">{}</small></li>",
-            event_text(&sim.ns, e),
+            say(e),
             why
         );
     }
@@ -160,7 +190,7 @@ pub fn inspector(store: &crate::state::StateHandle) -> Html {
         <section class="inspector" id="inspector" aria-label={t("inspector")}>
             <h2>{tf("inspector-of", &[("path", &path), ("seq", &seq.to_string())])}</h2>
             if let (Some(p), Some(r)) = (&peek, &recv) {
-                {properties_table(&sim, p, r).into_html()}
+                {properties_table(&sim, p, r, &|name| hidden(name) || (name == "ApplicationProperties" && masked.as_ref().is_some_and(|m| rows_mention(&sim, p, &m.property)))).into_html()}
                 <p class="hint">{t("inspector-note")}</p>
             } else {
                 <p>{t("inspector-gone")}</p>
@@ -169,7 +199,7 @@ pub fn inspector(store: &crate::state::StateHandle) -> Html {
                 {dead_letter_form(store, &path, seq, &holder)}
             }
             <h3>{t("life")}</h3>
-            {life_line(store, &sim, &events, recv.as_ref().or(peek.as_ref()))}
+            {life_line(store, &sim, &events, recv.as_ref().or(peek.as_ref()), &say)}
             <h3>{t("history")}</h3>
             {history.into_html()}
         </section>
@@ -267,6 +297,7 @@ fn life_line(
     sim: &sbp_scenario::Simulation,
     events: &[&sbp_engine::Event],
     view: Option<&sbp_engine::MessageView>,
+    say: &dyn Fn(&sbp_engine::Event) -> String,
 ) -> Html {
     use crate::markup::fmt;
     use sbp_engine::EventKind;
@@ -344,18 +375,25 @@ fn life_line(
     for (i, e) in events.iter().enumerate() {
         let rule = e.rule.map(|r| r.id()).unwrap_or("");
         let y = if i % 2 == 0 { 12.0 } else { 24.0 };
+        // A label near an end is anchored inward, so that it is not cut by the frame.
+        let anchor = match x(e.at) {
+            left if left < 40.0 => "start",
+            right if right > W - 40.0 => "end",
+            _ => "middle",
+        };
         markup!(out,
-            "<g class=\"mark {}\" data-at=\"{}\" tabindex=\"0\"><circle cx=\"{}\" cy=\"36\" r=\"5\"/><text x=\"{}\" y=\"{}\">{}</text><title>{} {}{}: {}</title></g>",
+            "<g class=\"mark {}\" data-at=\"{}\" tabindex=\"0\"><circle cx=\"{}\" cy=\"36\" r=\"5\"/><text x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text><title>{} {}{}: {}</title></g>",
             e.kind.name(),
             e.at,
             fmt(x(e.at)),
             fmt(x(e.at)),
             fmt(y),
+            anchor,
             rule,
             format_instant(e.at),
             e.kind.name(),
             if rule.is_empty() { String::new() } else { format!(" ({rule})") },
-            event_text(&sim.ns, e)
+            say(e)
         );
     }
     markup!(out, "</svg>");

@@ -296,6 +296,13 @@ fn card(
     // What the card shows is the engine's: status, expiry, DeliveryCount, allowed settlements.
     let c = ns.card(q, m);
     let (state, class) = status_words(&c.status);
+    // A property a prediction asks about is hidden until the learner answers.
+    let masked = crate::lesson::masked(store);
+    let hidden = |property: &str| {
+        masked
+            .as_ref()
+            .is_some_and(|m| m.hides(path, seq, property))
+    };
     let select = {
         let store = store.clone();
         let path = path.to_string();
@@ -304,6 +311,7 @@ fn card(
         })
     };
     let expiry = match c.expiry {
+        _ if hidden("ExpiresAt") => tf("expires-in", &[("left", "?")]),
         CardExpiry::NeverInDeadLetterQueue => t("never-expires-dlq"),
         CardExpiry::Never => t("never-expires"),
         CardExpiry::Passed => t("expires-passed"),
@@ -341,9 +349,10 @@ fn card(
             store.dispatch(Action::Do(Box::new(Step::new(action))));
             // The keyboard stays where the reader was: on the card if it is still there, else
             // on its lane (not thrown back to the top of the page).
+            let lane = path.split("/$").next().unwrap_or(&path);
             crate::browser::focus_soon(vec![
-                format!(".lane[data-entity=\"{path}\"] .card[data-seq=\"{seq}\"] .card-body"),
-                format!(".lane[data-entity=\"{path}\"]"),
+                format!(".lane[data-entity=\"{lane}\"] .card[data-seq=\"{seq}\"] .card-body"),
+                format!(".lane[data-entity=\"{lane}\"]"),
             ]);
         })
     };
@@ -360,12 +369,12 @@ fn card(
                 if let Some(at) = c.enqueues_at {
                     <span class="sched">{tf("enqueued-in", &[("left", &countdown(now, at))])}</span>
                 }
-                <span class="dc">{format!("DeliveryCount {}", c.delivery_count)}</span>
+                <span class="dc">{if hidden("DeliveryCount") { "DeliveryCount ?".to_string() } else { format!("DeliveryCount {}", c.delivery_count) }}</span>
                 if let Some(id) = m.session_id() {
                     <span class="sid">{format!("SessionId {id}")}</span>
                 }
                 if let Some(reason) = &c.dead_letter_reason {
-                    <span class="reason">{format!("DeadLetterReason: {reason}")}</span>
+                    <span class="reason">{format!("DeadLetterReason: {}", if hidden("DeadLetterReason") { "?" } else { reason })}</span>
                 }
             </button>
             if !c.settlements.is_empty() {

@@ -122,6 +122,51 @@ pub fn chain() -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// A message's property that a prediction asks about, kept off the screen until the learner
+/// answers (the card, the inspector and the log would show the answer).
+#[derive(Clone, PartialEq)]
+pub struct Masked {
+    /// The entity (a DLQ's path too) and SequenceNumber of the message asked about.
+    pub path: String,
+    pub seq: u64,
+    pub property: String,
+}
+
+impl Masked {
+    /// Whether `path`'s #`seq` is the message asked about (its entity's DLQ counts as the
+    /// entity: a message keeps its number there).
+    pub fn message(&self, path: &str, seq: u64) -> bool {
+        let entity = |p: &str| p.split("/$").next().unwrap_or(p).to_string();
+        seq == self.seq && entity(path) == entity(&self.path)
+    }
+
+    /// Whether `property` of `path`'s #`seq` is hidden.
+    pub fn hides(&self, path: &str, seq: u64, property: &str) -> bool {
+        property == self.property && self.message(path, seq)
+    }
+}
+
+/// What the current prediction asks about a message's property, while it awaits its answer.
+pub fn masked(store: &StateHandle) -> Option<Masked> {
+    let run = store.lesson.as_deref()?;
+    if run.given.is_some() {
+        return None;
+    }
+    match run.part()?.ask.as_ref()? {
+        Question::Property {
+            entity,
+            seq,
+            property,
+            ..
+        } => Some(Masked {
+            path: entity.clone(),
+            seq: *seq,
+            property: property.clone(),
+        }),
+        _ => None,
+    }
+}
+
 /// In workshop mode, a prediction not answered yet shows alone (the reveal brings the rest).
 pub fn question_alone(store: &StateHandle) -> bool {
     store.lesson.as_deref().is_some_and(|run| {
@@ -322,12 +367,21 @@ fn predict(store: &StateHandle, run: &LessonRun, typed: &NodeRef, next: Html) ->
             (None, "never" | "none") => t(&format!("answer-{}", answer.value)),
             _ => answer.value.clone(),
         };
+        // The outcome happened on the clock: the learner can watch it happen.
+        let watch = (answer.at.is_some()
+            && run.asked_at.is_some_and(|asked| answer.at > Some(asked)))
+        .then(|| crate::state::on_click(store, || Action::LessonWatch));
         return html! {
             <>
             <p class={classes!("reveal", if right { "right" } else { "wrong" })} id="predict-reveal">
                 {tf(if right { "predict-right" } else { "predict-wrong" }, &[("given", given), ("answer", &value)])}{at}
             </p>
-            {next}
+            <div class="row wrap">
+                if let Some(onclick) = watch {
+                    <button id="predict-watch" class="i i-play" {onclick}>{t("predict-watch")}</button>
+                }
+                {next}
+            </div>
             </>
         };
     }

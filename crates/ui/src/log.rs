@@ -21,6 +21,8 @@ pub struct LogProps {
     pub version: u64,
     /// The clock runs at x60 or faster.
     pub fast: bool,
+    /// A message a prediction asks about: its rows' words wait for the answer.
+    pub masked: Option<crate::lesson::Masked>,
 }
 
 #[function_component(EventLog)]
@@ -40,7 +42,10 @@ pub fn event_log(props: &LogProps) -> Html {
     let words = crate::i18n::catalog();
     for e in sim.ns.log().iter().rev() {
         let path = sim.ns.event_path(e);
-        let text = sbp_scenario::words::event_text(&words, &sim.ns, e);
+        let text = match &props.masked {
+            Some(m) if m.message(&path, e.seq) => t("predict-hidden"),
+            _ => sbp_scenario::words::event_text(&words, &sim.ns, e),
+        };
         let seq = if e.seq > 0 {
             format!("#{}", e.seq)
         } else {

@@ -26,6 +26,8 @@ pub struct AppState {
     pub slow_version: u64,
     last_slow_ms: f64,
     pub playing: bool,
+    /// Playing stops at this instant (a prediction's outcome, watched).
+    pub stop_at: Option<Instant>,
     pub speed: u32,
     /// A message for the user about what went wrong (bad link, failed operation...).
     pub error: Option<String>,
@@ -154,6 +156,8 @@ pub enum Action {
     LessonHint,
     /// Plays the goal's solution from now.
     LessonShowMe,
+    /// Plays a prediction's outcome again from the instant it was asked, at a speed that shows it.
+    LessonWatch,
     /// Starts the current goal's part again from where it began.
     LessonAgain,
     LessonExit,
@@ -174,6 +178,7 @@ impl AppState {
             slow_version: 0,
             last_slow_ms: 0.0,
             playing: false,
+            stop_at: None,
             speed: 10,
             error: None,
             notice: None,
@@ -266,6 +271,7 @@ impl Reducible for AppState {
                 let mut sim = s.sim.borrow_mut();
                 let step = (elapsed_ms * f64::from(s.speed)).round() as Instant;
                 let target = sim.now().saturating_add(step.max(1));
+                let target = s.stop_at.map_or(target, |stop| target.min(stop));
                 // A frame's work is bounded: under heavy traffic the clock runs behind.
                 let mut budget = TICK_WORK;
                 let on_time = s.rewind.borrow_mut().advance(&mut sim, target, &mut budget);
@@ -274,13 +280,36 @@ impl Reducible for AppState {
                 }
                 // An embed that loops starts again once nothing more is due.
                 let ended = s.looping && sim.next_due().is_none();
+                if s.stop_at.is_some_and(|stop| sim.now() >= stop) {
+                    s.stop_at = None;
+                    s.playing = false;
+                }
                 drop(sim);
                 if ended {
                     s.seek(0);
                 }
             }
-            Action::Play => s.playing = true,
-            Action::Pause => s.playing = false,
+            Action::Play => (s.playing, s.stop_at) = (true, None),
+            Action::Pause => (s.playing, s.stop_at) = (false, None),
+            Action::LessonWatch => {
+                // From the instant the question was asked to its outcome, at the slowest
+                // speed that shows it within about six seconds.
+                let watch = s
+                    .lesson
+                    .as_deref()
+                    .and_then(|run| Some((run.asked_at?, run.answer.as_ref()?.at?)));
+                if let Some((from, to)) = watch {
+                    let span = (to - from).max(1);
+                    s.speed = SPEEDS
+                        .iter()
+                        .copied()
+                        .find(|x| span / i64::from(*x) <= WATCH_MS)
+                        .unwrap_or(SPEEDS[SPEEDS.len() - 1]);
+                    s.seek(from);
+                    s.stop_at = Some(to);
+                    s.playing = true;
+                }
+            }
             Action::StepBy(d) => {
                 let mut sim = s.sim.borrow_mut();
                 let target = sim.now().saturating_add(d);
@@ -424,6 +453,7 @@ impl Reducible for AppState {
                 if let (Some(q), Some(run)) = (question, s.lesson.as_deref()) {
                     let answer = q.answer(&mut s.sim.borrow_mut());
                     let mut next = run.clone();
+                    next.asked_at = Some(s.sim.borrow().now());
                     next.right = Some(q.is_right(&answer, &given));
                     next.given = Some(given);
                     if let Some(at) = answer.at {
@@ -477,6 +507,9 @@ impl Reducible for AppState {
         Rc::new(s)
     }
 }
+
+/// How long watching a prediction's outcome takes at most (wall ms, at the speed chosen).
+const WATCH_MS: i64 = 6_000;
 
 /// Timers one clock tick may fire (a 50 ms frame's share of work).
 const TICK_WORK: usize = sbp_engine::limits::TICK_WORK;
@@ -693,6 +726,8 @@ pub struct LessonRun {
     pub given: Option<String>,
     pub answer: Option<Answer>,
     pub right: Option<bool>,
+    /// A prediction: the instant it was answered at (its outcome can be watched from there).
+    pub asked_at: Option<Instant>,
     /// Hints shown so far.
     pub hints: usize,
     /// A goal: reached.
@@ -713,6 +748,7 @@ impl LessonRun {
             given: None,
             answer: None,
             right: None,
+            asked_at: None,
             hints: 0,
             reached: false,
             start: None,
