@@ -1139,6 +1139,40 @@ test('done when: on a phone in Swedish, a newcomer finishes the first three less
   } finally { await phone.close(); }
 });
 
+test('no text is cut: every placeholder fits its field, the log keeps its words whole (each language, laptop and phone)', async () => {
+  for (const [width, height, langs] of [[1366, 768, ['en', 'de']], [390, 844, ['de', 'nl', 'sv']]]) {
+    for (const lang of langs) {
+      const ctx = await browser.newContext({ viewport: { width, height } });
+      try {
+        const page = await ctx.newPage();
+        await page.goto(url + `?lang=${lang}&preset=sessions`);
+        await page.waitForSelector('.clock');
+        await page.click('#next-event');
+        await page.click('#step-1m');
+        for (const tabName of ['send', 'receive', 'faults', 'traffic', 'entities']) {
+          await tab(page, tabName);
+          const cut = await page.evaluate(() => {
+            const c = document.createElement('canvas').getContext('2d');
+            return [...document.querySelectorAll('input[placeholder]')].filter((i) => i.offsetParent && i.placeholder).filter((i) => {
+              const s = getComputedStyle(i); c.font = `${s.fontSize} ${s.fontFamily}`;
+              return c.measureText(i.placeholder).width > i.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight) + 1;
+            }).map((i) => `${i.id}: ${i.placeholder}`);
+          });
+          if (cut.length) throw new Error(`${width}px ${lang} ${tabName}: cut placeholders: ${cut.join(' | ')}`);
+        }
+        const broken = await page.evaluate(() => [...document.querySelectorAll('#event-log td:nth-child(4), #event-log td:nth-child(1)')]
+          .filter((td) => {
+            if (!td.getClientRects().length) return false;
+            const range = document.createRange();
+            range.selectNodeContents(td);
+            return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1;
+          }).map((td) => td.textContent));
+        if (broken.length) throw new Error(`${width}px ${lang}: log cells broken over lines: ${broken.slice(0, 5).join(', ')}`);
+      } finally { await ctx.close(); }
+    }
+  }
+});
+
 test('a laptop screen (1366x768): the lanes are in view beside the controls', async (ctx) => {
   const page = await ctx.newPage();
   await page.setViewportSize({ width: 1366, height: 768 });

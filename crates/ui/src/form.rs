@@ -23,13 +23,30 @@ pub fn opt(s: String) -> Option<String> {
 /// uncontrolled: its first value is set once, by the form that owns it ([`set_values`]), since a
 /// `value` written on every render would wipe what the reader typed.
 pub fn field(id: &'static str, node: &NodeRef, placeholder: bool, kind: &'static str) -> Html {
-    let placeholder = if placeholder {
+    let hint = if placeholder {
         t(&format!("{id}-ph"))
     } else {
         String::new()
     };
+    let (placeholder, below) = placeholder_or_hint(hint);
+    let described = below.as_ref().map(|_| format!("{id}-hint"));
     html! {
-        <label>{t(id)}{" "}<input ref={node.clone()} {id} type={kind} {placeholder} /></label>
+        <label>{t(id)}{" "}<input ref={node.clone()} {id} type={kind} {placeholder} aria-describedby={described.clone()} />
+            if let Some(below) = below { <small class="field-hint" id={described}>{below}</small> }
+        </label>
+    }
+}
+
+/// The longest hint shown inside a field (a placeholder): a longer one would be cut at the
+/// field's edge in some language or on a phone, so it shows below the field instead.
+const PLACEHOLDER_CHARS: usize = 24;
+
+/// A field's hint as its placeholder, or (too long to fit) as a line below it.
+pub fn placeholder_or_hint(hint: String) -> (String, Option<String>) {
+    if hint.chars().count() > PLACEHOLDER_CHARS {
+        (String::new(), Some(hint))
+    } else {
+        (hint, None)
     }
 }
 

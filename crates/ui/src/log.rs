@@ -94,7 +94,8 @@ pub fn event_log(props: &LogProps) -> Html {
             if sim.ns.log_dropped() > 0 {
                 <p class="hint">{tf("log-dropped", &[("count", &sim.ns.log_dropped().to_string())])}</p>
             }
-            <label>{t("log-filter")}{" "}<input id="log-filter" {oninput} placeholder={t("log-filter-ph")} /></label>
+            <label class="log-filter">{t("log-filter")}{" "}<input id="log-filter" {oninput} aria-describedby="log-filter-hint" /></label>
+            <small class="field-hint" id="log-filter-hint">{t("log-filter-ph")}</small>
             {table.into_html()}
         </section>
     }
