@@ -2,7 +2,7 @@
 import { chromium } from 'playwright-core';
 import path from 'node:path';
 import fs from 'node:fs';
-import { spawn } from 'node:child_process';
+import { spawn, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { serve, startTraffic, CHROMIUM_ARGS } from './serve.mjs';
 
@@ -1135,7 +1135,11 @@ test('done when: on a phone in Swedish, a newcomer finishes the first three less
       await takeLesson(page, id, moves.map((m) => (typeof m === 'function' ? wrongFirst : m)), false);
     }
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    if (overflow > 1) throw new Error(`the page is ${overflow} px too wide`);
+    if (overflow > 1) {
+      const wide = await page.evaluate(() => [...document.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+        .slice(-4).map((el) => `${el.tagName}.${el.className.baseVal ?? el.className}#${el.id} ${Math.round(el.getBoundingClientRect().right)} ${el.outerHTML.slice(0, 120)}`));
+      throw new Error(`the page is ${overflow} px too wide: ${wide.join(', ')}`);
+    }
   } finally { await phone.close(); }
 });
 
@@ -1169,6 +1173,90 @@ test('no text is cut: every placeholder fits its field, the log keeps its words 
           }).map((td) => td.textContent));
         if (broken.length) throw new Error(`${width}px ${lang}: log cells broken over lines: ${broken.slice(0, 5).join(', ')}`);
       } finally { await ctx.close(); }
+    }
+  }
+});
+
+// The engine's state at an instant, as `sbp state` prints it (the CLI: the same engine, run
+// straight to that instant in one go).
+function engineState(preset, ms) {
+  const out = execFileSync(path.resolve(root, '../target/debug/sbp'), ['state', `preset:${preset}`, '--at', `${ms}ms`], { encoding: 'utf8' });
+  return JSON.parse(out);
+}
+// "t=1m 5s 100ms" in ms.
+function instantMs(text) {
+  const unit = { ms: 1, s: 1000, m: 60000, h: 3600000, day: 86400000 };
+  return text.replace(/^t=/, '').trim().split(/\s+/).reduce((sum, token) => {
+    const m = /^(\d+)(ms|s|m|h|day|days)$/.exec(token);
+    if (!m) throw new Error(`not an instant: ${text}`);
+    return sum + Number(m[1]) * unit[m[2].replace('days', 'day')];
+  }, 0);
+}
+
+test('every preset at x1 and at speed: the lanes, the map and the inspector show what the engine holds at that instant', async (ctx) => {
+  const presets = JSON.parse(fs.readFileSync(path.resolve(root, '../crates/scenario/presets/index.json'), 'utf8')).map((p) => p.name);
+  const page = await fresh(ctx, '?lang=en');
+  const kinds = ['active', 'locked', 'scheduled', 'deferred', 'dead-lettered'];
+  for (const preset of presets) {
+    for (const [speed, wall] of [['1', 1200], ['100', 1500]]) {
+      await page.selectOption('#preset', preset);
+      await page.click('#load-preset');
+      await page.locator('#scenario-description').waitFor();
+      await page.locator('#clock-rel', { hasText: /^t=0s$/ }).waitFor();
+      await page.selectOption('#speed', speed);
+      await page.click('#play');
+      await page.waitForTimeout(wall);
+      await page.click('#pause');
+      await page.locator('#play').waitFor();
+      const ms = instantMs(await page.textContent('#clock-rel'));
+      const engine = engineState(preset, ms);
+      const where = `${preset} x${speed} at ${ms} ms`;
+      for (const e of engine.entities) {
+        const lane = page.locator(`.lane[data-entity="${e.path}"]`);
+        const counts = await lane.locator('.counts').textContent();
+        if (!counts.includes('scheduled') || counts.includes('active')) {
+          for (const [i, kind] of kinds.entries()) {
+            const want = [e.counts.active, e.counts.locked, e.counts.scheduled, e.counts.deferred, e.counts.dead_lettered][i];
+            const shown = new RegExp(`(\\d+) ${kind}`).exec(counts);
+            if (shown && Number(shown[1]) !== want) throw new Error(`${where}: ${e.path} shows ${shown[0]}, the engine ${want} (${counts})`);
+          }
+        }
+        // Each card drawn: the engine's status, holder and DeliveryCount.
+        for (const [list, messages] of [['.lane-main', e.messages], ['.dlq', e.dlq]]) {
+          const cards = await lane.locator(list === '.dlq' ? '.dlq .card[data-seq]' : ':scope > .cards .card[data-seq]').evaluateAll((els) => els.map((el) => ({
+            seq: Number(el.dataset.seq), state: el.dataset.state, status: el.querySelector('.state').textContent, dc: el.querySelector('.dc').textContent })));
+          for (const card of cards) {
+            const m = messages.find((x) => x.seq === card.seq);
+            if (!m) throw new Error(`${where}: ${e.path}${list} draws #${card.seq}, which the engine has not there`);
+            if (card.state !== m.status) throw new Error(`${where}: ${e.path} #${card.seq} drawn ${card.state}, the engine ${m.status}`);
+            if (m.holder && !card.status.includes(m.holder)) throw new Error(`${where}: ${e.path} #${card.seq} held by ${m.holder}, drawn "${card.status}"`);
+            if (card.dc !== `DeliveryCount ${m.delivery_count}`) throw new Error(`${where}: ${e.path} #${card.seq} ${card.dc}, the engine ${m.delivery_count}`);
+          }
+        }
+        // The map's box for the entity: what it stores.
+        const node = page.locator(`.map .node[data-lane="${e.path}"]:not(.producer) .count`);
+        if (await node.count() === 1 && !(await node.textContent()).includes('scheduled')) {
+          const stored = e.counts.active + e.counts.locked + e.counts.scheduled + e.counts.deferred;
+          if (await node.textContent() !== `${stored} stored`) throw new Error(`${where}: the map's ${e.path} says ${await node.textContent()}, the engine ${stored} stored`);
+        }
+      }
+      // Each receiver on the map holds what the engine says it holds.
+      for (const r of engine.receivers) {
+        const label = r.name.length > 20 ? r.name.slice(0, 19) : r.name;
+        const drawn = await page.locator('.map .node.receiver, .map .node.consumers').evaluateAll((els, l) => els
+          .filter((el) => el.querySelector('.label').textContent.startsWith(l)).map((el) => el.querySelector('.count').textContent), label);
+        if (drawn.length === 1 && !new RegExp(`^${r.holds} (held|busy)$`).test(drawn[0])) throw new Error(`${where}: the map's ${r.name} says ${drawn[0]}, the engine ${r.holds}`);
+      }
+      // The inspector on a locked message (or the first): its lock as the engine has it.
+      const first = engine.entities.flatMap((e) => e.messages.map((m) => ({ ...m, path: e.path }))).sort((a, b) => (b.status === 'locked') - (a.status === 'locked'))[0];
+      if (first) {
+        const body = page.locator(`.lane[data-entity="${first.path}"] > .cards .card[data-seq="${first.seq}"] .card-body`);
+        if (await body.count()) {
+          await body.click();
+          const row = await page.locator('#inspector tr', { hasText: /^LockedUntil/ }).locator('td').allTextContents();
+          if ((row[1] !== '-') !== (first.locked_until !== null)) throw new Error(`${where}: the inspector's LockedUntil ${row[1]}, the engine ${first.locked_until}`);
+        }
+      }
     }
   }
 });

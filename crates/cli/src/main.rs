@@ -38,6 +38,19 @@ enum Cmd {
         #[arg(long)]
         budget: Option<u64>,
     },
+    /// Run a scenario to an instant and print the state there as JSON: each entity's counts and
+    /// messages (status, holder, DeliveryCount, LockedUntil) and what each receiver holds, as
+    /// the engine has them (the browser tests compare the page's drawing with it).
+    State {
+        /// A scenario file, or `preset:<name>`.
+        file: String,
+        /// The instant (e.g. "90s", "1500ms").
+        #[arg(long)]
+        at: String,
+        /// The work this run may take: default 500000, at most 100000000.
+        #[arg(long)]
+        budget: Option<u64>,
+    },
     /// Run scenarios and check their expectations; exits 1 if any fails.
     Check {
         /// Scenario or lesson files, or `preset:<name>`; with none, every preset.
@@ -227,6 +240,58 @@ fn warn(warnings: &[sbp_scenario::Text]) {
     }
 }
 
+/// The state of `sim` now, as `sbp state` prints it.
+fn state_json(sim: &Simulation) -> serde_json::Value {
+    use sbp_engine::{CardStatus, PlaceKind, QueueRef};
+    let now = sim.now();
+    let messages = |entity: &sbp_engine::Entity, dlq: bool| -> Vec<serde_json::Value> {
+        let q = QueueRef {
+            entity: entity.id,
+            dlq,
+        };
+        entity
+            .store(dlq)
+            .messages
+            .values()
+            .map(|m| {
+                let card = sim.ns.card(q, m);
+                let holder = match &card.status {
+                    CardStatus::Locked { holder } => Some(holder.clone()),
+                    _ => None,
+                };
+                serde_json::json!({
+                    "seq": m.sequence_number,
+                    "status": card.status.class(),
+                    "holder": holder,
+                    "delivery_count": card.delivery_count,
+                    "locked_until": card.locked_until,
+                })
+            })
+            .collect()
+    };
+    let entities: Vec<serde_json::Value> = sim
+        .ns
+        .entities()
+        .map(|e| {
+            serde_json::json!({
+                "path": e.path,
+                "counts": e.counts(now),
+                "messages": messages(e, false),
+                "dlq": messages(e, true),
+            })
+        })
+        .collect();
+    let holders: Vec<serde_json::Value> = sim
+        .ns
+        .map()
+        .places
+        .iter()
+        .filter(|p| matches!(p.kind, PlaceKind::Receiver | PlaceKind::Consumers))
+        .map(|p| serde_json::json!({ "name": p.label, "holds": p.depth }))
+        .collect();
+    serde_json::json!({ "at_ms": now, "entities": entities, "receivers": holders })
+}
+
 fn load(file: &str) -> Result<Scenario, String> {
     if let Some(name) = file.strip_prefix("preset:") {
         return match sbp_scenario::presets::preset(name) {
@@ -304,6 +369,18 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
                     writeln!(out, "FAILED {f}")?;
                 }
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::State { file, at, budget } => {
+            let budget = run_budget(budget)?;
+            let scenario = load(&file)?;
+            let mut sim = Simulation::new(&scenario).map_err(|e| format!("{file}: {e}"))?;
+            let at = parse_duration(&at).map_err(|e| format!("--at: {e}"))?;
+            scenario
+                .check_run_within(at, budget)
+                .map_err(|e| format!("{file}: {e}"))?;
+            sim.advance_to(at);
+            writeln!(out, "{}", state_json(&sim))?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Check { files, budget } => {
