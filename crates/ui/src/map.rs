@@ -386,7 +386,9 @@ pub fn namespace_map(props: &MapProps) -> Html {
     let wall = crate::browser::now_ms();
     let redraw = {
         let m = motion.borrow();
-        !m.flows || wall - m.drawn_at >= FLOW_REDRAW_MS || m.drawn.is_empty()
+        // Paused, it shows the instant on the clock exactly (a drawing kept from a moment
+        // before would disagree with the lanes).
+        !m.flows || !store.playing || wall - m.drawn_at >= FLOW_REDRAW_MS || m.drawn.is_empty()
     };
     let height = layout
         .at
