@@ -71,8 +71,9 @@ fn column_of(kind: PlaceKind) -> Option<usize> {
 }
 
 /// Where each place goes: a column by kind, a DLQ under its entity. Entities take rows in
-/// creation order; a producer or consumer group the row of its entity, or the next free one
-/// below. Places come in creation order, so adding one never moves another.
+/// creation order; a subscription the row of its topic, a producer or consumer group the row
+/// of its entity, or the next free one below (a subscription's row stays empty in the entity
+/// column). Places come in creation order, so adding one never moves another.
 fn layout(map: &MapView) -> Layout {
     let mut used = [false; 4];
     for p in &map.places {
@@ -100,21 +101,37 @@ fn layout(map: &MapView) -> Layout {
         let Some(column) = column_of(p.kind) else {
             continue;
         };
-        let wanted = match p.kind {
-            PlaceKind::Producer | PlaceKind::Consumers => entity_rows
+        let row_of = |path: &str| {
+            entity_rows
                 .iter()
-                .find(|(path, _)| *path == p.path)
-                .map_or(0, |(_, row)| *row),
+                .find(|(p, _)| *p == path)
+                .map_or(0, |(_, row)| *row)
+        };
+        // A producer or consumer group beside its entity; a subscription beside its topic.
+        let wanted = match p.kind {
+            PlaceKind::Producer | PlaceKind::Consumers => row_of(&p.path),
+            PlaceKind::Subscription => row_of(p.path.split("/subscriptions/").next().unwrap_or("")),
             _ => 0,
         };
-        let free = &mut taken[column];
+        let is_taken = |c: usize, r: usize| taken[c].get(r).copied().unwrap_or(false);
         let row = (wanted..)
-            .find(|&r| !free.get(r).copied().unwrap_or(false))
+            .find(|&r| {
+                // A subscription below its topic's row keeps the entity column beside it free,
+                // so that no unrelated queue stands next to it.
+                !is_taken(column, r)
+                    && (p.kind != PlaceKind::Subscription || r == wanted || !is_taken(1, r))
+            })
             .unwrap_or(wanted);
-        if free.len() <= row {
-            free.resize(row + 1, false);
+        let mut take = |c: usize| {
+            if taken[c].len() <= row {
+                taken[c].resize(row + 1, false);
+            }
+            taken[c][row] = true;
+        };
+        take(column);
+        if p.kind == PlaceKind::Subscription {
+            take(1);
         }
-        free[row] = true;
         if let Place::Queue(_) = p.place {
             entity_rows.push((&p.path, row));
         }
