@@ -594,6 +594,8 @@ test('the map animates the fan-out and the forward along their edges; a dead-let
   const end = centre(await dl.boundingBox());
   const dlqBox = await box(page, '#namespace-map [data-place="work/$deadletterqueue"] rect.box');
   if (!inside(end, dlqBox, 2)) throw new Error(`the dead-lettering ended at ${end.x},${end.y}, not in the DLQ ${JSON.stringify(dlqBox)}`);
+  // Arrived, it is gone from sight (left standing, it sat over the DLQ's title while paused).
+  if (await dl.evaluate((el) => getComputedStyle(el).opacity) !== '0') throw new Error('the arrived mover stays visible');
   await page.click('#pause');
   // The flows table lists what moved.
   const table = await page.locator('#map-flows').textContent();
@@ -987,6 +989,39 @@ test('a prediction: its outcome can be watched happening; the next question\'s a
   await page.locator('.dlq .card[data-seq="1"] .reason', { hasText: 'TTLExpiredException' }).waitFor();
 });
 
+test('the map lays a subscription beside its own topic, never beside an unrelated queue; no box or word overlaps another', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en');
+  const scenario = { version: 1, name: 'layout', entities: [
+    { queue: 'first' }, { topic: 'news' },
+    { subscription: 'news/subscriptions/mobile', rule: { sql: "region = 'nl' AND quantity > 100" } },
+    { subscription: 'news/subscriptions/archive', rule: { sql: 'quantity > 5' } },
+    { queue: 'later' }] };
+  await page.fill('#open-input', JSON.stringify(scenario));
+  await page.click('#open-button');
+  await page.locator('#namespace-map [data-place="later"]').waitFor();
+  const y = (place) => page.locator(`#namespace-map [data-place="${place}"]`).evaluate((el) => el.getBoundingClientRect().y);
+  if (Math.abs(await y('news/subscriptions/mobile') - await y('news')) > 1) throw new Error('the first subscription is not beside its topic');
+  const rows = await Promise.all(['first', 'news', 'later', 'news/subscriptions/archive'].map(y));
+  if (Math.abs(rows[2] - rows[3]) < 1) throw new Error('the queue "later" stands beside the topic\'s second subscription');
+  const overlaps = await page.evaluate(() => {
+    const svg = document.querySelector('#namespace-map').getBoundingClientRect();
+    const boxes = [...document.querySelectorAll('#namespace-map .node rect.box')].map((r) => [r.closest('.node').dataset.place, r.getBoundingClientRect()]);
+    const out = [];
+    for (const [i, [a, ra]] of boxes.entries()) for (const [b, rb] of boxes.slice(i + 1)) {
+      if (ra.left < rb.right - 1 && rb.left < ra.right - 1 && ra.top < rb.bottom - 1 && rb.top < ra.bottom - 1) out.push(`${a} over ${b}`);
+    }
+    for (const text of document.querySelectorAll('#namespace-map text')) {
+      const r = text.getBoundingClientRect();
+      if (r.width && (r.left < svg.left - 1 || r.right > svg.right + 1)) out.push(`"${text.textContent}" cut by the map's edge`);
+      const node = text.closest('.node');
+      const box = node && node.querySelector('rect.box').getBoundingClientRect();
+      if (box && r.width && r.right > box.right + 1) out.push(`"${text.textContent}" runs out of its box`);
+    }
+    return out;
+  });
+  if (overlaps.length) throw new Error(overlaps.join('; '));
+});
+
 test('a lesson part points at an edge of the map: outlined while it shows, through redraws', async (ctx) => {
   const page = await fresh(ctx, '?lang=en');
   const moves = TRACK.find(([id]) => id === 'expiry-dropped')[1];
@@ -1288,8 +1323,10 @@ test('an emulator Config.json: chosen as a file, read with what is not modelled 
   }
   await page.locator('.lane[data-entity="orders"] .settings', { hasText: 'RequiresDuplicateDetection 20s' }).waitFor();
   await page.locator('.lane[data-entity="carts"] .settings', { hasText: 'RequiresSession' }).waitFor();
-  // The SQL filter shows on the map's edge into its subscription (FLT-03).
-  await page.locator('.map .edge', { hasText: "sys.MessageId = '123'" }).first().waitFor({ state: 'attached' });
+  // The SQL filter shows in its subscription's box on the map (FLT-03), whole in its tooltip;
+  // the legend says what the lines are.
+  await page.locator('.map .node.subscription .rule', { hasText: "sys.MessageId = '123'" }).first().waitFor({ state: 'attached' });
+  await page.locator('#map-legend', { hasText: 'copied to a subscription' }).waitFor();
   // Traffic through it: a send to the inbox is forwarded to orders.
   await tab(page, 'send');
   await page.selectOption('#send-to', 'orders.inbox');

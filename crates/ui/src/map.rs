@@ -19,6 +19,9 @@ const NODE_W: f64 = 146.0;
 const NODE_H: f64 = 54.0;
 const DLQ_H: f64 = 40.0;
 const ROW_H: f64 = 112.0;
+/// A subscription's box holds its rule as a third line (drawn on the edge, a filter overlapped
+/// the boxes and the other edges' labels), and the rows make room for it.
+const RULE_H: f64 = 14.0;
 /// How long a message takes along an edge (wall ms), and how long a mover is kept.
 const TRAVEL_MS: f64 = 700.0;
 /// The most movers on the map at once, and spawned per render; more means flow mode.
@@ -75,6 +78,15 @@ fn column_of(kind: PlaceKind) -> Option<usize> {
 /// of its entity, or the next free one below (a subscription's row stays empty in the entity
 /// column). Places come in creation order, so adding one never moves another.
 fn layout(map: &MapView) -> Layout {
+    let ruled = map
+        .edges
+        .iter()
+        .any(|e| e.movement == Movement::FanOut && !e.label.is_empty());
+    let (row_h, extra) = if ruled {
+        (ROW_H + RULE_H, RULE_H)
+    } else {
+        (ROW_H, 0.0)
+    };
     let mut used = [false; 4];
     for p in &map.places {
         if let Some(c) = column_of(p.kind) {
@@ -135,22 +147,21 @@ fn layout(map: &MapView) -> Layout {
         if let Place::Queue(_) = p.place {
             entity_rows.push((&p.path, row));
         }
-        let y = 10.0 + row as f64 * ROW_H;
-        at.push((
-            p.place,
-            Rect {
-                x: x[column],
-                y,
-                h: NODE_H,
-            },
-        ));
+        let y = 10.0 + row as f64 * row_h;
+        let h = NODE_H
+            + if p.kind == PlaceKind::Subscription {
+                extra
+            } else {
+                0.0
+            };
+        at.push((p.place, Rect { x: x[column], y, h }));
         if let Place::Queue(q) = p.place {
             let dlq = Place::Queue(sbp_engine::QueueRef { dlq: true, ..q });
             at.push((
                 dlq,
                 Rect {
                     x: x[column] + 14.0,
-                    y: y + NODE_H + 8.0,
+                    y: y + h + 8.0,
                     h: DLQ_H,
                 },
             ));
@@ -506,6 +517,16 @@ pub fn namespace_map(props: &MapProps) -> Html {
                     <svg class="map-movers" viewBox={view_box} aria-hidden="true">{ for movers }</svg>
                 </div>
             </div>
+            <ul class="map-legend" id="map-legend">
+                { for [Movement::FanOut, Movement::Forward, Movement::DeadLetter].into_iter()
+                    .filter(|kind| map.edges.iter().any(|e| e.movement == *kind))
+                    .map(|kind| html! {
+                        <li class={classes!("edge", movement_class(kind))}>
+                            <svg width="26" height="8" aria-hidden="true"><line x1="0" y1="4" x2="26" y2="4" /></svg>
+                            {" "}{t(movement_text(kind))}
+                        </li>
+                    }) }
+            </ul>
             <details class="flows-table">
                 <summary>{t("flows-table")}</summary>
                 <table id="map-flows">
@@ -593,15 +614,9 @@ fn drawing(
                 sbp_engine::time::format_decimal(rate, digits)
             );
         }
-        if !e.label.is_empty() {
-            markup!(
-                out,
-                "<text class=\"edge-label\" x=\"{}\" y=\"{}\">{}</text>",
-                fmt(mx),
-                fmt(my + 12.0),
-                clip(&e.label, 28)
-            );
-        }
+        // An edge carries no words (between boxes 34 px apart they overlapped the boxes and
+        // each other): a subscription's rule is drawn in its box, a forward's setting is in the
+        // edge's tooltip, and the legend below the map says what each kind of line is.
         markup!(out, "</g>");
     }
     markup!(out, "</g><g class=\"nodes\">");
@@ -660,6 +675,22 @@ fn drawing(
             ),
             counts
         );
+        if p.kind == PlaceKind::Subscription {
+            let rule = map
+                .edges
+                .iter()
+                .find(|e| e.to == p.place && e.movement == Movement::FanOut)
+                .map(|e| e.label.as_str())
+                .unwrap_or("");
+            if !rule.is_empty() {
+                markup!(
+                    out,
+                    "<text class=\"rule\" x=\"10\" y=\"44\">{}<title>{}</title></text>",
+                    clip(rule, 21),
+                    rule
+                );
+            }
+        }
         if let Place::Queue(q) = p.place {
             message_dots(&mut out, sim, q, &p.path, r, now);
         }
