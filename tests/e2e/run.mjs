@@ -871,6 +871,13 @@ test('a preset link opens that preset, named in the menu, without the first visi
     const first = await fresh(other, '?lang=en');
     await first.locator('#welcome').waitFor();
     if (await first.inputValue('#preset') !== 'playground') throw new Error('the starter is not named in the menu');
+    // A preset loaded from the menu on the first visit: the welcome steps aside, the lanes in view.
+    await first.setViewportSize({ width: 1366, height: 768 });
+    await first.selectOption('#preset', 'ttl-expiry-to-dlq');
+    await first.click('#load-preset');
+    await first.locator('#welcome').waitFor({ state: 'detached' });
+    const lane = await first.locator('.lane[data-entity="orders"]').boundingBox();
+    if (!lane || lane.y + 40 > 768) throw new Error(`after loading a preset the first lane starts at ${lane && lane.y}`);
   } finally { await other.close(); }
 });
 

@@ -355,6 +355,9 @@ impl Reducible for AppState {
                 }
                 s.playing = s.autoplay;
                 s.selected = None;
+                // A preset, a link or a file opened is what the reader wants to see: the
+                // first visit's welcome steps aside (it would push the map and lanes down).
+                s.welcome = false;
                 return Rc::new(s.rebuild(&link, notice));
             }
             Action::Do(step) => {
