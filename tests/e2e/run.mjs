@@ -979,7 +979,6 @@ test('a prediction: its outcome can be watched happening; the next question\'s a
   // Watch it: back to where it was asked, then the clock runs to the outcome and stops there.
   await page.click('#predict-watch');
   await page.locator('#clock-rel', { hasText: /^t=([0-9]|1[0-9])s$/ }).waitFor();
-  await page.locator('#pause').waitFor();
   await page.locator('#play').waitFor({ timeout: 15000 });
   if (await page.textContent('#clock-rel') !== 't=30s') throw new Error(`watching stopped at ${await page.textContent('#clock-rel')}`);
   await page.locator('.dlq .card[data-seq="1"]').waitFor();
