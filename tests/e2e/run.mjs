@@ -978,7 +978,8 @@ test('a prediction: its outcome can be watched happening; the next question\'s a
   await page.locator('#clock-rel', { hasText: 't=30s' }).waitFor();
   // Watch it: back to where it was asked, then the clock runs to the outcome and stops there.
   await page.click('#predict-watch');
-  await page.locator('#clock-rel', { hasText: /^t=([0-9]|1[0-9])s$/ }).waitFor();
+  // Back before t=20s (the clock shows milliseconds between seconds: "t=1s 500ms").
+  await page.locator('#clock-rel', { hasText: /^t=(\d{1,3}ms|1?\ds( \d{1,3}ms)?)$/ }).waitFor();
   await page.locator('#play').waitFor({ timeout: 15000 });
   if (await page.textContent('#clock-rel') !== 't=30s') throw new Error(`watching stopped at ${await page.textContent('#clock-rel')}`);
   await page.locator('.dlq .card[data-seq="1"]').waitFor();
