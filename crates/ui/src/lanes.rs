@@ -3,7 +3,7 @@
 use crate::i18n::{t, tf};
 use crate::state::Action;
 use sbp_engine::message::Message;
-use sbp_engine::namespace::queue_path;
+use sbp_engine::namespace::{queue_path, split_queue_path};
 use sbp_engine::time::{format_duration, Instant, MAX_VALUE, NEVER};
 use sbp_engine::{
     CardExpiry, CardStatus, Entity, EntityKind, Event, EventKind, QueueRef, SettleKind,
@@ -349,7 +349,7 @@ fn card(
             store.dispatch(Action::Do(Box::new(Step::new(action))));
             // The keyboard stays where the reader was: on the card if it is still there, else
             // on its lane (not thrown back to the top of the page).
-            let lane = path.split("/$").next().unwrap_or(&path);
+            let (lane, _) = split_queue_path(&path);
             crate::browser::focus_soon(vec![
                 format!(".lane[data-entity=\"{lane}\"] .card[data-seq=\"{seq}\"] .card-body"),
                 format!(".lane[data-entity=\"{lane}\"]"),

@@ -136,8 +136,8 @@ impl Masked {
     /// Whether `path`'s #`seq` is the message asked about (its entity's DLQ counts as the
     /// entity: a message keeps its number there).
     pub fn message(&self, path: &str, seq: u64) -> bool {
-        let entity = |p: &str| p.split("/$").next().unwrap_or(p).to_string();
-        seq == self.seq && entity(path) == entity(&self.path)
+        use sbp_engine::namespace::split_queue_path;
+        seq == self.seq && split_queue_path(path).0 == split_queue_path(&self.path).0
     }
 
     /// Whether `property` of `path`'s #`seq` is hidden.
@@ -368,9 +368,11 @@ fn predict(store: &StateHandle, run: &LessonRun, typed: &NodeRef, next: Html) ->
             _ => answer.value.clone(),
         };
         // The outcome happened on the clock: the learner can watch it happen.
-        let watch = (answer.at.is_some()
-            && run.asked_at.is_some_and(|asked| answer.at > Some(asked)))
-        .then(|| crate::state::on_click(store, || Action::LessonWatch));
+        let watch = answer
+            .at
+            .zip(run.asked_at)
+            .is_some_and(|(at, asked)| at > asked)
+            .then(|| crate::state::on_click(store, || Action::LessonWatch));
         return html! {
             <>
             <p class={classes!("reveal", if right { "right" } else { "wrong" })} id="predict-reveal">

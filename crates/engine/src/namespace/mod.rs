@@ -295,11 +295,7 @@ impl Namespace {
     /// Parses `queue`, `queue/$deadletterqueue`, `topic/subscriptions/sub[/$deadletterqueue]`.
     /// DLQ-01: topics have no dead-letter queue. IDLE-04: unknown or deleted entities fail.
     pub fn resolve(&self, path: &str) -> Result<QueueRef> {
-        let trimmed = path.trim().trim_matches('/');
-        let (base, dlq) = match trimmed.rsplit_once('/') {
-            Some((base, last)) if last.eq_ignore_ascii_case("$deadletterqueue") => (base, true),
-            _ => (trimmed, false),
-        };
+        let (base, dlq) = split_queue_path(path.trim().trim_matches('/'));
         let not_found = || {
             BrokerError::new(
                 ErrorKind::MessagingEntityNotFound,
@@ -564,6 +560,16 @@ fn next_guid(rng: &mut Stream) -> u128 {
     let lo = u128::from(rng.next_u64());
     let g = (hi << 64) | lo;
     (g & !(0xF000u128 << 64) & !(0xC000u128 << 48)) | (0x4000u128 << 64) | (0x8000u128 << 48)
+}
+
+/// The entity of a queue path and whether it names the entity's dead-letter queue: what
+/// [`queue_path`] joins ("orders/$deadletterqueue" is ("orders", true); the sub-queue's name in
+/// any case, as the service reads it).
+pub fn split_queue_path(path: &str) -> (&str, bool) {
+    match path.rsplit_once('/') {
+        Some((base, last)) if last.eq_ignore_ascii_case("$deadletterqueue") => (base, true),
+        _ => (path, false),
+    }
 }
 
 /// "queue" or "queue/$deadletterqueue".
