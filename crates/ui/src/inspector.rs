@@ -86,19 +86,14 @@ fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, S
     ]
 }
 
-/// Whether the message's application properties name `property`.
-fn rows_mention(sim: &sbp_scenario::Simulation, v: &MessageView, property: &str) -> bool {
-    rows(sim, v).iter().any(|(name, value)| {
-        *name == "ApplicationProperties" && value.contains(&format!("{property} ="))
-    })
-}
-
-/// The message's properties as peek and as a locked receive show them, as markup text.
+/// The message's properties as peek and as a locked receive show them, as markup text; the
+/// property a prediction asks about (`hidden`), and the application properties where the
+/// service copied it, show as "?" until the learner answers.
 fn properties_table(
     sim: &sbp_scenario::Simulation,
     peek: &MessageView,
     recv: &MessageView,
-    hidden: &dyn Fn(&str) -> bool,
+    hidden: Option<&str>,
 ) -> Markup {
     let mut out = Markup::new();
     markup!(
@@ -108,9 +103,14 @@ fn properties_table(
         t("as-peek"),
         t("as-receive")
     );
+    let named = hidden.map(|property| format!("{property} ="));
     for ((name, a), (_, b)) in rows(sim, peek).into_iter().zip(rows(sim, recv)) {
-        // A property a prediction asks about: hidden until the learner answers.
-        let (a, b) = if hidden(name) {
+        let hide = hidden == Some(name)
+            || (name == "ApplicationProperties"
+                && named
+                    .as_deref()
+                    .is_some_and(|n| a.contains(n) || b.contains(n)));
+        let (a, b) = if hide {
             ("?".to_string(), "?".to_string())
         } else {
             (a, b)
@@ -138,7 +138,6 @@ pub fn inspector(store: &crate::state::StateHandle) -> Html {
     // What a prediction asks is kept off the screen until it is answered: the property's row,
     // an application property of that name (the service copies DeadLetterReason there), and
     // the words of the message's events.
-    let hidden = |property: &str| masked.as_ref().is_some_and(|m| m.property == property);
     let say = |e: &sbp_engine::Event| {
         if masked.is_some() {
             t("predict-hidden")
@@ -190,7 +189,7 @@ pub fn inspector(store: &crate::state::StateHandle) -> Html {
         <section class="inspector" id="inspector" aria-label={t("inspector")}>
             <h2>{tf("inspector-of", &[("path", &path), ("seq", &seq.to_string())])}</h2>
             if let (Some(p), Some(r)) = (&peek, &recv) {
-                {properties_table(&sim, p, r, &|name| hidden(name) || (name == "ApplicationProperties" && masked.as_ref().is_some_and(|m| rows_mention(&sim, p, &m.property)))).into_html()}
+                {properties_table(&sim, p, r, masked.as_ref().map(|m| m.property.as_str())).into_html()}
                 <p class="hint">{t("inspector-note")}</p>
             } else {
                 <p>{t("inspector-gone")}</p>
