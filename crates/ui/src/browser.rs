@@ -5,11 +5,21 @@ use sbp_scenario::Simulation;
 /// Where the current scenario is kept (a link fragment).
 const STORAGE_KEY: &str = "sbp.scenario.link.v1";
 
+/// The starter's name, written once for [`STARTER_NAME`] and [`STARTER`].
+macro_rules! starter_name {
+    () => {
+        "Playground"
+    };
+}
+/// The starter's name (the preset menu shows it as "playground").
+pub const STARTER_NAME: &str = starter_name!();
 /// The scenario a new visitor starts with: one queue that dead-letters expired messages.
 /// (What it is for is said by the first screen, in the reader's language.)
-/// The starter's name, as [`STARTER`] has it (the preset menu shows it as "playground").
-pub const STARTER_NAME: &str = "Playground";
-pub const STARTER: &str = r#"{"version":1,"name":"Playground","entities":[{"queue":"orders","dead_lettering_on_message_expiration":true,"max_delivery_count":3,"lock_duration":"30s"}]}"#;
+pub const STARTER: &str = concat!(
+    r#"{"version":1,"name":""#,
+    starter_name!(),
+    r#"","entities":[{"queue":"orders","dead_lettering_on_message_expiration":true,"max_delivery_count":3,"lock_duration":"30s"}]}"#
+);
 
 pub fn now_ms() -> f64 {
     web_sys::window()
@@ -325,8 +335,6 @@ impl From<FetchError> for LoadError {
     }
 }
 
-/// Fetches a text file next to the page (the presets are data, fetched when needed), then calls
-/// `done` with it or with what failed.
 /// Once the page has drawn what an action changed, puts the keyboard's focus on the first
 /// element one of `selectors` finds (an element an action removed would drop it to the page's
 /// top).
@@ -360,6 +368,8 @@ pub fn take_first_screen() -> Option<String> {
     choice
 }
 
+/// Fetches a text file next to the page (the presets are data, fetched when needed), then calls
+/// `done` with it or with what failed.
 pub fn fetch_text(url: &str, done: impl FnOnce(Result<String, FetchError>) + 'static) {
     fetch_boxed(url, Box::new(done))
 }
