@@ -691,15 +691,7 @@ impl AppState {
         }
         self
     }
-}
 
-/// Where a goal's part begins: the scenario as it is now, and the instant (none for other parts).
-fn part_start(run: &LessonRun, sim: &Simulation) -> Option<Rc<(sbp_scenario::Scenario, Instant)>> {
-    run.part()?.goal.as_ref()?;
-    Some(Rc::new((sim.scenario.clone(), sim.now())))
-}
-
-impl AppState {
     /// The state at the start of the current goal's part (unchanged if the learner did nothing
     /// since, or the part is no goal), the lesson kept.
     fn part_again(self) -> Self {
@@ -718,6 +710,12 @@ impl AppState {
         s.playing = false;
         s
     }
+}
+
+/// Where a goal's part begins: the scenario as it is now, and the instant (none for other parts).
+fn part_start(run: &LessonRun, sim: &Simulation) -> Option<Rc<(sbp_scenario::Scenario, Instant)>> {
+    run.part()?.goal.as_ref()?;
+    Some(Rc::new((sim.scenario.clone(), sim.now())))
 }
 
 /// A lesson being taken: which part, and what the learner did in it.
