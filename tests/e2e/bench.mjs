@@ -123,20 +123,29 @@ async function rewinds(page, reached) {
   }, { reached });
 }
 
+// A wide page with a producer and consumers started from the Traffic tab at x60, not yet playing.
+async function trafficPage(spec, timeout) {
+  const ctx = await browser.newContext({ viewport: { width: 1500, height: 1000 } });
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(timeout);
+  await page.goto(url);
+  await page.waitForSelector('.lane');
+  await startTraffic(page, spec);
+  await page.selectOption('#speed', '60');
+  return { ctx, page };
+}
+
+// The simulated instant the page's clock shows, in ms (from its UTC time: t= drops nothing).
+const simulatedMs = (page) => page.textContent('#clock-utc').then((utc) => Date.parse(utc) - Date.parse('2026-01-01T00:00:00Z'));
+
 // Rewind in the setting: ten minutes of 1,000 msg/s with ten consumers falling behind
 // (each 100 ms a message: 100 msg/s taken, the backlog grows about 900 a second), run at x60.
 async function backlogRewind() {
-  const ctx = await browser.newContext({ viewport: { width: 1500, height: 1000 } });
-  const page = await ctx.newPage();
-  page.setDefaultTimeout(300000);
-  await page.goto(url);
-  await page.waitForSelector('.lane');
-  await startTraffic(page, { rate: 1000, instances: 10, mean: '100ms' });
-  await page.selectOption('#speed', '60');
+  const { ctx, page } = await trafficPage({ rate: 1000, instances: 10, mean: '100ms' }, 300000);
   await page.click('#play');
   await page.waitForFunction(() => (Date.parse(document.querySelector('#clock-utc').textContent) - Date.parse('2026-01-01T00:00:00Z')) >= 600000, null, { polling: 500 });
   await page.click('#pause');
-  const reached = Date.parse(await page.textContent('#clock-utc')) - Date.parse('2026-01-01T00:00:00Z');
+  const reached = await simulatedMs(page);
   const counts = await page.locator('.lane[data-entity="orders"] .counts').textContent();
   const moves = await rewinds(page, reached);
   await ctx.close();
@@ -144,13 +153,7 @@ async function backlogRewind() {
 }
 
 async function traffic() {
-  const ctx = await browser.newContext({ viewport: { width: 1500, height: 1000 } });
-  const page = await ctx.newPage();
-  page.setDefaultTimeout(120000);
-  await page.goto(url);
-  await page.waitForSelector('.lane');
-  await startTraffic(page, { rate: 1000, instances: 10, mean: '8ms' });
-  await page.selectOption('#speed', '60');
+  const { ctx, page } = await trafficPage({ rate: 1000, instances: 10, mean: '8ms' }, 120000);
   await page.evaluate(() => { window.__sbpTickWork = []; });
   await page.click('#play');
   const deltas = await page.evaluate(() => new Promise((resolve) => {
@@ -169,10 +172,9 @@ async function traffic() {
   const simulated = await page.textContent('#clock-rel');
   const totals = await page.locator('#metrics .hint').textContent();
   // Instant rewind: twenty moves of the timeline slider to random instants of the hour just
-  // run (a fixed sequence), each timed from the change to the rendered state.
+  // run (a fixed sequence), each timed from the change to the painted frame.
   const end = await page.locator('#timeline').evaluate((el) => Number(el.max));
-  const utc = await page.textContent('#clock-utc');
-  const reached = Date.parse(utc) - Date.parse('2026-01-01T00:00:00Z');
+  const reached = await simulatedMs(page);
   const moves = await rewinds(page, reached);
   const clockAfter = await page.textContent('#clock-rel');
   // A link at the hour's end, opened afresh.
