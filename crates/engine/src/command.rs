@@ -4,6 +4,7 @@ use crate::entity::SubscriptionRule;
 use crate::message::{MessageView, NewMessage};
 use crate::settings::EntitySettings;
 use crate::time::{Duration, Instant};
+use crate::Body;
 use serde::{Deserialize, Serialize};
 
 pub use crate::mode::ReceiveMode;
@@ -21,6 +22,8 @@ pub struct ReceiveOptions {
 pub enum Settlement {
     Complete,
     Abandon,
+    /// AMQP's `released` outcome: the lock ends and the delivery does not count (RCV-05).
+    Release,
     DeadLetter {
         reason: Option<String>,
         description: Option<String>,
@@ -34,6 +37,7 @@ impl Settlement {
         match self {
             Settlement::Complete => "complete",
             Settlement::Abandon => "abandon",
+            Settlement::Release => "release",
             Settlement::DeadLetter { .. } => "dead-letter",
             Settlement::Defer => "defer",
             Settlement::RenewLock => "renew-lock",
@@ -51,7 +55,7 @@ pub enum SessionOp {
     /// SES-05.
     GetState,
     /// SES-05: None clears it.
-    SetState { state: Option<String> },
+    SetState { state: Option<Body> },
     /// SES-04: release the session; its unsettled messages come back uncounted.
     Close,
 }
@@ -244,5 +248,5 @@ pub enum Reply {
 pub struct SessionView {
     pub session_id: String,
     pub locked_until: Instant,
-    pub state: Option<String>,
+    pub state: Option<Body>,
 }

@@ -410,7 +410,8 @@ pub struct Entity {
 pub struct Session {
     pub id: String,
     pub lock: Option<SessionLock>,
-    pub state: Option<String>,
+    /// Bytes, as the SDKs set it (written in a scenario like a body).
+    pub state: Option<crate::Body>,
 }
 
 /// SES-02: a session lock, with its own LockedUntil.

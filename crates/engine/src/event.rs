@@ -82,6 +82,10 @@ pub enum EventKind {
     Abandoned {
         receiver: u32,
     },
+    /// RCV-05: given back with AMQP's `released`, the delivery not counted.
+    Released {
+        receiver: u32,
+    },
     Deferred {
         receiver: u32,
     },
@@ -162,6 +166,7 @@ impl EventKind {
             EventKind::LockRenewed { .. } => "LockRenewed",
             EventKind::Completed { .. } => "Completed",
             EventKind::Abandoned { .. } => "Abandoned",
+            EventKind::Released { .. } => "Released",
             EventKind::Deferred { .. } => "Deferred",
             EventKind::LockLapsed => "LockLapsed",
             EventKind::LockLost { .. } => "LockLost",

@@ -162,6 +162,7 @@ impl MapView {
             | EventKind::Peeked { receiver, .. } => (here, holder(*receiver), Movement::Receive),
             EventKind::Completed { receiver, .. }
             | EventKind::Abandoned { receiver }
+            | EventKind::Released { receiver }
             | EventKind::Deferred { receiver } => (holder(*receiver), here, Movement::Settle),
             EventKind::ExpiredDropped | EventKind::DuplicateDropped { .. } => {
                 (here, here, Movement::Vanish)

@@ -250,13 +250,24 @@ impl Saved for EntityKind {
     }
 }
 
-/// A body: its bytes.
+/// A body: its bytes, then its section's index.
 impl Saved for crate::body::Body {
     fn blank() -> Self {
         crate::body::Body::default()
     }
     fn visit(&mut self, io: &mut dyn Io) {
-        self.0.visit(io);
+        use crate::body::Section;
+        self.bytes.visit(io);
+        let index = match self.section {
+            Section::Data => 0,
+            Section::Value => 1,
+            Section::Sequence => 2,
+        };
+        self.section = match variant(io, index, 3) {
+            Some(1) => Section::Value,
+            Some(2) => Section::Sequence,
+            _ => Section::Data,
+        };
     }
 }
 

@@ -352,11 +352,14 @@ fn command(ns: &Namespace, op: &Op, tokens: &[(String, u64, String)]) -> Option<
                 1 => SessionOp::RenewLock,
                 // Now and then a state over the limit: refused, changing nothing.
                 2 => SessionOp::SetState {
-                    state: Some(if *session == 3 {
-                        "x".repeat(sbp_engine::limits::MAX_SESSION_STATE + 1)
-                    } else {
-                        format!("v{session}")
-                    }),
+                    state: Some(
+                        if *session == 3 {
+                            "x".repeat(sbp_engine::limits::MAX_SESSION_STATE + 1)
+                        } else {
+                            format!("v{session}")
+                        }
+                        .into(),
+                    ),
                 },
                 3 => SessionOp::GetState,
                 _ => SessionOp::Close,

@@ -10,7 +10,7 @@ use sbp_engine::saved::{Io, Saved};
 use sbp_engine::time::Instant;
 
 /// The format's version, first in the bytes: a newer one is refused by name.
-const VERSION: u8 = 4;
+const VERSION: u8 = 5;
 /// The largest checkpoint a link carries (bytes, before packing): a larger state makes a link
 /// without one.
 pub const MAX_CHECKPOINT: usize = 2 << 20;

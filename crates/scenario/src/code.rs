@@ -182,6 +182,21 @@ impl Code {
         self.line(&format!("{c} {}", code_text::comment(text)));
     }
 
+    /// Bytes as a literal: a string when they are text, else decoded from their base64 (in C#
+    /// a `byte[]`).
+    fn bytes(&self, body: &sbp_engine::Body) -> String {
+        match (body.text(), self.lang) {
+            (Some(text), _) => self.lit(text),
+            (None, Lang::CSharp) => {
+                format!("Convert.FromBase64String({})", self.lit(&body.base64()))
+            }
+            (None, Lang::Python) => format!("base64.b64decode({})", self.lit(&body.base64())),
+            (None, Lang::JavaScript) => {
+                format!("Buffer.from({}, \"base64\")", self.lit(&body.base64()))
+            }
+        }
+    }
+
     /// A string literal: every text in one goes through its language's function.
     fn lit(&self, s: &str) -> String {
         match self.lang {
@@ -1692,6 +1707,10 @@ impl Code {
                 self.say(text!("code-fault"));
                 self.stop_checking(text!("code-why-fault"));
             }
+            Action::Release(s) => {
+                self.say(text!("code-release", seq = s.seq, from = &s.from));
+                self.stop_checking(text!("code-why-release"));
+            }
             Action::StartProducer(p) => {
                 self.say(text!(
                     "code-producer",
@@ -1867,7 +1886,10 @@ impl Code {
             None => (self.lit(path), false),
         };
         let id = d.session_id.as_deref().map(|v| self.lit(v));
-        let state = self.lit(d.state.as_deref().unwrap_or(""));
+        let state = match &d.state {
+            Some(state) => self.bytes(state),
+            None => self.lit(""),
+        };
         let line = match (lang, d.op) {
             (Lang::CSharp, SessionOpDef::Accept) => format!(
                 "receivers[{key}] = await client.{};",
@@ -1952,6 +1974,14 @@ impl Code {
     /// SequenceNumber (from `first`), which cancelling it names.
     fn send(&mut self, s: &SendDef, topic: bool, first: u64) {
         let n = s.count.unwrap_or(1).max(1);
+        let section = match s.body.section {
+            sbp_engine::body::Section::Data => None,
+            sbp_engine::body::Section::Value => Some("value"),
+            sbp_engine::body::Section::Sequence => Some("sequence"),
+        };
+        if let Some(section) = section {
+            self.say(text!("code-body-section", section = section));
+        }
         // A text and a number joined by `+`, never by interpolation (user text stays a literal).
         let joined = |text: &str, number: &str| match self.lang {
             Lang::Python => format!("{} + str({number})", self.lit(text)),
@@ -1969,18 +1999,8 @@ impl Code {
                 Lang::JavaScript => format!("\"x\".repeat({size})"),
             },
             None => match (s.body.text(), self.lang) {
-                (Some(text), _) => self.lit(text),
-                // Bytes that are not text, from their base64.
-                (None, Lang::CSharp) => format!(
-                    "new BinaryData(Convert.FromBase64String({}))",
-                    self.lit(&s.body.base64())
-                ),
-                (None, Lang::Python) => {
-                    format!("base64.b64decode({})", self.lit(&s.body.base64()))
-                }
-                (None, Lang::JavaScript) => {
-                    format!("Buffer.from({}, \"base64\")", self.lit(&s.body.base64()))
-                }
+                (None, Lang::CSharp) => format!("new BinaryData({})", self.bytes(&s.body)),
+                _ => self.bytes(&s.body),
             },
         };
         let mut fields: Vec<(String, String)> = Vec::new();

@@ -431,10 +431,10 @@ pub struct RuleStepDef {
 }
 
 /// SES-02..05: `{"receiver": "r1", "from": "orders", "op": "accept", "session_id": "a"}`.
-/// Read through a map of strings (all its fields are text): smaller in the wasm than a
+/// Read through a map of its fields (text, the state also bytes): smaller in the wasm than a
 /// derived reader.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "BTreeMap<String, String>")]
+#[serde(try_from = "BTreeMap<String, SessionField>")]
 pub struct SessionDef {
     pub receiver: String,
     pub from: String,
@@ -442,23 +442,35 @@ pub struct SessionDef {
     /// Accept: this session (none: the next with available messages).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
-    /// SetState: the new state (none clears it).
+    /// SetState: the new state, bytes written like a body (none clears it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<String>,
+    pub state: Option<sbp_engine::Body>,
     /// `"as"`: names what the call returned (SessionId, LockedUntil, State), for `returned`.
     #[serde(rename = "as", default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
 
-impl TryFrom<BTreeMap<String, String>> for SessionDef {
+/// A field of a session step: text, or (its state) bytes written like a body.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SessionField {
+    Text(String),
+    Bytes(sbp_engine::Body),
+}
+
+impl TryFrom<BTreeMap<String, SessionField>> for SessionDef {
     type Error = crate::Text;
 
-    fn try_from(mut m: BTreeMap<String, String>) -> Result<SessionDef, crate::Text> {
-        let mut take = |field: &str| m.remove(field);
-        let (Some(receiver), Some(from)) = (take("receiver"), take("from")) else {
+    fn try_from(mut m: BTreeMap<String, SessionField>) -> Result<SessionDef, crate::Text> {
+        let mut take = |field: &str| match m.remove(field) {
+            None => Ok(None),
+            Some(SessionField::Text(text)) => Ok(Some(text)),
+            Some(SessionField::Bytes(_)) => Err(sbp_engine::text!("s-session-text", field = field)),
+        };
+        let (Some(receiver), Some(from)) = (take("receiver")?, take("from")?) else {
             return Err(sbp_engine::text!("s-session-fields"));
         };
-        let op = match take("op").as_deref().unwrap_or("accept") {
+        let op = match take("op")?.as_deref().unwrap_or("accept") {
             "accept" => SessionOpDef::Accept,
             "renew_lock" => SessionOpDef::RenewLock,
             "get_state" => SessionOpDef::GetState,
@@ -466,13 +478,20 @@ impl TryFrom<BTreeMap<String, String>> for SessionDef {
             "close" => SessionOpDef::Close,
             other => return Err(sbp_engine::text!("s-session-op", op = other)),
         };
+        let session_id = take("session_id")?;
+        let name = take("as")?;
+        let state = match m.remove("state") {
+            None => None,
+            Some(SessionField::Text(text)) => Some(sbp_engine::Body::from(text)),
+            Some(SessionField::Bytes(bytes)) => Some(bytes),
+        };
         let def = SessionDef {
             receiver,
             from,
             op,
-            session_id: take("session_id"),
-            state: take("state"),
-            name: take("as"),
+            session_id,
+            state,
+            name,
         };
         match m.keys().next() {
             Some(unknown) => Err(sbp_engine::text!("s-session-field", field = unknown)),

@@ -409,7 +409,7 @@ impl Simulation {
                         "out-session",
                         session = &v.session_id,
                         until = format_instant(v.locked_until),
-                        state = v.state.as_deref().unwrap_or("-")
+                        state = v.state.as_ref().map_or("-".into(), sbp_engine::Body::shown)
                     );
                     if let Action::Session(SessionDef {
                         name: Some(name),

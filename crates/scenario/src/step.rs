@@ -36,6 +36,9 @@ pub enum Action {
     ReceiveDeferred(ReceiveDeferredDef),
     Complete(SettleDef),
     Abandon(SettleDef),
+    /// AMQP's `released`, as an SDK gives back a message it got outside a receive call
+    /// (recorded by `sbp serve`; RCV-05).
+    Release(SettleDef),
     DeadLetter(SettleDef),
     Defer(SettleDef),
     RenewLock(SettleDef),
@@ -86,6 +89,7 @@ impl Action {
             Action::ReceiveDeferred(_) => "receive_deferred",
             Action::Complete(_) => "complete",
             Action::Abandon(_) => "abandon",
+            Action::Release(_) => "release",
             Action::DeadLetter(_) => "dead_letter",
             Action::Defer(_) => "defer",
             Action::RenewLock(_) => "renew_lock",
@@ -115,6 +119,7 @@ impl Action {
             Action::ReceiveDeferred(r) => Some(&r.from),
             Action::Complete(s)
             | Action::Abandon(s)
+            | Action::Release(s)
             | Action::DeadLetter(s)
             | Action::Defer(s)
             | Action::RenewLock(s) => Some(&s.from),
@@ -185,6 +190,7 @@ impl Action {
             }
             Action::Complete(s) => settle("act-complete", s),
             Action::Abandon(s) => settle("act-abandon", s),
+            Action::Release(s) => settle("act-release", s),
             Action::DeadLetter(s) => settle("act-dead-letter", s),
             Action::Defer(s) => settle("act-defer", s),
             Action::RenewLock(s) => settle("act-renew-lock", s),
@@ -251,6 +257,7 @@ impl Action {
             Action::Session(s) => Some(&s.receiver),
             Action::Complete(s)
             | Action::Abandon(s)
+            | Action::Release(s)
             | Action::DeadLetter(s)
             | Action::Defer(s)
             | Action::RenewLock(s) => Some(&s.receiver),
@@ -317,9 +324,9 @@ impl Action {
                     s.session_id.as_deref().unwrap_or(""),
                     MAX_FIELD,
                 )?;
-                check_text(
+                check_len(
                     "state",
-                    s.state.as_deref().unwrap_or(""),
+                    s.state.as_ref().map_or(0, sbp_engine::Body::len),
                     sbp_engine::limits::MAX_SESSION_STATE,
                 )
             }
@@ -337,6 +344,7 @@ impl Action {
             | Action::ReceiveDeferred(_)
             | Action::Complete(_)
             | Action::Abandon(_)
+            | Action::Release(_)
             | Action::Defer(_)
             | Action::RenewLock(_)
             | Action::Update(_)
@@ -382,6 +390,7 @@ impl Action {
         Some(match self {
             Action::Complete(d) => (d, Settlement::Complete),
             Action::Abandon(d) => (d, Settlement::Abandon),
+            Action::Release(d) => (d, Settlement::Release),
             Action::Defer(d) => (d, Settlement::Defer),
             Action::RenewLock(d) => (d, Settlement::RenewLock),
             Action::DeadLetter(d) => (
@@ -436,6 +445,7 @@ impl Action {
             }),
             Action::Complete(_)
             | Action::Abandon(_)
+            | Action::Release(_)
             | Action::DeadLetter(_)
             | Action::Defer(_)
             | Action::RenewLock(_) => match self.settlement() {
@@ -525,13 +535,12 @@ pub const MAX_PATH: usize = 600;
 pub const MAX_PROPERTIES: usize = 64;
 
 fn check_text(name: &str, value: &str, max: usize) -> Result<(), Text> {
-    if value.len() > max {
-        return Err(text!(
-            "s-too-long",
-            field = name,
-            size = value.len(),
-            max = max
-        ));
+    check_len(name, value.len(), max)
+}
+
+fn check_len(name: &str, size: usize, max: usize) -> Result<(), Text> {
+    if size > max {
+        return Err(text!("s-too-long", field = name, size = size, max = max));
     }
     Ok(())
 }

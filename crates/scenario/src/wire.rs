@@ -79,6 +79,7 @@ impl<'de> Deserialize<'de> for Step {
                         "receive_deferred" => Action::ReceiveDeferred(map.next_value()?),
                         "complete" => Action::Complete(map.next_value()?),
                         "abandon" => Action::Abandon(map.next_value()?),
+                        "release" => Action::Release(map.next_value()?),
                         "dead_letter" => Action::DeadLetter(map.next_value()?),
                         "defer" => Action::Defer(map.next_value()?),
                         "renew_lock" => Action::RenewLock(map.next_value()?),
@@ -146,6 +147,7 @@ impl Serialize for Step {
                 Action::ReceiveDeferred(a) => m.serialize_entry(key, a),
                 Action::Complete(a)
                 | Action::Abandon(a)
+                | Action::Release(a)
                 | Action::DeadLetter(a)
                 | Action::Defer(a)
                 | Action::RenewLock(a) => m.serialize_entry(key, a),

@@ -106,6 +106,7 @@ pub fn event_text(cat: &Catalog, ns: &Namespace, e: &Event) -> String {
             ],
         ),
         EventKind::Abandoned { receiver } => with("ev-abandoned", &[("receiver", &r(*receiver))]),
+        EventKind::Released { receiver } => with("ev-released", &[("receiver", &r(*receiver))]),
         EventKind::Deferred { receiver } => with("ev-deferred", &[("receiver", &r(*receiver))]),
         EventKind::LockLapsed => one("ev-lock-lapsed"),
         EventKind::LockLost { cause } => {

@@ -76,7 +76,7 @@ fn a_body_is_bytes_with_a_text_view_when_it_is_utf8() {
         .ns
         .message("q", 1, sbp_engine::Perspective::Peek)
         .unwrap();
-    assert_eq!(bytes.body.0, vec![0, 1, 2, 255]);
+    assert_eq!(bytes.body.bytes, vec![0, 1, 2, 255]);
     assert_eq!((bytes.body.text(), bytes.body_size), (None, 4));
     let text = sim
         .ns

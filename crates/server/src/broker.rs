@@ -23,6 +23,7 @@ pub struct Held {
 pub enum Settle {
     Complete,
     Abandon,
+    Release,
     Defer,
     DeadLetter,
 }
@@ -419,6 +420,7 @@ impl Broker {
         let action = match how {
             Settle::Complete => Action::Complete(def),
             Settle::Abandon => Action::Abandon(def),
+            Settle::Release => Action::Release(def),
             Settle::Defer => Action::Defer(def),
             Settle::DeadLetter => Action::DeadLetter(def),
         };
@@ -473,7 +475,7 @@ impl Broker {
         receiver: &str,
         op: sbp_scenario::SessionOpDef,
         session_id: Option<String>,
-        state: Option<String>,
+        state: Option<sbp_engine::Body>,
     ) -> Result<Option<sbp_engine::SessionView>, BrokerError> {
         let def = sbp_scenario::SessionDef {
             receiver: receiver.to_string(),

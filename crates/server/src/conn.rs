@@ -1060,11 +1060,10 @@ impl Conn {
                 undeliverable_here: Some(true),
                 ..
             }) => (Some(Settle::Defer), None, None),
-            // Released: the SDK gives back what arrived outside a receive call; the playground
-            // abandons it (it counts a delivery where the service may not: said in docs).
-            DeliveryState::Modified(_) | DeliveryState::Released(_) => {
-                (Some(Settle::Abandon), None, None)
-            }
+            DeliveryState::Modified(_) => (Some(Settle::Abandon), None, None),
+            // Released: the SDK gives back what arrived outside a receive call; the delivery
+            // does not count (RCV-05, AMQP 1.0 part 3.4.4).
+            DeliveryState::Released(_) => (Some(Settle::Release), None, None),
             DeliveryState::Rejected(Rejected { error }) => {
                 let info = error.as_ref().and_then(|e| e.info.as_deref());
                 let field = |k: &str| {

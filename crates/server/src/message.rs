@@ -112,18 +112,46 @@ fn from_property(v: &PropertyValue) -> SimpleValue {
     }
 }
 
-/// The body's bytes: its data sections joined, a string or binary value as it is, another
-/// value or a sequence in its AMQP encoding.
-fn body_bytes(body: &Body<Value>) -> Vec<u8> {
-    match body {
-        Body::Data(sections) => sections.iter().flat_map(|d| d.0.iter().copied()).collect(),
-        Body::Value(v) => match &v.0 {
-            Value::String(s) => s.as_bytes().to_vec(),
-            Value::Binary(b) => b.to_vec(),
-            other => serde_amqp::to_vec(other).unwrap_or_default(),
+/// The body as the engine keeps it: data sections joined, an `amqp-value` as its value's
+/// encoding, `amqp-sequence` sections as the encoding of a list of their lists (`engine::body`).
+fn to_body(body: &Body<Value>) -> sbp_engine::Body {
+    use sbp_engine::body::Section;
+    let (bytes, section) = match body {
+        Body::Data(sections) => (
+            sections.iter().flat_map(|d| d.0.iter().copied()).collect(),
+            Section::Data,
+        ),
+        Body::Value(v) => (serde_amqp::to_vec(&v.0).unwrap_or_default(), Section::Value),
+        Body::Sequence(seq) => {
+            let lists = seq.iter().map(|s| Value::List(s.0.clone())).collect();
+            (
+                serde_amqp::to_vec(&Value::List(lists)).unwrap_or_default(),
+                Section::Sequence,
+            )
+        }
+        Body::Empty => (Vec::new(), Section::Data),
+    };
+    sbp_engine::Body { bytes, section }
+}
+
+/// The body section a receiver gets: the one the message came in. Bytes a scenario file gave
+/// for a value or sequence that do not decode as one go out as data.
+fn from_body(body: &sbp_engine::Body) -> Body<Value> {
+    use fe2o3_amqp_types::messaging::{AmqpSequence, AmqpValue};
+    use sbp_engine::body::Section;
+    let data = || Body::Data(Batch::new(vec![Data(Binary::from(body.bytes.clone()))]));
+    match body.section {
+        Section::Data => data(),
+        Section::Value => match serde_amqp::from_slice::<Value>(&body.bytes) {
+            Ok(v) => Body::Value(AmqpValue(v)),
+            Err(_) => data(),
         },
-        Body::Sequence(seq) => serde_amqp::to_vec(seq).unwrap_or_default(),
-        Body::Empty => Vec::new(),
+        Section::Sequence => match serde_amqp::from_slice::<Vec<Vec<Value>>>(&body.bytes) {
+            Ok(lists) if !lists.is_empty() => Body::Sequence(Batch::new(
+                lists.into_iter().map(AmqpSequence).collect::<Vec<_>>(),
+            )),
+            _ => data(),
+        },
     }
 }
 
@@ -178,7 +206,7 @@ pub fn to_send(m: &WireMessage, to: &str, clock: Clock) -> Result<SendDef, Strin
         correlation_id: p.correlation_id.as_ref().map(message_id_text),
         properties,
         system_properties: system,
-        body: sbp_engine::Body(body_bytes(&m.body)),
+        body: to_body(&m.body),
         body_size: None,
         count: None,
     })
@@ -262,7 +290,7 @@ pub fn from_view(v: &MessageView, clock: Clock, shown: Shown) -> WireMessage {
         message_annotations: Some(MessageAnnotations(annotations)),
         properties: Some(properties),
         application_properties: Some(ApplicationProperties(application)),
-        body: Body::Data(Batch::new(vec![Data(Binary::from(v.body.0.clone()))])),
+        body: from_body(&v.body),
         footer: None,
     }
 }

@@ -203,8 +203,8 @@ pub fn handle(
                 "com.microsoft:get-session-state" => (SessionOpDef::GetState, None),
                 _ => {
                     let state = match get(request, "session-state") {
-                        Some(Value::Binary(b)) => Some(String::from_utf8_lossy(b).into_owned()),
-                        Some(Value::String(s)) => Some(s.clone()),
+                        Some(Value::Binary(b)) => Some(sbp_engine::Body::data(b.to_vec())),
+                        Some(Value::String(s)) => Some(sbp_engine::Body::from(s.as_str())),
                         _ => None,
                     };
                     (SessionOpDef::SetState, state)
@@ -220,7 +220,7 @@ pub fn handle(
                     map(vec![(
                         "session-state",
                         v.state
-                            .map_or(Value::Null, |s| Value::Binary(Binary::from(s.into_bytes()))),
+                            .map_or(Value::Null, |s| Value::Binary(Binary::from(s.bytes))),
                     )]),
                 ),
                 _ => (200, map(vec![])),

@@ -150,7 +150,11 @@ async fn a_page_follows_the_run_and_moves_the_clock() {
     let step = feed.next_of("step").await;
     assert_eq!(step["index"], 0);
     assert_eq!(step["step"]["send"]["to"], "orders");
-    assert_eq!(step["step"]["send"]["body"], "watched");
+    // (an amqp-value string: kept as its AMQP encoding, 0xa1 0x07 "watched").
+    assert_eq!(
+        step["step"]["send"]["body"],
+        serde_json::json!({"amqp_value": "oQd3YXRjaGVk"})
+    );
 
     // The clock comes every 250 ms with who is connected: the client by its container id.
     let now = feed.next_of("now").await;

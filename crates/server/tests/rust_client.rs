@@ -1,5 +1,6 @@
 //! The protocol layer with an independent AMQP 1.0 client (fe2o3-amqp's own connection,
-//! session and link code): send, receive under a lock, the broker's annotations, accept.
+//! session and link code): send, receive under a lock, the broker's annotations, the body's
+//! section, release, accept.
 use fe2o3_amqp::types::messaging::{Body, Message, Outcome};
 use fe2o3_amqp::types::primitives::Value;
 use fe2o3_amqp::{Connection, Receiver, Sender, Session};
@@ -65,11 +66,16 @@ async fn an_independent_client_sends_receives_and_accepts() {
         .find(|(k, _)| format!("{k:?}").contains("x-opt-sequence-number"))
         .map(|(_, v)| v.clone());
     assert_eq!(seq, Some(Value::Long(1)));
-    // The body came as a string value and is kept as its text.
+    // The body came as an amqp-value string and goes out as one.
     match &delivery.message().body {
-        Body::Data(d) => assert_eq!(&d[0].0[..], b"hello AMQP"),
+        Body::Value(v) => assert_eq!(v.0, Value::String("hello AMQP".into())),
         other => panic!("{other:?}"),
     }
+    // Released (RCV-05): the message comes again, its delivery not counted.
+    receiver.release(&delivery).await.unwrap();
+    let delivery = receiver.recv::<Body<Value>>().await.unwrap();
+    let header = delivery.message().header.as_ref().expect("a header");
+    assert_eq!(header.delivery_count, 0);
     receiver.accept(&delivery).await.unwrap();
     sender.close().await.unwrap();
     receiver.close().await.unwrap();

@@ -246,7 +246,7 @@ fn receive_step(v: &Values, button: usize, _now: Instant) -> Result<Action, Form
                 SessionOpDef::Close,
             ][button - 3],
             session_id: opt(v.get("session-id").to_string()),
-            state: opt(v.get("session-state").to_string()),
+            state: opt(v.get("session-state").to_string()).map(sbp_engine::Body::from),
             name: None,
         })),
         _ => Step::new(StepAction::Receive(ReceiveDef {

@@ -70,20 +70,28 @@ fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, S
                 .collect::<Vec<_>>()
                 .join("; "),
         ),
-        (
-            "Body",
-            match v.body.text() {
-                Some(text) => text.to_string(),
-                None => tf(
-                    "body-bytes",
-                    &[
-                        ("size", &v.body.len().to_string()),
-                        ("base64", &v.body.base64()),
-                    ],
-                ),
-            },
-        ),
+        ("Body", body_text(&v.body)),
     ]
+}
+
+/// A body as the inspector says it: text, or its size and base64, with the AMQP section it came
+/// in when that is not `data`.
+fn body_text(body: &sbp_engine::Body) -> String {
+    use sbp_engine::body::Section;
+    let size = body.len().to_string();
+    let base64 = body.base64();
+    match (body.section, body.text()) {
+        (Section::Data, Some(text)) => text.to_string(),
+        (Section::Value, Some(text)) => tf("body-value", &[("text", text)]),
+        (Section::Sequence, _) => tf("body-sequence", &[("size", &size), ("base64", &base64)]),
+        (section, None) => {
+            let bytes = tf("body-bytes", &[("size", &size), ("base64", &base64)]);
+            match section {
+                Section::Data => bytes,
+                _ => tf("body-value", &[("text", &bytes)]),
+            }
+        }
+    }
 }
 
 /// The message's properties as peek and as a locked receive show them, as markup text; the
@@ -335,6 +343,7 @@ fn life_line(
             }
             EventKind::Completed { .. }
             | EventKind::Abandoned { .. }
+            | EventKind::Released { .. }
             | EventKind::Deferred { .. }
             | EventKind::LockLapsed
             | EventKind::LockLost { .. }

@@ -182,7 +182,7 @@ fn sessions(e: &Entity, ns: &sbp_engine::Namespace, now: Instant) -> String {
         };
         line += &format!(" {} ({held}", s.id);
         if let Some(state) = &s.state {
-            line += &tf("session-state-is", &[("state", state)]);
+            line += &tf("session-state-is", &[("state", &state.shown())]);
         }
         line += "),";
     }

@@ -181,6 +181,30 @@ check("sessions: a named and the next available session, in order, with state (S
   await next.close();
 });
 
+check("bodies come back in the section they were sent in: data, value, sequence", async () => {
+  const sender = client.createSender("plain");
+  await sender.sendMessages({ body: { order: 7 } });
+  await sender.sendMessages({ body: { order: 8 }, bodyType: "value" });
+  await sender.sendMessages({ body: [[1, "a"]], bodyType: "sequence" });
+  await sender.close();
+  const r = client.createReceiver("plain");
+  const got = [];
+  while (got.length < 3) {
+    const more = await r.receiveMessages(3 - got.length, { maxWaitTimeInMs: 5000 });
+    assert.ok(more.length > 0, `got ${got.length} of 3 messages`);
+    got.push(...more);
+  }
+  const [data, value, sequence] = got;
+  assert.equal(data._rawAmqpMessage.bodyType, "data");
+  assert.deepEqual(data.body, { order: 7 });
+  assert.equal(value._rawAmqpMessage.bodyType, "value");
+  assert.deepEqual(value.body, { order: 8 });
+  assert.equal(sequence._rawAmqpMessage.bodyType, "sequence");
+  assert.deepEqual(sequence.body, [[1, "a"]]);
+  for (const m of got) await r.completeMessage(m);
+  await r.close();
+});
+
 check("an unknown entity is MessagingEntityNotFound (IDLE-04)", async () => {
   const sender = client.createSender("nope-js");
   await assert.rejects(

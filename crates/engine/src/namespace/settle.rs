@@ -175,6 +175,17 @@ impl Namespace {
                 );
                 self.release(q, seq, Rule::Rcv05);
             }
+            Settlement::Release => {
+                // RCV-05: AMQP's released outcome leaves the message unchanged at the node, its
+                // delivery count not incremented (AMQP 1.0 part 3.4.4).
+                self.emit(
+                    q,
+                    seq,
+                    EventKind::Released { receiver: r },
+                    Some(Rule::Rcv05),
+                );
+                self.requeue(q, seq, Rule::Rcv05, false);
+            }
             Settlement::DeadLetter {
                 reason,
                 description,

@@ -185,6 +185,36 @@ fn r_rcv_05_complete_abandon_dead_letter() {
     assert_eq!(d.dead_letter_error_description.as_deref(), Some("bad json"));
 }
 
+/// RCV-05: AMQP's `released` (what an SDK sends for a message that arrived after its receive
+/// call ended) ends the lock without counting the delivery, however often it happens; the
+/// message is at the head again. Abandon, beside it, counts.
+#[test]
+fn r_rcv_05_release_ends_the_lock_without_counting_a_delivery() {
+    let mut ns = ns();
+    queue(&mut ns, "q", settings());
+    ns.send("q", msg("a", None)).unwrap();
+    ns.send("q", msg("b", None)).unwrap();
+    for _ in 0..20 {
+        assert_eq!(recv(&mut ns, "q", 1)[0].message_id, "a");
+        settle(&mut ns, "q", 1, Settlement::Release).unwrap();
+    }
+    let peeked = ns.message("q", 1, Perspective::Peek).unwrap();
+    assert_eq!((peeked.delivery_count, peeked.locked_until), (0, None));
+    assert_eq!(counts(&ns, "q").dead_lettered, 0);
+    assert!(kinds(&ns, 1).contains(&"Released"));
+    // A release needs the lock, as every settlement does (RCV-08).
+    let err = settle(&mut ns, "q", 1, Settlement::Release).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::MessageLockLost);
+    recv(&mut ns, "q", 1);
+    settle(&mut ns, "q", 1, Settlement::Abandon).unwrap();
+    assert_eq!(
+        ns.message("q", 1, Perspective::Peek)
+            .unwrap()
+            .delivery_count,
+        1
+    );
+}
+
 #[test]
 fn r_rcv_06_released_lock_returns_message_to_the_head() {
     let mut ns = ns();

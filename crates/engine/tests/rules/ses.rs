@@ -295,15 +295,17 @@ fn r_ses_05_session_state_is_kept_by_the_session_not_the_holder() {
             "r1",
             "q",
             SessionOp::SetState {
-                state: Some("x".repeat(limits::MAX_SESSION_STATE + 1)),
+                state: Some("x".repeat(limits::MAX_SESSION_STATE + 1).into()),
             },
         )
         .unwrap_err();
     assert_eq!(err.kind, ErrorKind::ArgumentOutOfRange);
     assert!(err.to_string().contains("262144"), "{err}");
     assert!(ns.same_state_except_log(&before));
-    // Up to one Standard message: 200 KB is taken.
-    for state in ["x".repeat(200 * 1024), "step 2".to_string()] {
+    // Up to one Standard message: 200 KB is taken. The state is bytes, kept as they are (the
+    // SDKs set any bytes: not text here).
+    let bytes = sbp_engine::Body::data(vec![0xff, 0, b's', 0xfe]);
+    for state in ["x".repeat(200 * 1024).into(), bytes.clone()] {
         ns.session("r1", "q", SessionOp::SetState { state: Some(state) })
             .unwrap();
     }
@@ -313,7 +315,7 @@ fn r_ses_05_session_state_is_kept_by_the_session_not_the_holder() {
     ns.session("r1", "q", SessionOp::Close).unwrap();
     // The next holder finds it.
     let view = accept(&mut ns, "r2", "q", None).unwrap();
-    assert_eq!(view.state.as_deref(), Some("step 2"));
+    assert_eq!(view.state, Some(bytes));
     assert!(ns.log().iter().any(
         |e| matches!(e.kind, EventKind::SessionStateSet { .. }) && e.rule == Some(Rule::Ses05)
     ));
