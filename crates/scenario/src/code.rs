@@ -11,7 +11,8 @@ use crate::{Scenario, Simulation, Text};
 use sbp_engine::text;
 use sbp_engine::time::{format_duration, format_instant, Duration, MAX_VALUE};
 use sbp_engine::{
-    EntityKind, EntitySettings, MessageView, Namespace, PropertyValue, Reply, SubscriptionRule,
+    EntityKind, EntitySettings, MessageState, MessageView, Namespace, PropertyValue, Reply,
+    SubscriptionRule,
 };
 
 /// The languages code is written in.
@@ -114,8 +115,22 @@ pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
     w.say(text!("code-timeline"));
     let mut seen = logged(&sim);
     let mut now = 0;
+    // The expectations' instants, in order: each is checked after the steps at its instant.
+    let mut expects: Vec<&crate::model::Expectation> = scenario.expect.iter().collect();
+    expects.sort_by_key(|e| e.at.ms());
+    let mut expects = expects.into_iter().peekable();
     for (step, replies) in timeline.iter().zip(&replies) {
         let at = step.at.ms();
+        while let Some(e) = expects.next_if(|e| e.at.ms() < at) {
+            let paths = count_paths(&sim.ns, e);
+            if e.at.ms() > now && paths.iter().any(|(_, why)| why.is_none()) {
+                sim.advance_to(e.at.ms());
+                w.wait(e.at.ms());
+                now = e.at.ms();
+                seen = w.happened(&sim, seen);
+            }
+            w.counts(&sim, &paths);
+        }
         if at > now {
             sim.advance_to(at);
             w.wait(at);
@@ -128,15 +143,59 @@ pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
         let _ = sim.push_step(recorded);
         seen = w.happened(&sim, seen);
     }
-    if let Some(last) = scenario.expect.iter().map(|e| e.at.ms()).max() {
-        if last > now {
-            sim.advance_to(last);
-            w.wait(last);
-            w.happened(&sim, seen);
+    // After the last step: every expectation's instant is waited for (the playground's log
+    // up to the last one is said), the counts checked where peek reads them.
+    for e in expects {
+        if e.at.ms() > now {
+            sim.advance_to(e.at.ms());
+            w.wait(e.at.ms());
+            now = e.at.ms();
         }
+        seen = w.happened(&sim, seen);
+        let paths = count_paths(&sim.ns, e);
+        w.counts(&sim, &paths);
     }
     w.end();
     Ok(w.out)
+}
+
+/// The entities whose counts an expectation names (an entity's dead-lettered count read from its
+/// dead-letter queue), each with the reason peek cannot read it, if so: a topic, a session
+/// entity, a forwarding source, or one that AutoDeleteOnIdle watches (a peek would keep it
+/// alive: IDLE-02).
+fn count_paths(ns: &Namespace, e: &Expectation) -> Vec<(String, Option<&'static str>)> {
+    let mut paths: Vec<String> = Vec::new();
+    for (path, c) in e.counts.iter() {
+        let dlq = (c.dead_lettered.is_some() && !path.contains('$'))
+            .then(|| sbp_engine::namespace::queue_path(path, true));
+        for p in std::iter::once(path.clone()).chain(dlq) {
+            if !paths.contains(&p) {
+                paths.push(p);
+            }
+        }
+    }
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let (base, dlq) = sbp_engine::namespace::split_queue_path(&path);
+            let entity = ns.entity(base)?;
+            let s = &entity.settings;
+            let why = if entity.kind == EntityKind::Topic {
+                Some("code-counts-topic")
+            } else if s.requires_session && !dlq {
+                Some("code-counts-session")
+            } else if (s.forward_to.is_some() && !dlq)
+                || (s.forward_dead_lettered_messages_to.is_some() && dlq)
+            {
+                Some("code-counts-forward")
+            } else if s.auto_delete_on_idle < MAX_VALUE {
+                Some("code-counts-idle")
+            } else {
+                None
+            };
+            Some((path, why))
+        })
+        .collect()
 }
 
 /// How many events the simulation has logged so far (those its log dropped included).
@@ -290,6 +349,32 @@ impl Code {
                     "        if (got.Count >= expected || got.Count >= count || DateTimeOffset.UtcNow >= deadline) return got;",
                     "    }",
                     "}",
+                    "// What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.",
+                    "// Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).",
+                    "async Task<string> Counted(string path, string showed)",
+                    "{",
+                    "    var r = Receiver(\"sbp-counts\", path, ServiceBusReceiveMode.PeekLock);",
+                    "    var deadline = DateTimeOffset.UtcNow.AddSeconds(5);",
+                    "    while (true)",
+                    "    {",
+                    "        var states = new Dictionary<string, int> { [\"active\"] = 0, [\"deferred\"] = 0, [\"scheduled\"] = 0 };",
+                    "        long next = 1;",
+                    "        try",
+                    "        {",
+                    "            for (var i = 0; i < 100; i++)",
+                    "            {",
+                    "                var got = await r.PeekMessagesAsync(100, next);",
+                    "                if (got.Count == 0) break;",
+                    "                foreach (var m in got) { var s = m.State.ToString().ToLowerInvariant(); states[s] = states.GetValueOrDefault(s) + 1; }",
+                    "                next = got[^1].SequenceNumber + 1;",
+                    "            }",
+                    "        }",
+                    "        catch (Exception e) { return Failure(e); }",
+                    "        var shown = string.Join(\", \", states.Select(kv => $\"{kv.Key} {kv.Value}\"));",
+                    "        if (shown == showed || DateTimeOffset.UtcNow >= deadline) return shown;",
+                    "        await Task.Delay(100);",
+                    "    }",
+                    "}",
                     "void Check(string what, string showed, string returned)",
                     "{",
                     "    if (!checking) Console.WriteLine($\"{NOT_CHECKED}: {what}: {returned}\");",
@@ -395,6 +480,31 @@ impl Code {
                     "            return got",
                     "",
                     "",
+                    "def counted(path: str, showed: str) -> str:",
+                    "    # What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.",
+                    "    # Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).",
+                    "    r = receiver(\"sbp-counts\", path, ServiceBusReceiveMode.PEEK_LOCK)",
+                    "    deadline = time.monotonic() + 5",
+                    "    while True:",
+                    "        states: Dict[str, int] = {\"active\": 0, \"deferred\": 0, \"scheduled\": 0}",
+                    "        next_seq = 1",
+                    "        try:",
+                    "            for _ in range(100):",
+                    "                got = r.peek_messages(max_message_count=100, sequence_number=next_seq)",
+                    "                if not got:",
+                    "                    break",
+                    "                for m in got:",
+                    "                    state = str(m.state.name).lower()",
+                    "                    states[state] = states.get(state, 0) + 1",
+                    "                next_seq = (got[-1].sequence_number or 0) + 1",
+                    "        except Exception as e:  # noqa: BLE001 - the error is what the broker returned",
+                    "            return failure(e)",
+                    "        shown = \", \".join(f\"{k} {v}\" for k, v in states.items())",
+                    "        if shown == showed or time.monotonic() >= deadline:",
+                    "            return shown",
+                    "        time.sleep(0.1)",
+                    "",
+                    "",
                     "def check(what: str, showed: str, returned: str) -> None:",
                     "    if not checking[0]:",
                     "        print(f\"{NOT_CHECKED}: {what}: {returned}\")",
@@ -490,6 +600,35 @@ impl Code {
                     "        const wait = got.length < expected ? Math.max(deadline - Date.now(), 100) : 100;",
                     "        got.push(...(await r.receiveMessages(count - got.length, { maxWaitTimeInMs: wait })));",
                     "        if (got.length >= expected || got.length >= count || Date.now() >= deadline) return got;",
+                    "    }",
+                    "};",
+                    "// What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.",
+                    "// Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).",
+                    "// Through a client of its own: this SDK continues a peek without a SequenceNumber where the last one on the entity ended.",
+                    "const countsClients = [];",
+                    "const counted = async (path, showed) => {",
+                    "    if (countsClients.length === 0) countsClients.push(new ServiceBusClient(connection, { retryOptions: { maxRetries: 0 } }));",
+                    "    const [topic, subscription] = path.split(\"/subscriptions/\");",
+                    "    const r = subscription ? countsClients[0].createReceiver(topic, subscription) : countsClients[0].createReceiver(path);",
+                    "    const deadline = Date.now() + 5000;",
+                    "    try {",
+                    "        for (;;) {",
+                    "            const states = { active: 0, deferred: 0, scheduled: 0 };",
+                    "            let next = Long.fromNumber(1);",
+                    "            for (let i = 0; i < 100; i++) {",
+                    "                const got = await r.peekMessages(100, { fromSequenceNumber: next });",
+                    "                if (got.length === 0) break;",
+                    "                for (const m of got) states[m.state] = (states[m.state] || 0) + 1;",
+                    "                next = (got[got.length - 1].sequenceNumber || next).add(1);",
+                    "            }",
+                    "            const shown = Object.entries(states).map(([k, v]) => `${k} ${v}`).join(\", \");",
+                    "            if (shown === showed || Date.now() >= deadline) return shown;",
+                    "            await sleep(100);",
+                    "        }",
+                    "    } catch (e) {",
+                    "        return failure(e);",
+                    "    } finally {",
+                    "        await r.close();",
                     "    }",
                     "};",
                     "const check = (what, showed, returned) => {",
@@ -1348,6 +1487,40 @@ impl Code {
         }
     }
 
+    /// At an expectation: what peek shows of each entity in `paths` (from [`count_paths`]), by
+    /// State, against the playground's store; the paths peek cannot read are said.
+    fn counts(&mut self, sim: &Simulation, paths: &[(String, Option<&'static str>)]) {
+        let now = sim.now();
+        for (path, why) in paths {
+            if let Some(why) = why {
+                self.say(Text::of(why, &[("path", path as &dyn std::fmt::Display)]));
+                continue;
+            }
+            let (base, dlq) = sbp_engine::namespace::split_queue_path(path);
+            let Some(entity) = sim.ns.entity(base) else {
+                continue;
+            };
+            let store = if dlq { &entity.dlq } else { &entity.main };
+            let (mut active, mut deferred, mut scheduled) = (0, 0, 0);
+            for m in store.messages.values() {
+                match m.state {
+                    MessageState::Active => active += 1,
+                    MessageState::Deferred => deferred += 1,
+                    MessageState::Scheduled => scheduled += 1,
+                }
+            }
+            let showed = format!("active {active}, deferred {deferred}, scheduled {scheduled}");
+            let what = text!("code-check-peek", path = path, at = format_instant(now)).to_string();
+            let (p, shown) = (self.lit(path), self.lit(&showed));
+            let returned = match self.lang {
+                Lang::CSharp => format!("await Counted({p}, {shown})"),
+                Lang::Python => format!("counted({p}, {shown})"),
+                Lang::JavaScript => format!("await counted({p}, {shown})"),
+            };
+            self.check(&what, &showed, &returned);
+        }
+    }
+
     /// A list of received messages (`var`) as text, field by field: `field` names it in each
     /// language (C#, Python, JavaScript).
     fn joined(&self, var: &str, field: [&str; 3]) -> String {
@@ -1795,7 +1968,10 @@ impl Code {
                     Lang::JavaScript => self.line(&format!("stopActors({name});")),
                 }
             }
-            Action::Expect(_) => self.say(text!("code-expect")),
+            Action::Expect(e) => {
+                self.say(text!("code-expect"));
+                self.counts(sim, &count_paths(&sim.ns, e));
+            }
         }
     }
 
@@ -2194,6 +2370,7 @@ impl Code {
                 self.line("for (const s of senders.values()) await s.close();");
                 self.line("for (const r of receivers.values()) await r.close();");
                 self.line("await client.close();");
+                self.line("for (const c of countsClients) await c.close();");
                 self.line("if (differences.length > 0) {");
                 self.line("    console.log(SOME_DIFFER, differences.join(\"; \"));");
                 self.line("    process.exitCode = 1;");

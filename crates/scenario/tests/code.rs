@@ -518,3 +518,40 @@ fn producers_and_consumers_become_bounded_loops() {
         "{py}"
     );
 }
+
+/// At an expectation the program reads what peek shows of each entity it counts (its
+/// dead-letter queue too when the dead-lettered count is named) and checks it against the
+/// playground's store at that instant; an entity a peek would keep alive (AutoDeleteOnIdle,
+/// IDLE-02) is said and left unread.
+#[test]
+fn expectations_are_checked_with_peek_where_a_peek_changes_nothing() {
+    let s = Scenario::from_json(
+        r#"{"version": 1,
+            "entities": [{"queue": "q"}, {"queue": "idle", "auto_delete_on_idle": "10m"}],
+            "timeline": [
+              {"at": "0s", "send": {"to": "q", "message_id": "a"}},
+              {"at": "0s", "send": {"to": "q", "message_id": "b", "ttl": "5s"}},
+              {"at": "0s", "send": {"to": "idle", "message_id": "c"}}],
+            "expect": [{"at": "10s", "counts": {"q": {"active": 1, "dead_lettered": 0},
+                                                "idle": {"active": 1}}}]}"#,
+    )
+    .unwrap();
+    let shown = r#""q", "active 1, deferred 0, scheduled 0")"#;
+    let dlq = r#""q/$deadletterqueue", "active 0, deferred 0, scheduled 0")"#;
+    for (lang, call) in [
+        (Lang::Python, "counted("),
+        (Lang::JavaScript, "await counted("),
+        (Lang::CSharp, "await Counted("),
+    ] {
+        let code = generate(&s, lang).unwrap();
+        // The check waits for the expectation's instant, after the TTL of b ran out.
+        let at = code
+            .find("t=10s: messages by State")
+            .expect("a check at 10 s");
+        assert!(code[..at].contains("10000)"), "{lang:?}: no wait for 10 s");
+        assert!(code.contains(&format!("{call}{shown}")), "{lang:?}\n{code}");
+        assert!(code.contains(&format!("{call}{dlq}")), "{lang:?}\n{code}");
+        assert!(!code.contains(&format!("{call}\"idle\"")), "{lang:?}");
+        assert!(code.contains("idle has AutoDeleteOnIdle"), "{lang:?}");
+    }
+}

@@ -64,6 +64,32 @@ async Task<IReadOnlyList<ServiceBusReceivedMessage>> ReceiveAsync(ServiceBusRece
         if (got.Count >= expected || got.Count >= count || DateTimeOffset.UtcNow >= deadline) return got;
     }
 }
+// What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
+// Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).
+async Task<string> Counted(string path, string showed)
+{
+    var r = Receiver("sbp-counts", path, ServiceBusReceiveMode.PeekLock);
+    var deadline = DateTimeOffset.UtcNow.AddSeconds(5);
+    while (true)
+    {
+        var states = new Dictionary<string, int> { ["active"] = 0, ["deferred"] = 0, ["scheduled"] = 0 };
+        long next = 1;
+        try
+        {
+            for (var i = 0; i < 100; i++)
+            {
+                var got = await r.PeekMessagesAsync(100, next);
+                if (got.Count == 0) break;
+                foreach (var m in got) { var s = m.State.ToString().ToLowerInvariant(); states[s] = states.GetValueOrDefault(s) + 1; }
+                next = got[^1].SequenceNumber + 1;
+            }
+        }
+        catch (Exception e) { return Failure(e); }
+        var shown = string.Join(", ", states.Select(kv => $"{kv.Key} {kv.Value}"));
+        if (shown == showed || DateTimeOffset.UtcNow >= deadline) return shown;
+        await Task.Delay(100);
+    }
+}
 void Check(string what, string showed, string returned)
 {
     if (!checking) Console.WriteLine($"{NOT_CHECKED}: {what}: {returned}");
@@ -86,7 +112,7 @@ string Failure(Exception e) => e is ServiceBusException s ? s.Reason.ToString() 
 } : e is InvalidOperationException ? "InvalidOperation" : e.GetType().Name;
 
 // A deferred message stays in the queue, invisible to normal receive; it comes back only by its SequenceNumber, locked again with DeliveryCount + 1. An unknown number fails the call (RCV-09).
-// At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
+// At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State, read with peek), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
 // The entities, with their settings as the playground created them.
 if (admin is not null)
@@ -139,6 +165,7 @@ await WaitUntil(3000); // on to t=3s
     Check("receive 5 from orders as receiver: DeliveryCount as this SDK counts it", "1", string.Join(",", got.Select(m => m.DeliveryCount)));
 }
 // playground: t=3s orders: #2 locked by receiver until t=33s (DeliveryCount 1) (RCV-02)
+Check("orders at t=3s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 1, scheduled 0", await Counted("orders", "active 1, deferred 1, scheduled 0"));
 
 await WaitUntil(4000); // on to t=4s
 
@@ -183,6 +210,7 @@ await WaitUntil(7000); // on to t=7s
     if (m is not null) await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).CompleteMessageAsync(m);
 }
 // playground: t=7s orders: #1 completed by receiver (RCV-05)
+Check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await Counted("orders", "active 0, deferred 0, scheduled 0"));
 
 foreach (var s in senders.Values) await s.CloseAsync();
 foreach (var r in receivers.Values) await r.CloseAsync();

@@ -76,6 +76,31 @@ def receive(r: ServiceBusReceiver, count: int, expected: int) -> List[ServiceBus
             return got
 
 
+def counted(path: str, showed: str) -> str:
+    # What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
+    # Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).
+    r = receiver("sbp-counts", path, ServiceBusReceiveMode.PEEK_LOCK)
+    deadline = time.monotonic() + 5
+    while True:
+        states: Dict[str, int] = {"active": 0, "deferred": 0, "scheduled": 0}
+        next_seq = 1
+        try:
+            for _ in range(100):
+                got = r.peek_messages(max_message_count=100, sequence_number=next_seq)
+                if not got:
+                    break
+                for m in got:
+                    state = str(m.state.name).lower()
+                    states[state] = states.get(state, 0) + 1
+                next_seq = (got[-1].sequence_number or 0) + 1
+        except Exception as e:  # noqa: BLE001 - the error is what the broker returned
+            return failure(e)
+        shown = ", ".join(f"{k} {v}" for k, v in states.items())
+        if shown == showed or time.monotonic() >= deadline:
+            return shown
+        time.sleep(0.1)
+
+
 def check(what: str, showed: str, returned: str) -> None:
     if not checking[0]:
         print(f"{NOT_CHECKED}: {what}: {returned}")
@@ -105,7 +130,7 @@ def failure(e: Exception) -> str:
 
 
 # A deferred message stays in the queue, invisible to normal receive; it comes back only by its SequenceNumber, locked again with DeliveryCount + 1. An unknown number fails the call (RCV-09).
-# At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
+# At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State, read with peek), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
 # The entities, with their settings as the playground created them.
 if admin:
@@ -152,6 +177,7 @@ check("receive 5 from orders as receiver: messages", "1", str(len(got)))
 check("receive 5 from orders as receiver: MessageIds", "step-1-of-order", ",".join("" if m.message_id is None else str(m.message_id) for m in got))
 check("receive 5 from orders as receiver: DeliveryCount as this SDK counts it", "0", ",".join("" if m.delivery_count is None else str(m.delivery_count) for m in got))
 # playground: t=3s orders: #2 locked by receiver until t=33s (DeliveryCount 1) (RCV-02)
+check("orders at t=3s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 1, scheduled 0", counted("orders", "active 1, deferred 1, scheduled 0"))
 
 wait_until(4000)  # on to t=4s
 
@@ -189,6 +215,7 @@ m = message("c4", 0)
 if m:
     receiver("receiver", "orders", ServiceBusReceiveMode.PEEK_LOCK).complete_message(m)
 # playground: t=7s orders: #1 completed by receiver (RCV-05)
+check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", counted("orders", "active 0, deferred 0, scheduled 0"))
 
 for s in senders.values():
     s.close()

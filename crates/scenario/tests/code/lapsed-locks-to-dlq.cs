@@ -64,6 +64,32 @@ async Task<IReadOnlyList<ServiceBusReceivedMessage>> ReceiveAsync(ServiceBusRece
         if (got.Count >= expected || got.Count >= count || DateTimeOffset.UtcNow >= deadline) return got;
     }
 }
+// What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
+// Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).
+async Task<string> Counted(string path, string showed)
+{
+    var r = Receiver("sbp-counts", path, ServiceBusReceiveMode.PeekLock);
+    var deadline = DateTimeOffset.UtcNow.AddSeconds(5);
+    while (true)
+    {
+        var states = new Dictionary<string, int> { ["active"] = 0, ["deferred"] = 0, ["scheduled"] = 0 };
+        long next = 1;
+        try
+        {
+            for (var i = 0; i < 100; i++)
+            {
+                var got = await r.PeekMessagesAsync(100, next);
+                if (got.Count == 0) break;
+                foreach (var m in got) { var s = m.State.ToString().ToLowerInvariant(); states[s] = states.GetValueOrDefault(s) + 1; }
+                next = got[^1].SequenceNumber + 1;
+            }
+        }
+        catch (Exception e) { return Failure(e); }
+        var shown = string.Join(", ", states.Select(kv => $"{kv.Key} {kv.Value}"));
+        if (shown == showed || DateTimeOffset.UtcNow >= deadline) return shown;
+        await Task.Delay(100);
+    }
+}
 void Check(string what, string showed, string returned)
 {
     if (!checking) Console.WriteLine($"{NOT_CHECKED}: {what}: {returned}");
@@ -86,7 +112,7 @@ string Failure(Exception e) => e is ServiceBusException s ? s.Reason.ToString() 
 } : e is InvalidOperationException ? "InvalidOperation" : e.GetType().Name;
 
 // A worker receives and crashes three times; each lock lapses, DeliveryCount rises, and at MaxDeliveryCount 3 the message moves to the DLQ as MaxDeliveryCountExceeded (RCV-06, RCV-07, MSG-02).
-// At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
+// At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State, read with peek), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
 // The entities, with their settings as the playground created them.
 if (admin is not null)
@@ -114,9 +140,12 @@ await WaitUntil(1000); // on to t=1s
 // playground: t=1s orders: worker starts receiving
 // playground: t=1s orders: #1 locked by worker until t=6s (DeliveryCount 1) (RCV-02)
 
-await WaitUntil(10000); // on to t=10s
+await WaitUntil(7000); // on to t=7s
 // playground: t=6s orders: #1: lock lapsed without settlement (RCV-06)
 // playground: t=6s orders: #1 back at its place in the queue (1 failed deliveries so far) (RCV-06)
+Check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await Counted("orders", "active 1, deferred 0, scheduled 0"));
+
+await WaitUntil(10000); // on to t=10s
 
 // t=10s: receive 1 from orders as worker
 {
@@ -145,6 +174,8 @@ await WaitUntil(20000); // on to t=20s
 await WaitUntil(25000); // on to t=25s
 // playground: t=25s orders: #1: lock lapsed without settlement (RCV-06)
 // playground: t=25s orders: #1 dead-lettered: MaxDeliveryCountExceeded (Message could not be consumed after 3 delivery attempts.) (RCV-07)
+Check("orders at t=25s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await Counted("orders", "active 0, deferred 0, scheduled 0"));
+Check("orders/$deadletterqueue at t=25s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await Counted("orders/$deadletterqueue", "active 1, deferred 0, scheduled 0"));
 
 foreach (var s in senders.Values) await s.CloseAsync();
 foreach (var r in receivers.Values) await r.CloseAsync();

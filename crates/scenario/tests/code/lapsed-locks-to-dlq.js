@@ -62,6 +62,35 @@ async function main() {
             if (got.length >= expected || got.length >= count || Date.now() >= deadline) return got;
         }
     };
+    // What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
+    // Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).
+    // Through a client of its own: this SDK continues a peek without a SequenceNumber where the last one on the entity ended.
+    const countsClients = [];
+    const counted = async (path, showed) => {
+        if (countsClients.length === 0) countsClients.push(new ServiceBusClient(connection, { retryOptions: { maxRetries: 0 } }));
+        const [topic, subscription] = path.split("/subscriptions/");
+        const r = subscription ? countsClients[0].createReceiver(topic, subscription) : countsClients[0].createReceiver(path);
+        const deadline = Date.now() + 5000;
+        try {
+            for (;;) {
+                const states = { active: 0, deferred: 0, scheduled: 0 };
+                let next = Long.fromNumber(1);
+                for (let i = 0; i < 100; i++) {
+                    const got = await r.peekMessages(100, { fromSequenceNumber: next });
+                    if (got.length === 0) break;
+                    for (const m of got) states[m.state] = (states[m.state] || 0) + 1;
+                    next = (got[got.length - 1].sequenceNumber || next).add(1);
+                }
+                const shown = Object.entries(states).map(([k, v]) => `${k} ${v}`).join(", ");
+                if (shown === showed || Date.now() >= deadline) return shown;
+                await sleep(100);
+            }
+        } catch (e) {
+            return failure(e);
+        } finally {
+            await r.close();
+        }
+    };
     const check = (what, showed, returned) => {
         if (!checking) console.log(`${NOT_CHECKED}: ${what}: ${returned}`);
         else if (showed === returned) console.log(`${SAME}: ${what}: ${returned}`);
@@ -84,7 +113,7 @@ async function main() {
     const failure = (e) => ({ ServiceBusy: "ServerBusy", GeneralError: "InvalidOperation" })[e.code] || e.code || (e instanceof TypeError ? "InvalidOperation" : e.name);
 
     // A worker receives and crashes three times; each lock lapses, DeliveryCount rises, and at MaxDeliveryCount 3 the message moves to the DLQ as MaxDeliveryCountExceeded (RCV-06, RCV-07, MSG-02).
-    // At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
+    // At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State, read with peek), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
     // The entities, with their settings as the playground created them.
     if (admin) {
@@ -110,9 +139,12 @@ async function main() {
     // playground: t=1s orders: worker starts receiving
     // playground: t=1s orders: #1 locked by worker until t=6s (DeliveryCount 1) (RCV-02)
 
-    await waitUntil(10000); // on to t=10s
+    await waitUntil(7000); // on to t=7s
     // playground: t=6s orders: #1: lock lapsed without settlement (RCV-06)
     // playground: t=6s orders: #1 back at its place in the queue (1 failed deliveries so far) (RCV-06)
+    check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await counted("orders", "active 1, deferred 0, scheduled 0"));
+
+    await waitUntil(10000); // on to t=10s
 
     // t=10s: receive 1 from orders as worker
     {
@@ -141,10 +173,13 @@ async function main() {
     await waitUntil(25000); // on to t=25s
     // playground: t=25s orders: #1: lock lapsed without settlement (RCV-06)
     // playground: t=25s orders: #1 dead-lettered: MaxDeliveryCountExceeded (Message could not be consumed after 3 delivery attempts.) (RCV-07)
+    check("orders at t=25s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await counted("orders", "active 0, deferred 0, scheduled 0"));
+    check("orders/$deadletterqueue at t=25s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await counted("orders/$deadletterqueue", "active 1, deferred 0, scheduled 0"));
 
     for (const s of senders.values()) await s.close();
     for (const r of receivers.values()) await r.close();
     await client.close();
+    for (const c of countsClients) await c.close();
     if (differences.length > 0) {
         console.log(SOME_DIFFER, differences.join("; "));
         process.exitCode = 1;

@@ -76,6 +76,31 @@ def receive(r: ServiceBusReceiver, count: int, expected: int) -> List[ServiceBus
             return got
 
 
+def counted(path: str, showed: str) -> str:
+    # What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
+    # Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).
+    r = receiver("sbp-counts", path, ServiceBusReceiveMode.PEEK_LOCK)
+    deadline = time.monotonic() + 5
+    while True:
+        states: Dict[str, int] = {"active": 0, "deferred": 0, "scheduled": 0}
+        next_seq = 1
+        try:
+            for _ in range(100):
+                got = r.peek_messages(max_message_count=100, sequence_number=next_seq)
+                if not got:
+                    break
+                for m in got:
+                    state = str(m.state.name).lower()
+                    states[state] = states.get(state, 0) + 1
+                next_seq = (got[-1].sequence_number or 0) + 1
+        except Exception as e:  # noqa: BLE001 - the error is what the broker returned
+            return failure(e)
+        shown = ", ".join(f"{k} {v}" for k, v in states.items())
+        if shown == showed or time.monotonic() >= deadline:
+            return shown
+        time.sleep(0.1)
+
+
 def check(what: str, showed: str, returned: str) -> None:
     if not checking[0]:
         print(f"{NOT_CHECKED}: {what}: {returned}")
@@ -105,7 +130,7 @@ def failure(e: Exception) -> str:
 
 
 # A worker receives and crashes three times; each lock lapses, DeliveryCount rises, and at MaxDeliveryCount 3 the message moves to the DLQ as MaxDeliveryCountExceeded (RCV-06, RCV-07, MSG-02).
-# At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
+# At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State, read with peek), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
 # The entities, with their settings as the playground created them.
 if admin:
@@ -130,9 +155,12 @@ check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "0
 # playground: t=1s orders: worker starts receiving
 # playground: t=1s orders: #1 locked by worker until t=6s (DeliveryCount 1) (RCV-02)
 
-wait_until(10000)  # on to t=10s
+wait_until(7000)  # on to t=7s
 # playground: t=6s orders: #1: lock lapsed without settlement (RCV-06)
 # playground: t=6s orders: #1 back at its place in the queue (1 failed deliveries so far) (RCV-06)
+check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", counted("orders", "active 1, deferred 0, scheduled 0"))
+
+wait_until(10000)  # on to t=10s
 
 # t=10s: receive 1 from orders as worker
 got = receive(receiver("worker", "orders", ServiceBusReceiveMode.PEEK_LOCK), 1, 1)
@@ -157,6 +185,8 @@ check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "2
 wait_until(25000)  # on to t=25s
 # playground: t=25s orders: #1: lock lapsed without settlement (RCV-06)
 # playground: t=25s orders: #1 dead-lettered: MaxDeliveryCountExceeded (Message could not be consumed after 3 delivery attempts.) (RCV-07)
+check("orders at t=25s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", counted("orders", "active 0, deferred 0, scheduled 0"))
+check("orders/$deadletterqueue at t=25s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", counted("orders/$deadletterqueue", "active 1, deferred 0, scheduled 0"))
 
 for s in senders.values():
     s.close()

@@ -64,6 +64,32 @@ async Task<IReadOnlyList<ServiceBusReceivedMessage>> ReceiveAsync(ServiceBusRece
         if (got.Count >= expected || got.Count >= count || DateTimeOffset.UtcNow >= deadline) return got;
     }
 }
+// What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
+// Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).
+async Task<string> Counted(string path, string showed)
+{
+    var r = Receiver("sbp-counts", path, ServiceBusReceiveMode.PeekLock);
+    var deadline = DateTimeOffset.UtcNow.AddSeconds(5);
+    while (true)
+    {
+        var states = new Dictionary<string, int> { ["active"] = 0, ["deferred"] = 0, ["scheduled"] = 0 };
+        long next = 1;
+        try
+        {
+            for (var i = 0; i < 100; i++)
+            {
+                var got = await r.PeekMessagesAsync(100, next);
+                if (got.Count == 0) break;
+                foreach (var m in got) { var s = m.State.ToString().ToLowerInvariant(); states[s] = states.GetValueOrDefault(s) + 1; }
+                next = got[^1].SequenceNumber + 1;
+            }
+        }
+        catch (Exception e) { return Failure(e); }
+        var shown = string.Join(", ", states.Select(kv => $"{kv.Key} {kv.Value}"));
+        if (shown == showed || DateTimeOffset.UtcNow >= deadline) return shown;
+        await Task.Delay(100);
+    }
+}
 void Check(string what, string showed, string returned)
 {
     if (!checking) Console.WriteLine($"{NOT_CHECKED}: {what}: {returned}");
@@ -86,7 +112,7 @@ string Failure(Exception e) => e is ServiceBusException s ? s.Reason.ToString() 
 } : e is InvalidOperationException ? "InvalidOperation" : e.GetType().Name;
 
 // The topic's default TTL is 5 minutes, the subscription's 1 hour: the topic's applies (TTL-04, TOP-01).
-// At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
+// At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State, read with peek), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
 // The entities, with their settings as the playground created them.
 if (admin is not null)
@@ -103,9 +129,17 @@ else Console.WriteLine(EXISTING);
 await Sender("events").SendMessageAsync(new ServiceBusMessage("") { MessageId = "evt-1", Subject = "order" });
 // playground: t=0s events: #1 enqueued; ExpiresAt t=5m (TTL-01)
 // playground: t=0s events/subscriptions/audit: #1 enqueued; ExpiresAt t=5m (TOP-01)
+Check("events/subscriptions/audit at t=0s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await Counted("events/subscriptions/audit", "active 1, deferred 0, scheduled 0"));
+Check("events/subscriptions/invoices at t=0s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await Counted("events/subscriptions/invoices", "active 0, deferred 0, scheduled 0"));
+
+await WaitUntil(299000); // on to t=4m 59s
+Check("events/subscriptions/audit at t=4m 59s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await Counted("events/subscriptions/audit", "active 1, deferred 0, scheduled 0"));
+Check("events/subscriptions/audit/$deadletterqueue at t=4m 59s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await Counted("events/subscriptions/audit/$deadletterqueue", "active 0, deferred 0, scheduled 0"));
 
 await WaitUntil(300000); // on to t=5m
 // playground: t=5m events/subscriptions/audit: #1 dead-lettered: TTLExpiredException (The message expired and was dead lettered.) (TTL-11)
+Check("events/subscriptions/audit at t=5m: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await Counted("events/subscriptions/audit", "active 0, deferred 0, scheduled 0"));
+Check("events/subscriptions/audit/$deadletterqueue at t=5m: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await Counted("events/subscriptions/audit/$deadletterqueue", "active 1, deferred 0, scheduled 0"));
 
 foreach (var s in senders.Values) await s.CloseAsync();
 foreach (var r in receivers.Values) await r.CloseAsync();

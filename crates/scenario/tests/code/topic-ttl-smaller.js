@@ -62,6 +62,35 @@ async function main() {
             if (got.length >= expected || got.length >= count || Date.now() >= deadline) return got;
         }
     };
+    // What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
+    // Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).
+    // Through a client of its own: this SDK continues a peek without a SequenceNumber where the last one on the entity ended.
+    const countsClients = [];
+    const counted = async (path, showed) => {
+        if (countsClients.length === 0) countsClients.push(new ServiceBusClient(connection, { retryOptions: { maxRetries: 0 } }));
+        const [topic, subscription] = path.split("/subscriptions/");
+        const r = subscription ? countsClients[0].createReceiver(topic, subscription) : countsClients[0].createReceiver(path);
+        const deadline = Date.now() + 5000;
+        try {
+            for (;;) {
+                const states = { active: 0, deferred: 0, scheduled: 0 };
+                let next = Long.fromNumber(1);
+                for (let i = 0; i < 100; i++) {
+                    const got = await r.peekMessages(100, { fromSequenceNumber: next });
+                    if (got.length === 0) break;
+                    for (const m of got) states[m.state] = (states[m.state] || 0) + 1;
+                    next = (got[got.length - 1].sequenceNumber || next).add(1);
+                }
+                const shown = Object.entries(states).map(([k, v]) => `${k} ${v}`).join(", ");
+                if (shown === showed || Date.now() >= deadline) return shown;
+                await sleep(100);
+            }
+        } catch (e) {
+            return failure(e);
+        } finally {
+            await r.close();
+        }
+    };
     const check = (what, showed, returned) => {
         if (!checking) console.log(`${NOT_CHECKED}: ${what}: ${returned}`);
         else if (showed === returned) console.log(`${SAME}: ${what}: ${returned}`);
@@ -84,7 +113,7 @@ async function main() {
     const failure = (e) => ({ ServiceBusy: "ServerBusy", GeneralError: "InvalidOperation" })[e.code] || e.code || (e instanceof TypeError ? "InvalidOperation" : e.name);
 
     // The topic's default TTL is 5 minutes, the subscription's 1 hour: the topic's applies (TTL-04, TOP-01).
-    // At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
+    // At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State, read with peek), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
     // The entities, with their settings as the playground created them.
     if (admin) {
@@ -101,13 +130,22 @@ async function main() {
     await sender("events").sendMessages({ body: "", messageId: "evt-1", subject: "order" });
     // playground: t=0s events: #1 enqueued; ExpiresAt t=5m (TTL-01)
     // playground: t=0s events/subscriptions/audit: #1 enqueued; ExpiresAt t=5m (TOP-01)
+    check("events/subscriptions/audit at t=0s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await counted("events/subscriptions/audit", "active 1, deferred 0, scheduled 0"));
+    check("events/subscriptions/invoices at t=0s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await counted("events/subscriptions/invoices", "active 0, deferred 0, scheduled 0"));
+
+    await waitUntil(299000); // on to t=4m 59s
+    check("events/subscriptions/audit at t=4m 59s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await counted("events/subscriptions/audit", "active 1, deferred 0, scheduled 0"));
+    check("events/subscriptions/audit/$deadletterqueue at t=4m 59s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await counted("events/subscriptions/audit/$deadletterqueue", "active 0, deferred 0, scheduled 0"));
 
     await waitUntil(300000); // on to t=5m
     // playground: t=5m events/subscriptions/audit: #1 dead-lettered: TTLExpiredException (The message expired and was dead lettered.) (TTL-11)
+    check("events/subscriptions/audit at t=5m: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await counted("events/subscriptions/audit", "active 0, deferred 0, scheduled 0"));
+    check("events/subscriptions/audit/$deadletterqueue at t=5m: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await counted("events/subscriptions/audit/$deadletterqueue", "active 1, deferred 0, scheduled 0"));
 
     for (const s of senders.values()) await s.close();
     for (const r of receivers.values()) await r.close();
     await client.close();
+    for (const c of countsClients) await c.close();
     if (differences.length > 0) {
         console.log(SOME_DIFFER, differences.join("; "));
         process.exitCode = 1;

@@ -76,6 +76,31 @@ def receive(r: ServiceBusReceiver, count: int, expected: int) -> List[ServiceBus
             return got
 
 
+def counted(path: str, showed: str) -> str:
+    # What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
+    # Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).
+    r = receiver("sbp-counts", path, ServiceBusReceiveMode.PEEK_LOCK)
+    deadline = time.monotonic() + 5
+    while True:
+        states: Dict[str, int] = {"active": 0, "deferred": 0, "scheduled": 0}
+        next_seq = 1
+        try:
+            for _ in range(100):
+                got = r.peek_messages(max_message_count=100, sequence_number=next_seq)
+                if not got:
+                    break
+                for m in got:
+                    state = str(m.state.name).lower()
+                    states[state] = states.get(state, 0) + 1
+                next_seq = (got[-1].sequence_number or 0) + 1
+        except Exception as e:  # noqa: BLE001 - the error is what the broker returned
+            return failure(e)
+        shown = ", ".join(f"{k} {v}" for k, v in states.items())
+        if shown == showed or time.monotonic() >= deadline:
+            return shown
+        time.sleep(0.1)
+
+
 def check(what: str, showed: str, returned: str) -> None:
     if not checking[0]:
         print(f"{NOT_CHECKED}: {what}: {returned}")
@@ -105,7 +130,7 @@ def failure(e: Exception) -> str:
 
 
 # The topic's default TTL is 5 minutes, the subscription's 1 hour: the topic's applies (TTL-04, TOP-01).
-# At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
+# At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State, read with peek), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
 # The entities, with their settings as the playground created them.
 if admin:
@@ -123,9 +148,17 @@ else:
 sender("events", True).send_messages(ServiceBusMessage("", message_id="evt-1", subject="order"))
 # playground: t=0s events: #1 enqueued; ExpiresAt t=5m (TTL-01)
 # playground: t=0s events/subscriptions/audit: #1 enqueued; ExpiresAt t=5m (TOP-01)
+check("events/subscriptions/audit at t=0s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", counted("events/subscriptions/audit", "active 1, deferred 0, scheduled 0"))
+check("events/subscriptions/invoices at t=0s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", counted("events/subscriptions/invoices", "active 0, deferred 0, scheduled 0"))
+
+wait_until(299000)  # on to t=4m 59s
+check("events/subscriptions/audit at t=4m 59s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", counted("events/subscriptions/audit", "active 1, deferred 0, scheduled 0"))
+check("events/subscriptions/audit/$deadletterqueue at t=4m 59s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", counted("events/subscriptions/audit/$deadletterqueue", "active 0, deferred 0, scheduled 0"))
 
 wait_until(300000)  # on to t=5m
 # playground: t=5m events/subscriptions/audit: #1 dead-lettered: TTLExpiredException (The message expired and was dead lettered.) (TTL-11)
+check("events/subscriptions/audit at t=5m: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", counted("events/subscriptions/audit", "active 0, deferred 0, scheduled 0"))
+check("events/subscriptions/audit/$deadletterqueue at t=5m: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", counted("events/subscriptions/audit/$deadletterqueue", "active 1, deferred 0, scheduled 0"))
 
 for s in senders.values():
     s.close()
