@@ -731,12 +731,98 @@ impl Code {
     }
 
     /// The playground's producers and consumers as loops (Python threads, JavaScript async
-    /// loops), bounded: a producer stops at its step, its max_messages or 10,000 messages, the
-    /// consumers at their step or the program's end. C# keeps them as comments.
+    /// loops, C# tasks), bounded: a producer stops at its step, its max_messages or 10,000
+    /// messages, the consumers at their step or the program's end.
     fn actor_helpers(&mut self) {
         self.say(text!("code-actors"));
         let lines: &[&str] = match self.lang {
-            Lang::CSharp => &[],
+            Lang::CSharp => &[
+                "var stops = new Dictionary<string, CancellationTokenSource>();",
+                "var actors = new List<Task>();",
+                "var failures = new Dictionary<string, int>();",
+                "var rng = new Random(1);",
+                "// A loop's operation fails as it may in the playground too (a lapsed lock, a deleted entity): counted, said once, and the loop goes on.",
+                "void Failed(string name, Exception e)",
+                "{",
+                "    lock (failures)",
+                "    {",
+                "        failures[name] = failures.GetValueOrDefault(name) + 1;",
+                "        if (failures[name] == 1) Console.WriteLine($\"{LOOP_FAILED} {name}: {Failure(e)}\");",
+                "    }",
+                "}",
+                "double Draw() { lock (rng) return rng.NextDouble(); }",
+                "CancellationTokenSource Stop(string name)",
+                "{",
+                "    lock (stops)",
+                "    {",
+                "        if (!stops.TryGetValue(name, out var s)) stops[name] = s = new CancellationTokenSource();",
+                "        return s;",
+                "    }",
+                "}",
+                "async Task Pause(double ms, CancellationToken stop)",
+                "{",
+                "    try { await Task.Delay(TimeSpan.FromMilliseconds(Math.Max(ms, 0)), stop); } catch (OperationCanceledException) { }",
+                "}",
+                "void StartProducer(string name, string to, double rate, int limit, string prefix, long ttlMs, (long From, long Duration, double Factor) spike)",
+                "{",
+                "    var stop = Stop(name).Token;",
+                "    actors.Add(Task.Run(async () =>",
+                "    {",
+                "        await using var s = client.CreateSender(to);",
+                "        var due = DateTimeOffset.UtcNow;",
+                "        for (var n = 1; n <= limit && !stop.IsCancellationRequested; n++)",
+                "        {",
+                "            var message = new ServiceBusMessage(\"\") { MessageId = $\"{prefix}{n}\" };",
+                "            if (ttlMs > 0) message.TimeToLive = TimeSpan.FromMilliseconds(ttlMs);",
+                "            try { await s.SendMessageAsync(message); } catch (Exception e) { Failed(name, e); }",
+                "            var at = (DateTimeOffset.UtcNow - start).TotalMilliseconds * SPEED;",
+                "            var factor = spike.From <= at && at < spike.From + spike.Duration ? spike.Factor : 1;",
+                "            due = due.AddMilliseconds(1000 / (rate * factor * SPEED));",
+                "            await Pause((due - DateTimeOffset.UtcNow).TotalMilliseconds, stop);",
+                "        }",
+                "    }));",
+                "}",
+                "void StartConsumers(string name, string path, int instances, bool peekLock, Func<double> work, double crash, double abandon, double deadLetter, double restartMs)",
+                "{",
+                "    var stop = Stop(name).Token;",
+                "    var options = new ServiceBusReceiverOptions { ReceiveMode = peekLock ? ServiceBusReceiveMode.PeekLock : ServiceBusReceiveMode.ReceiveAndDelete };",
+                "    var parts = path.Split(\"/subscriptions/\");",
+                "    for (var i = 0; i < instances; i++)",
+                "    {",
+                "        actors.Add(Task.Run(async () =>",
+                "        {",
+                "            await using var r = parts.Length == 2 ? client.CreateReceiver(parts[0], parts[1], options) : client.CreateReceiver(path, options);",
+                "            while (!stop.IsCancellationRequested)",
+                "            {",
+                "                IReadOnlyList<ServiceBusReceivedMessage> got;",
+                "                try { got = await r.ReceiveMessagesAsync(1, TimeSpan.FromMilliseconds(500)); }",
+                "                catch (Exception e)",
+                "                {",
+                "                    Failed(name, e);",
+                "                    if (Failure(e) == \"MessagingEntityNotFound\") break; // its entity is gone: this consumer stops",
+                "                    await Pause(1000, stop);",
+                "                    continue;",
+                "                }",
+                "                foreach (var m in got)",
+                "                {",
+                "                    await Pause(work() / SPEED, stop);",
+                "                    if (!peekLock || stop.IsCancellationRequested) continue;",
+                "                    var draw = Draw();",
+                "                    try",
+                "                    {",
+                "                        if (draw < crash) await Pause(restartMs / SPEED, stop); // crashed: its lock lapses",
+                "                        else if (draw < crash + abandon) await r.AbandonMessageAsync(m);",
+                "                        else if (draw < crash + abandon + deadLetter) await r.DeadLetterMessageAsync(m, \"ProcessingFailed\", \"\");",
+                "                        else await r.CompleteMessageAsync(m);",
+                "                    }",
+                "                    catch (Exception e) { Failed(name, e); }",
+                "                }",
+                "            }",
+                "        }));",
+                "    }",
+                "}",
+                "void StopActors(string name) => Stop(name).Cancel();",
+            ],
             Lang::Python => &[
                 "import random",
                 "import threading",
@@ -919,6 +1005,11 @@ impl Code {
                 ms.to_string()
             }
         };
+        // C#'s and JavaScript's share their form but for the random draw and the logarithm.
+        let (draw, log) = match self.lang {
+            Lang::CSharp => ("Draw()", "Math.Log"),
+            _ => ("random()", "Math.log"),
+        };
         match (p, py) {
             (None, true) => "lambda: 0.0".into(),
             (None, false) => "() => 0".into(),
@@ -932,7 +1023,7 @@ impl Code {
                 )
             }
             (Some(ProcessingDef::Uniform { min, max }), false) => format!(
-                "() => {} + random() * {}",
+                "() => {} + {draw} * {}",
                 unit(min.ms()),
                 unit(max.ms() - min.ms())
             ),
@@ -940,7 +1031,7 @@ impl Code {
                 format!("lambda: rng.expovariate(1 / {})", unit(mean.ms().max(1)))
             }
             (Some(ProcessingDef::Exponential { mean }), false) => {
-                format!("() => -Math.log(1 - random()) * {}", unit(mean.ms()))
+                format!("() => -{log}(1 - {draw}) * {}", unit(mean.ms()))
             }
         }
     }
@@ -1910,7 +2001,10 @@ impl Code {
                 let rate = sbp_engine::time::format_decimal(p.rate, 3);
                 let (name, to) = (self.lit(&p.name), self.lit(&p.to));
                 match self.lang {
-                    Lang::CSharp => {}
+                    Lang::CSharp => self.line(&format!(
+                        "StartProducer({name}, {to}, {rate}, {limit}, {prefix}, {ttl}, ({}, {}, {factor}));",
+                        spike.0, spike.1
+                    )),
                     Lang::Python => self.line(&format!(
                         "start_producer({name}, {to}, {}, {rate}, {limit}, {prefix}, {ttl}, ({}, {}, {factor}))",
                         self.boolean(topic),
@@ -1941,7 +2035,13 @@ impl Code {
                     c.instances.unwrap_or(1),
                 );
                 match self.lang {
-                    Lang::CSharp => {}
+                    Lang::CSharp => self.line(&format!(
+                        "StartConsumers({name}, {from}, {n}, {}, {work}, {}, {}, {}, {restart});",
+                        self.boolean(peek_lock),
+                        p(c.crash),
+                        p(c.abandon),
+                        p(c.dead_letter)
+                    )),
                     Lang::Python => self.line(&format!(
                         "start_consumers({name}, {from}, {n}, {}, {work}, {}, {}, {}, {})",
                         self.boolean(peek_lock),
@@ -1963,7 +2063,7 @@ impl Code {
                 self.say(text!("code-stop"));
                 let name = self.lit(name);
                 match self.lang {
-                    Lang::CSharp => {}
+                    Lang::CSharp => self.line(&format!("StopActors({name});")),
                     Lang::Python => self.line(&format!("stop_actors({name})")),
                     Lang::JavaScript => self.line(&format!("stopActors({name});")),
                 }
@@ -2333,6 +2433,10 @@ impl Code {
         self.line("");
         match self.lang {
             Lang::CSharp => {
+                if self.actors {
+                    self.line("foreach (var stop in stops.Values) stop.Cancel();");
+                    self.line("await Task.WhenAll(actors);");
+                }
                 self.line("foreach (var s in senders.Values) await s.CloseAsync();");
                 self.line("foreach (var r in receivers.Values) await r.CloseAsync();");
                 self.line("if (differences.Count > 0)");

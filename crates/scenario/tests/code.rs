@@ -506,6 +506,16 @@ fn producers_and_consumers_become_bounded_loops() {
     let js = generate(&scenario, Lang::JavaScript).unwrap();
     assert!(js.contains("startProducer(\"shop\", \"orders\", 10, 40, \"order-\", 0, [0, 0, 1]);"));
     assert!(js.contains("await Promise.all(actors);"));
+    let cs = generate(&scenario, Lang::CSharp).unwrap();
+    assert!(
+        cs.contains("StartProducer(\"shop\", \"orders\", 10, 40, \"order-\", 0, (0, 0, 1));"),
+        "{cs}"
+    );
+    assert!(
+        cs.contains("StartConsumers(\"flaky\", \"orders\", 1, true, () => 200, 0.5, 0, 0, 2000);")
+    );
+    assert!(cs.contains("foreach (var stop in stops.Values) stop.Cancel();"));
+    assert!(cs.contains("await Task.WhenAll(actors);"));
     // A producer without max_messages stops at 10,000.
     let spike = PRESETS
         .iter()
