@@ -450,12 +450,34 @@ pub struct SessionDef {
     pub name: Option<String>,
 }
 
-/// A field of a session step: text, or (its state) bytes written like a body.
-#[derive(Deserialize)]
-#[serde(untagged)]
+/// A field of a session step: text, or (its state) bytes written like a body. Read by hand: a
+/// derived untagged reader buffers every value and weighs on the wasm.
 enum SessionField {
     Text(String),
     Bytes(sbp_engine::Body),
+}
+
+impl<'de> Deserialize<'de> for SessionField {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = SessionField;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("text, or a state's bytes {\"base64\": \"...\"}")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<SessionField, E> {
+                Ok(SessionField::Text(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<SessionField, A::Error> {
+                sbp_engine::Body::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(SessionField::Bytes)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl TryFrom<BTreeMap<String, SessionField>> for SessionDef {

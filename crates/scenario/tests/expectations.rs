@@ -258,6 +258,37 @@ fn a_named_session_call_returns_its_session_id_locked_until_and_state() {
     assert_eq!(not_session.failures.len(), 1, "{:#?}", not_session.failures);
 }
 
+/// SES-05: a session's state is bytes: `{"base64": ...}` sets bytes that are not text, and
+/// `returned` shows them the same way; only the state may be bytes (a receiver named with
+/// bytes is refused, naming the field).
+#[test]
+fn r_ses_05_a_session_state_of_bytes_is_kept_as_they_are() {
+    let scenario = r#"{"version":1,
+        "entities":[{"queue":"s","requires_session":true}],
+        "timeline":[
+          {"at":"0s","send":{"to":"s","system_properties":{"SessionId":"alice"}}},
+          {"at":"1s","session":{"receiver":"w","from":"s","op":"accept"}},
+          {"at":"2s","session":{"receiver":"w","from":"s","op":"set_state","state":{"base64":"/wD+"}}},
+          {"at":"3s","session":{"receiver":"w","from":"s","op":"get_state","as":"state"}}
+        ],
+        "expect":[{"at":"3s","returned":{"state":{"session":{"State":{"base64":"/wD+"}}}}}]}"#;
+    let sim = run(scenario);
+    assert!(sim.failures.is_empty(), "{:#?}", sim.failures);
+    let wrong = run(&scenario.replace(
+        r#""State":{"base64":"/wD+"}"#,
+        r#""State":{"base64":"/wD/"}"#,
+    ));
+    assert_eq!(wrong.failures.len(), 1, "{:#?}", wrong.failures);
+    let bad = scenario.replace(
+        r#""receiver":"w","from":"s","op":"accept""#,
+        r#""receiver":{"base64":"dw=="},"from":"s","op":"accept""#,
+    );
+    let err = sbp_scenario::Scenario::from_json(&bad)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("receiver"), "{err}");
+}
+
 #[test]
 fn r_flt_01_true_filter_and_false_filter_by_name() {
     let scenario = r#"{"version":1,
