@@ -691,7 +691,8 @@ impl Code {
                 EntityKind::Queue => self.create("Queue", &path, None, &settings, None),
                 EntityKind::Topic => self.create("Topic", &path, None, &settings, None),
                 EntityKind::Subscription { .. } => {
-                    let (topic, name) = path.split_once("/subscriptions/").unwrap_or((&path, ""));
+                    let (topic, name) = sbp_engine::namespace::split_subscription_path(&path)
+                        .unwrap_or((&path, ""));
                     // FLT-01: the first rule with the subscription (none to write for the
                     // service's own `$Default`), the others added after it.
                     let first = match e.rules.first() {
@@ -1871,8 +1872,8 @@ impl Code {
                     (Some(q), _, _) => self.create("Queue", q, None, &settings, None),
                     (_, Some(t), _) => self.create("Topic", t, None, &settings, None),
                     (_, _, Some(path)) => {
-                        let (topic, name) =
-                            path.split_once("/subscriptions/").unwrap_or((path, ""));
+                        let (topic, name) = sbp_engine::namespace::split_subscription_path(path)
+                            .unwrap_or((path, ""));
                         self.create("Subscription", name, Some(topic), &settings, None)
                     }
                     _ => {}
@@ -1901,7 +1902,10 @@ impl Code {
                 }
             }
             Action::Delete(path) => {
-                let line = match (self.lang, path.split_once("/subscriptions/")) {
+                let line = match (
+                    self.lang,
+                    sbp_engine::namespace::split_subscription_path(path),
+                ) {
                     (Lang::CSharp, Some((t, n))) => format!(
                         "await admin.DeleteSubscriptionAsync({}, {});",
                         self.lit(t),
@@ -1953,9 +1957,7 @@ impl Code {
             },
             Action::Session(d) => self.session(d, replies),
             Action::AddRule(r) | Action::RemoveRule(r) => {
-                let (topic, name) = r
-                    .subscription
-                    .split_once("/subscriptions/")
+                let (topic, name) = sbp_engine::namespace::split_subscription_path(&r.subscription)
                     .unwrap_or((&r.subscription, ""));
                 let rule_name = r.rule.name.as_deref().unwrap_or("");
                 self.admin_open();
@@ -2157,7 +2159,7 @@ impl Code {
             Lang::JavaScript => self.lit(&format!("{name}|{path}|peekLock")),
         };
         let rx = self.receiver(name, path, ModeDef::PeekLock);
-        let (entity, sub) = match path.split_once("/subscriptions/") {
+        let (entity, sub) = match sbp_engine::namespace::split_subscription_path(path) {
             Some((t, s)) => (format!("{}, {}", self.lit(t), self.lit(s)), true),
             None => (self.lit(path), false),
         };
@@ -2388,7 +2390,7 @@ impl Code {
     /// An update: the entity's properties read, changed and written back (`kind` is Queue,
     /// Topic or Subscription; a subscription is named by its topic and its name).
     fn update(&mut self, kind: &str, path: &str, options: &[(String, String)]) {
-        let name = match path.split_once("/subscriptions/") {
+        let name = match sbp_engine::namespace::split_subscription_path(path) {
             Some((t, n)) => format!("{}, {}", self.lit(t), self.lit(n)),
             None => self.lit(path),
         };
@@ -2402,7 +2404,7 @@ impl Code {
             // `update_subscription(topic_name, subscription)`).
             Lang::Python => (
                 format!("properties = admin.get_{snake}({name})"),
-                match path.split_once("/subscriptions/") {
+                match sbp_engine::namespace::split_subscription_path(path) {
                     Some((t, _)) => format!("admin.update_{snake}({}, properties)", self.lit(t)),
                     None => format!("admin.update_{snake}(properties)"),
                 },

@@ -553,7 +553,7 @@ fn forward_targets_first(mut rest: Vec<EntityDef>) -> Vec<EntityDef> {
             let topic = e
                 .subscription
                 .as_deref()
-                .and_then(|s| s.split_once("/subscriptions/"))
+                .and_then(sbp_engine::namespace::split_subscription_path)
                 .map(|(t, _)| t.to_string());
             [
                 e.settings.forward_to.clone(),

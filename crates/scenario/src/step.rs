@@ -638,7 +638,7 @@ pub fn entity_command(ns: &Namespace, def: &EntityDef) -> Result<Command, Text> 
             settings,
         }),
         (None, None, Some(path)) => {
-            let Some((topic, name)) = path.split_once("/subscriptions/") else {
+            let Some((topic, name)) = sbp_engine::namespace::split_subscription_path(path) else {
                 return Err(text!("s-subscription-path", path = path));
             };
             // FLT-01: the first rule (`$Default` unless named), then the named ones.

@@ -122,7 +122,10 @@ fn layout(map: &MapView) -> Layout {
         // A producer or consumer group beside its entity; a subscription beside its topic.
         let wanted = match p.kind {
             PlaceKind::Producer | PlaceKind::Consumers => row_of(&p.path),
-            PlaceKind::Subscription => row_of(p.path.split("/subscriptions/").next().unwrap_or("")),
+            PlaceKind::Subscription => row_of(
+                sbp_engine::namespace::split_subscription_path(&p.path)
+                    .map_or("", |(topic, _)| topic),
+            ),
             _ => 0,
         };
         let is_taken = |c: usize, r: usize| taken[c].get(r).copied().unwrap_or(false);

@@ -572,6 +572,13 @@ pub fn split_queue_path(path: &str) -> (&str, bool) {
     }
 }
 
+/// A subscription's path as its topic and its name ("events/subscriptions/audit" is ("events",
+/// "audit")); None for a queue's or a topic's path. The path is the one the namespace creates
+/// (`create_subscription`), with "subscriptions" in lower case.
+pub fn split_subscription_path(path: &str) -> Option<(&str, &str)> {
+    path.split_once("/subscriptions/")
+}
+
 /// "queue" or "queue/$deadletterqueue".
 pub fn queue_path(entity: &str, dlq: bool) -> String {
     if dlq {
