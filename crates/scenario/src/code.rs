@@ -9,7 +9,7 @@ use crate::model::*;
 use crate::step::{Action, Step};
 use crate::{Scenario, Simulation, Text};
 use sbp_engine::text;
-use sbp_engine::time::{format_duration, format_instant, Duration, MAX_VALUE};
+use sbp_engine::time::{format_duration, format_instant, Duration, Instant, MAX_VALUE};
 use sbp_engine::{
     EntityKind, EntitySettings, MessageState, MessageView, Namespace, PropertyValue, Reply,
     SubscriptionRule,
@@ -122,21 +122,9 @@ pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
     for (step, replies) in timeline.iter().zip(&replies) {
         let at = step.at.ms();
         while let Some(e) = expects.next_if(|e| e.at.ms() < at) {
-            let paths = count_paths(&sim.ns, e);
-            if e.at.ms() > now && paths.iter().any(|(_, why)| why.is_none()) {
-                sim.advance_to(e.at.ms());
-                w.wait(e.at.ms());
-                now = e.at.ms();
-                seen = w.happened(&sim, seen);
-            }
-            w.counts(&sim, &paths);
+            w.expectation(&mut sim, &mut now, &mut seen, e, false);
         }
-        if at > now {
-            sim.advance_to(at);
-            w.wait(at);
-            now = at;
-        }
-        seen = w.happened(&sim, seen);
+        w.move_to(&mut sim, &mut now, &mut seen, at);
         w.step(&sim, step, replies);
         let mut recorded = step.clone();
         recorded.at = crate::dur::Dur(at);
@@ -146,14 +134,7 @@ pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
     // After the last step: every expectation's instant is waited for (the playground's log
     // up to the last one is said), the counts checked where peek reads them.
     for e in expects {
-        if e.at.ms() > now {
-            sim.advance_to(e.at.ms());
-            w.wait(e.at.ms());
-            now = e.at.ms();
-        }
-        seen = w.happened(&sim, seen);
-        let paths = count_paths(&sim.ns, e);
-        w.counts(&sim, &paths);
+        w.expectation(&mut sim, &mut now, &mut seen, e, true);
     }
     w.end();
     Ok(w.out)
@@ -166,7 +147,7 @@ pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
 fn count_paths(ns: &Namespace, e: &Expectation) -> Vec<(String, Option<&'static str>)> {
     let mut paths: Vec<String> = Vec::new();
     for (path, c) in e.counts.iter() {
-        let dlq = (c.dead_lettered.is_some() && !path.contains('$'))
+        let dlq = (c.dead_lettered.is_some() && !sbp_engine::namespace::split_queue_path(path).1)
             .then(|| sbp_engine::namespace::queue_path(path, true));
         for p in std::iter::once(path.clone()).chain(dlq) {
             if !paths.contains(&p) {
@@ -228,6 +209,35 @@ impl Code {
             self.out += text;
         }
         self.out.push('\n');
+    }
+
+    /// The program and the playground move on to `at` (if it is later than `now`): a wait, and
+    /// what the playground logged on the way as comments (`seen` events said so far).
+    fn move_to(&mut self, sim: &mut Simulation, now: &mut Instant, seen: &mut usize, at: Instant) {
+        if at > *now {
+            sim.advance_to(at);
+            self.wait(at);
+            *now = at;
+        }
+        *seen = self.happened(sim, *seen);
+    }
+
+    /// At expectation `e`: the program waits for its instant when it has counts to check there
+    /// (or always, with `wait_anyway`), then checks them.
+    fn expectation(
+        &mut self,
+        sim: &mut Simulation,
+        now: &mut Instant,
+        seen: &mut usize,
+        e: &Expectation,
+        wait_anyway: bool,
+    ) {
+        let checked =
+            |sim: &Simulation| count_paths(&sim.ns, e).iter().any(|(_, why)| why.is_none());
+        if wait_anyway || checked(sim) {
+            self.move_to(sim, now, seen, e.at.ms());
+        }
+        self.counts(sim, &count_paths(&sim.ns, e));
     }
 
     /// A comment in the reader's words (the CLI's: English).
