@@ -78,19 +78,22 @@ fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, S
 /// in when that is not `data`.
 fn body_text(body: &sbp_engine::Body) -> String {
     use sbp_engine::body::Section;
-    let size = body.len().to_string();
-    let base64 = body.base64();
+    let size = || body.len().to_string();
+    let bytes = || {
+        tf(
+            "body-bytes",
+            &[("size", &size()), ("base64", &body.base64())],
+        )
+    };
     match (body.section, body.text()) {
         (Section::Data, Some(text)) => text.to_string(),
+        (Section::Data, None) => bytes(),
         (Section::Value, Some(text)) => tf("body-value", &[("text", text)]),
-        (Section::Sequence, _) => tf("body-sequence", &[("size", &size), ("base64", &base64)]),
-        (section, None) => {
-            let bytes = tf("body-bytes", &[("size", &size), ("base64", &base64)]);
-            match section {
-                Section::Data => bytes,
-                _ => tf("body-value", &[("text", &bytes)]),
-            }
-        }
+        (Section::Value, None) => tf("body-value", &[("text", &bytes())]),
+        (Section::Sequence, _) => tf(
+            "body-sequence",
+            &[("size", &size()), ("base64", &body.base64())],
+        ),
     }
 }
 
