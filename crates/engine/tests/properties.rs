@@ -108,7 +108,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0u8..9, 0u8..3, prop::collection::vec(0u8..12, 0..3))
             .prop_map(|(from, r, seqs)| Op::ReceiveDeferred { from, r, seqs }),
         1 => (0u8..9, 0u8..3).prop_map(|(from, r)| Op::Peek { from, r }),
-        5 => (0u8..9, 0u8..3, 0u8..12, 0u8..6, prop::option::of(any::<u8>()))
+        5 => (0u8..9, 0u8..3, 0u8..12, 0u8..7, prop::option::of(any::<u8>()))
             .prop_map(|(from, r, seq, how, token)| Op::Settle { from, r, seq, how, token }),
         1 => (0u8..4, 0u8..3, -5_000i64..30_000).prop_map(|(kind, r, busy_ms)| Op::Fault { kind, r, busy_ms }),
         1 => (0u8..5, 0u8..80, 0u8..5).prop_map(|(entity, lock_s, max_delivery)| Op::Update { entity, lock_s, max_delivery }),
@@ -297,6 +297,7 @@ fn command(ns: &Namespace, op: &Op, tokens: &[(String, u64, String)]) -> Option<
                         description: None,
                     },
                     3 => Settlement::Defer,
+                    6 => Settlement::Release,
                     _ => Settlement::RenewLock,
                 },
                 lock_token: earlier.map(|t| t.2.clone()),
