@@ -906,7 +906,7 @@ fn serve(
 
 /// Writes the broker's state to `path` (through a temporary file, so a crash mid-write leaves
 /// the last good one); a state larger than a checkpoint may be is said and not written.
-fn save_state(shared: &sbp_server::conn::Shared, path: &Path) {
+fn save_state(shared: &sbp_server::Shared, path: &Path) {
     let text = shared
         .broker
         .lock()

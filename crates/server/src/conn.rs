@@ -2,7 +2,8 @@
 //! Service Bus SDKs use them (../shared/AMQP-NOTES.md, each fact with the SDK file it was read
 //! from). A small broker-side state machine on fe2o3-amqp-types and serde_amqp: the delivery
 //! tags (16-byte lock tokens) and the dispositions echoed are this server's to decide.
-use crate::broker::{Broker, Settle};
+use crate::broker::Settle;
+use crate::shared::Shared;
 use crate::frame::{self, FrameError, RawFrame, FRAME_AMQP, FRAME_SASL};
 use crate::message::{self, Shown};
 use bytes::BytesMut;
@@ -20,10 +21,10 @@ use fe2o3_amqp_types::primitives::{Array, Binary, OrderedMap, SimpleValue, Symbo
 use fe2o3_amqp_types::sasl::{SaslCode, SaslInit, SaslMechanisms, SaslOutcome};
 use sbp_engine::{BrokerError, ErrorKind};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 
 /// The source filter that asks for a session (azure-sdk-for-python `_common/constants.py`).
 const SESSION_FILTER: &str = "com.microsoft:session-filter";
@@ -37,49 +38,6 @@ pub const MAX_LINKS_PER_SESSION: usize = 64;
 const SENDER_CREDIT: u32 = 1000;
 /// The most messages one delivery round takes from the engine for a link.
 const MAX_ROUND: u32 = 100;
-
-/// What the server and its connections share: the broker, and a counter bumped after each
-/// change so that waiting receivers look again.
-pub struct Shared {
-    pub broker: Mutex<Broker>,
-    pub changed: watch::Sender<u64>,
-    /// The clients connected, by connection: what the live page lists.
-    clients: Mutex<std::collections::BTreeMap<u64, serde_json::Value>>,
-    next_client: std::sync::atomic::AtomicU64,
-}
-
-impl Shared {
-    pub fn new(broker: Broker) -> Shared {
-        Shared {
-            broker: Mutex::new(broker),
-            changed: watch::channel(0u64).0,
-            clients: Mutex::default(),
-            next_client: std::sync::atomic::AtomicU64::new(1),
-        }
-    }
-
-    /// The clients connected now: each one's name (its AMQP container id) and its links to
-    /// entities (role, entity, link name).
-    pub fn clients(&self) -> serde_json::Value {
-        let clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
-        serde_json::Value::Array(clients.values().cloned().collect())
-    }
-
-    fn set_client(&self, id: u64, view: Option<serde_json::Value>) {
-        let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
-        match view {
-            Some(v) => clients.insert(id, v),
-            None => clients.remove(&id),
-        };
-    }
-
-    pub fn bump(&self) {
-        self.changed.send_modify(|n| *n = n.wrapping_add(1));
-    }
-    fn lock(&self) -> std::sync::MutexGuard<'_, Broker> {
-        self.broker.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
 
 #[derive(Debug)]
 enum Node {
@@ -1184,14 +1142,20 @@ impl Conn {
         let (status, description, body, kind) = match &entity {
             // Any token is taken: the endpoint is for local development (202, as the service).
             None => (202, "Accepted".to_string(), Value::Null, None),
-            Some(entity) => match crate::mgmt::handle(
-                &self.shared,
-                &self.who(),
-                &associated_link(&request).unwrap_or_else(|| self.who()),
-                entity,
-                &operation,
-                &request.body,
-            ) {
+            Some(entity) => match {
+                let who = self.who();
+                let link = associated_link(&request).unwrap_or_else(|| who.clone());
+                let answer = crate::mgmt::handle(
+                    &mut self.shared.lock(),
+                    &who,
+                    &link,
+                    entity,
+                    &operation,
+                    &request.body,
+                );
+                self.shared.bump();
+                answer
+            } {
                 Ok((status, body)) => (status, "OK".to_string(), body, None),
                 Err(e) => (
                     match e.kind {

@@ -12,6 +12,9 @@ pub mod frame;
 pub mod live;
 pub mod message;
 pub mod mgmt;
+pub mod shared;
+
+pub use shared::Shared;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -29,7 +32,7 @@ pub const MAX_CONNECTIONS: usize = 256;
 pub async fn serve_ui(
     addr: SocketAddr,
     dist: std::path::PathBuf,
-    shared: Arc<conn::Shared>,
+    shared: Arc<Shared>,
 ) -> std::io::Result<SocketAddr> {
     let listener = TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
@@ -58,7 +61,7 @@ pub fn connection_string(addr: &SocketAddr) -> String {
 /// A running endpoint: its address and the state it shares with its connections.
 pub struct Server {
     pub addr: SocketAddr,
-    pub shared: Arc<conn::Shared>,
+    pub shared: Arc<Shared>,
     listener: TcpListener,
 }
 
@@ -68,7 +71,7 @@ impl Server {
         let listener = TcpListener::bind(addr).await?;
         Ok(Server {
             addr: listener.local_addr()?,
-            shared: Arc::new(conn::Shared::new(broker)),
+            shared: Arc::new(Shared::new(broker)),
             listener,
         })
     }
@@ -80,7 +83,7 @@ impl Server {
         let _clock = tokio::spawn(async move {
             loop {
                 let wait = {
-                    let mut broker = shared.broker.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut broker = shared.lock();
                     broker.tick();
                     broker.next_due_in()
                 };

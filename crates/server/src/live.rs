@@ -12,7 +12,7 @@
 //!   lock lapse or the expiry). Only with the header `x-sbp-live: 1`: a page of another origin
 //!   cannot send it without a CORS preflight, which this server does not answer.
 use crate::broker::LiveEvent;
-use crate::conn::Shared;
+use crate::shared::Shared;
 use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -43,7 +43,7 @@ pub async fn announce(shared: Arc<Shared>) {
     loop {
         tokio::time::sleep(NOW_EVERY).await;
         let clients = shared.clients();
-        let mut broker = shared.broker.lock().unwrap_or_else(|p| p.into_inner());
+        let mut broker = shared.lock();
         if broker.live.receiver_count() > 0 {
             broker.tick();
             broker.announce_now(Some(clients));
@@ -60,7 +60,7 @@ async fn events(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
     // The copy of the run and the subscription are taken under one lock: no step falls
     // between them.
     let (first, feed) = {
-        let mut broker = shared.broker.lock().unwrap_or_else(|p| p.into_inner());
+        let mut broker = shared.lock();
         broker.tick();
         let first = serde_json::json!({
             "now": broker.sim.now(),
@@ -97,7 +97,7 @@ fn json(status: StatusCode, value: serde_json::Value) -> axum::response::Respons
 
 async fn status(State(shared): State<Arc<Shared>>) -> axum::response::Response {
     let clients = shared.clients();
-    let mut broker = shared.broker.lock().unwrap_or_else(|p| p.into_inner());
+    let mut broker = shared.lock();
     broker.tick();
     json(
         StatusCode::OK,

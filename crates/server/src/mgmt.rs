@@ -1,8 +1,7 @@
 //! `<entity>/$management` requests: request and response maps as the SDKs write and read them
 //! (.NET `Amqp/ManagementConstants.cs`, Python `_common/constants.py` and
 //! `_common/mgmt_handlers.py`, JS `service-bus/src/core/managementClient.ts`).
-use crate::broker::Settle;
-use crate::conn::Shared;
+use crate::broker::{Broker, Settle};
 use crate::message::{self, Shown};
 use fe2o3_amqp_types::messaging::Body;
 use fe2o3_amqp_types::primitives::{Array, Binary, OrderedMap, Timestamp, Uuid, Value};
@@ -76,9 +75,10 @@ fn map(entries: Vec<(&str, Value)>) -> Value {
     Value::Map(m)
 }
 
-/// Answers one request: (status code, body).
+/// Answers one request: (status code, body). The caller holds the broker, and wakes the
+/// waiting receivers after.
 pub fn handle(
-    shared: &Shared,
+    broker: &mut Broker,
     who: &str,
     link: &str,
     entity: &str,
@@ -93,7 +93,6 @@ pub fn handle(
         },
         _ => &empty,
     };
-    let mut broker = shared.broker.lock().unwrap_or_else(|p| p.into_inner());
     let start = broker.clock();
     let utc = |at: i64| Value::Timestamp(Timestamp::from_milliseconds(start.utc(at)));
     let answer = match operation {
@@ -233,7 +232,5 @@ pub fn handle(
             ))
         }
     };
-    drop(broker);
-    shared.bump();
     Ok(answer)
 }

@@ -14,7 +14,7 @@ use tokio::net::TcpStream;
 struct Running {
     amqp: std::net::SocketAddr,
     http: std::net::SocketAddr,
-    shared: std::sync::Arc<sbp_server::conn::Shared>,
+    shared: std::sync::Arc<sbp_server::Shared>,
 }
 
 async fn start() -> Running {

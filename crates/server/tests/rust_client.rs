@@ -9,7 +9,7 @@ use sbp_server::Server;
 
 async fn start() -> (
     std::net::SocketAddr,
-    std::sync::Arc<sbp_server::conn::Shared>,
+    std::sync::Arc<sbp_server::Shared>,
 ) {
     let scenario =
         sbp_scenario::Scenario::from_json(r#"{"version": 1, "entities": [{"queue": "orders"}]}"#)
