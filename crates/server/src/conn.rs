@@ -3,16 +3,14 @@
 //! from). A small broker-side state machine on fe2o3-amqp-types and serde_amqp: the delivery
 //! tags (16-byte lock tokens) and the dispositions echoed are this server's to decide.
 use crate::broker::Settle;
-use crate::shared::Shared;
 use crate::frame::{self, FrameError, RawFrame, FRAME_AMQP, FRAME_SASL};
 use crate::message::{self, Shown};
+use crate::shared::Shared;
 use bytes::BytesMut;
-use fe2o3_amqp_types::definitions::{
-    Error as AmqpError, ErrorCondition, ReceiverSettleMode, Role, SenderSettleMode,
-};
+use fe2o3_amqp_types::definitions::{Error as AmqpError, ErrorCondition, Role, SenderSettleMode};
 use fe2o3_amqp_types::messaging::{
     Accepted, AmqpValue, ApplicationProperties, Body, DeliveryState, Message, MessageId, Modified,
-    Properties, Rejected, Source, Target, TargetArchetype,
+    Properties, Rejected, TargetArchetype,
 };
 use fe2o3_amqp_types::performatives::{
     Attach, Begin, Close, Detach, Disposition, End, Flow, Open, Performative, Transfer,
@@ -20,9 +18,10 @@ use fe2o3_amqp_types::performatives::{
 use fe2o3_amqp_types::primitives::{Array, Binary, OrderedMap, SimpleValue, Symbol, Value};
 use fe2o3_amqp_types::sasl::{SaslCode, SaslInit, SaslMechanisms, SaslOutcome};
 use sbp_engine::{BrokerError, ErrorKind};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use tokio::io::AsyncWriteExt;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
@@ -34,12 +33,15 @@ const DOTNET_EPOCH_TICKS: i64 = 621_355_968_000_000_000;
 /// The bounds one connection keeps (said in the error when one is passed).
 pub const MAX_SESSIONS: usize = 16;
 pub const MAX_LINKS_PER_SESSION: usize = 64;
+/// The longest container id, link name or address taken (an entity path is at most 260
+/// characters; the SDKs' link names add a GUID).
+pub const MAX_NAME: usize = 1024;
 /// Credit granted to a client's sender link at a time.
 const SENDER_CREDIT: u32 = 1000;
 /// The most messages one delivery round takes from the engine for a link.
 const MAX_ROUND: u32 = 100;
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Node {
     Cbs,
     /// `<entity>/$management`.
@@ -69,8 +71,15 @@ struct Session {
     next_outgoing_id: u32,
     next_delivery_id: u32,
     links: HashMap<u32, Link>,
-    /// Delivery id -> lock token, for the client's dispositions.
-    unsettled: HashMap<u32, String>,
+    /// Delivery id -> lock token, for the client's dispositions (a range of ids settles what
+    /// is here in it, nothing else).
+    unsettled: BTreeMap<u32, String>,
+    /// Handles this server detached whose client has not answered yet: frames still in flight
+    /// on them are passed over, not taken for frames on an unknown handle.
+    detaching: std::collections::BTreeSet<u32>,
+    /// Transfers the client may still send before this server widens its incoming window
+    /// again (part 2, 2.5.6); one beyond it ends the session with window-violation.
+    incoming_left: u32,
 }
 
 pub struct Conn {
@@ -81,9 +90,26 @@ pub struct Conn {
     out: Vec<u8>,
     max_frame: u32,
     sessions: HashMap<u16, Session>,
-    next_channel: u16,
     closed: bool,
+    /// Whether the client's `open` came (every other frame must follow it).
+    opened: bool,
+    /// The idle time-out the client's `open` asked for: empty frames go out at half of it.
+    peer_idle: Option<std::time::Duration>,
+    /// The largest message (the tier's, SEND-04) plus [`FRAMING`]: what one unfinished
+    /// transfer may gather.
+    max_delivery: usize,
+    /// Bytes of unfinished transfers this connection holds (at most [`CONN_INFLIGHT`]).
+    inflight: usize,
 }
+
+/// What a message's sections may add to its body, header and properties included, over the
+/// tier's largest message.
+pub const FRAMING: usize = 64 * 1024;
+/// Bytes of unfinished transfers one connection may hold, all its links together.
+pub const CONN_INFLIGHT: usize = 64 * 1024 * 1024;
+/// The incoming window this server grants a session, in transfer frames; widened again when
+/// half of it is used.
+pub const INCOMING_WINDOW: u32 = 8192;
 
 /// An AMQP error with all three fields written: the Python SDK reads a rejected send's error
 /// as `[condition, description, info]` and fails on a shorter list (`_pyamqp/client.py`
@@ -114,6 +140,41 @@ pub fn condition(kind: ErrorKind) -> &'static str {
         ErrorKind::SessionCannotBeLocked => "com.microsoft:session-cannot-be-locked",
         ErrorKind::ServiceTimeout => "com.microsoft:timeout",
     }
+}
+
+/// The delivery ids of `unsettled` from `first` to `last`, as serial numbers (RFC 1982, as
+/// part 2, 2.8.10 has them): a range whose end is below its start wraps past 2^32.
+fn unsettled_in(unsettled: &BTreeMap<u32, String>, first: u32, last: u32) -> Vec<u32> {
+    if first <= last {
+        unsettled.range(first..=last).map(|(id, _)| *id).collect()
+    } else {
+        unsettled
+            .range(first..)
+            .chain(unsettled.range(..=last))
+            .map(|(id, _)| *id)
+            .collect()
+    }
+}
+
+/// Settlement results in runs: ids in a row (each the one after the last, wrapping) that had
+/// no failure go as one range; a failure goes alone with its error.
+fn runs(results: &[(u32, Option<BrokerError>)]) -> Vec<(u32, u32, Option<&BrokerError>)> {
+    let mut out: Vec<(u32, u32, Option<&BrokerError>)> = Vec::new();
+    for (id, failure) in results {
+        match (out.last_mut(), failure) {
+            (Some((_, last, None)), None) if last.wrapping_add(1) == *id => *last = *id,
+            _ => out.push((*id, *id, failure.as_ref())),
+        }
+    }
+    out
+}
+
+/// A frame naming a handle that is not attached: a session error (part 2, 2.7.5 and 2.8.15).
+fn unattached(handle: u32) -> AmqpError {
+    error(
+        "amqp:session:unattached-handle",
+        format!("handle {handle} is not attached"),
+    )
 }
 
 fn broker_error(e: &BrokerError) -> AmqpError {
@@ -188,68 +249,108 @@ fn trace() -> bool {
     *ON.get_or_init(|| std::env::var_os("SBP_SERVE_TRACE").is_some_and(|v| v == "1"))
 }
 
-/// Answers a connection the server cannot take: after SASL (if asked) and the AMQP header,
-/// an `open` and a `close` carrying `amqp:resource-limit-exceeded` with the limit named.
-pub async fn refuse(stream: TcpStream, why: String) {
-    let (mut reader, mut writer) = stream.into_split();
-    let Ok(mut header) = frame::read_header(&mut reader).await else {
-        return;
+/// The protocol headers and SASL, up to the AMQP header: what every connection goes through
+/// first, a refused one too. SASL offers ANONYMOUS (Python, JavaScript), MSSBCBS (.NET) and
+/// PLAIN; any credentials are taken: the endpoint is for local development. False when the
+/// client is not one this server can go on with (it has been told where the protocol allows).
+async fn greet(reader: &mut OwnedReadHalf, writer: &mut OwnedWriteHalf) -> bool {
+    let Ok(mut header) = frame::read_header(reader).await else {
+        return false;
     };
     if header == frame::SASL_HEADER {
         let mechanisms = SaslMechanisms {
-            sasl_server_mechanisms: Array(vec![Symbol::from("ANONYMOUS"), Symbol::from("MSSBCBS")]),
+            sasl_server_mechanisms: Array(vec![
+                Symbol::from("ANONYMOUS"),
+                Symbol::from("MSSBCBS"),
+                Symbol::from("PLAIN"),
+            ]),
+        };
+        let mut out = frame::SASL_HEADER.to_vec();
+        out.extend(frame::encode(FRAME_SASL, 0, &mechanisms, &[]));
+        if writer.write_all(&out).await.is_err() {
+            return false;
+        }
+        let init = match frame::read_frame(reader, frame::MIN_MAX_FRAME_SIZE * 8).await {
+            Ok(f) if f.kind == FRAME_SASL => frame::decode_sasl::<SaslInit>(&f.body).is_ok(),
+            _ => false,
         };
         let outcome = SaslOutcome {
-            code: SaslCode::Ok,
+            code: if init { SaslCode::Ok } else { SaslCode::Auth },
             additional_data: None,
         };
-        let _ = writer.write_all(&frame::SASL_HEADER).await;
-        let _ = writer
-            .write_all(&frame::encode(FRAME_SASL, 0, &mechanisms, &[]))
-            .await;
-        if frame::read_frame(&mut reader, 4096).await.is_err() {
-            return;
-        }
         let _ = writer
             .write_all(&frame::encode(FRAME_SASL, 0, &outcome, &[]))
             .await;
-        header = match frame::read_header(&mut reader).await {
+        if !init {
+            return false;
+        }
+        header = match frame::read_header(reader).await {
             Ok(h) => h,
-            Err(_) => return,
+            Err(_) => return false,
         };
     }
-    let _ = header;
-    let open = Open {
+    // The header this server speaks, then, for any other, the connection ends (part 2, 2.2).
+    let _ = writer.write_all(&frame::AMQP_HEADER).await;
+    header == frame::AMQP_HEADER
+}
+
+/// How long a refused connection is given to hear why (its headers and SASL, then `open` and
+/// `close`): it is closed at the end of it whatever it sent.
+pub const REFUSE_TIME: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Answers a connection the server cannot take: after SASL (if asked) and the AMQP header,
+/// an `open` and a `close` carrying `amqp:resource-limit-exceeded` with the limit named; all
+/// within [`REFUSE_TIME`].
+pub async fn refuse(stream: TcpStream, why: String) {
+    let (mut reader, mut writer) = stream.into_split();
+    let answer = async {
+        if !greet(&mut reader, &mut writer).await {
+            return;
+        }
+        let mut out = frame::encode(FRAME_AMQP, 0, &Performative::Open(our_open(0, None)), &[]);
+        let close = Close {
+            error: Some(error("amqp:resource-limit-exceeded", why)),
+        };
+        out.extend(frame::encode(
+            FRAME_AMQP,
+            0,
+            &Performative::Close(close),
+            &[],
+        ));
+        let _ = writer.write_all(&out).await;
+    };
+    let _ = tokio::time::timeout(REFUSE_TIME, answer).await;
+}
+
+/// This server's `open`: its name, the largest frame, the channels it takes and the idle
+/// time-out it keeps.
+fn our_open(channel_max: u16, idle: Option<std::time::Duration>) -> Open {
+    Open {
         container_id: "sbp-serve".into(),
         hostname: None,
         max_frame_size: frame::MAX_FRAME_SIZE.into(),
-        channel_max: 0.into(),
-        idle_time_out: None,
+        channel_max: channel_max.into(),
+        idle_time_out: idle.map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX)),
         outgoing_locales: None,
         incoming_locales: None,
         offered_capabilities: None,
         desired_capabilities: None,
         properties: None,
-    };
-    let close = Close {
-        error: Some(error("amqp:resource-limit-exceeded", why)),
-    };
-    let mut out = frame::AMQP_HEADER.to_vec();
-    out.extend(frame::encode(FRAME_AMQP, 0, &Performative::Open(open), &[]));
-    out.extend(frame::encode(
-        FRAME_AMQP,
-        0,
-        &Performative::Close(close),
-        &[],
-    ));
-    let _ = writer.write_all(&out).await;
+    }
 }
+
+/// An empty frame: AMQP's heartbeat (part 2, 2.4.5).
+const HEARTBEAT: [u8; 8] = [0, 0, 0, 8, 2, 0, 0, 0];
 
 impl Conn {
     pub fn new(peer: String, shared: Arc<Shared>) -> Conn {
         let id = shared
             .next_client
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let largest = shared.lock().sim.ns.tier().max_message_size();
+        let max_delivery = usize::try_from(largest)
+            .unwrap_or(usize::MAX)
+            .saturating_add(FRAMING);
         Conn {
             id,
             peer,
@@ -258,8 +359,11 @@ impl Conn {
             out: Vec::new(),
             max_frame: frame::MAX_FRAME_SIZE,
             sessions: HashMap::new(),
-            next_channel: 0,
             closed: false,
+            opened: false,
+            peer_idle: None,
+            max_delivery,
+            inflight: 0,
         }
     }
 
@@ -308,58 +412,24 @@ impl Conn {
     }
 
     /// Runs the connection to its end. Errors that end it are said to the client in `close`.
+    /// The client has [`Limits::handshake`] from the accept to its `open`; after that, a
+    /// connection silent for longer than [`Limits::idle`] (the idle time-out our `open`
+    /// offers) is closed, and when the client's `open` asks for an idle time-out, an empty
+    /// frame goes out at half of it whenever nothing else did.
+    ///
+    /// [`Limits::handshake`]: crate::shared::Limits::handshake
+    /// [`Limits::idle`]: crate::shared::Limits::idle
     pub async fn run(mut self, stream: TcpStream) {
+        let limits = self.shared.limits;
+        let handshake_ends = tokio::time::Instant::now() + limits.handshake;
         let (mut reader, mut writer) = stream.into_split();
-        // SASL (offered: ANONYMOUS for Python and JS, MSSBCBS for .NET, PLAIN), then AMQP.
-        let header = match frame::read_header(&mut reader).await {
-            Ok(h) => h,
-            Err(_) => return,
-        };
-        if header == frame::SASL_HEADER {
-            let _ = writer.write_all(&frame::SASL_HEADER).await;
-            let mechanisms = SaslMechanisms {
-                sasl_server_mechanisms: Array(vec![
-                    Symbol::from("ANONYMOUS"),
-                    Symbol::from("MSSBCBS"),
-                    Symbol::from("PLAIN"),
-                ]),
-            };
-            let _ = writer
-                .write_all(&frame::encode(FRAME_SASL, 0, &mechanisms, &[]))
-                .await;
-            let init = match frame::read_frame(&mut reader, frame::MIN_MAX_FRAME_SIZE * 8).await {
-                Ok(f) if f.kind == FRAME_SASL => frame::decode_sasl::<SaslInit>(&f.body),
-                Ok(_) => Err(FrameError::Decode("expected sasl-init".into())),
-                Err(e) => Err(e),
-            };
-            // Any credentials are accepted: the endpoint is for local development.
-            let code = if init.is_ok() {
-                SaslCode::Ok
-            } else {
-                SaslCode::Auth
-            };
-            let outcome = SaslOutcome {
-                code,
-                additional_data: None,
-            };
-            let _ = writer
-                .write_all(&frame::encode(FRAME_SASL, 0, &outcome, &[]))
-                .await;
-            if init.is_err() {
-                return;
-            }
-            match frame::read_header(&mut reader).await {
-                Ok(h) if h == frame::AMQP_HEADER => {}
-                _ => return,
-            }
-        } else if header != frame::AMQP_HEADER {
-            // The header this server speaks, then the connection ends (core spec 2.2).
-            let _ = writer.write_all(&frame::AMQP_HEADER).await;
+        let greeted =
+            tokio::time::timeout_at(handshake_ends, greet(&mut reader, &mut writer)).await;
+        if greeted != Ok(true) {
             return;
         }
-        let _ = writer.write_all(&frame::AMQP_HEADER).await;
-
-        let (tx, mut rx) = mpsc::channel::<Result<RawFrame, FrameError>>(64);
+        // One frame read ahead at most: what a connection holds is bounded by two frames.
+        let (tx, mut rx) = mpsc::channel::<Result<RawFrame, FrameError>>(1);
         let max = self.max_frame;
         let read_task = tokio::spawn(async move {
             loop {
@@ -371,23 +441,47 @@ impl Conn {
             }
         });
         let mut changed = self.shared.changed.subscribe();
+        let mut heard = tokio::time::Instant::now();
+        let mut said = tokio::time::Instant::now();
         while !self.closed {
+            // Before the client's open: the handshake's end; after: the idle time-out.
+            let silent_until = if self.opened {
+                heard + limits.idle
+            } else {
+                handshake_ends
+            };
+            let heartbeat_at = self.peer_idle.map(|t| said + t / 2);
             tokio::select! {
-                f = rx.recv() => match f {
-                    Some(Ok(f)) => self.on_frame(f),
-                    Some(Err(FrameError::Closed)) | None => break,
-                    Some(Err(e)) => {
-                        let err = match &e {
-                            FrameError::TooLarge { .. } => error("amqp:connection:framing-error", e.to_string()),
-                            _ => error("amqp:decode-error", e.to_string()),
-                        };
-                        self.push(0, Performative::Close(Close { error: Some(err) }), &[]);
-                        self.closed = true;
+                f = rx.recv() => {
+                    heard = tokio::time::Instant::now();
+                    match f {
+                        Some(Ok(f)) => self.on_frame(f),
+                        Some(Err(FrameError::Closed)) | None => break,
+                        Some(Err(e)) => {
+                            let err = match &e {
+                                FrameError::TooLarge { .. } => error("amqp:connection:framing-error", e.to_string()),
+                                _ => error("amqp:decode-error", e.to_string()),
+                            };
+                            self.close(err);
+                        }
                     }
                 },
                 r = changed.changed() => {
                     if r.is_err() { break; }
                     self.deliver_all();
+                }
+                _ = tokio::time::sleep_until(silent_until) => {
+                    let why = if self.opened {
+                        format!("no frame for {} s: the idle time-out this server's open offered", limits.idle.as_secs())
+                    } else {
+                        format!("no open within {} s of connecting (sbp serve's handshake time-out)", limits.handshake.as_secs())
+                    };
+                    self.close(error("amqp:resource-limit-exceeded", why));
+                }
+                _ = tokio::time::sleep_until(heartbeat_at.unwrap_or(silent_until)), if heartbeat_at.is_some() => {
+                    if self.out.is_empty() {
+                        self.out.extend_from_slice(&HEARTBEAT);
+                    }
                 }
             }
             if !self.out.is_empty() {
@@ -395,10 +489,23 @@ impl Conn {
                 if writer.write_all(&out).await.is_err() {
                     break;
                 }
+                said = tokio::time::Instant::now();
             }
         }
         read_task.abort();
+        self.drop_partials();
         self.shared.set_client(self.id, None);
+    }
+
+    /// Ends the connection with `err` said in a `close`.
+    fn close(&mut self, err: AmqpError) {
+        eprintln!(
+            "{}: closing: {}",
+            self.who(),
+            err.description.as_deref().unwrap_or("")
+        );
+        self.push(0, Performative::Close(Close { error: Some(err) }), &[]);
+        self.closed = true;
     }
 
     fn on_frame(&mut self, f: RawFrame) {
@@ -418,6 +525,23 @@ impl Conn {
         if trace() {
             eprintln!("<- {} [{}] {p:?}", self.who(), f.channel);
         }
+        // Part 2, 2.4.1: open comes first; a session's frames need its begin.
+        if !self.opened && !matches!(p, Performative::Open(_)) {
+            return self.close(error(
+                "amqp:not-allowed",
+                "the first frame of a connection is its open",
+            ));
+        }
+        let in_session = matches!(
+            p,
+            Performative::Flow(_) | Performative::Disposition(_) | Performative::Detach(_)
+        );
+        if in_session && !self.sessions.contains_key(&f.channel) {
+            return self.close(error(
+                "amqp:not-allowed",
+                format!("a frame on channel {}, which has no session", f.channel),
+            ));
+        }
         // What the live page lists changes with these.
         let relist = matches!(
             p,
@@ -436,6 +560,9 @@ impl Conn {
             Performative::Detach(d) => self.on_detach(f.channel, d),
             Performative::End(_) => {
                 if let Some(s) = self.sessions.remove(&f.channel) {
+                    for link in s.links.into_values() {
+                        self.forget_partial(link.partial);
+                    }
                     self.push(s.out_channel, Performative::End(End { error: None }), &[]);
                 }
             }
@@ -450,65 +577,165 @@ impl Conn {
     }
 
     fn on_open(&mut self, open: Open) {
+        if self.opened {
+            return self.close(error("amqp:not-allowed", "a second open on one connection"));
+        }
+        if open.container_id.len() > MAX_NAME {
+            return self.close(error(
+                "amqp:invalid-field",
+                format!("a container id has at most {MAX_NAME} bytes (sbp serve's limit)"),
+            ));
+        }
+        self.opened = true;
         self.client = open.container_id.clone();
         self.max_frame = open
             .max_frame_size
             .0
             .clamp(frame::MIN_MAX_FRAME_SIZE, frame::MAX_FRAME_SIZE);
-        let reply = Open {
-            container_id: "sbp-serve".into(),
-            hostname: None,
-            max_frame_size: frame::MAX_FRAME_SIZE.into(),
-            channel_max: (MAX_SESSIONS as u16 - 1).into(),
-            idle_time_out: None,
-            outgoing_locales: None,
-            incoming_locales: None,
-            offered_capabilities: None,
-            desired_capabilities: None,
-            properties: None,
-        };
+        // 0 asks for none; under a second would have this server do little but heartbeats.
+        self.peer_idle = open
+            .idle_time_out
+            .filter(|ms| *ms > 0)
+            .map(|ms| std::time::Duration::from_millis(u64::from(ms.max(1000))));
+        let reply = our_open(MAX_SESSIONS as u16 - 1, Some(self.shared.limits.idle));
         self.push(0, Performative::Open(reply), &[]);
     }
 
     fn on_begin(&mut self, channel: u16, begin: Begin) {
         if self.sessions.len() >= MAX_SESSIONS {
-            let err = error(
+            return self.close(error(
                 "amqp:resource-limit-exceeded",
                 format!("a connection has at most {MAX_SESSIONS} sessions (sbp serve's limit)"),
-            );
-            self.push(0, Performative::Close(Close { error: Some(err) }), &[]);
-            self.closed = true;
-            return;
+            ));
         }
-        let out_channel = self.next_channel;
-        self.next_channel = self.next_channel.wrapping_add(1);
+        if self.sessions.contains_key(&channel) || begin.remote_channel.is_some() {
+            return self.close(error(
+                "amqp:not-allowed",
+                format!("a begin on channel {channel}, which has a session already"),
+            ));
+        }
+        // The lowest channel of ours no session uses.
+        let out_channel = (0..=MAX_SESSIONS as u16)
+            .find(|c| self.sessions.values().all(|s| s.out_channel != *c))
+            .unwrap_or(0);
         self.sessions.insert(
             channel,
             Session {
                 out_channel,
+                incoming_left: INCOMING_WINDOW,
                 ..Default::default()
             },
         );
         let reply = Begin {
             remote_channel: Some(channel),
             next_outgoing_id: 0,
-            incoming_window: 1 << 20,
+            incoming_window: INCOMING_WINDOW,
             outgoing_window: 1 << 20,
             handle_max: (MAX_LINKS_PER_SESSION as u32 - 1).into(),
             offered_capabilities: None,
             desired_capabilities: None,
             properties: None,
         };
-        let _ = begin;
         self.push(out_channel, Performative::Begin(reply), &[]);
+    }
+
+    /// Ends the session on `channel` with `err` (a frame its state does not allow): its links
+    /// and their unfinished transfers go with it.
+    fn end_session(&mut self, channel: u16, err: AmqpError) {
+        let Some(s) = self.sessions.remove(&channel) else {
+            return self.close(err);
+        };
+        for link in s.links.into_values() {
+            self.forget_partial(link.partial);
+        }
+        self.push(
+            s.out_channel,
+            Performative::End(End { error: Some(err) }),
+            &[],
+        );
+    }
+
+    /// Detaches a link with `err` (closed: the client must attach again).
+    fn end_link(&mut self, channel: u16, handle: u32, err: AmqpError) {
+        let Some(s) = self.sessions.get_mut(&channel) else {
+            return;
+        };
+        let out_channel = s.out_channel;
+        s.detaching.insert(handle);
+        let partial = s.links.remove(&handle).and_then(|l| l.partial);
+        self.forget_partial(partial);
+        self.push(
+            out_channel,
+            Performative::Detach(Detach {
+                handle: handle.into(),
+                closed: true,
+                error: Some(err),
+            }),
+            &[],
+        );
+    }
+
+    /// Remembers a handle this server detached until the client's detach answers it.
+    fn detached_by_us(&mut self, channel: u16, handle: u32) {
+        if let Some(s) = self.sessions.get_mut(&channel) {
+            s.detaching.insert(handle);
+        }
+    }
+
+    /// Gives back the budget an unfinished transfer held.
+    fn forget_partial(&mut self, partial: Option<(Transfer, BytesMut)>) {
+        if let Some((_, bytes)) = partial {
+            self.give_back(bytes.len());
+        }
+    }
+
+    /// Gives back `bytes` of this connection's and the process's budget.
+    fn give_back(&mut self, bytes: usize) {
+        self.inflight = self.inflight.saturating_sub(bytes);
+        self.shared.give_inflight(bytes);
+    }
+
+    /// Every unfinished transfer of the connection given back (it ends).
+    fn drop_partials(&mut self) {
+        let partials: Vec<_> = self
+            .sessions
+            .values_mut()
+            .flat_map(|s| s.links.values_mut())
+            .filter_map(|l| l.partial.take())
+            .collect();
+        for p in partials {
+            self.forget_partial(Some(p));
+        }
     }
 
     fn on_attach(&mut self, channel: u16, a: Attach) {
         let Some(session) = self.sessions.get(&channel) else {
-            return;
+            return self.close(error(
+                "amqp:not-allowed",
+                format!("an attach on channel {channel}, which has no session"),
+            ));
         };
+        if session.links.contains_key(&a.handle.0) {
+            return self.end_session(
+                channel,
+                error(
+                    "amqp:session:handle-in-use",
+                    format!("handle {} is attached already", a.handle.0),
+                ),
+            );
+        }
         let out_channel = session.out_channel;
-        let too_many = session.links.len() >= MAX_LINKS_PER_SESSION;
+        let refused = if session.links.len() >= MAX_LINKS_PER_SESSION {
+            Some(format!(
+                "a session has at most {MAX_LINKS_PER_SESSION} links (sbp serve's limit)"
+            ))
+        } else if a.name.len() > MAX_NAME {
+            Some(format!(
+                "a link name has at most {MAX_NAME} bytes (sbp serve's limit)"
+            ))
+        } else {
+            None
+        };
         let client_receives = a.role == Role::Receiver;
         let address = if client_receives {
             a.source.as_ref().and_then(|s| s.address.clone())
@@ -518,6 +745,7 @@ impl Conn {
                 _ => None,
             }
         };
+        let address = address.filter(|a| a.len() <= MAX_NAME);
         let node = node_of(address.as_deref().unwrap_or(""));
         // An entity that does not exist: the attach is answered, then detached with not-found.
         let missing = match &node {
@@ -542,8 +770,8 @@ impl Conn {
                     .find(|(k, _)| k.0 == SESSION_FILTER)
                     .map(|(_, v)| v.clone())
             });
-        if let (Some(wanted), true, Node::Entity(entity), None) =
-            (filter, client_receives, &node, &missing)
+        if let (Some(wanted), true, Node::Entity(entity), None, None) =
+            (filter, client_receives, &node, &missing, &refused)
         {
             let wanted = match wanted {
                 Value::String(s) => Some(s),
@@ -627,12 +855,10 @@ impl Conn {
             closed: true,
             error: Some(e),
         };
-        if too_many {
-            let e = error(
-                "amqp:resource-limit-exceeded",
-                format!("a session has at most {MAX_LINKS_PER_SESSION} links (sbp serve's limit)"),
-            );
+        if let Some(why) = refused {
+            let e = error("amqp:resource-limit-exceeded", why);
             self.push(out_channel, Performative::Detach(refuse(e)), &[]);
+            self.detached_by_us(channel, handle);
             return;
         }
         if let Some(e) = missing {
@@ -641,6 +867,7 @@ impl Conn {
                 Performative::Detach(refuse(broker_error(&e))),
                 &[],
             );
+            self.detached_by_us(channel, handle);
             return;
         }
         let peek_lock = a.snd_settle_mode != SenderSettleMode::Settled;
@@ -664,7 +891,6 @@ impl Conn {
             let delivery_count = a.initial_delivery_count.unwrap_or(0);
             self.grant(channel, handle, delivery_count, SENDER_CREDIT);
         }
-        let _ = ReceiverSettleMode::First;
     }
 
     fn session_flow(&self, channel: u16) -> Option<(u16, u32)> {
@@ -673,10 +899,16 @@ impl Conn {
             .map(|s| (s.out_channel, s.next_outgoing_id))
     }
 
+    /// Gives a client's sending link `credit` from its `delivery_count` on (a flow), and keeps
+    /// it: a transfer beyond it is refused.
     fn grant(&mut self, channel: u16, handle: u32, delivery_count: u32, credit: u32) {
-        let Some((out_channel, next_outgoing_id)) = self.session_flow(channel) else {
+        let Some(s) = self.sessions.get_mut(&channel) else {
             return;
         };
+        if let Some(link) = s.links.get_mut(&handle) {
+            link.credit = credit;
+        }
+        let (out_channel, next_outgoing_id) = (s.out_channel, s.next_outgoing_id);
         let flow = Flow {
             next_incoming_id: None,
             incoming_window: 1 << 20,
@@ -697,11 +929,13 @@ impl Conn {
         let Some(handle) = flow.handle.as_ref().map(|h| h.0) else {
             return; // a session-level flow: the windows are large
         };
-        let Some(link) = self
-            .sessions
-            .get_mut(&channel)
-            .and_then(|s| s.links.get_mut(&handle))
-        else {
+        let Some(s) = self.sessions.get_mut(&channel) else {
+            return;
+        };
+        let Some(link) = s.links.get_mut(&handle) else {
+            if !s.detaching.contains(&handle) {
+                self.end_session(channel, unattached(handle));
+            }
             return;
         };
         if !link.client_receives {
@@ -842,7 +1076,6 @@ impl Conn {
             Some(tag) => tag.to_vec(),
             None => m.sequence_number.to_be_bytes().to_vec(),
         };
-        let max_frame = self.max_frame as usize;
         let Some(s) = self.sessions.get_mut(&channel) else {
             return;
         };
@@ -857,11 +1090,23 @@ impl Conn {
             link.delivery_count = link.delivery_count.wrapping_add(1);
             link.credit = link.credit.saturating_sub(1);
         }
-        let out_channel = s.out_channel;
-        // A message larger than a frame goes in several (`more`), each under the frame size.
-        let room = max_frame.saturating_sub(512).max(256);
+        self.send_delivery(channel, handle, delivery_id, tag, !peek_lock, &payload);
+    }
+
+    /// Sends one delivery on our sending link `handle`: in several transfers (`more`) when it
+    /// is larger than a frame of the client's max-frame-size.
+    fn send_delivery(
+        &mut self,
+        channel: u16,
+        handle: u32,
+        delivery_id: u32,
+        tag: Vec<u8>,
+        settled: bool,
+        payload: &[u8],
+    ) {
+        let room = (self.max_frame as usize).saturating_sub(512).max(256);
         let chunks: Vec<&[u8]> = if payload.is_empty() {
-            vec![&payload[..]]
+            vec![payload]
         } else {
             payload.chunks(room).collect()
         };
@@ -873,7 +1118,7 @@ impl Conn {
                 delivery_id: first.then_some(delivery_id),
                 delivery_tag: first.then(|| Binary::from(tag.clone())),
                 message_format: first.then_some(0),
-                settled: first.then_some(!peek_lock),
+                settled: first.then_some(settled),
                 more: i != last,
                 rcv_settle_mode: None,
                 state: None,
@@ -881,67 +1126,139 @@ impl Conn {
                 aborted: false,
                 batchable: false,
             };
-            if let Some(s) = self.sessions.get_mut(&channel) {
-                s.next_outgoing_id = s.next_outgoing_id.wrapping_add(1);
-            }
+            let Some(s) = self.sessions.get_mut(&channel) else {
+                return;
+            };
+            s.next_outgoing_id = s.next_outgoing_id.wrapping_add(1);
+            let out_channel = s.out_channel;
             self.push(out_channel, Performative::Transfer(t), chunk);
         }
     }
 
+    /// A transfer from the client (part 2, 2.6.12 and 2.7.5), held to the session's incoming
+    /// window, the link's credit, the largest message of the tier and the bytes this
+    /// connection and the process may hold for unfinished transfers; an aborted one is
+    /// dropped. A frame breaking one of them ends its link or session with the condition the
+    /// spec names.
     fn on_transfer(&mut self, channel: u16, t: Transfer, payload: BytesMut) {
         let handle = t.handle.0;
-        let Some(link) = self
-            .sessions
-            .get_mut(&channel)
-            .and_then(|s| s.links.get_mut(&handle))
-        else {
-            return;
+        let Some(s) = self.sessions.get_mut(&channel) else {
+            return self.close(error(
+                "amqp:not-allowed",
+                format!("a transfer on channel {channel}, which has no session"),
+            ));
         };
+        if s.incoming_left == 0 {
+            return self.end_session(
+                channel,
+                error(
+                    "amqp:session:window-violation",
+                    format!(
+                        "more than the {INCOMING_WINDOW} transfers the incoming window allowed"
+                    ),
+                ),
+            );
+        }
+        s.incoming_left -= 1;
+        let widen = s.incoming_left < INCOMING_WINDOW / 2;
+        let Some(link) = s.links.get_mut(&handle) else {
+            if s.detaching.contains(&handle) {
+                return; // sent before our detach reached the client
+            }
+            return self.end_session(channel, unattached(handle));
+        };
+        if link.client_receives {
+            return self.end_link(
+                channel,
+                handle,
+                error(
+                    "amqp:not-allowed",
+                    "a transfer on a link whose sender is this server",
+                ),
+            );
+        }
+        // A new delivery takes a credit; one beyond the credit is refused.
+        let partial = link.partial.take();
+        if partial.is_none() {
+            if link.credit == 0 {
+                return self.end_link(
+                    channel,
+                    handle,
+                    error(
+                        "amqp:link:transfer-limit-exceeded",
+                        "a transfer beyond the link credit this server granted",
+                    ),
+                );
+            }
+            link.credit -= 1;
+            link.delivery_count = link.delivery_count.wrapping_add(1);
+        }
+        let low = link.credit < SENDER_CREDIT / 2;
+        let dc = link.delivery_count;
+        let node = link.node.clone();
+        if widen {
+            self.widen_window(channel);
+        }
         // Gather a multi-frame transfer; the first frame carries the delivery's fields.
-        let (first, mut whole) = match link.partial.take() {
+        let held = partial.as_ref().map_or(0, |(_, b)| b.len());
+        let (first, whole) = match partial {
             Some((first, mut bytes)) => {
                 bytes.extend_from_slice(&payload);
                 (first, bytes)
             }
             None => (t.clone(), payload),
         };
-        if t.more {
-            if whole.len() > crate::MAX_MESSAGE_BYTES {
-                let e = error(
-                    "amqp:link:message-size-exceeded",
-                    format!(
-                        "a message has at most {} bytes here (sbp serve's limit)",
-                        crate::MAX_MESSAGE_BYTES
-                    ),
-                );
-                let out_channel = self.sessions.get(&channel).map_or(0, |s| s.out_channel);
-                self.push(
-                    out_channel,
-                    Performative::Detach(Detach {
-                        handle: handle.into(),
-                        closed: true,
-                        error: Some(e),
-                    }),
-                    &[],
-                );
-                if let Some(s) = self.sessions.get_mut(&channel) {
-                    s.links.remove(&handle);
-                }
-                return;
-            }
-            link.partial = Some((first, whole));
+        if t.aborted {
+            // Part 2, 2.6.14: an aborted delivery is discarded, and not answered.
+            self.give_back(held);
             return;
         }
-        link.delivery_count = link.delivery_count.wrapping_add(1);
-        link.credit = link.credit.saturating_sub(1);
-        let low = link.credit < SENDER_CREDIT / 2;
-        let dc = link.delivery_count;
-        let node = match &link.node {
-            Node::Cbs => Node::Cbs,
-            Node::Management(e) => Node::Management(e.clone()),
-            Node::Entity(e) => Node::Entity(e.clone()),
-        };
-        let bytes = whole.split().freeze();
+        if t.more {
+            let grown = whole.len() - held;
+            let refusal = if whole.len() > self.max_delivery {
+                Some((
+                    "amqp:link:message-size-exceeded",
+                    format!(
+                        "a message has at most {} bytes on this tier, with {} of framing",
+                        self.max_delivery - FRAMING,
+                        FRAMING
+                    ),
+                ))
+            } else if self.inflight + grown > CONN_INFLIGHT {
+                Some((
+                    "amqp:resource-limit-exceeded",
+                    format!(
+                        "a connection holds at most {} MiB of unfinished transfers (sbp serve's limit)",
+                        CONN_INFLIGHT >> 20
+                    ),
+                ))
+            } else if !self.shared.take_inflight(grown) {
+                Some((
+                    "amqp:resource-limit-exceeded",
+                    format!(
+                        "sbp serve holds at most {} MiB of unfinished transfers for all clients",
+                        self.shared.limits.inflight >> 20
+                    ),
+                ))
+            } else {
+                None
+            };
+            if let Some((condition, why)) = refusal {
+                self.give_back(held);
+                return self.end_link(channel, handle, error(condition, why));
+            }
+            self.inflight += grown;
+            if let Some(link) = self
+                .sessions
+                .get_mut(&channel)
+                .and_then(|s| s.links.get_mut(&handle))
+            {
+                link.partial = Some((first, whole));
+            }
+            return;
+        }
+        self.give_back(held);
+        let bytes = whole.freeze();
         let outcome = match node {
             Node::Entity(entity) => self.on_send(&entity, first.message_format, &bytes),
             Node::Cbs => self.on_request(channel, None, &bytes),
@@ -964,6 +1281,29 @@ impl Conn {
         if low {
             self.grant(channel, handle, dc, SENDER_CREDIT);
         }
+    }
+
+    /// Widens the session's incoming window to [`INCOMING_WINDOW`] again (a session flow).
+    fn widen_window(&mut self, channel: u16) {
+        let Some(s) = self.sessions.get_mut(&channel) else {
+            return;
+        };
+        s.incoming_left = INCOMING_WINDOW;
+        let flow = Flow {
+            next_incoming_id: None,
+            incoming_window: INCOMING_WINDOW,
+            next_outgoing_id: s.next_outgoing_id,
+            outgoing_window: 1 << 20,
+            handle: None,
+            delivery_count: None,
+            link_credit: None,
+            available: None,
+            drain: false,
+            echo: false,
+            properties: None,
+        };
+        let out_channel = s.out_channel;
+        self.push(out_channel, Performative::Flow(flow), &[]);
     }
 
     /// A message (or a batch) sent to an entity: accepted, or rejected with the error the SDK
@@ -1043,44 +1383,51 @@ impl Conn {
             _ => (None, None, None),
         };
         let Some(how) = how else { return };
-        let mut failures = Vec::new();
-        for id in d.first..=last {
-            let token = self
+        // Only what this session holds unsettled in the range is settled: ids never sent are
+        // passed over, at the cost of what is there, not of the range's width (2^32 at most).
+        let ids = self
+            .sessions
+            .get(&channel)
+            .map(|s| unsettled_in(&s.unsettled, d.first, last))
+            .unwrap_or_default();
+        let mut results = Vec::with_capacity(ids.len());
+        for id in ids {
+            let Some(token) = self
                 .sessions
                 .get_mut(&channel)
-                .and_then(|s| s.unsettled.remove(&id));
-            let Some(token) = token else { continue };
+                .and_then(|s| s.unsettled.remove(&id))
+            else {
+                continue;
+            };
             let result =
                 self.shared
                     .lock()
                     .settle(&who, &token, how, reason.clone(), description.clone());
-            if let Err(e) = result {
-                failures.push((id, e));
-            }
+            results.push((id, result.err()));
         }
         self.shared.bump();
         if d.settled {
             return;
         }
         // The settled reply each SDK waits for: the outcome it asked for (without the
-        // dead-letter error, which the SDKs would take for a failure), or the error.
+        // dead-letter error, which the SDKs would take for a failure), or the error; ids in a
+        // row with the same answer go as one range.
         let (out_channel, _) = self.session_flow(channel).unwrap_or((0, 0));
         let echo = match state {
             DeliveryState::Rejected(_) => DeliveryState::Rejected(Rejected { error: None }),
             other => other,
         };
-        for id in d.first..=last {
-            let failed = failures.iter().find(|(f, _)| *f == id);
-            let state = match failed {
-                Some((_, e)) => DeliveryState::Rejected(Rejected {
+        for (first, last, failure) in runs(&results) {
+            let state = match failure {
+                Some(e) => DeliveryState::Rejected(Rejected {
                     error: Some(broker_error(e)),
                 }),
                 None => echo.clone(),
             };
             let reply = Disposition {
                 role: Role::Sender,
-                first: id,
-                last: None,
+                first,
+                last: (last != first).then_some(last),
                 settled: true,
                 state: Some(state),
                 batchable: false,
@@ -1095,7 +1442,14 @@ impl Conn {
             return;
         };
         // A detach that answers ours (a link this server refused or ended) is not answered.
-        let Some(link) = s.links.remove(&handle) else {
+        let Some(mut link) = s.links.remove(&handle) else {
+            if !s.detaching.remove(&handle) {
+                self.end_session(channel, unattached(handle));
+            }
+            return;
+        };
+        self.forget_partial(link.partial.take());
+        let Some(s) = self.sessions.get_mut(&channel) else {
             return;
         };
         let out_channel = s.out_channel;
@@ -1247,26 +1601,11 @@ impl Conn {
         };
         let delivery_id = s.next_delivery_id;
         s.next_delivery_id = s.next_delivery_id.wrapping_add(1);
-        s.next_outgoing_id = s.next_outgoing_id.wrapping_add(1);
         if let Some(l) = s.links.get_mut(&handle) {
             l.delivery_count = l.delivery_count.wrapping_add(1);
             l.credit = l.credit.saturating_sub(1);
         }
-        let out_channel = s.out_channel;
-        let t = Transfer {
-            handle: handle.into(),
-            delivery_id: Some(delivery_id),
-            delivery_tag: Some(Binary::from(delivery_id.to_be_bytes().to_vec())),
-            message_format: Some(0),
-            settled: Some(true),
-            more: false,
-            rcv_settle_mode: None,
-            state: None,
-            resume: false,
-            aborted: false,
-            batchable: false,
-        };
-        self.push(out_channel, Performative::Transfer(t), &payload);
-        let _ = (Source::default(), Target::default());
+        let tag = delivery_id.to_be_bytes().to_vec();
+        self.send_delivery(channel, handle, delivery_id, tag, true, &payload);
     }
 }

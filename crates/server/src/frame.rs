@@ -1,6 +1,7 @@
 //! AMQP 1.0 framing (core spec 2.3): the protocol headers, and frames of a 4-byte size, a data
 //! offset, a type (0 AMQP, 1 SASL), a channel and a body that starts with a performative.
 //! Reading is bounded: a frame larger than the size agreed is refused before it is read.
+use crate::decode::bounded;
 use bytes::{Buf, BufMut, BytesMut};
 use fe2o3_amqp_types::performatives::Performative;
 use serde::Serialize;
@@ -129,7 +130,7 @@ pub fn decode_performative(mut body: BytesMut) -> Result<(Performative, BytesMut
             "the frame does not start with a performative".into(),
         ));
     };
-    match guarded(|| serde_amqp::from_slice::<Performative>(&body[..len])) {
+    match bounded(&body[..len], serde_amqp::from_slice::<Performative>) {
         Ok(p) => {
             let payload = body.split_off(len);
             Ok((p, payload))
@@ -138,19 +139,6 @@ pub fn decode_performative(mut body: BytesMut) -> Result<(Performative, BytesMut
             .map(|d| (Performative::Disposition(d), BytesMut::new()))
             .ok_or_else(|| FrameError::Decode(e.to_string())),
     }
-}
-
-/// Runs a decoder, with a panic inside it taken as a decode error: serde_amqp 0.18 subtracts
-/// with overflow on a map8 of size 0 (`de.rs`, found by the decoder proptest), a panic in a
-/// debug build; bad bytes from a client must never end more than their own connection.
-pub fn guarded<T>(
-    decode: impl FnOnce() -> Result<T, serde_amqp::Error>,
-) -> Result<T, serde_amqp::Error> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)).unwrap_or_else(|_| {
-        Err(serde_amqp::Error::Message(
-            "the decoder failed on these bytes".into(),
-        ))
-    })
 }
 
 /// A disposition whose rejected error carries `info` with string keys (rhea, the JavaScript
@@ -174,7 +162,7 @@ fn loose_disposition(body: &[u8]) -> Option<fe2o3_amqp_types::performatives::Dis
         Some(Value::Symbol(s)) => Some(s.0.clone()),
         _ => None,
     };
-    let value: Value = guarded(|| serde_amqp::from_slice(body)).ok()?;
+    let value: Value = bounded(body, serde_amqp::from_slice).ok()?;
     let f = fields(&value, 0x15)?;
     let number = |v: Option<&Value>| match v {
         Some(Value::Uint(n)) => Some(*n),
@@ -213,7 +201,7 @@ fn loose_disposition(body: &[u8]) -> Option<fe2o3_amqp_types::performatives::Dis
 
 /// Decodes a SASL frame body as `T` (the client sends only `sasl-init` and `sasl-response`).
 pub fn decode_sasl<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, FrameError> {
-    guarded(|| serde_amqp::from_slice(body)).map_err(|e| FrameError::Decode(e.to_string()))
+    bounded(body, serde_amqp::from_slice).map_err(|e| FrameError::Decode(e.to_string()))
 }
 
 /// One frame's bytes: header, then the encoded `value`, then `payload`.

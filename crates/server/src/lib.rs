@@ -8,6 +8,7 @@
 //! [`mgmt`] (`$management`).
 pub mod broker;
 pub mod conn;
+pub mod decode;
 pub mod frame;
 pub mod live;
 pub mod message;
@@ -23,8 +24,12 @@ use tokio::net::TcpListener;
 /// The largest message taken in one transfer (Premium's 100 MB is the service's; the
 /// engine's own bounds apply after).
 pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
-/// Connections served at once; one more is closed at once.
+/// Connections served at once; one more is told why and closed.
 pub const MAX_CONNECTIONS: usize = 256;
+/// Connections beyond the bound being told why at once; past these, closed unanswered.
+pub const MAX_REFUSING: usize = 32;
+/// How long the listener waits after a failed accept (out of file descriptors).
+pub const ACCEPT_BACK_OFF: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Serves the playground's built UI (`dist/`) over HTTP on `addr`, so one process is the
 /// whole tool: the pages are files (tower-http's `ServeDir`, index.html for a folder), and
@@ -68,10 +73,21 @@ pub struct Server {
 impl Server {
     /// Binds `addr` (port 0: a free port) over `broker`.
     pub async fn bind(addr: SocketAddr, broker: broker::Broker) -> std::io::Result<Server> {
+        Server::bind_with(addr, broker, shared::Limits::default()).await
+    }
+
+    /// As [`Server::bind`], with the connections held to `limits`.
+    pub async fn bind_with(
+        addr: SocketAddr,
+        broker: broker::Broker,
+        limits: shared::Limits,
+    ) -> std::io::Result<Server> {
         let listener = TcpListener::bind(addr).await?;
+        let mut shared = Shared::new(broker);
+        shared.limits = limits;
         Ok(Server {
             addr: listener.local_addr()?,
-            shared: Arc::new(Shared::new(broker)),
+            shared: Arc::new(shared),
             listener,
         })
     }
@@ -96,16 +112,33 @@ impl Server {
             }
         });
         let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let refusing = Arc::new(tokio::sync::Semaphore::new(MAX_REFUSING));
         loop {
-            let Ok((stream, peer)) = self.listener.accept().await else {
-                continue;
+            let (stream, peer) = match self.listener.accept().await {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors (EMFILE) or a like failure: wait before asking
+                    // again, instead of spinning a core on the same error.
+                    eprintln!("sbp serve: accept failed ({e}); trying again in 100 ms");
+                    tokio::time::sleep(ACCEPT_BACK_OFF).await;
+                    continue;
+                }
             };
             if open.load(std::sync::atomic::Ordering::SeqCst) >= MAX_CONNECTIONS {
-                // One connection too many: its client hears why, then the connection ends.
-                tokio::spawn(conn::refuse(
-                    stream,
-                    format!("sbp serve takes at most {MAX_CONNECTIONS} connections at once"),
-                ));
+                // One connection too many: its client hears why within a bounded time, then
+                // the connection ends; past that many being told, it is closed at once.
+                if let Ok(permit) = refusing.clone().try_acquire_owned() {
+                    tokio::spawn(async move {
+                        conn::refuse(
+                            stream,
+                            format!(
+                                "sbp serve takes at most {MAX_CONNECTIONS} connections at once"
+                            ),
+                        )
+                        .await;
+                        drop(permit);
+                    });
+                }
                 continue;
             }
             let _ = stream.set_nodelay(true);

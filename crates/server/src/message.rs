@@ -25,8 +25,8 @@ pub type WireMessage = Message<Body<Value>>;
 
 /// Decodes a transfer's payload.
 pub fn decode(payload: &[u8]) -> Result<WireMessage, String> {
-    crate::frame::guarded(|| {
-        Body::<Value>::decode_message_from_reader(serde_amqp::read::SliceReader::new(payload))
+    crate::decode::bounded(payload, |b| {
+        Body::<Value>::decode_message_from_reader(serde_amqp::read::SliceReader::new(b))
     })
     .map_err(|e| format!("the message could not be decoded: {e}"))
 }
@@ -142,16 +142,20 @@ fn from_body(body: &sbp_engine::Body) -> Body<Value> {
     let data = || Body::Data(Batch::new(vec![Data(Binary::from(body.bytes.clone()))]));
     match body.section {
         Section::Data => data(),
-        Section::Value => match serde_amqp::from_slice::<Value>(&body.bytes) {
-            Ok(v) => Body::Value(AmqpValue(v)),
-            Err(_) => data(),
-        },
-        Section::Sequence => match serde_amqp::from_slice::<Vec<Vec<Value>>>(&body.bytes) {
-            Ok(lists) if !lists.is_empty() => Body::Sequence(Batch::new(
-                lists.into_iter().map(AmqpSequence).collect::<Vec<_>>(),
-            )),
-            _ => data(),
-        },
+        Section::Value => {
+            match crate::decode::bounded(&body.bytes, serde_amqp::from_slice::<Value>) {
+                Ok(v) => Body::Value(AmqpValue(v)),
+                Err(_) => data(),
+            }
+        }
+        Section::Sequence => {
+            match crate::decode::bounded(&body.bytes, serde_amqp::from_slice::<Vec<Vec<Value>>>) {
+                Ok(lists) if !lists.is_empty() => Body::Sequence(Batch::new(
+                    lists.into_iter().map(AmqpSequence).collect::<Vec<_>>(),
+                )),
+                _ => data(),
+            }
+        }
     }
 }
 

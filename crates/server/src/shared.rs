@@ -2,8 +2,34 @@
 //! counter bumped after each change so that waiting receivers look again, and the clients
 //! connected (what the live page lists).
 use crate::broker::Broker;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::Duration;
 use tokio::sync::watch;
+
+/// The bounds every connection is held to; [`Limits::default`] is what `sbp serve` uses (tests
+/// shorten the times).
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// From the socket's accept to the client's `open` (protocol header and SASL included):
+    /// 10 s, as RabbitMQ's handshake time-out.
+    pub handshake: Duration,
+    /// The idle time-out this server's `open` offers: a connection silent for longer is
+    /// closed (AMQP 1.0 part 2, 2.4.5); the SDKs send empty frames well within it.
+    pub idle: Duration,
+    /// Bytes of unfinished (multi-frame) transfers held for all connections together.
+    pub inflight: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            handshake: Duration::from_secs(10),
+            idle: Duration::from_secs(120),
+            inflight: 256 * 1024 * 1024,
+        }
+    }
+}
 
 /// What the server and its connections share: the broker, and a counter bumped after each
 /// change so that waiting receivers look again.
@@ -13,6 +39,9 @@ pub struct Shared {
     /// The clients connected, by connection: what the live page lists.
     clients: Mutex<std::collections::BTreeMap<u64, serde_json::Value>>,
     pub(crate) next_client: std::sync::atomic::AtomicU64,
+    pub limits: Limits,
+    /// Bytes of unfinished transfers held now, all connections together.
+    inflight: AtomicUsize,
 }
 
 impl Shared {
@@ -22,7 +51,34 @@ impl Shared {
             changed: watch::channel(0u64).0,
             clients: Mutex::default(),
             next_client: std::sync::atomic::AtomicU64::new(1),
+            limits: Limits::default(),
+            inflight: AtomicUsize::new(0),
         }
+    }
+
+    /// Takes `bytes` more of the process's budget for unfinished transfers; false (and nothing
+    /// taken) when it would pass [`Limits::inflight`].
+    pub fn take_inflight(&self, bytes: usize) -> bool {
+        self.inflight
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |held| {
+                held.checked_add(bytes)
+                    .filter(|total| *total <= self.limits.inflight)
+            })
+            .is_ok()
+    }
+
+    /// Gives back `bytes` of the budget (a transfer finished, aborted or refused).
+    pub fn give_inflight(&self, bytes: usize) {
+        let _ = self
+            .inflight
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |held| {
+                Some(held.saturating_sub(bytes))
+            });
+    }
+
+    /// Bytes of unfinished transfers held now.
+    pub fn inflight(&self) -> usize {
+        self.inflight.load(Ordering::SeqCst)
     }
 
     /// The clients connected now: each one's name (its AMQP container id) and its links to
@@ -47,4 +103,3 @@ impl Shared {
         self.broker.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
-
