@@ -140,6 +140,11 @@ enum Cmd {
         /// Where the playground's UI (the built `dist/`) is served; `none` serves no UI.
         #[arg(long, default_value = "127.0.0.1:8080")]
         http: String,
+        /// A name (besides localhost, 127.x.x.x, [::1] and the --http address) that the UI is
+        /// reached by, as the browser's Host says it; repeat for more. Any other Host is
+        /// refused: a page of another site could otherwise read the run.
+        #[arg(long = "allow-host", value_name = "NAME")]
+        allow_host: Vec<String>,
         /// The built UI's folder.
         #[arg(long, default_value = "dist")]
         dist: PathBuf,
@@ -628,6 +633,7 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             file,
             amqp,
             http,
+            allow_host,
             dist,
             record,
             state,
@@ -648,6 +654,7 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
                     play,
                     quiet,
                     speed,
+                    allow_host,
                 },
             )
         }
@@ -733,6 +740,7 @@ struct Serving {
     play: bool,
     quiet: bool,
     speed: i64,
+    allow_host: Vec<String>,
 }
 
 fn serve(
@@ -747,6 +755,7 @@ fn serve(
         play,
         quiet,
         speed,
+        allow_host,
     } = serving;
     let addr: std::net::SocketAddr = amqp
         .parse()
@@ -843,14 +852,19 @@ fn serve(
         };
         if let Some((http, dist)) = ui {
             if dist.join("index.html").is_file() {
-                let bound = sbp_server::serve_ui(http, dist, server.shared.clone())
+                let ui = sbp_server::serve_ui(http, dist, server.shared.clone(), &allow_host)
                     .await
                     .map_err(|e| format!("cannot listen on {http}: {e}"))?;
-                if !bound.ip().is_loopback() {
-                    eprintln!("warning: {bound} is reachable from other machines");
+                if !ui.addr.ip().is_loopback() {
+                    eprintln!(
+                        "warning: {} is reachable from other machines; its pages ask for the \
+                         token the URLs below carry (reached by another name than its address: \
+                         --allow-host NAME)",
+                        ui.addr
+                    );
                 }
-                println!("playground: http://{bound}/");
-                println!("watch this server live: http://{bound}/?live");
+                println!("playground: {}", ui.url(""));
+                println!("watch this server live: {}", ui.url("live"));
             } else {
                 println!(
                     "playground: not served ({} has no built UI: ./scripts/build-ui.sh makes it)",

@@ -88,6 +88,11 @@ const LIVE_BACKLOG: usize = 4096;
 /// The most the page may move the clock at once.
 pub const MAX_CLOCK_MOVE_MS: i64 = 24 * 3_600_000;
 
+/// The furthest the page's moves may take the clock ahead of the wall clock, in all: well
+/// short of the engine's end (`sbp_engine::limits::LATEST_INSTANT`, 30 days), so moves never
+/// stop the clock there, nor does a run taken up from `--state` after them.
+pub const MAX_CLOCK_AHEAD_MS: i64 = 7 * 24 * 3_600_000;
+
 impl Broker {
     /// A broker over `scenario`'s entities (its timeline, if any, is played first by the
     /// caller: `--play`).
@@ -150,7 +155,9 @@ impl Broker {
 
     /// Moves the clock forward (from the live page): by `by` ms, or to the engine's next due
     /// timer (`None`), so a lock lapses or a message expires without waiting; the SDKs see it.
-    /// Gives the instant now; a move out of bounds is refused with the limit named.
+    /// Gives the instant now; a move out of bounds (more than [`MAX_CLOCK_MOVE_MS`] at once, or
+    /// past [`MAX_CLOCK_AHEAD_MS`] ahead of the wall clock in all) is refused with the limit
+    /// named, and changes nothing.
     pub fn move_clock(&mut self, by: Option<i64>) -> Result<Instant, String> {
         self.tick();
         let by = match by {
@@ -168,13 +175,23 @@ impl Broker {
                 None => return Err("nothing is due: no timer to move the clock to".into()),
             },
         };
+        let ahead = self.skew_ms.saturating_add(by);
+        if ahead > MAX_CLOCK_AHEAD_MS {
+            return Err(format!(
+                "the clock goes at most {} ahead of the wall clock in all; it is {} ahead, and \
+                 {} more would pass that",
+                sbp_engine::time::format_duration(MAX_CLOCK_AHEAD_MS),
+                sbp_engine::time::format_duration(self.skew_ms.max(0)),
+                sbp_engine::time::format_duration(by)
+            ));
+        }
         if self.now() >= sbp_engine::limits::LATEST_INSTANT {
             return Err(format!(
                 "the clock is at its end ({})",
                 format_instant(sbp_engine::limits::LATEST_INSTANT)
             ));
         }
-        self.skew_ms = self.skew_ms.saturating_add(by);
+        self.skew_ms = ahead;
         self.tick();
         self.announce_now(None);
         Ok(self.sim.now())

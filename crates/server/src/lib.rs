@@ -5,11 +5,13 @@
 //! operation into a scenario step at its wall-clock instant ([`broker`]), and wakes the engine
 //! when its next timer is due. Layers: [`frame`] (bytes to frames), [`conn`] (SASL,
 //! connection, sessions, links, settlement), [`message`] (AMQP messages to the engine's),
-//! [`mgmt`] (`$management`).
+//! [`mgmt`] (`$management`). Over HTTP: the UI's files and the live view ([`live`]), behind
+//! one door ([`http`]: loopback names, `--allow-host`, a token off loopback) and its bounds.
 pub mod broker;
 pub mod conn;
 pub mod decode;
 pub mod frame;
+pub mod http;
 pub mod live;
 pub mod message;
 pub mod mgmt;
@@ -31,23 +33,51 @@ pub const MAX_REFUSING: usize = 32;
 /// How long the listener waits after a failed accept (out of file descriptors).
 pub const ACCEPT_BACK_OFF: std::time::Duration = std::time::Duration::from_millis(100);
 
+/// The UI's listener: where it is, and the token its URL carries when it is reachable from
+/// other machines.
+pub struct Ui {
+    pub addr: SocketAddr,
+    pub token: Option<String>,
+}
+
+impl Ui {
+    /// The URL to open, with `query` (`live`, or none) and the token when one is asked for.
+    pub fn url(&self, query: &str) -> String {
+        let host = if self.addr.ip().is_unspecified() {
+            format!("localhost:{}", self.addr.port())
+        } else {
+            self.addr.to_string()
+        };
+        let query = match (&self.token, query) {
+            (None, "") => String::new(),
+            (None, q) => format!("?{q}"),
+            (Some(t), "") => format!("?token={t}"),
+            (Some(t), q) => format!("?{q}&token={t}"),
+        };
+        format!("http://{host}/{query}")
+    }
+}
+
 /// Serves the playground's built UI (`dist/`) over HTTP on `addr`, so one process is the
 /// whole tool: the pages are files (tower-http's `ServeDir`, index.html for a folder), and
-/// `/live/...` lets a page follow this broker ([`live`]).
+/// `/live/...` lets a page follow this broker ([`live`]). Every request passes [`http`]'s
+/// door first (`allow_hosts`: the names taken as Host besides loopback's).
 pub async fn serve_ui(
     addr: SocketAddr,
     dist: std::path::PathBuf,
     shared: Arc<Shared>,
-) -> std::io::Result<SocketAddr> {
+    allow_hosts: &[String],
+) -> std::io::Result<Ui> {
     let listener = TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
-    let app =
-        live::routes(shared.clone()).fallback_service(tower_http::services::ServeDir::new(dist));
+    let door = Arc::new(http::Door::new(bound, allow_hosts)?);
+    let token = door.token().map(str::to_string);
+    let app = live::routes(shared.clone())
+        .fallback_service(tower_http::services::ServeDir::new(dist))
+        .layer(axum::middleware::from_fn_with_state(door, http::admit));
     tokio::spawn(live::announce(shared));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    Ok(bound)
+    tokio::spawn(http::serve(listener, app));
+    Ok(Ui { addr: bound, token })
 }
 
 /// The connection string to paste (the emulator's, with the port when it is not 5672).

@@ -1,19 +1,24 @@
 //! The live view's HTTP side: a page served by `sbp serve` follows the broker.
 //!
 //! - `GET /live/events`: server-sent events. First `scenario` (the run so far as a scenario,
-//!   and the instant now), then every `step` as it is recorded (its index in the timeline and
+//!   and the instant now; copied under the broker's lock, written out after it), then every `step` as it is recorded (its index in the timeline and
 //!   the step) and `now` (the clock, and the clients connected) every [`NOW_EVERY`]. The page's
 //!   own engine replays them, so it shows exactly the server's state. A page that falls behind
 //!   by more than the feed keeps loses its feed; its EventSource reconnects and starts again
-//!   from a fresh `scenario`.
+//!   from a fresh `scenario`. At most [`MAX_FEEDS`] pages follow at once; one more is told
+//!   503 with the limit.
 //! - `GET /live/status`: whether this is `sbp serve`, the instant, the clients (the page asks
 //!   before it offers to follow).
 //! - `POST /live/clock?by=MS` or `?next`: moves the server's clock forward (the SDKs see the
 //!   lock lapse or the expiry). Only with the header `x-sbp-live: 1`: a page of another origin
-//!   cannot send it without a CORS preflight, which this server does not answer.
+//!   cannot send it without a CORS preflight, which this server does not answer. The clock
+//!   goes at most `broker::MAX_CLOCK_AHEAD_MS` ahead of the wall clock in all.
+//!
+//! Who may ask at all (Host, Origin, the token off loopback) is [`crate::http`]'s door, over
+//! these routes and the UI's files alike.
 use crate::broker::LiveEvent;
 use crate::shared::Shared;
-use axum::extract::{RawQuery, State};
+use axum::extract::{FromRef, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::IntoResponse;
@@ -29,12 +34,31 @@ pub const NOW_EVERY: Duration = Duration::from_millis(250);
 /// The header a clock move must carry.
 pub const CLOCK_HEADER: &str = "x-sbp-live";
 
+/// Pages that follow at once (each holds a copy of the run while it is written to it).
+pub const MAX_FEEDS: usize = 32;
+
+/// The routes' state: the broker, and the places left for pages that follow.
+#[derive(Clone)]
+struct Live {
+    shared: Arc<Shared>,
+    feeds: Arc<tokio::sync::Semaphore>,
+}
+
+impl FromRef<Live> for Arc<Shared> {
+    fn from_ref(live: &Live) -> Arc<Shared> {
+        live.shared.clone()
+    }
+}
+
 pub fn routes(shared: Arc<Shared>) -> axum::Router {
     axum::Router::new()
         .route("/live/events", axum::routing::get(events))
         .route("/live/status", axum::routing::get(status))
         .route("/live/clock", axum::routing::post(clock))
-        .with_state(shared)
+        .with_state(Live {
+            shared,
+            feeds: Arc::new(tokio::sync::Semaphore::new(MAX_FEEDS)),
+        })
 }
 
 /// Sends the clock and the clients to the pages following, every [`NOW_EVERY`], while any
@@ -55,32 +79,61 @@ fn event(e: LiveEvent) -> Result<Event, Infallible> {
     Ok(Event::default().event(e.kind).data(e.data))
 }
 
-async fn events(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
-    let clients = shared.clients();
-    // The copy of the run and the subscription are taken under one lock: no step falls
-    // between them.
-    let (first, feed) = {
-        let mut broker = shared.lock();
-        broker.tick();
-        let first = serde_json::json!({
-            "now": broker.sim.now(),
-            "scenario": broker.sim.scenario,
-            "clients": clients,
-        });
-        (first.to_string(), broker.live.subscribe())
+/// The first event of a feed: the instant, the run so far and the clients.
+#[derive(serde::Serialize)]
+struct First<'a> {
+    now: sbp_engine::time::Instant,
+    scenario: &'a sbp_scenario::Scenario,
+    clients: &'a serde_json::Value,
+}
+
+async fn events(State(live): State<Live>) -> axum::response::Response {
+    // The page's place is held as long as its feed is (the stream owns it).
+    let Ok(place) = live.feeds.clone().try_acquire_owned() else {
+        return json(
+            StatusCode::SERVICE_UNAVAILABLE,
+            serde_json::json!({ "error": format!("at most {MAX_FEEDS} pages follow at once") }),
+        );
     };
+    let clients = live.shared.clients();
+    // The copy of the run and the subscription are taken under one lock: no step falls
+    // between them. The copy is written out after the lock, so the broker is not held while
+    // a long run becomes text.
+    let (now, scenario, feed) = {
+        let mut broker = live.shared.lock();
+        broker.tick();
+        (
+            broker.sim.now(),
+            broker.sim.scenario.clone(),
+            broker.live.subscribe(),
+        )
+    };
+    // Written straight to text (not through a JSON tree, which would be larger still).
+    let first = serde_json::to_string(&First {
+        now,
+        scenario: &scenario,
+        clients: &clients,
+    })
+    .unwrap_or_default();
+    drop(scenario);
     let first = Event::default()
         .event("scenario")
         .retry(Duration::from_secs(1))
         .data(first);
     // A lagged page's feed ends (it reconnects and starts again from a fresh copy).
-    let rest = BroadcastStream::new(feed).map_while(|e| e.ok()).map(event);
+    let rest = BroadcastStream::new(feed)
+        .map_while(move |e| {
+            let _place = &place;
+            e.ok()
+        })
+        .map(event);
     let stream: std::pin::Pin<Box<dyn Stream<Item = Result<Event, Infallible>> + Send>> =
         Box::pin(tokio_stream::once(Ok(first)).chain(rest));
     (
         [(header::CACHE_CONTROL, "no-store")],
         Sse::new(stream).keep_alive(KeepAlive::default()),
     )
+        .into_response()
 }
 
 fn json(status: StatusCode, value: serde_json::Value) -> axum::response::Response {

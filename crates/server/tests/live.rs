@@ -1,7 +1,8 @@
 //! The live feed a page follows (`/live/events`, `/live/status`, `/live/clock`), over HTTP on
 //! loopback, with an AMQP client (fe2o3-amqp) acting on the broker: the page gets the run so
 //! far, then each step and the clock; a clock move lapses a lock the client then cannot
-//! settle; a clock move without its header or out of bounds changes nothing.
+//! settle; a clock move without its header or out of bounds (at once, or in all ahead of the
+//! wall clock) changes nothing; past the feed cap one more page is told 503.
 use fe2o3_amqp::types::messaging::{Body, Message, Outcome};
 use fe2o3_amqp::types::primitives::Value;
 use fe2o3_amqp::{Connection, Receiver, Sender, Session};
@@ -35,9 +36,15 @@ async fn start() -> Running {
     let dist = std::env::temp_dir().join(format!("sbp-live-test-{}", std::process::id()));
     std::fs::create_dir_all(&dist).unwrap();
     std::fs::write(dist.join("index.html"), "<!doctype html><title>t</title>").unwrap();
-    let http = sbp_server::serve_ui("127.0.0.1:0".parse().unwrap(), dist, server.shared.clone())
-        .await
-        .unwrap();
+    let http = sbp_server::serve_ui(
+        "127.0.0.1:0".parse().unwrap(),
+        dist,
+        server.shared.clone(),
+        &[],
+    )
+    .await
+    .unwrap()
+    .addr;
     let running = Running {
         amqp: server.addr,
         http,
@@ -261,4 +268,72 @@ async fn a_new_page_gets_the_run_so_far() {
     sim.advance_to(first["now"].as_i64().unwrap());
     assert_eq!(sim.ns.entity("orders").unwrap().counts(sim.now()).active, 3);
     let _ = connection.close().await;
+}
+
+#[tokio::test]
+async fn the_page_moves_the_clock_at_most_its_limit_ahead_of_the_wall_clock() {
+    let r = start().await;
+    let day = 24 * 3_600_000i64;
+    let ahead = sbp_server::broker::MAX_CLOCK_AHEAD_MS;
+    // Up to the limit, a day at a time.
+    for _ in 0..ahead / day {
+        let (status, body) = request(
+            r.http,
+            &format!("POST /live/clock?by={day} HTTP/1.1\r\nx-sbp-live: 1"),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+    }
+    // One more is refused with the limit named, and changes nothing; the clock still runs
+    // (it is nowhere near the engine's end).
+    let before = r.shared.lock().sim.now();
+    let (status, body) = request(
+        r.http,
+        &format!("POST /live/clock?by={day} HTTP/1.1\r\nx-sbp-live: 1"),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    let limit = sbp_engine::time::format_duration(ahead);
+    assert!(body.contains(&format!("at most {limit} ahead")), "{body}");
+    assert!(r.shared.lock().sim.now() < before + 60_000);
+    assert!(r.shared.lock().sim.now() < sbp_engine::limits::LATEST_INSTANT - day);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(r.shared.lock().now() > before, "the clock runs");
+}
+
+#[tokio::test]
+async fn past_the_feed_cap_one_more_page_is_told_503() {
+    let r = start().await;
+    let mut feeds = Vec::new();
+    for _ in 0..sbp_server::live::MAX_FEEDS {
+        let mut feed = Feed::open(r.http).await;
+        feed.next_of("scenario").await;
+        feeds.push(feed);
+    }
+    let (status, body) = request(r.http, "GET /live/events HTTP/1.1").await;
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        body.contains(&format!("at most {} pages", sbp_server::live::MAX_FEEDS)),
+        "{body}"
+    );
+    // A page that leaves gives its place back (its feed ends at the next event it misses).
+    drop(feeds.pop());
+    let mut followed = false;
+    for _ in 0..40 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut s = TcpStream::connect(r.http).await.unwrap();
+        s.write_all(b"GET /live/events HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            .await
+            .unwrap();
+        let mut head = [0u8; 12];
+        tokio::time::timeout(Duration::from_secs(5), s.read_exact(&mut head))
+            .await
+            .unwrap()
+            .unwrap();
+        if &head == b"HTTP/1.1 200" {
+            followed = true;
+            break;
+        }
+    }
+    assert!(followed, "a new page follows once one left");
 }
