@@ -1496,20 +1496,7 @@ impl Conn {
         let (status, description, body, kind) = match &entity {
             // Any token is taken: the endpoint is for local development (202, as the service).
             None => (202, "Accepted".to_string(), Value::Null, None),
-            Some(entity) => match {
-                let who = self.who();
-                let link = associated_link(&request).unwrap_or_else(|| who.clone());
-                let answer = crate::mgmt::handle(
-                    &mut self.shared.lock(),
-                    &who,
-                    &link,
-                    entity,
-                    &operation,
-                    &request.body,
-                );
-                self.shared.bump();
-                answer
-            } {
+            Some(entity) => match self.management(entity, &operation, &request) {
                 Ok((status, body)) => (status, "OK".to_string(), body, None),
                 Err(e) => (
                     match e.kind {
@@ -1565,6 +1552,28 @@ impl Conn {
         };
         self.reply(channel, entity.is_none(), reply_to.as_deref(), response);
         DeliveryState::Accepted(Accepted {})
+    }
+
+    /// A `$management` operation on `entity`, on the broker held for it; the waiting
+    /// receivers look again after.
+    fn management(
+        &self,
+        entity: &str,
+        operation: &str,
+        request: &message::WireMessage,
+    ) -> Result<(i32, Value), BrokerError> {
+        let who = self.who();
+        let link = associated_link(request).unwrap_or_else(|| who.clone());
+        let answer = crate::mgmt::handle(
+            &mut self.shared.lock(),
+            &who,
+            &link,
+            entity,
+            operation,
+            &request.body,
+        );
+        self.shared.bump();
+        answer
     }
 
     /// Sends a response on the client's receiving link for `$cbs` or `$management` (the one

@@ -243,7 +243,10 @@ async fn a_value_nested_ten_thousand_deep_is_a_decode_error_not_a_crash() {
     raw.send_bytes(&f).await;
     let close = raw.until(|p| matches!(p, Performative::Close(_))).await;
     let why = condition_of(&close);
-    assert!(why.contains("DecodeError") && why.contains("64 levels"), "{why}");
+    assert!(
+        why.contains("DecodeError") && why.contains("64 levels"),
+        "{why}"
+    );
     still_serves(addr).await;
 }
 
@@ -312,7 +315,11 @@ async fn a_disposition_over_every_id_settles_what_was_delivered_and_answers_at_o
     assert_eq!((d.first, d.last), (2, None), "{d:?}");
     assert!(started.elapsed() < Duration::from_secs(5));
     let counts = shared.lock().sim.ns.entity("orders").unwrap().counts(0);
-    assert_eq!((counts.active, counts.locked), (0, 0), "all three completed");
+    assert_eq!(
+        (counts.active, counts.locked),
+        (0, 0),
+        "all three completed"
+    );
     still_serves(addr).await;
 }
 
@@ -343,7 +350,11 @@ async fn unfinished_transfers_are_held_to_the_tier_and_a_budget_and_given_back()
         let why = condition_of(&d);
         assert!(why.contains("MessageSizeExceeded"), "{why}");
     }
-    assert_eq!(shared.inflight(), 0, "the refused delivery's bytes are given back");
+    assert_eq!(
+        shared.inflight(),
+        0,
+        "the refused delivery's bytes are given back"
+    );
     // Links 1 and 2 gather 300 and 200 KiB: the process's 500 KiB budget is met, not
     // passed...
     for (h, frames) in [(1, 3), (2, 2)] {
@@ -365,7 +376,8 @@ async fn unfinished_transfers_are_held_to_the_tier_and_a_budget_and_given_back()
     // A transfer on a link the server sends on, and one on a handle never attached.
     raw.send(0, attach(7, "orders", true), &[]).await;
     raw.until(|p| matches!(p, Performative::Attach(_))).await;
-    raw.send(0, transfer(7, 9, false, false), &message(10)).await;
+    raw.send(0, transfer(7, 9, false, false), &message(10))
+        .await;
     let d = raw.until(|p| matches!(p, Performative::Detach(_))).await;
     assert!(condition_of(&d).contains("NotAllowed"), "{d:?}");
     raw.send(0, transfer(42, 10, false, false), &message(10))
@@ -404,7 +416,10 @@ async fn silent_sockets_are_closed_at_the_handshake_time_out_and_clients_served_
     for mut s in silent {
         let mut rest = Vec::new();
         let read = tokio::time::timeout(Duration::from_secs(4), s.read_to_end(&mut rest)).await;
-        assert!(read.is_ok(), "a silent socket is closed within the time-out");
+        assert!(
+            read.is_ok(),
+            "a silent socket is closed within the time-out"
+        );
     }
     still_serves(addr).await;
 }
@@ -426,10 +441,13 @@ async fn an_idle_connection_is_closed_and_one_asking_for_heartbeats_gets_them() 
     assert_eq!(ours.idle_time_out, Some(1_000));
     // Silent: heartbeats come (an empty frame at about 500 ms), then the close at 1 s.
     let started = std::time::Instant::now();
-    let f = tokio::time::timeout(Duration::from_secs(2), frame::read_frame(&mut raw.s, 1 << 20))
-        .await
-        .expect("a frame")
-        .expect("a heartbeat");
+    let f = tokio::time::timeout(
+        Duration::from_secs(2),
+        frame::read_frame(&mut raw.s, 1 << 20),
+    )
+    .await
+    .expect("a frame")
+    .expect("a heartbeat");
     assert!(f.body.is_empty(), "an empty frame first");
     let close = raw.until(|p| matches!(p, Performative::Close(_))).await;
     assert!(condition_of(&close).contains("idle time-out"), "{close:?}");
@@ -483,10 +501,7 @@ async fn a_management_answer_is_split_at_the_clients_max_frame_size() {
     };
     raw.send(0, Performative::Flow(flow), &[]).await;
     let mut body = fe2o3_amqp_types::primitives::OrderedMap::new();
-    body.insert(
-        Value::String("from-sequence-number".into()),
-        Value::Long(1),
-    );
+    body.insert(Value::String("from-sequence-number".into()), Value::Long(1));
     body.insert(Value::String("message-count".into()), Value::Int(8));
     let request: Message<Body<Value>> = Message::builder()
         .application_properties(
