@@ -5,10 +5,12 @@
 //! operation into a scenario step at its wall-clock instant ([`broker`]), and wakes the engine
 //! when its next timer is due. Layers: [`frame`] (bytes to frames), [`conn`] (SASL,
 //! connection, sessions, links, settlement), [`message`] (AMQP messages to the engine's),
-//! [`mgmt`] (`$management`).
+//! [`mgmt`] (`$management`), [`journal`] (`--state`: each step on disk before it is
+//! answered, checkpoints, recovery).
 pub mod broker;
 pub mod conn;
 pub mod frame;
+pub mod journal;
 pub mod live;
 pub mod message;
 pub mod mgmt;
