@@ -3,9 +3,9 @@
 //! from). A small broker-side state machine on fe2o3-amqp-types and serde_amqp: the delivery
 //! tags (16-byte lock tokens) and the dispositions echoed are this server's to decide.
 use crate::broker::Settle;
+use crate::shared::Shared;
 use crate::frame::{self, FrameError, RawFrame, FRAME_AMQP, FRAME_SASL};
 use crate::message::{self, Shown};
-use crate::shared::Shared;
 use bytes::BytesMut;
 use fe2o3_amqp_types::definitions::{
     Error as AmqpError, ErrorCondition, ReceiverSettleMode, Role, SenderSettleMode,
