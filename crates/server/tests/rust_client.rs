@@ -7,7 +7,10 @@ use fe2o3_amqp::{Connection, Receiver, Sender, Session};
 use sbp_server::broker::Broker;
 use sbp_server::Server;
 
-async fn start() -> (std::net::SocketAddr, std::sync::Arc<sbp_server::Shared>) {
+async fn start() -> (
+    std::net::SocketAddr,
+    std::sync::Arc<sbp_server::Shared>,
+) {
     let scenario =
         sbp_scenario::Scenario::from_json(r#"{"version": 1, "entities": [{"queue": "orders"}]}"#)
             .unwrap();
