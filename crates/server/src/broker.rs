@@ -523,9 +523,18 @@ impl Broker {
     /// which delivery. Refused, with the reason, past [`crate::journal::MAX_STATE_BYTES`]:
     /// the limit the state is read with.
     pub fn state(&mut self) -> Result<String, String> {
+        self.state_within(crate::journal::MAX_STATE_BYTES)
+    }
+
+    /// As [`Broker::state`], within `max` bytes.
+    pub(crate) fn state_within(&mut self, max: usize) -> Result<String, String> {
         use base64::Engine as _;
-        let max = crate::journal::MAX_STATE_BYTES;
-        let too_large = || format!("the state is larger than {} MiB", max >> 20);
+        let too_large = || {
+            format!(
+                "the state is larger than {max} bytes ({} MiB), the most a state file is",
+                max >> 20
+            )
+        };
         self.tick();
         let checkpoint = if self.sim.now() == 0 || !self.sim.failures.is_empty() {
             serde_json::Value::Null

@@ -229,13 +229,24 @@ pub fn checkpoint(
     path: &Path,
     force: bool,
 ) -> Result<bool, String> {
+    checkpoint_within(broker, journal, path, force, MAX_STATE_BYTES)
+}
+
+/// As [`checkpoint`], with a state of at most `max` bytes.
+fn checkpoint_within(
+    broker: &Mutex<Broker>,
+    journal: &Journal,
+    path: &Path,
+    force: bool,
+    max: usize,
+) -> Result<bool, String> {
     let _one = lock(&journal.checkpointing);
     let (state, (upto, lines)) = {
         let mut broker = lock(broker);
         if !force && !journal.has_new() {
             return Ok(false);
         }
-        (broker.state(), journal.mark())
+        (broker.state_within(max), journal.mark())
     };
     let text = match state {
         Ok(text) => text,
@@ -394,4 +405,61 @@ pub fn take_up(
         notes,
         warnings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fresh() -> Result<Broker, String> {
+        let scenario = sbp_scenario::Scenario::from_json(
+            r#"{"version": 1, "entities": [{"queue": "orders"}]}"#,
+        )
+        .map_err(|e| e.to_string())?;
+        Broker::new(scenario, 1_700_000_000_000)
+    }
+
+    #[test]
+    fn a_state_too_large_to_write_is_said_once_and_its_journal_kept_whole() {
+        let dir = std::env::temp_dir().join(format!("sbp-journal-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a folder");
+        let state = dir.join("state.json");
+        let shared = crate::Shared::new(take_up(&state, fresh).expect("a broker").broker);
+        assert_eq!(shared.checkpoint(&state, true), Ok(true));
+        let base = std::fs::read(&state).expect("the state");
+        for i in 0..20 {
+            let def: sbp_scenario::SendDef = serde_json::from_value(
+                serde_json::json!({ "to": "orders", "body": i.to_string() }),
+            )
+            .expect("a send");
+            shared.lock().send("test", def).expect("sent");
+        }
+        shared.sync_journal();
+        let journal = shared.journal.clone().expect("a journal");
+        let lines = std::fs::read(journal.path()).expect("the journal");
+        let tight = |force| checkpoint_within(&shared.broker, &journal, &state, force, 1_000);
+        let said = tight(false).expect_err("said");
+        assert!(said.contains("larger than 1000 bytes"), "{said}");
+        assert!(
+            said.contains("state.json.journal every step since"),
+            "{said}"
+        );
+        // Said once; nothing written, nothing cut.
+        assert_eq!(tight(true), Ok(false));
+        assert_eq!(std::fs::read(&state).expect("the state"), base);
+        assert_eq!(std::fs::read(journal.path()).expect("the journal"), lines);
+        drop((journal, shared));
+        let mut taken = take_up(&state, || Err("a state is there".into())).expect("taken up");
+        assert!(
+            taken.notes.iter().any(|n| n.contains("20 steps replayed")),
+            "{:?}",
+            taken.notes
+        );
+        taken.broker.tick();
+        let now = taken.broker.sim.now();
+        let queue = taken.broker.sim.ns.entity("orders").expect("the queue");
+        assert_eq!(queue.counts(now).active, 20);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -16,7 +16,7 @@ pub struct Shared {
     clients: Mutex<std::collections::BTreeMap<u64, serde_json::Value>>,
     pub(crate) next_client: std::sync::atomic::AtomicU64,
     /// The broker's journal (`--state`), reached without holding the broker.
-    journal: Option<Arc<Journal>>,
+    pub(crate) journal: Option<Arc<Journal>>,
 }
 
 impl Shared {
