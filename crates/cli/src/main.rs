@@ -152,8 +152,9 @@ enum Cmd {
         #[arg(long)]
         record: Option<PathBuf>,
         /// Keep the broker's state here: taken up on start (a file that does not hold together
-        /// is refused with the reason), written every 5 s and on stop, so a restart loses no
-        /// message.
+        /// is refused with the reason). Each operation is appended to FILE.journal before it is
+        /// answered, and the state is written whole every 5 s and on stop, so a restart (even
+        /// after kill -9) loses no message whose send was accepted.
         #[arg(long)]
         state: Option<PathBuf>,
         /// Run the scenario first to its end (its last step or expectation, as `sbp run`), then
@@ -801,30 +802,27 @@ fn serve(
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0);
-    let taken_up = match &state {
-        Some(path) if path.exists() => {
-            let text = read_limited(&path.to_string_lossy())?;
-            let broker = sbp_server::broker::Broker::from_state(&text)
-                .map_err(|e| format!("{}: {e}; it is left as it is", path.display()))?;
-            println!(
-                "state taken up from {} (at {})",
-                path.display(),
-                format_instant(broker.sim.now())
-            );
-            Some(broker)
+    let fresh = || {
+        let mut b = sbp_server::broker::Broker::new(entities_only, now_ms - played)?;
+        if play {
+            b.sim.advance_to(played);
+            println!("played the timeline to {}", format_instant(played));
         }
-        _ => None,
+        Ok::<_, String>(b)
     };
-    let mut broker = match taken_up {
-        Some(b) => b,
-        None => {
-            let mut b = sbp_server::broker::Broker::new(entities_only, now_ms - played)?;
-            if play {
-                b.sim.advance_to(played);
-                println!("played the timeline to {}", format_instant(played));
+    // --state: the state file, then its journal's steps replayed (sbp_server::journal).
+    let mut broker = match &state {
+        Some(path) => {
+            let taken_up = sbp_server::journal::take_up(path, fresh)?;
+            for note in &taken_up.notes {
+                println!("{note}");
             }
-            b
+            for warning in &taken_up.warnings {
+                eprintln!("warning: {warning}");
+            }
+            taken_up.broker
         }
+        None => fresh()?,
     };
     broker.verbose = !quiet;
     broker.set_speed(speed)?;
@@ -880,13 +878,20 @@ fn serve(
         );
         let _ = std::io::stdout().flush();
         let shared = server.shared.clone();
+        // The state as taken up is written at once: the journal's steps are then cut, and a
+        // journal begun now has its run's start (its instants' origin) on disk.
+        if let Some(path) = &state {
+            save_state(&shared, path, true);
+        }
         let serving = tokio::spawn(server.run());
         let saving = state.clone().map(|path| {
             let shared = shared.clone();
             tokio::spawn(async move {
                 loop {
-                    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
-                    save_state(&shared, &path);
+                    tokio::time::sleep(STATE_EVERY).await;
+                    let (shared, path) = (shared.clone(), path.clone());
+                    let _ = tokio::task::spawn_blocking(move || save_state(&shared, &path, false))
+                        .await;
                 }
             })
         });
@@ -896,8 +901,10 @@ fn serve(
             saving.abort();
         }
         if let Some(path) = &state {
-            save_state(&shared, path);
-            println!("state written to {}", path.display());
+            shared.sync_journal();
+            if save_state(&shared, path, true) {
+                println!("state written to {}", path.display());
+            }
         }
         if let Some(path) = record {
             let recording = shared
@@ -918,21 +925,20 @@ fn serve(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes the broker's state to `path` (through a temporary file, so a crash mid-write leaves
-/// the last good one); a state larger than a checkpoint may be is said and not written.
-fn save_state(shared: &sbp_server::Shared, path: &Path) {
-    let text = shared
-        .broker
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .state();
-    let Some(text) = text else {
-        eprintln!("warning: the state is larger than 2 MB (the engine's checkpoint limit): {} keeps the last one written", path.display());
-        return;
-    };
-    let tmp = path.with_extension("tmp");
-    if let Err(e) = std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, path)) {
-        eprintln!("warning: cannot write {}: {e}", path.display());
+/// How often `--state` is written whole when steps were recorded since (each step is in the
+/// journal before it is answered; this keeps the journal short and a restart quick).
+const STATE_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Writes the broker's state to `path` and cuts its journal (`sbp_server::journal`); what could
+/// not be written is said (a state too large once), and its journal is kept whole. Says whether
+/// it was written.
+fn save_state(shared: &sbp_server::Shared, path: &Path, force: bool) -> bool {
+    match shared.checkpoint(path, force) {
+        Ok(written) => written,
+        Err(why) => {
+            eprintln!("warning: {why}");
+            false
+        }
     }
 }
 

@@ -54,6 +54,12 @@ fn scenario_hash(scenario: &Scenario) -> u64 {
 /// The checkpoint of `sim` as it is now, if there is something to save (past t=0, no failed
 /// check) within [`MAX_CHECKPOINT`].
 pub fn save(sim: &mut Simulation) -> Option<Vec<u8>> {
+    save_within(sim, MAX_CHECKPOINT)
+}
+
+/// As [`save`], within `max` bytes: a file of `sbp serve --state` is not a link, and holds
+/// larger states under its own limit (the same one [`restore_within`] is given on reading).
+pub fn save_within(sim: &mut Simulation, max: usize) -> Option<Vec<u8>> {
     if sim.now() == 0 || !sim.failures.is_empty() {
         return None;
     }
@@ -66,14 +72,24 @@ pub fn save(sim: &mut Simulation) -> Option<Vec<u8>> {
     };
     let Simulation { ns, named, .. } = sim;
     let bytes = ns.save(|io| head.visit(&mut named.0, io));
-    (bytes.len() <= MAX_CHECKPOINT).then_some(bytes)
+    (bytes.len() <= max).then_some(bytes)
 }
 
 /// `fresh` (the scenario's simulation at t=0, built as the page builds it) taken to the state
 /// in `bytes`, which must be `scenario`'s at `at`. On an error `fresh` is unchanged.
 pub fn restore(fresh: &mut Simulation, at: Instant, bytes: &[u8]) -> Result<(), Text> {
+    restore_within(fresh, at, bytes, MAX_CHECKPOINT)
+}
+
+/// As [`restore`], taking a checkpoint of up to `max` bytes (as [`save_within`] wrote it).
+pub fn restore_within(
+    fresh: &mut Simulation,
+    at: Instant,
+    bytes: &[u8],
+    max: usize,
+) -> Result<(), Text> {
     let bad = |key: &'static str| Err(Text::new(key));
-    if bytes.len() > MAX_CHECKPOINT {
+    if bytes.len() > max {
         return bad("s-checkpoint-size");
     }
     match bytes.first() {

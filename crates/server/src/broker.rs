@@ -42,6 +42,8 @@ pub struct Broker {
     skew_ms: i64,
     /// Engine milliseconds per wall-clock millisecond (`--speed`).
     speed: i64,
+    /// `--state`: where each recorded step is appended as it is recorded.
+    pub journal: Option<std::sync::Arc<crate::journal::Journal>>,
 }
 
 /// The broker's instants on the wall clock: `sbp serve --speed N` runs the engine N times as
@@ -117,6 +119,7 @@ impl Broker {
             live: tokio::sync::broadcast::channel(LIVE_BACKLOG).0,
             skew_ms: 0,
             speed: 1,
+            journal: None,
         }
     }
 
@@ -230,7 +233,15 @@ impl Broker {
         let words = Step::new(action.clone()).action_text();
         let steps = self.sim.scenario.timeline.len();
         let result = self.sim.push_step_replies(Step::new(action));
-        if self.sim.scenario.timeline.len() > steps && self.live.receiver_count() > 0 {
+        let recorded = self.sim.scenario.timeline.len() > steps;
+        if let (Some(journal), true) = (&self.journal, recorded) {
+            if let Some(o) = self.sim.outcomes.last() {
+                if let Some(step) = self.sim.scenario.timeline.get(o.index) {
+                    journal.append(o.index, step.at.ms(), step);
+                }
+            }
+        }
+        if recorded && self.live.receiver_count() > 0 {
             // The step as recorded (with its expect_error when it failed), at its place.
             if let Some(o) = self.sim.outcomes.last() {
                 if let Some(step) = self.sim.scenario.timeline.get(o.index) {
@@ -524,31 +535,54 @@ impl Broker {
     }
 
     /// The broker's state as a file's text (`--state`): the run so far as a scenario, its
-    /// state at this instant (the engine's checkpoint, base64), and which lock token settles
-    /// which delivery. None when the state is larger than a checkpoint may be (2 MB).
-    pub fn state(&mut self) -> Option<String> {
+    /// state at this instant (the engine's checkpoint, base64; none at t=0 or after a failed
+    /// check, when the scenario replays to the instant instead), and which lock token settles
+    /// which delivery. Refused, with the reason, past [`crate::journal::MAX_STATE_BYTES`]:
+    /// the limit the state is read with.
+    pub fn state(&mut self) -> Result<String, String> {
+        self.state_within(crate::journal::MAX_STATE_BYTES)
+    }
+
+    /// As [`Broker::state`], within `max` bytes.
+    pub(crate) fn state_within(&mut self, max: usize) -> Result<String, String> {
         use base64::Engine as _;
+        let too_large = || {
+            format!(
+                "the state is larger than {max} bytes ({} MiB), the most a state file is",
+                max >> 20
+            )
+        };
         self.tick();
-        let bytes = sbp_scenario::checkpoint::save(&mut self.sim)?;
+        let checkpoint = if self.sim.now() == 0 || !self.sim.failures.is_empty() {
+            serde_json::Value::Null
+        } else {
+            let bytes =
+                sbp_scenario::checkpoint::save_within(&mut self.sim, max).ok_or_else(too_large)?;
+            base64::engine::general_purpose::STANDARD
+                .encode(bytes)
+                .into()
+        };
         let held: Vec<serde_json::Value> = self
             .held
             .iter()
             .map(|(t, h)| serde_json::json!([t, h.entity, h.receiver, h.name, h.seq]))
             .collect();
-        let scenario: serde_json::Value =
-            serde_json::from_str(&self.sim.scenario.to_json_pretty()).ok()?;
-        Some(
-            serde_json::json!({
-                "state": "sbp serve",
-                "version": 1,
-                "scenario": scenario,
-                "at": self.sim.now(),
-                "checkpoint": base64::engine::general_purpose::STANDARD.encode(bytes),
-                "calls": self.calls,
-                "held": held,
-            })
-            .to_string(),
-        )
+        let scenario =
+            serde_json::to_value(&self.sim.scenario).map_err(|e| format!("its scenario: {e}"))?;
+        let text = serde_json::json!({
+            "state": "sbp serve",
+            "version": 1,
+            "scenario": scenario,
+            "at": self.sim.now(),
+            "checkpoint": checkpoint,
+            "calls": self.calls,
+            "held": held,
+        })
+        .to_string();
+        if text.len() > max {
+            return Err(too_large());
+        }
+        Ok(text)
     }
 
     /// Takes up a state written by [`Broker::state`]; a file that does not hold together is
@@ -565,16 +599,28 @@ impl Broker {
         let scenario = Scenario::from_json(&v["scenario"].to_string())
             .map_err(|e| format!("its scenario: {e}"))?;
         let at = v["at"].as_i64().ok_or("its instant (at) is missing")?;
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(
-                v["checkpoint"]
-                    .as_str()
-                    .ok_or("its checkpoint is missing")?,
-            )
-            .map_err(|e| format!("its checkpoint: {e}"))?;
         let mut sim = Simulation::new(&scenario).map_err(|e| format!("its scenario: {e}"))?;
-        sbp_scenario::checkpoint::restore(&mut sim, at, &bytes)
-            .map_err(|e| format!("its checkpoint: {e}"))?;
+        match &v["checkpoint"] {
+            // No checkpoint (t=0, or a check had failed): the scenario replays to its instant.
+            serde_json::Value::Null => {
+                scenario
+                    .check_run_within(at, sbp_engine::limits::MAX_RUN_WORK)
+                    .map_err(|e| format!("its scenario: {e}"))?;
+                sim.advance_to(at);
+            }
+            checkpoint => {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(checkpoint.as_str().ok_or("its checkpoint is missing")?)
+                    .map_err(|e| format!("its checkpoint: {e}"))?;
+                sbp_scenario::checkpoint::restore_within(
+                    &mut sim,
+                    at,
+                    &bytes,
+                    crate::journal::MAX_STATE_BYTES,
+                )
+                .map_err(|e| format!("its checkpoint: {e}"))?;
+            }
+        }
         let mut held = std::collections::HashMap::new();
         for h in v["held"].as_array().ok_or("its locks (held) are missing")? {
             let field = |i: usize| h.get(i).and_then(|x| x.as_str()).map(String::from);
@@ -598,9 +644,75 @@ impl Broker {
             );
         }
         let mut broker = Broker::assemble(sim, v["calls"].as_u64().unwrap_or(0), held);
-        // A clock that had been moved ahead goes on from where it was, never back.
-        broker.skew_ms = (broker.sim.now() - broker.now()).max(0);
+        broker.catch_up_clock();
         Ok(broker)
+    }
+
+    /// A clock that had been moved ahead goes on from where it was, never back.
+    pub(crate) fn catch_up_clock(&mut self) {
+        let behind = self.sim.now() - self.now();
+        if behind > 0 {
+            self.skew_ms = self.skew_ms.saturating_add(behind);
+        }
+    }
+
+    /// Replays a step read from the journal: at its instant, as the live run pushed it, with
+    /// the broker's own bookkeeping as the live call did it (the receive calls' names, which
+    /// lock token settles which delivery). The step must be recorded as it was: the same
+    /// instant, the same outcome.
+    pub(crate) fn replay(&mut self, at: Instant, step: &Step) -> Result<(), String> {
+        let action = step.action.clone().ok_or("a step without an action")?;
+        if at < self.sim.now() {
+            return Err(format!(
+                "its instant {} is before the run's ({})",
+                format_instant(at),
+                format_instant(self.sim.now())
+            ));
+        }
+        self.sim.advance_to(at);
+        let steps = self.sim.scenario.timeline.len();
+        let result = self.sim.push_step_replies(Step::new(action.clone()));
+        if self.sim.scenario.timeline.get(steps) != Some(step) {
+            return Err("it is not recorded as it was (the engine answered otherwise)".into());
+        }
+        match action {
+            Action::Receive(ReceiveDef {
+                from,
+                receiver,
+                name: Some(call),
+                ..
+            })
+            | Action::ReceiveDeferred(ReceiveDeferredDef {
+                from,
+                receiver,
+                name: Some(call),
+                ..
+            }) => {
+                if let Some(n) = call.strip_prefix('c').and_then(|n| n.parse().ok()) {
+                    self.calls = self.calls.max(n);
+                }
+                if let Ok(replies) = result {
+                    self.remember(&call, &from, &receiver, &Self::messages(replies));
+                }
+            }
+            Action::Complete(def)
+            | Action::Abandon(def)
+            | Action::Release(def)
+            | Action::Defer(def)
+            | Action::DeadLetter(def) => {
+                // As `settle`: a settled (or lost) delivery's token settles nothing more.
+                let settled = result.is_ok()
+                    || result
+                        .as_ref()
+                        .is_err_and(|e| e.kind == sbp_engine::ErrorKind::MessageLockLost);
+                if let (true, Some(name)) = (settled, &def.message) {
+                    self.held
+                        .retain(|_, h| !(&h.name == name && h.entity == def.from));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// The run so far as a scenario: its entities and every step at its instant, and, as an

@@ -485,6 +485,9 @@ impl Conn {
                 }
             }
             if !self.out.is_empty() {
+                // What is answered (a send's disposition above all) is on disk first
+                // (`--state`): one sync covers every step recorded so far.
+                self.shared.sync_journal();
                 let out = std::mem::take(&mut self.out);
                 if writer.write_all(&out).await.is_err() {
                     break;

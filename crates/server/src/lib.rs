@@ -7,11 +7,14 @@
 //! connection, sessions, links, settlement), [`message`] (AMQP messages to the engine's),
 //! [`mgmt`] (`$management`). Over HTTP: the UI's files and the live view ([`live`]), behind
 //! one door ([`http`]: loopback names, `--allow-host`, a token off loopback) and its bounds.
+//! [`journal`] (`--state`): each step on disk before it is answered, checkpoints, recovery.
+//! [`decode`]: every decode of a client's bytes, bounded first.
 pub mod broker;
 pub mod conn;
 pub mod decode;
 pub mod frame;
 pub mod http;
+pub mod journal;
 pub mod live;
 pub mod message;
 pub mod mgmt;

@@ -1,9 +1,11 @@
 //! What the server, its connections and the live view share: the broker behind one lock, a
 //! counter bumped after each change so that waiting receivers look again, and the clients
-//! connected (what the live page lists).
+//! connected (what the live page lists), and the journal that keeps each recorded step
+//! (`--state`).
 use crate::broker::Broker;
+use crate::journal::Journal;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -42,11 +44,15 @@ pub struct Shared {
     pub limits: Limits,
     /// Bytes of unfinished transfers held now, all connections together.
     inflight: AtomicUsize,
+    /// The broker's journal (`--state`), reached without holding the broker.
+    pub(crate) journal: Option<Arc<Journal>>,
 }
 
 impl Shared {
     pub fn new(broker: Broker) -> Shared {
+        let journal = broker.journal.clone();
         Shared {
+            journal,
             broker: Mutex::new(broker),
             changed: watch::channel(0u64).0,
             clients: Mutex::default(),
@@ -94,6 +100,26 @@ impl Shared {
             Some(v) => clients.insert(id, v),
             None => clients.remove(&id),
         };
+    }
+
+    /// Makes every step recorded so far durable (`--state`): called before a connection writes
+    /// its frames, so the disposition that accepts a send goes out after its step is on disk.
+    /// One fdatasync covers every step recorded before it (the connections' calls meanwhile wait
+    /// for it and return); with nothing new it returns at once. The broker is not held.
+    pub fn sync_journal(&self) {
+        if let Some(journal) = &self.journal {
+            journal.sync();
+        }
+    }
+
+    /// Writes the state to `path` (`--state`) and cuts the journal to the steps after it:
+    /// Ok(true) when written, Ok(false) when there was nothing new (unless `force`) or the state
+    /// is too large and that was said already; Err with what to say.
+    pub fn checkpoint(&self, path: &std::path::Path, force: bool) -> Result<bool, String> {
+        match &self.journal {
+            Some(journal) => crate::journal::checkpoint(&self.broker, journal, path, force),
+            None => Ok(false),
+        }
     }
 
     pub fn bump(&self) {
