@@ -293,7 +293,8 @@ pub struct Store {
     pub messages: BTreeMap<u64, Box<Message>>,
     pub available: BTreeSet<u64>,
     pub bytes: u64,
-    /// The bytes the stored bodies take in memory (what `bytes` counts may be simulated).
+    /// The bytes the stored bodies and their properties take in memory
+    /// ([`crate::message::Message::held_bytes`]; what `bytes` counts may be simulated).
     #[serde(default)]
     pub body_bytes: u64,
     /// (LockedUntil, SequenceNumber, LockToken) of the locks taken, in LockedUntil order; settled
@@ -310,7 +311,7 @@ impl Store {
         let seq = m.sequence_number;
         let available = m.state == MessageState::Active && m.lock.is_none();
         let size = m.body_size;
-        let body = m.body.len() as u64;
+        let body = m.held_bytes();
         match self.messages.entry(seq) {
             std::collections::btree_map::Entry::Occupied(_) => {
                 debug_assert!(false, "SequenceNumber {seq} stored twice");
@@ -331,7 +332,7 @@ impl Store {
         let m = *self.messages.remove(&seq)?;
         self.available.remove(&seq);
         self.bytes = self.bytes.saturating_sub(m.body_size);
-        self.body_bytes = self.body_bytes.saturating_sub(m.body.len() as u64);
+        self.body_bytes = self.body_bytes.saturating_sub(m.held_bytes());
         Some(m)
     }
 

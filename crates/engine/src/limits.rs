@@ -17,7 +17,8 @@ pub const MIN_POLL_INTERVAL: Duration = 10;
 pub const MAX_ACTORS: usize = 50;
 /// Messages stored at once in a namespace run from a scenario (about 100 MB).
 pub const MAX_STORED_MESSAGES: u64 = 200_000;
-/// Bytes of message bodies stored at once in a namespace run from a scenario.
+/// Bytes of message bodies and their properties stored at once in a namespace run from a
+/// scenario (`Message::held_bytes`).
 pub const MAX_STORED_BODY_BYTES: u64 = 32 * 1024 * 1024;
 /// Messages one send step sends (`count`).
 pub const MAX_SEND_COUNT: u32 = 10_000;

@@ -23,6 +23,43 @@ pub struct NewMessage {
     pub system_properties: BTreeMap<String, String>,
 }
 
+impl NewMessage {
+    /// What [`Message::held_bytes`] will count for this message once stored.
+    pub fn held_bytes(&self) -> u64 {
+        held_bytes(
+            &self.body,
+            self.subject.as_deref(),
+            self.correlation_id.as_deref(),
+            Some(&self.application_properties),
+            Some(&self.system_properties),
+        )
+    }
+}
+
+/// A body and its properties in bytes: each text's length, each property's key and
+/// value ([`PropertyValue::held_bytes`]).
+fn held_bytes(
+    body: &crate::body::Body,
+    subject: Option<&str>,
+    correlation_id: Option<&str>,
+    application: Option<&BTreeMap<String, PropertyValue>>,
+    system: Option<&BTreeMap<String, String>>,
+) -> u64 {
+    let text = |s: Option<&str>| s.map_or(0, |s| s.len() as u64);
+    let application = application.into_iter().flatten().fold(0u64, |n, (k, v)| {
+        n.saturating_add(k.len() as u64)
+            .saturating_add(v.held_bytes())
+    });
+    let system = system.into_iter().flatten().fold(0u64, |n, (k, v)| {
+        n.saturating_add((k.len() + v.len()) as u64)
+    });
+    (body.len() as u64)
+        .saturating_add(text(subject))
+        .saturating_add(text(correlation_id))
+        .saturating_add(application)
+        .saturating_add(system)
+}
+
 /// The system properties a message may carry besides MessageId, Subject and CorrelationId.
 pub const SYSTEM_PROPERTIES: [&str; 5] = [
     "To",
@@ -151,6 +188,23 @@ pub struct Message {
 impl Message {
     pub fn extra(&self) -> Option<&Extra> {
         self.extra.as_deref()
+    }
+    /// The bytes this message's body and properties take in memory, as the playground's
+    /// store budget counts them (`limits::MAX_STORED_BODY_BYTES`): the body and every property
+    /// a sender gave (a key and its value). What the broker adds while it is stored (a
+    /// DeadLetterReason) is not counted, so the figure stays the same from the message's
+    /// insert to its removal; nor is the MessageId, bounded on its own.
+    pub fn held_bytes(&self) -> u64 {
+        let Some(e) = self.extra() else {
+            return held_bytes(&self.body, None, None, None, None);
+        };
+        held_bytes(
+            &self.body,
+            e.subject.as_deref(),
+            e.correlation_id.as_deref(),
+            Some(&e.application_properties),
+            Some(&e.system_properties),
+        )
     }
     pub fn extra_mut(&mut self) -> &mut Extra {
         self.extra.get_or_insert_with(Default::default)

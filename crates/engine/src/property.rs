@@ -25,6 +25,17 @@ pub enum PropertyValue {
     Uuid(u128),
 }
 
+impl PropertyValue {
+    /// The bytes the value carries: a string's length, 16 for a uuid, 8 for the rest.
+    pub fn held_bytes(&self) -> u64 {
+        match self {
+            PropertyValue::String(s) => s.len() as u64,
+            PropertyValue::Uuid(_) => 16,
+            _ => 8,
+        }
+    }
+}
+
 /// Equal when of the same type and value (doubles by their bits: a stored state is compared
 /// with itself, and NaN equals NaN there).
 impl PartialEq for PropertyValue {

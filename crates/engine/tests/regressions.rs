@@ -519,6 +519,41 @@ fn a_namespace_refuses_sends_past_its_message_and_body_bounds() {
     );
 }
 
+/// Found by an attack on `sbp serve`: application properties were outside the store's byte
+/// budget, so messages of empty bodies and large properties grew the process past it. They
+/// count now, and the budget comes back when the messages are received.
+#[test]
+fn properties_count_in_the_stored_bytes_and_come_back_when_drained() {
+    let mut ns = Namespace::builder().max_body_bytes(Some(1_000)).build();
+    ns.create_queue("q", settings()).unwrap();
+    let with_props = || {
+        let mut m = NewMessage::default();
+        m.application_properties
+            .insert("k".into(), PropertyValue::String("v".repeat(399)));
+        m
+    };
+    ns.send("q", with_props()).unwrap();
+    ns.send("q", with_props()).unwrap();
+    assert_eq!(ns.stored_totals(), (2, 800));
+    let err = ns.send("q", with_props()).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::QuotaExceeded);
+    assert_eq!(
+        ns.stored_totals(),
+        (2, 800),
+        "nothing stored past the bound"
+    );
+    ns.receive(
+        R,
+        "q",
+        ReceiveMode::ReceiveAndDelete,
+        2,
+        ReceiveOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(ns.stored_totals(), (0, 0));
+    ns.send("q", with_props()).unwrap();
+}
+
 /// Found re-reading the change: settling with a LockToken checks it is the settling receiver's
 /// lock, not only the message's (another client's message object does not settle it).
 #[test]

@@ -467,6 +467,13 @@ impl Simulation {
 }
 
 impl Simulation {
+    /// Forgets what the named call `name` returned: `sbp serve` names every receive call, and
+    /// keeps only those whose locks are still held (a run that lasts would otherwise keep them
+    /// all, each insert looking through them).
+    pub fn forget_call(&mut self, name: &str) {
+        self.named.remove(name);
+    }
+
     /// Records what a named receive or peek returned (`"as"`).
     fn remember(&mut self, action: &Action, got: &[sbp_engine::MessageView]) {
         let (name, receiver, from, how) = match action {

@@ -33,6 +33,11 @@ impl<V> VecMap<V> {
             None => self.0.push((key, value)),
         }
     }
+    /// Removes `key` (the others keep their order).
+    pub fn remove(&mut self, key: &str) -> Option<V> {
+        let at = self.0.iter().position(|(k, _)| k == key)?;
+        Some(self.0.remove(at).1)
+    }
     pub fn iter(&self) -> impl Iterator<Item = (&String, &V)> {
         self.0.iter().map(|(k, v)| (k, v))
     }

@@ -32,7 +32,7 @@ pub struct Broker {
     pub sim: Simulation,
     calls: u64,
     /// Lock token -> the delivery it settles.
-    held: std::collections::HashMap<String, Held>,
+    held: Locks,
     /// Whether each operation is printed (instant, client, entity, what, rule).
     pub verbose: bool,
     /// The live view's feed (`crate::live`): each recorded step and the clock, sent while the
@@ -44,6 +44,12 @@ pub struct Broker {
     speed: i64,
     /// `--state`: where each recorded step is appended as it is recorded.
     pub journal: Option<std::sync::Arc<crate::journal::Journal>>,
+    /// Queues the log's events touched since the waiting receivers were last told.
+    touched: std::collections::BTreeSet<QueueKey>,
+    /// Events the log dropped unread: every queue counts as touched.
+    touched_all: bool,
+    /// Events of the log read so far (the dropped ones included).
+    log_seen: u64,
 }
 
 /// The broker's instants on the wall clock: `sbp serve --speed N` runs the engine N times as
@@ -73,6 +79,86 @@ impl Clock {
     }
 }
 
+/// The events the engine's log keeps in `sbp serve` (the oldest half dropped at twice this):
+/// nothing reads it but the terminal's last line; the recording is what replays.
+pub const LOG_LIMIT: usize = 10_000;
+/// Step outcomes kept (the oldest dropped at twice this).
+const KEEP_OUTCOMES: usize = 1_000;
+/// Locks kept before the first look for those whose message is gone.
+const PRUNE_LOCKS_FROM: usize = 1_024;
+
+/// The locks this broker gave, by token (what a settlement names) and by its receive call's
+/// message name (what a replayed settlement names), and how many each receive call still
+/// holds.
+#[derive(Default)]
+struct Locks {
+    by_token: std::collections::HashMap<String, Held>,
+    by_name: std::collections::HashMap<(String, String), String>,
+    open_calls: std::collections::HashMap<String, usize>,
+    /// How many locks kept make the next look for gone ones.
+    prune_at: usize,
+}
+
+impl From<std::collections::HashMap<String, Held>> for Locks {
+    fn from(held: std::collections::HashMap<String, Held>) -> Locks {
+        let mut locks = Locks {
+            prune_at: PRUNE_LOCKS_FROM,
+            ..Locks::default()
+        };
+        for (token, h) in held {
+            locks.insert(token, h);
+        }
+        locks
+    }
+}
+
+/// The receive call a message name belongs to (`c12` of `c12.1`).
+fn call_of(name: &str) -> &str {
+    name.split_once('.').map_or(name, |(call, _)| call)
+}
+
+impl Locks {
+    fn insert(&mut self, token: String, held: Held) {
+        if let Some(old) = self.by_token.get(&token) {
+            // A token given again (a deferred message comes back under a new one, never an
+            // old one; a replay may write the same): the old entry goes first.
+            let old = old.clone();
+            self.forget(&token, &old);
+        }
+        *self
+            .open_calls
+            .entry(call_of(&held.name).to_string())
+            .or_default() += 1;
+        self.by_name
+            .insert((held.entity.clone(), held.name.clone()), token.clone());
+        self.by_token.insert(token, held);
+    }
+
+    /// Removes `token`; the receive call it belonged to when that call holds no lock more.
+    fn remove(&mut self, token: &str) -> Option<String> {
+        let held = self.by_token.get(token)?.clone();
+        self.forget(token, &held)
+    }
+
+    fn forget(&mut self, token: &str, held: &Held) -> Option<String> {
+        self.by_token.remove(token);
+        self.by_name
+            .remove(&(held.entity.clone(), held.name.clone()));
+        let call = call_of(&held.name);
+        let left = self.open_calls.get_mut(call)?;
+        *left = left.saturating_sub(1);
+        if *left > 0 {
+            return None;
+        }
+        self.open_calls.remove(call);
+        Some(call.to_string())
+    }
+}
+
+/// A queue as the engine's log names it: its entity's index and whether it is the
+/// dead-letter sub-queue.
+pub type QueueKey = (u32, bool);
+
 /// The fastest `sbp serve --speed`.
 pub const MAX_SPEED: i64 = 1000;
 
@@ -100,7 +186,8 @@ impl Broker {
     /// caller: `--play`).
     pub fn new(mut scenario: Scenario, start_unix_ms: i64) -> Result<Broker, String> {
         scenario.start = Some(sbp_engine::utc::format_utc(start_unix_ms, 0));
-        let sim = Simulation::new(&scenario).map_err(|e| e.to_string())?;
+        let sim =
+            Simulation::with_default_log_limit(&scenario, LOG_LIMIT).map_err(|e| e.to_string())?;
         Ok(Broker::assemble(sim, 0, Default::default()))
     }
 
@@ -114,12 +201,15 @@ impl Broker {
         Broker {
             sim,
             calls,
-            held,
+            held: Locks::from(held),
             verbose: false,
             live: tokio::sync::broadcast::channel(LIVE_BACKLOG).0,
             skew_ms: 0,
             speed: 1,
             journal: None,
+            touched: Default::default(),
+            touched_all: false,
+            log_seen: 0,
         }
     }
 
@@ -219,6 +309,7 @@ impl Broker {
     pub fn tick(&mut self) {
         let now = self.now().max(self.sim.now());
         self.sim.advance_to(now);
+        self.note_touched();
     }
 
     /// When the engine next has something to do, as a wall-clock delay from now.
@@ -253,6 +344,8 @@ impl Broker {
                 }
             }
         }
+        self.prune_locks();
+        self.note_touched();
         if self.verbose {
             let at = format_instant(self.sim.now());
             let rule = self
@@ -271,6 +364,11 @@ impl Broker {
                     e.message
                 ),
             }
+        }
+        // Only the last step's outcome is read (above); the rest would grow with the run.
+        if self.sim.outcomes.len() >= 2 * KEEP_OUTCOMES {
+            let drop = self.sim.outcomes.len() - KEEP_OUTCOMES;
+            self.sim.outcomes.drain(..drop);
         }
         result
     }
@@ -292,9 +390,13 @@ impl Broker {
         format!("c{}", self.calls)
     }
 
+    /// Keeps each lock a receive call gave, for its settlement; a call that holds none (empty,
+    /// ReceiveAndDelete) is forgotten at once, so the named calls are those still held.
     fn remember(&mut self, call: &str, entity: &str, receiver: &str, got: &[MessageView]) {
+        let mut held = 0;
         for (i, m) in got.iter().enumerate() {
             if let Some(token) = &m.lock_token {
+                held += 1;
                 self.held.insert(
                     token.clone(),
                     Held {
@@ -306,6 +408,50 @@ impl Broker {
                 );
             }
         }
+        if held == 0 {
+            self.sim.forget_call(call);
+        }
+    }
+
+    /// Lets go of a lock token (settled, lost, or its message gone): its receive call is
+    /// forgotten once it holds no lock.
+    fn release(&mut self, token: &str) {
+        if let Some(call) = self.held.remove(token) {
+            self.sim.forget_call(&call);
+        }
+    }
+
+    /// After a step: once the locks kept have doubled since they were last looked at, those
+    /// whose message left its entity (completed, expired, dead-lettered elsewhere) are let go.
+    /// Each look costs what is kept, and comes after as many new locks: one operation's cost
+    /// does not grow with the run's length.
+    fn prune_locks(&mut self) {
+        if self.held.by_token.len() < self.held.prune_at {
+            return;
+        }
+        let gone: Vec<String> = self
+            .held
+            .by_token
+            .iter()
+            .filter(|(_, h)| !self.stored(&h.entity, h.seq))
+            .map(|(t, _)| t.clone())
+            .collect();
+        for token in gone {
+            self.release(&token);
+        }
+        self.held.prune_at = (2 * self.held.by_token.len()).max(PRUNE_LOCKS_FROM);
+    }
+
+    /// Whether `entity` (a queue path, its dead-letter queue too) stores message `seq`.
+    fn stored(&self, entity: &str, seq: u64) -> bool {
+        let Ok(q) = self.sim.ns.resolve(entity) else {
+            return false;
+        };
+        let name = self.sim.ns.entity_name(q.entity);
+        self.sim
+            .ns
+            .entity(name)
+            .is_some_and(|e| e.store(q.dlq).messages.contains_key(&seq))
     }
 
     fn messages(replies: Vec<Reply>) -> Vec<MessageView> {
@@ -384,42 +530,71 @@ impl Broker {
         Ok(Self::messages(self.run(client, Action::Peek(def))?))
     }
 
-    /// Whether a receive from `entity` would get a message now (observing changes nothing): a
-    /// waiting receiver asks the engine again only then, so the recording holds no empty
-    /// polls.
-    pub fn has_available(&mut self, entity: &str, session: Option<&str>) -> bool {
-        self.tick();
-        let now = self.sim.now();
+    /// Whether a receive from `entity` would get a message now: one is Active and unlocked
+    /// (what `Counts::active` counts). A waiting receiver asks the engine again only then, so
+    /// the recording holds no empty polls. Observing changes nothing and costs what the
+    /// answer needs, not the queue's length (a session receiver looks through the receivable
+    /// messages for its own session's).
+    pub fn has_available(&self, entity: &str, session: Option<&str>) -> bool {
         let Ok(q) = self.sim.ns.resolve(entity) else {
             return false;
         };
-        let name = self.sim.ns.entity_name(q.entity).to_string();
-        self.sim.ns.entity(&name).is_some_and(|e| match session {
-            // A session receiver waits for its own session's messages only (SES-02): others'
-            // arriving do not make it ask the engine (and record an empty receive).
-            Some(id) => {
-                let store = e.store(q.dlq);
-                store.available.iter().any(|seq| {
+        let name = self.sim.ns.entity_name(q.entity);
+        self.sim.ns.entity(name).is_some_and(|e| {
+            let store = e.store(q.dlq);
+            match session {
+                // A session receiver waits for its own session's messages only (SES-02):
+                // others' arriving do not make it ask the engine (and record an empty
+                // receive).
+                Some(id) => store.available.iter().any(|seq| {
                     store
                         .messages
                         .get(seq)
                         .is_some_and(|m| m.session_id() == Some(id))
-                })
-            }
-            None => {
-                let c = if q.dlq {
-                    e.dlq_counts(now)
-                } else {
-                    e.counts(now)
-                };
-                c.active > 0
+                }),
+                None => !store.available.is_empty(),
             }
         })
     }
 
+    /// The queue a path names, as the log names it (entity, dead-letter sub-queue): what a
+    /// waiting receiver waits on.
+    pub fn queue_key(&self, path: &str) -> Option<QueueKey> {
+        let q = self.sim.ns.resolve(path).ok()?;
+        Some((q.entity, q.dlq))
+    }
+
+    /// Reads the log's events since the last call into the queues touched: where a waiting
+    /// receiver may find a message now. Events the log dropped unread (a step that made more
+    /// than it keeps) touch every queue.
+    fn note_touched(&mut self) {
+        let dropped = self.sim.ns.log_dropped();
+        let log = self.sim.ns.log();
+        if self.log_seen < dropped {
+            self.touched_all = true;
+        }
+        let from = usize::try_from(self.log_seen.saturating_sub(dropped))
+            .unwrap_or(usize::MAX)
+            .min(log.len());
+        for e in &log[from..] {
+            self.touched.insert((e.entity, e.dlq));
+        }
+        self.log_seen = dropped + log.len() as u64;
+    }
+
+    /// The queues touched since the last call (all of them: None).
+    pub fn take_touched(&mut self) -> Option<std::collections::BTreeSet<QueueKey>> {
+        self.note_touched();
+        let touched = std::mem::take(&mut self.touched);
+        if std::mem::take(&mut self.touched_all) {
+            return None;
+        }
+        Some(touched)
+    }
+
     /// The delivery a lock token names, if this broker gave it.
     pub fn held(&self, token: &str) -> Option<&Held> {
-        self.held.get(token)
+        self.held.by_token.get(token)
     }
 
     /// Settles the delivery of `token` (RCV-05); an unknown token is a lost lock (RCV-08).
@@ -431,7 +606,7 @@ impl Broker {
         reason: Option<String>,
         description: Option<String>,
     ) -> Result<(), BrokerError> {
-        let Some(held) = self.held.get(token).cloned() else {
+        let Some(held) = self.held.by_token.get(token).cloned() else {
             return Err(BrokerError::new(
                 sbp_engine::ErrorKind::MessageLockLost,
                 sbp_engine::text!("e-serve-unknown-lock", token = token),
@@ -460,14 +635,14 @@ impl Broker {
                 .as_ref()
                 .is_err_and(|e| e.kind == sbp_engine::ErrorKind::MessageLockLost)
         {
-            self.held.remove(token);
+            self.release(token);
         }
         result
     }
 
     /// RCV-04: renews the lock of `token`; its new LockedUntil.
     pub fn renew(&mut self, client: &str, token: &str) -> Result<Instant, BrokerError> {
-        let Some(held) = self.held.get(token).cloned() else {
+        let Some(held) = self.held.by_token.get(token).cloned() else {
             return Err(BrokerError::new(
                 sbp_engine::ErrorKind::MessageLockLost,
                 sbp_engine::text!("e-serve-unknown-lock", token = token),
@@ -564,6 +739,7 @@ impl Broker {
         };
         let held: Vec<serde_json::Value> = self
             .held
+            .by_token
             .iter()
             .map(|(t, h)| serde_json::json!([t, h.entity, h.receiver, h.name, h.seq]))
             .collect();
@@ -599,7 +775,8 @@ impl Broker {
         let scenario = Scenario::from_json(&v["scenario"].to_string())
             .map_err(|e| format!("its scenario: {e}"))?;
         let at = v["at"].as_i64().ok_or("its instant (at) is missing")?;
-        let mut sim = Simulation::new(&scenario).map_err(|e| format!("its scenario: {e}"))?;
+        let mut sim = Simulation::with_default_log_limit(&scenario, LOG_LIMIT)
+            .map_err(|e| format!("its scenario: {e}"))?;
         match &v["checkpoint"] {
             // No checkpoint (t=0, or a check had failed): the scenario replays to its instant.
             serde_json::Value::Null => {
@@ -706,8 +883,10 @@ impl Broker {
                         .as_ref()
                         .is_err_and(|e| e.kind == sbp_engine::ErrorKind::MessageLockLost);
                 if let (true, Some(name)) = (settled, &def.message) {
-                    self.held
-                        .retain(|_, h| !(&h.name == name && h.entity == def.from));
+                    let token = self.held.by_name.get(&(def.from.clone(), name.clone()));
+                    if let Some(token) = token.cloned() {
+                        self.release(&token);
+                    }
                 }
             }
             _ => {}

@@ -2,7 +2,7 @@
 //! Service Bus SDKs use them (../shared/AMQP-NOTES.md, each fact with the SDK file it was read
 //! from). A small broker-side state machine on fe2o3-amqp-types and serde_amqp: the delivery
 //! tags (16-byte lock tokens) and the dispositions echoed are this server's to decide.
-use crate::broker::Settle;
+use crate::broker::{QueueKey, Settle};
 use crate::frame::{self, FrameError, RawFrame, FRAME_AMQP, FRAME_SASL};
 use crate::message::{self, Shown};
 use crate::shared::Shared;
@@ -18,7 +18,7 @@ use fe2o3_amqp_types::performatives::{
 use fe2o3_amqp_types::primitives::{Array, Binary, OrderedMap, SimpleValue, Symbol, Value};
 use fe2o3_amqp_types::sasl::{SaslCode, SaslInit, SaslMechanisms, SaslOutcome};
 use sbp_engine::{BrokerError, ErrorKind};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use tokio::io::AsyncWriteExt;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
@@ -63,6 +63,8 @@ struct Link {
     drain: bool,
     /// A transfer arriving in several frames.
     partial: Option<(Transfer, BytesMut)>,
+    /// The queue a receiving link takes from, as the broker's log names it: what it waits on.
+    queue: Option<QueueKey>,
 }
 
 #[derive(Debug, Default)]
@@ -77,6 +79,8 @@ struct Session {
     /// Handles this server detached whose client has not answered yet: frames still in flight
     /// on them are passed over, not taken for frames on an unknown handle.
     detaching: std::collections::BTreeSet<u32>,
+    /// How many unsettled deliveries make the next look for those the broker let go.
+    prune_unsettled_at: usize,
     /// Transfers the client may still send before this server widens its incoming window
     /// again (part 2, 2.5.6); one beyond it ends the session with window-violation.
     incoming_left: u32,
@@ -100,6 +104,10 @@ pub struct Conn {
     max_delivery: usize,
     /// Bytes of unfinished transfers this connection holds (at most [`CONN_INFLIGHT`]).
     inflight: usize,
+    /// Woken when a queue this connection waits on is touched ([`Shared::bump`]).
+    wake: Arc<tokio::sync::Notify>,
+    /// The queues this connection's receiving links with credit wait on, as registered.
+    waiting_on: BTreeSet<QueueKey>,
 }
 
 /// What a message's sections may add to its body, header and properties included, over the
@@ -107,6 +115,8 @@ pub struct Conn {
 pub const FRAMING: usize = 64 * 1024;
 /// Bytes of unfinished transfers one connection may hold, all its links together.
 pub const CONN_INFLIGHT: usize = 64 * 1024 * 1024;
+/// Unsettled deliveries a session keeps before the first look for those the broker let go.
+const PRUNE_UNSETTLED_FROM: usize = 1_024;
 /// The incoming window this server grants a session, in transfer frames; widened again when
 /// half of it is used.
 pub const INCOMING_WINDOW: u32 = 8192;
@@ -364,6 +374,8 @@ impl Conn {
             peer_idle: None,
             max_delivery,
             inflight: 0,
+            wake: Arc::default(),
+            waiting_on: BTreeSet::new(),
         }
     }
 
@@ -440,7 +452,6 @@ impl Conn {
                 }
             }
         });
-        let mut changed = self.shared.changed.subscribe();
         let mut heard = tokio::time::Instant::now();
         let mut said = tokio::time::Instant::now();
         while !self.closed {
@@ -466,10 +477,7 @@ impl Conn {
                         }
                     }
                 },
-                r = changed.changed() => {
-                    if r.is_err() { break; }
-                    self.deliver_all();
-                }
+                _ = self.wake.notified() => self.deliver_all(),
                 _ = tokio::time::sleep_until(silent_until) => {
                     let why = if self.opened {
                         format!("no frame for {} s: the idle time-out this server's open offered", limits.idle.as_secs())
@@ -484,6 +492,7 @@ impl Conn {
                     }
                 }
             }
+            self.wait_on_queues();
             if !self.out.is_empty() {
                 // What is answered (a send's disposition above all) is on disk first
                 // (`--state`): one sync covers every step recorded so far.
@@ -497,6 +506,8 @@ impl Conn {
         }
         read_task.abort();
         self.drop_partials();
+        self.shared
+            .wait_on(self.id, &self.waiting_on, &BTreeSet::new(), &self.wake);
         self.shared.set_client(self.id, None);
     }
 
@@ -626,6 +637,7 @@ impl Conn {
             Session {
                 out_channel,
                 incoming_left: INCOMING_WINDOW,
+                prune_unsettled_at: PRUNE_UNSETTLED_FROM,
                 ..Default::default()
             },
         );
@@ -751,11 +763,12 @@ impl Conn {
         let address = address.filter(|a| a.len() <= MAX_NAME);
         let node = node_of(address.as_deref().unwrap_or(""));
         // An entity that does not exist: the attach is answered, then detached with not-found.
-        let missing = match &node {
+        let (missing, queue) = match &node {
             Node::Entity(path) | Node::Management(path) => {
-                self.shared.lock().sim.ns.resolve(path).err()
+                let broker = self.shared.lock();
+                (broker.sim.ns.resolve(path).err(), broker.queue_key(path))
             }
-            Node::Cbs => None,
+            Node::Cbs => (None, None),
         };
         let handle = a.handle.0;
         // SES-02: a session filter (the SessionId, or null for the next available) accepts a
@@ -884,6 +897,7 @@ impl Conn {
             delivery_count: a.initial_delivery_count.unwrap_or(0),
             drain: false,
             partial: None,
+            queue,
         };
         let link = Link { session, ..link };
         if let Some(s) = self.sessions.get_mut(&channel) {
@@ -956,43 +970,46 @@ impl Conn {
 
     /// Every receiving link of every session looks for messages (after a change).
     fn deliver_all(&mut self) {
-        let targets: Vec<(u16, u32)> = self
+        let waiting: Vec<(u16, u32, String, Option<String>)> = self
             .sessions
             .iter()
             .flat_map(|(c, s)| {
-                s.links
-                    .iter()
-                    .filter(|(_, l)| {
-                        l.client_receives && l.credit > 0 && matches!(l.node, Node::Entity(_))
-                    })
-                    .map(|(h, _)| (*c, *h))
+                s.links.iter().filter_map(|(h, l)| match &l.node {
+                    Node::Entity(e) if l.client_receives && l.credit > 0 => {
+                        Some((*c, *h, e.clone(), l.session.clone()))
+                    }
+                    _ => None,
+                })
             })
             .collect();
-        for (c, h) in targets {
-            self.deliver_if_available(c, h);
+        // One look at the broker for all of them; a receive only where a message is there.
+        let ready: Vec<(u16, u32)> = {
+            let broker = self.shared.lock();
+            waiting
+                .into_iter()
+                .filter(|(_, _, e, session)| broker.has_available(e, session.as_deref()))
+                .map(|(c, h, _, _)| (c, h))
+                .collect()
+        };
+        for (c, h) in ready {
+            self.deliver(c, h);
         }
     }
 
-    /// As [`Conn::deliver`] for a receiver already waiting: only when a message is there.
-    fn deliver_if_available(&mut self, channel: u16, handle: u32) {
-        let (entity, session) = match self
+    /// Tells the server which queues this connection waits on now (its receiving links with
+    /// credit), so that it is woken when one of them is touched, and only then.
+    fn wait_on_queues(&mut self) {
+        let now: BTreeSet<QueueKey> = self
             .sessions
-            .get(&channel)
-            .and_then(|s| s.links.get(&handle))
-        {
-            Some(Link {
-                node: Node::Entity(e),
-                session,
-                ..
-            }) => (e.clone(), session.clone()),
-            _ => return,
-        };
-        if self
-            .shared
-            .lock()
-            .has_available(&entity, session.as_deref())
-        {
-            self.deliver(channel, handle);
+            .values()
+            .flat_map(|s| s.links.values())
+            .filter(|l| l.client_receives && l.credit > 0)
+            .filter_map(|l| l.queue)
+            .collect();
+        if now != self.waiting_on {
+            self.shared
+                .wait_on(self.id, &self.waiting_on, &now, &self.wake);
+            self.waiting_on = now;
         }
     }
 
@@ -1088,6 +1105,15 @@ impl Conn {
             if let Some(token) = &m.lock_token {
                 s.unsettled.insert(delivery_id, token.clone());
             }
+        }
+        // Deliveries the client never settles (their locks lapsed, their messages gone) are
+        // let go once the map has doubled since the last look: its size follows the locks
+        // the broker still keeps, not the run's length.
+        if s.unsettled.len() >= s.prune_unsettled_at {
+            let broker = self.shared.lock();
+            s.unsettled.retain(|_, token| broker.held(token).is_some());
+            drop(broker);
+            s.prune_unsettled_at = (2 * s.unsettled.len()).max(PRUNE_UNSETTLED_FROM);
         }
         if let Some(link) = s.links.get_mut(&handle) {
             link.delivery_count = link.delivery_count.wrapping_add(1);

@@ -3,11 +3,13 @@
 //! connected (what the live page lists), and the journal that keeps each recorded step
 //! (`--state`).
 use crate::broker::Broker;
+use crate::broker::QueueKey;
 use crate::journal::Journal;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio::sync::Notify;
 
 /// The bounds every connection is held to; [`Limits::default`] is what `sbp serve` uses (tests
 /// shorten the times).
@@ -33,11 +35,15 @@ impl Default for Limits {
     }
 }
 
-/// What the server and its connections share: the broker, and a counter bumped after each
-/// change so that waiting receivers look again.
+/// The connections waiting on each queue (a receiving link with credit), each with the
+/// [`Notify`] that wakes it.
+type Waiting = HashMap<QueueKey, BTreeMap<u64, Arc<Notify>>>;
+
+/// What the server and its connections share: the broker, and who waits on which queue, so
+/// that after a change only the connections waiting on a queue it touched look again.
 pub struct Shared {
     pub broker: Mutex<Broker>,
-    pub changed: watch::Sender<u64>,
+    waiting: Mutex<Waiting>,
     /// The clients connected, by connection: what the live page lists.
     clients: Mutex<std::collections::BTreeMap<u64, serde_json::Value>>,
     pub(crate) next_client: std::sync::atomic::AtomicU64,
@@ -54,7 +60,7 @@ impl Shared {
         Shared {
             journal,
             broker: Mutex::new(broker),
-            changed: watch::channel(0u64).0,
+            waiting: Mutex::default(),
             clients: Mutex::default(),
             next_client: std::sync::atomic::AtomicU64::new(1),
             limits: Limits::default(),
@@ -122,8 +128,53 @@ impl Shared {
         }
     }
 
+    /// After a change: the connections waiting on a queue the broker's new events touched
+    /// look again (each once, however many of its queues were touched); the others are not
+    /// woken. Costs what was touched and who waits there, not every receiver's count.
     pub fn bump(&self) {
-        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+        let touched = self.lock().take_touched();
+        let waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        let mut woken = std::collections::BTreeSet::new();
+        let mut wake = |conns: &BTreeMap<u64, Arc<Notify>>| {
+            for (id, notify) in conns {
+                if woken.insert(*id) {
+                    notify.notify_one();
+                }
+            }
+        };
+        match touched {
+            Some(queues) => {
+                for q in queues {
+                    if let Some(conns) = waiting.get(&q) {
+                        wake(conns);
+                    }
+                }
+            }
+            None => waiting.values().for_each(wake),
+        }
+    }
+
+    /// Connection `conn` now waits on `now` instead of `before` (it is woken through
+    /// `notify` when one of them is touched).
+    pub fn wait_on(
+        &self,
+        conn: u64,
+        before: &BTreeSet<QueueKey>,
+        now: &BTreeSet<QueueKey>,
+        notify: &Arc<Notify>,
+    ) {
+        let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        for q in before.difference(now) {
+            if let Some(conns) = waiting.get_mut(q) {
+                conns.remove(&conn);
+                if conns.is_empty() {
+                    waiting.remove(q);
+                }
+            }
+        }
+        for q in now.difference(before) {
+            waiting.entry(*q).or_default().insert(conn, notify.clone());
+        }
     }
     pub fn lock(&self) -> std::sync::MutexGuard<'_, Broker> {
         self.broker.lock().unwrap_or_else(|p| p.into_inner())

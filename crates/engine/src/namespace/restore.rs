@@ -283,7 +283,7 @@ fn store_consistent(store: &Store, next_seq: u64, receivers: usize) -> bool {
         }
         available += usize::from(receivable);
         bytes = bytes.saturating_add(m.body_size);
-        body_bytes = body_bytes.saturating_add(m.body.len() as u64);
+        body_bytes = body_bytes.saturating_add(m.held_bytes());
     }
     available == store.available.len() && bytes == store.bytes && body_bytes == store.body_bytes
 }

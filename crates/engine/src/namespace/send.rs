@@ -54,7 +54,7 @@ impl Namespace {
                     text!("e-max-messages", max = limit),
                 ));
             }
-            let body = message.body.len() as u64;
+            let body = message.held_bytes();
             if let Some(limit) = self
                 .max_body_bytes
                 .filter(|l| bytes.saturating_add(body) > *l)
