@@ -813,7 +813,7 @@ fn serve(
     // --state: the state file, then its journal's steps replayed (sbp_server::journal).
     let mut broker = match &state {
         Some(path) => {
-            let taken_up = sbp_server::journal::take_up(path, fresh)?;
+            let taken_up = sbp_server::state::take_up(path, fresh)?;
             for note in &taken_up.notes {
                 println!("{note}");
             }

@@ -44,6 +44,8 @@ pub struct Broker {
     speed: i64,
     /// `--state`: where each recorded step is appended as it is recorded.
     pub journal: Option<std::sync::Arc<crate::journal::Journal>>,
+    /// The wall clock in Unix milliseconds: the system's, or a test's.
+    wall_clock: WallClock,
     /// Queues the log's events touched since the waiting receivers were last told.
     touched: std::collections::BTreeSet<QueueKey>,
     /// Events the log dropped unread: every queue counts as touched.
@@ -155,6 +157,10 @@ impl Locks {
     }
 }
 
+/// The wall clock a broker reads, in Unix milliseconds: a value, so that a test can hold time
+/// still or move it (the broker itself never reads the system's clock).
+pub type WallClock = std::sync::Arc<dyn Fn() -> i64 + Send + Sync>;
+
 /// A queue as the engine's log names it: its entity's index and whether it is the
 /// dead-letter sub-queue.
 pub type QueueKey = (u32, bool);
@@ -207,6 +213,7 @@ impl Broker {
             skew_ms: 0,
             speed: 1,
             journal: None,
+            wall_clock: std::sync::Arc::new(unix_now),
             touched: Default::default(),
             touched_all: false,
             log_seen: 0,
@@ -218,8 +225,14 @@ impl Broker {
     /// lock's lapse or a message's expiry, happens at once).
     pub fn now(&self) -> Instant {
         self.clock()
-            .instant(unix_now())
+            .instant((self.wall_clock)())
             .min(sbp_engine::limits::LATEST_INSTANT)
+    }
+
+    /// Reads `wall_clock` from now on instead of the system's.
+    pub fn with_wall_clock(mut self, wall_clock: WallClock) -> Broker {
+        self.wall_clock = wall_clock;
+        self
     }
 
     /// The instants on the wall clock.
@@ -470,17 +483,16 @@ impl Broker {
         client: &str,
         entity: &str,
         receiver: &str,
-        peek_lock: bool,
+        mode: sbp_engine::ReceiveMode,
         count: u32,
     ) -> Result<Vec<MessageView>, BrokerError> {
         let call = self.next_call();
         let def = ReceiveDef {
             from: entity.to_string(),
             receiver: receiver.to_string(),
-            mode: if peek_lock {
-                ModeDef::PeekLock
-            } else {
-                ModeDef::ReceiveAndDelete
+            mode: match mode {
+                sbp_engine::ReceiveMode::PeekLock => ModeDef::PeekLock,
+                sbp_engine::ReceiveMode::ReceiveAndDelete => ModeDef::ReceiveAndDelete,
             },
             count: Some(count),
             max_auto_lock_renewal: None,
@@ -954,8 +966,8 @@ impl Broker {
     }
 }
 
-/// The wall clock in Unix milliseconds.
-fn unix_now() -> i64 {
+/// The system's wall clock in Unix milliseconds.
+pub fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))

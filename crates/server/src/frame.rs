@@ -55,14 +55,9 @@ pub async fn read_header<R: AsyncRead + Unpin>(r: &mut R) -> Result<[u8; 8], Fra
     }
 }
 
-/// Reads one frame of at most `max` bytes. An empty frame (a heartbeat) has an empty body.
-pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, max: u32) -> Result<RawFrame, FrameError> {
-    let mut head = [0u8; 8];
-    match r.read_exact(&mut head).await {
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(FrameError::Closed),
-        Err(e) => return Err(e.into()),
-    }
+/// Checks a frame header (core spec 2.3.1): its size within `max` and its data offset inside
+/// it. Gives the size and where the body starts.
+fn check_header(head: &[u8], max: u32) -> Result<(usize, usize), FrameError> {
     let size = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
     if size > max {
         return Err(FrameError::TooLarge { size, max });
@@ -75,20 +70,49 @@ pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, max: u32) -> Result<Raw
     if offset < 8 || offset > size {
         return Err(FrameError::BadOffset(doff));
     }
-    let mut rest = vec![0u8; (size - 8) as usize];
-    match r.read_exact(&mut rest).await {
+    Ok((size as usize, offset as usize))
+}
+
+/// Takes one frame of at most `max` bytes from the front of `buf` once it holds all of it
+/// (None: more bytes are needed). A frame larger than `max` is refused from its header, before
+/// its bytes arrive; the extended header is passed over (2.3.1). An empty body is a heartbeat.
+pub fn parse(buf: &mut BytesMut, max: u32) -> Result<Option<RawFrame>, FrameError> {
+    if buf.len() < 8 {
+        return Ok(None);
+    }
+    let (size, offset) = check_header(&buf[..8], max)?;
+    if buf.len() < size {
+        buf.reserve(size - buf.len());
+        return Ok(None);
+    }
+    let mut body = buf.split_to(size);
+    let head = body.split_to(8);
+    body.advance(offset - 8);
+    Ok(Some(RawFrame {
+        kind: head[5],
+        channel: u16::from_be_bytes([head[6], head[7]]),
+        body,
+    }))
+}
+
+/// Reads one frame of at most `max` bytes from a stream (what a test's client does; the
+/// server's driver reads into a buffer and [`parse`]s).
+pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, max: u32) -> Result<RawFrame, FrameError> {
+    let mut head = [0u8; 8];
+    match r.read_exact(&mut head).await {
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(FrameError::Closed),
         Err(e) => return Err(e.into()),
     }
-    // The extended header (between the 8 bytes and the data offset) is ignored (2.3.1).
-    let mut body = BytesMut::from(&rest[..]);
-    body.advance((offset - 8) as usize);
-    Ok(RawFrame {
-        kind: head[5],
-        channel: u16::from_be_bytes([head[6], head[7]]),
-        body,
-    })
+    let (size, _) = check_header(&head, max)?;
+    let mut all = BytesMut::zeroed(size);
+    all[..8].copy_from_slice(&head);
+    match r.read_exact(&mut all[8..]).await {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(FrameError::Closed),
+        Err(e) => return Err(e.into()),
+    }
+    parse(&mut all, max)?.ok_or(FrameError::Closed)
 }
 
 /// How many bytes the described list at the start of `body` takes (a performative: a

@@ -12,13 +12,18 @@
 pub mod broker;
 pub mod conn;
 pub mod decode;
+pub mod driver;
+pub mod error;
 pub mod frame;
 pub mod http;
 pub mod journal;
 pub mod live;
 pub mod message;
 pub mod mgmt;
+pub mod sasl;
+pub mod service;
 pub mod shared;
+pub mod state;
 
 pub use shared::Shared;
 
@@ -162,7 +167,7 @@ impl Server {
                 // the connection ends; past that many being told, it is closed at once.
                 if let Ok(permit) = refusing.clone().try_acquire_owned() {
                     tokio::spawn(async move {
-                        conn::refuse(
+                        driver::refuse(
                             stream,
                             format!(
                                 "sbp serve takes at most {MAX_CONNECTIONS} connections at once"
@@ -179,7 +184,7 @@ impl Server {
             let shared = self.shared.clone();
             let open = open.clone();
             tokio::spawn(async move {
-                conn::Conn::new(peer.to_string(), shared).run(stream).await;
+                driver::run(stream, peer.to_string(), shared).await;
                 open.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
             });
         }

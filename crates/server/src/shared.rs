@@ -123,7 +123,7 @@ impl Shared {
     /// is too large and that was said already; Err with what to say.
     pub fn checkpoint(&self, path: &std::path::Path, force: bool) -> Result<bool, String> {
         match &self.journal {
-            Some(journal) => crate::journal::checkpoint(&self.broker, journal, path, force),
+            Some(journal) => crate::state::checkpoint(&self.broker, journal, path, force),
             None => Ok(false),
         }
     }

@@ -3,7 +3,8 @@
 //! crash between a checkpoint's rename and the journal's cut repeats nothing; a state past the
 //! links' 2 MB checkpoint limit is written and taken up.
 use sbp_server::broker::{Broker, Settle};
-use sbp_server::journal::{journal_path, take_up};
+use sbp_server::journal::journal_path;
+use sbp_server::state::take_up;
 use sbp_server::Shared;
 use std::path::PathBuf;
 
@@ -46,7 +47,7 @@ fn active(broker: &mut Broker) -> u64 {
 }
 
 /// Taken up as a restart takes it up, without the fresh broker (a state must be there).
-fn restart(state: &std::path::Path) -> sbp_server::journal::TakenUp {
+fn restart(state: &std::path::Path) -> sbp_server::state::TakenUp {
     take_up(state, || Err("no state to take up".into())).expect("taken up")
 }
 
@@ -61,7 +62,9 @@ fn a_send_synced_is_taken_up_after_a_crash_with_its_lock_tokens() {
     }
     let token = {
         let mut b = shared.lock();
-        let got = b.receive("test", "orders", "r", true, 1).expect("received");
+        let got = b
+            .receive("test", "orders", "r", sbp_engine::ReceiveMode::PeekLock, 1)
+            .expect("received");
         got[0].lock_token.clone().expect("locked")
     };
     // What a connection does before it writes the disposition: the steps are on disk.
@@ -84,7 +87,7 @@ fn a_send_synced_is_taken_up_after_a_crash_with_its_lock_tokens() {
     // The next receive call is named after the replayed ones (its locks do not collide).
     let got = taken
         .broker
-        .receive("test", "orders", "r", true, 1)
+        .receive("test", "orders", "r", sbp_engine::ReceiveMode::PeekLock, 1)
         .expect("received");
     assert_eq!(got.len(), 1);
     assert!(taken

@@ -166,7 +166,9 @@ fn a_state_round_trips_and_a_damaged_one_is_refused() {
     assert_eq!(broker.send("test", def).unwrap(), vec![1]);
     let text = broker.state().expect("a state");
     let mut again = Broker::from_state(&text).unwrap();
-    let got = again.receive("test", "orders", "r", true, 5).unwrap();
+    let got = again
+        .receive("test", "orders", "r", sbp_engine::ReceiveMode::PeekLock, 5)
+        .unwrap();
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].message_id, "kept");
     for damaged in [
