@@ -33,6 +33,8 @@ step "every preset as Python and JavaScript code (sbp code) against sbp serve, e
 tests/sdk/presets.sh
 step "fuzz: 20,000 links and scenario files (a long run: docs/TESTING.md)"
 cargo run -q --release -p sbp-cli -- fuzz --inputs 20000 --seed "${FUZZ_SEED:-1}"
+step "fuzz: 20,000 sequences of AMQP frames into sbp serve's protocol core (a long run: docs/TESTING.md)"
+cargo run -q --release -p sbp-cli -- fuzz --amqp --inputs 20000 --seed "${FUZZ_SEED:-1}"
 if [ -f crates/ui/Cargo.toml ]; then
   step "UI build (trunk --release)"
   ./scripts/build-ui.sh

@@ -35,6 +35,18 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
+/// Starts measuring one input's memory: the bytes allocated now (its base).
+pub fn start_measuring() -> usize {
+    let base = NOW.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    base
+}
+
+/// The most bytes allocated above `base` since [`start_measuring`].
+pub fn peak_since(base: usize) -> usize {
+    PEAK.load(Ordering::Relaxed).saturating_sub(base)
+}
+
 /// The budget every input must keep.
 const MAX_MS: f64 = 1_000.0;
 const MAX_BYTES: usize = 256 * 1024 * 1024;
@@ -66,12 +78,11 @@ pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Report)) -> Report 
     std::panic::set_hook(Box::new(|_| {}));
     for i in 0..inputs {
         let input = make_input(&mut rng, &presets);
-        let base = NOW.load(Ordering::Relaxed);
-        PEAK.store(base, Ordering::Relaxed);
+        let base = start_measuring();
         let t = Instant::now();
         let outcome = std::panic::catch_unwind(|| open_and_run(&input));
         let ms = t.elapsed().as_secs_f64() * 1000.0;
-        let bytes = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+        let bytes = peak_since(base);
         report.inputs += 1;
         match outcome {
             Ok(true) => report.opened += 1,

@@ -1,5 +1,6 @@
 //! `sbp`: run Service Bus Playground scenario files headless.
 mod fuzz;
+mod fuzz_amqp;
 
 use clap::{Parser, Subcommand};
 use sbp_engine::time::{format_duration, format_instant, parse_duration};
@@ -102,6 +103,10 @@ enum Cmd {
         inputs: u64,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Fuzz `sbp serve`'s AMQP protocol core instead: sequences of frames built with their
+        /// structure in mind, and mutated ones, fed in process.
+        #[arg(long)]
+        amqp: bool,
     },
     /// Print the rule list (ids, summaries and the playground's choices) as JSON.
     Rules,
@@ -573,7 +578,43 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Fuzz { inputs, seed } => {
+        Cmd::Fuzz {
+            inputs,
+            seed,
+            amqp: true,
+        } => {
+            let show = |r: &fuzz_amqp::Report| {
+                format!(
+                    "{} inputs ({} frames, {} broker operations) in {:.1} s: {} closed, {} panics, {} undecodable frames said, {} with bytes left held, {} recordings that replay otherwise, {} over budget; slowest {:.1} ms, largest peak {:.1} MB",
+                    r.inputs,
+                    r.frames,
+                    r.steps,
+                    r.total_s,
+                    r.closed,
+                    r.panics,
+                    r.bad_output,
+                    r.leaks,
+                    r.diverged,
+                    r.over_budget,
+                    r.slowest_ms,
+                    r.peak_bytes as f64 / (1024.0 * 1024.0)
+                )
+            };
+            let report = fuzz_amqp::run(inputs, seed, |r| eprintln!("{}", show(r)))?;
+            writeln!(out, "{}", show(&report))?;
+            writeln!(out, "why the server closed connections (most often first):")?;
+            for (why, n) in report.top_reasons(8) {
+                writeln!(out, "  {n:>8}  {why}")?;
+            }
+            let passed = u64::from(!report.failed());
+            writeln!(out, "fuzz --amqp: {passed} passed, {} failed", 1 - passed)?;
+            Ok(if passed == 1 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Cmd::Fuzz { inputs, seed, .. } => {
             let show = |r: &fuzz::Report| {
                 format!(
                     "{} inputs in {:.1} s: {} opened, {} refused, {} panics, {} over budget; slowest {:.1} ms, largest peak {:.1} MB",

@@ -99,6 +99,9 @@ pub async fn run(mut stream: TcpStream, peer: String, shared: Arc<Shared>) {
             _ = tokio::time::sleep_until(timer) => c.on_timeout(std::time::Instant::now()),
         }
     }
+    if let Some(why) = c.closed_because() {
+        eprintln!("{why}");
+    }
     c.end();
 }
 

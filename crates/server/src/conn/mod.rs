@@ -133,6 +133,8 @@ pub struct Connection {
     waiting_on: BTreeSet<QueueKey>,
     /// Woken when a queue this connection waits on is touched ([`Shared::bump`]).
     wake: Arc<tokio::sync::Notify>,
+    /// Why this server closed the connection, when it did.
+    closed_because: Option<String>,
 }
 
 /// `SBP_SERVE_TRACE=1`: every frame in and out on stderr.
@@ -188,6 +190,7 @@ impl Connection {
             inflight: 0,
             waiting_on: BTreeSet::new(),
             wake: Arc::default(),
+            closed_because: None,
         }
     }
 
@@ -296,9 +299,15 @@ impl Connection {
             .extend_from_slice(&frame::encode(FRAME_AMQP, channel, &p, payload));
     }
 
+    /// Why this server closed the connection, if it did (the driver says it in the
+    /// terminal).
+    pub fn closed_because(&self) -> Option<&str> {
+        self.closed_because.as_deref()
+    }
+
     /// Ends the connection with `fault` said in a `close`.
     fn close(&mut self, fault: Fault) {
-        eprintln!("{}: closing: {fault}", self.who());
+        self.closed_because = Some(format!("{}: closing: {fault}", self.who()));
         let close = Close {
             error: Some(fault.to_amqp()),
         };
