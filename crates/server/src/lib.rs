@@ -31,9 +31,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 
-/// The largest message taken in one transfer (Premium's 100 MB is the service's; the
-/// engine's own bounds apply after).
-pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// Connections served at once; one more is told why and closed.
 pub const MAX_CONNECTIONS: usize = 256;
 /// Connections beyond the bound being told why at once; past these, closed unanswered.
