@@ -250,6 +250,8 @@ struct Model {
     receiving: Vec<u32>,
     /// Handles the core detached, not yet answered.
     detached: Vec<u32>,
+    /// The core ended the session: the client's end is owed.
+    ended: bool,
 }
 
 impl Model {
@@ -282,7 +284,9 @@ impl Model {
             match frame::parse(&mut buf, u32::MAX) {
                 Ok(Some(f)) if f.body.is_empty() => {}
                 Ok(Some(f)) => match frame::decode_performative(f.body) {
-                    Ok((Performative::End(_), _)) => {
+                    Ok((Performative::End(e), _)) => {
+                        // Ours answered, or the server's own: then the client answers it.
+                        self.ended = e.error.is_some();
                         self.session = false;
                         self.attached.clear();
                         self.receiving.clear();
@@ -309,7 +313,11 @@ fn next_frame(rng: &mut Pcg64Mcg, m: &mut Model) -> Vec<u8> {
         m.opened = true;
         return encode(0, &open(rng), &[]);
     }
-    if !m.session && rng.random_bool(0.95) {
+    if m.ended && rng.random_bool(0.95) {
+        m.ended = false;
+        return encode(0, &Performative::End(End { error: None }), &[]);
+    }
+    if !m.session && !m.ended && rng.random_bool(0.95) {
         m.session = true;
         m.attached.clear();
         return encode(0, &begin(), &[]);

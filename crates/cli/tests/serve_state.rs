@@ -227,8 +227,8 @@ fn a_torn_journal_tail_is_cut_with_a_message_and_the_server_starts() {
 fn a_state_past_2_mb_is_written_on_stop_and_taken_up() {
     let dir = folder("large");
     let state = dir.join("state.json");
-    // 700 bodies of 4,000 bytes: the engine's checkpoint is past 2 MB, the file past 4 MiB.
-    let bodies: Vec<Vec<u8>> = (0..700)
+    // 1,100 bodies of 4,000 bytes: the engine's checkpoint is past 2 MB, the file past 4 MiB.
+    let bodies: Vec<Vec<u8>> = (0..1_100)
         .map(|i| format!("{i:04}").repeat(1_000).into_bytes())
         .collect();
     runtime().block_on(async {
@@ -250,7 +250,7 @@ fn a_state_past_2_mb_is_written_on_stop_and_taken_up() {
             let second = serve(&state);
             let noted = said(&second.stdout, "state taken up from");
             assert!(noted.contains("state taken up from"), "{noted}");
-            assert_eq!(receive_all(&second.addr, 700).await, bodies);
+            assert_eq!(receive_all(&second.addr, 1_100).await, bodies);
         })
         .await
         .expect("within the bound");

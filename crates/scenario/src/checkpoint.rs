@@ -60,11 +60,45 @@ pub fn save(sim: &mut Simulation) -> Option<Vec<u8>> {
 /// As [`save`], within `max` bytes: a file of `sbp serve --state` is not a link, and holds
 /// larger states under its own limit (the same one [`restore_within`] is given on reading).
 pub fn save_within(sim: &mut Simulation, max: usize) -> Option<Vec<u8>> {
+    save_as(sim, max, Covers::Scenario)
+}
+
+/// As [`save_within`], the checkpoint going with the scenario's entities and settings whatever
+/// its timeline: `sbp serve`'s, whose timeline is the run recorded so far. Its cost is the
+/// state's, not the run's length (the scenario is hashed without the timeline); the timeline
+/// it is taken up with must hold the steps before its place ([`restore_without_timeline`]).
+pub fn save_without_timeline(sim: &mut Simulation, max: usize) -> Option<Vec<u8>> {
+    save_as(sim, max, Covers::Entities)
+}
+
+/// What a checkpoint's scenario hash covers.
+#[derive(Clone, Copy)]
+enum Covers {
+    /// The whole scenario (a link: its checkpoint goes with that scenario only).
+    Scenario,
+    /// Everything but the timeline (`sbp serve`: the timeline is the run recorded so far).
+    Entities,
+}
+
+/// The hash of `scenario` as `covers` says (the timeline taken out and put back, not copied).
+fn hash_of(scenario: &mut Scenario, covers: Covers) -> u64 {
+    match covers {
+        Covers::Scenario => scenario_hash(scenario),
+        Covers::Entities => {
+            let timeline = std::mem::take(&mut scenario.timeline);
+            let hash = scenario_hash(scenario);
+            scenario.timeline = timeline;
+            hash
+        }
+    }
+}
+
+fn save_as(sim: &mut Simulation, max: usize, covers: Covers) -> Option<Vec<u8>> {
     if sim.now() == 0 || !sim.failures.is_empty() {
         return None;
     }
     let mut head = Head {
-        scenario: scenario_hash(&sim.scenario),
+        scenario: hash_of(&mut sim.scenario, covers),
         at: sim.now(),
         next_step: sim.next_step,
         next_expect: sim.next_expect,
@@ -88,6 +122,27 @@ pub fn restore_within(
     bytes: &[u8],
     max: usize,
 ) -> Result<(), Text> {
+    restore_as(fresh, at, bytes, max, Covers::Scenario)
+}
+
+/// As [`restore_within`], for a checkpoint [`save_without_timeline`] wrote: `fresh`'s timeline
+/// holds at least the steps before the checkpoint's place.
+pub fn restore_without_timeline(
+    fresh: &mut Simulation,
+    at: Instant,
+    bytes: &[u8],
+    max: usize,
+) -> Result<(), Text> {
+    restore_as(fresh, at, bytes, max, Covers::Entities)
+}
+
+fn restore_as(
+    fresh: &mut Simulation,
+    at: Instant,
+    bytes: &[u8],
+    max: usize,
+    covers: Covers,
+) -> Result<(), Text> {
     let bad = |key: &'static str| Err(Text::new(key));
     if bytes.len() > max {
         return bad("s-checkpoint-size");
@@ -108,7 +163,7 @@ pub fn restore_within(
     let mut ns = fresh.ns.snapshot(0);
     ns.resume(bytes, |io| head.visit(&mut named, io))
         .map_err(Text::new)?;
-    if head.scenario != scenario_hash(&fresh.scenario) {
+    if head.scenario != hash_of(&mut fresh.scenario, covers) {
         return bad("s-checkpoint-scenario");
     }
     let timeline = &fresh.scenario.timeline;

@@ -743,8 +743,8 @@ impl Broker {
         let checkpoint = if self.sim.now() == 0 || !self.sim.failures.is_empty() {
             serde_json::Value::Null
         } else {
-            let bytes =
-                sbp_scenario::checkpoint::save_within(&mut self.sim, max).ok_or_else(too_large)?;
+            let bytes = sbp_scenario::checkpoint::save_without_timeline(&mut self.sim, max)
+                .ok_or_else(too_large)?;
             base64::engine::general_purpose::STANDARD
                 .encode(bytes)
                 .into()
@@ -755,12 +755,17 @@ impl Broker {
             .iter()
             .map(|(t, h)| serde_json::json!([t, h.entity, h.receiver, h.name, h.seq]))
             .collect();
-        let scenario =
-            serde_json::to_value(&self.sim.scenario).map_err(|e| format!("its scenario: {e}"))?;
+        // The scenario without its timeline: the steps are the journal's lines (the recording
+        // on disk), so what a checkpoint writes is the state now, not the run's length.
+        let timeline = std::mem::take(&mut self.sim.scenario.timeline);
+        let scenario = serde_json::to_value(&self.sim.scenario);
+        self.sim.scenario.timeline = timeline;
+        let scenario = scenario.map_err(|e| format!("its scenario: {e}"))?;
         let text = serde_json::json!({
             "state": "sbp serve",
-            "version": 1,
+            "version": 2,
             "scenario": scenario,
+            "steps": self.sim.scenario.timeline.len(),
             "at": self.sim.now(),
             "checkpoint": checkpoint,
             "calls": self.calls,
@@ -774,18 +779,33 @@ impl Broker {
     }
 
     /// Takes up a state written by [`Broker::state`]; a file that does not hold together is
-    /// refused with the reason, and nothing is taken up.
-    pub fn from_state(text: &str) -> Result<Broker, String> {
+    /// refused with the reason, and nothing is taken up. A state of version 2 holds no steps:
+    /// `history(n)` gives the run's first `n` (the journal's lines), which the checkpoint goes
+    /// on from; one of version 1 holds them itself.
+    pub fn from_state(
+        text: &str,
+        history: impl FnOnce(usize) -> Result<Vec<Step>, String>,
+    ) -> Result<Broker, String> {
         use base64::Engine as _;
         let v: serde_json::Value =
             serde_json::from_str(text).map_err(|e| format!("not a state file: {e}"))?;
+        let version = v.get("version").and_then(serde_json::Value::as_u64);
         if v.get("state").and_then(|s| s.as_str()) != Some("sbp serve")
-            || v.get("version") != Some(&serde_json::json!(1))
+            || !matches!(version, Some(1 | 2))
         {
-            return Err("not a state file of sbp serve (version 1)".into());
+            return Err("not a state file of sbp serve (version 1 or 2)".into());
         }
-        let scenario = Scenario::from_json(&v["scenario"].to_string())
+        let mut scenario = Scenario::from_json(&v["scenario"].to_string())
             .map_err(|e| format!("its scenario: {e}"))?;
+        // Version 2 keeps the steps in the journal: the run so far is its first `steps` lines.
+        let covers_timeline = version == Some(1);
+        if !covers_timeline {
+            let steps = v["steps"]
+                .as_u64()
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or("its step count (steps) is missing")?;
+            scenario.timeline = history(steps)?;
+        }
         let at = v["at"].as_i64().ok_or("its instant (at) is missing")?;
         let mut sim = Simulation::with_default_log_limit(&scenario, LOG_LIMIT)
             .map_err(|e| format!("its scenario: {e}"))?;
@@ -801,12 +821,12 @@ impl Broker {
                 let bytes = base64::engine::general_purpose::STANDARD
                     .decode(checkpoint.as_str().ok_or("its checkpoint is missing")?)
                     .map_err(|e| format!("its checkpoint: {e}"))?;
-                sbp_scenario::checkpoint::restore_within(
-                    &mut sim,
-                    at,
-                    &bytes,
-                    crate::journal::MAX_STATE_BYTES,
-                )
+                let max = crate::journal::MAX_STATE_BYTES;
+                if covers_timeline {
+                    sbp_scenario::checkpoint::restore_within(&mut sim, at, &bytes, max)
+                } else {
+                    sbp_scenario::checkpoint::restore_without_timeline(&mut sim, at, &bytes, max)
+                }
                 .map_err(|e| format!("its checkpoint: {e}"))?;
             }
         }

@@ -75,6 +75,9 @@ pub async fn run(mut stream: TcpStream, peer: String, shared: Arc<Shared>) {
                 Err(e) => c.on_frame_error(&e),
             }
         }
+        for line in c.take_notes() {
+            eprintln!("{line}");
+        }
         let out = c.take_output(std::time::Instant::now());
         if !out.is_empty() {
             shared.sync_journal();

@@ -1,23 +1,23 @@
 //! `sbp serve --state FILE`: what keeps an accepted message across a crash. Every step the
 //! broker records is appended to `FILE.journal` as one line (its index in the timeline, its
 //! instant, the step) while the broker is held, and [`Journal::sync`] makes what was appended
-//! durable (one fdatasync for every append since the last, outside the broker's lock). Now and
-//! then the state is written whole to `FILE` (a checkpoint: temporary file, fsync, rename,
-//! fsync of the folder) and the journal is cut to the lines after it.
+//! durable (one fdatasync for every append since the last, outside the broker's lock). The
+//! journal is only ever appended to: it is the run's recording on disk. Now and then the state
+//! is written whole to `FILE` (a checkpoint: temporary file, fsync, rename, fsync of the
+//! folder), naming the step it is taken after.
 //!
 //! Taking up the state and the journal, and checkpoints: [`crate::state`].
 use sbp_engine::time::Instant;
 use sbp_scenario::Step;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The largest state file `--state` writes and reads, and the largest engine checkpoint in it:
 /// one rule for both, so a state that is written is one that is taken up. A state past it is
-/// said once and not written; the journal is then kept whole, and a restart replays it from
-/// the last state written.
+/// said once and not written, and a restart replays the journal from the last state written.
 pub const MAX_STATE_BYTES: usize = 64 << 20;
 
 /// `FILE.journal`, beside the state file `FILE`.
@@ -36,8 +36,8 @@ pub struct Journal {
     syncing: Mutex<()>,
     /// One checkpoint at a time (the periodic one and the one on stop).
     pub(crate) checkpointing: Mutex<()>,
-    /// Offsets in the journal as if never cut: what is written to the file (not yet durable)
-    /// and what is synced.
+    /// Offsets in the journal: what is written to the file (not yet durable) and what is
+    /// synced.
     written: AtomicU64,
     synced: AtomicU64,
     /// Lines appended in all, and how many the last state written holds.
@@ -51,8 +51,6 @@ pub struct Journal {
 
 struct Disk {
     file: Arc<File>,
-    /// The offset (as if never cut) of the file's first byte.
-    base: u64,
     /// The offset after the last line written.
     end: u64,
 }
@@ -62,21 +60,21 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Journal {
-    /// The journal at `path`, `len` bytes of good lines long, opened to append.
-    pub(crate) fn open(path: PathBuf, len: u64) -> std::io::Result<Journal> {
+    /// The journal at `path`, `len` bytes of good lines long (`lines` of them, all in the
+    /// state taken up), opened to append.
+    pub(crate) fn open(path: PathBuf, len: u64, lines: u64) -> std::io::Result<Journal> {
         let file = OpenOptions::new().create(true).append(true).open(&path)?;
         Ok(Journal {
             path,
             disk: Mutex::new(Disk {
                 file: Arc::new(file),
-                base: 0,
                 end: len,
             }),
             syncing: Mutex::new(()),
             checkpointing: Mutex::new(()),
             written: AtomicU64::new(len),
             synced: AtomicU64::new(len),
-            lines: AtomicU64::new(0),
+            lines: AtomicU64::new(lines),
             checkpointed_lines: AtomicU64::new(u64::MAX),
             failed: AtomicBool::new(false),
             too_large_said: AtomicBool::new(false),
@@ -145,44 +143,9 @@ impl Journal {
         self.lines.load(Ordering::Acquire) != self.checkpointed_lines.load(Ordering::Acquire)
     }
 
-    /// Where the journal ends now, and its line count (taken with the state, the broker held).
-    pub(crate) fn mark(&self) -> (u64, u64) {
-        let disk = lock(&self.disk);
-        (disk.end, self.lines.load(Ordering::Acquire))
-    }
-
-    /// Cuts the lines before `upto` (a state written holds them): the lines after it are copied
-    /// to a new file, synced, and renamed over the journal. The copy is made without the file's
-    /// lock, then what was appended meanwhile is added under it.
-    pub(crate) fn cut(&self, upto: u64) -> std::io::Result<()> {
-        let (base, end) = {
-            let disk = lock(&self.disk);
-            (disk.base, disk.end)
-        };
-        if upto <= base {
-            return Ok(());
-        }
-        let mut tmp_name = self.path.as_os_str().to_owned();
-        tmp_name.push(".tmp");
-        let tmp = PathBuf::from(tmp_name);
-        let mut out = File::create(&tmp)?;
-        let mut from = File::open(&self.path)?;
-        from.seek(SeekFrom::Start(upto - base))?;
-        std::io::copy(&mut (&mut from).take(end - upto), &mut out)?;
-        out.sync_data()?;
-        let mut disk = lock(&self.disk);
-        if disk.end > end {
-            std::io::copy(&mut (&mut from).take(disk.end - end), &mut out)?;
-            out.sync_data()?;
-        }
-        std::fs::rename(&tmp, &self.path)?;
-        disk.file = Arc::new(out);
-        disk.base = upto;
-        // Everything in the new file is synced (the folder follows: until then a crash finds
-        // the old journal, which holds every line of the new one).
-        self.synced.fetch_max(disk.end, Ordering::AcqRel);
-        drop(disk);
-        sync_folder(&self.path)
+    /// Lines appended in all (taken with the state, the broker held).
+    pub(crate) fn lines(&self) -> u64 {
+        self.lines.load(Ordering::Acquire)
     }
 }
 

@@ -2,22 +2,28 @@
 //! it ([`take_up`]), and written to it now and then ([`checkpoint`]); the journal itself, what
 //! makes each step durable before it is answered, is [`crate::journal`].
 //!
-//! Taking up: the state file, then every journal line after it replayed at its instant (the
-//! engine is deterministic: a replayed receive gives the same lock tokens). A line whose index
-//! the state already holds is passed over, so a crash between a checkpoint's rename and the
-//! journal's cut loses and repeats nothing. A torn or unreadable tail is cut (and kept beside
-//! as `FILE.journal.cut`), said with the number of lines kept.
+//! The journal holds every step of the run, one line each: it is the recording on disk, only
+//! ever appended to. The state file holds the engine's state at a step of it (the checkpoint,
+//! the locks given, the scenario's entities, how many steps it is taken after), so writing it
+//! costs what the state is now, not the run's length. Taking up: the state file, the journal's
+//! lines before its step as the run so far, the lines after it replayed at their instants (the
+//! engine is deterministic: a replayed receive gives the same lock tokens). A torn or
+//! unreadable tail is cut (and kept beside as `FILE.journal.cut`), said with the number of
+//! lines kept. A state file of version 1 (the steps in it, the journal cut after it) is taken
+//! up too.
 use crate::broker::Broker;
 use crate::journal::{journal_path, lock, parse_line, write_atomically, Journal, MAX_STATE_BYTES};
+use sbp_engine::time::Instant;
+use sbp_scenario::Step;
 use std::fs::{File, OpenOptions};
-use std::io::Read;
+use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-/// Writes the broker's state to `path` and cuts the journal to the lines after it (unless
-/// `force`, only when steps were recorded since the last). Ok(true) when written; Err with what
-/// to say when it could not be (a state too large is said once, until one is written again).
+/// Writes the broker's state to `path` (unless `force`, only when steps were recorded since
+/// the last). Ok(true) when written; Err with what to say when it could not be (a state too
+/// large is said once, until one is written again).
 pub fn checkpoint(
     broker: &Mutex<Broker>,
     journal: &Journal,
@@ -36,12 +42,12 @@ fn checkpoint_within(
     max: usize,
 ) -> Result<bool, String> {
     let _one = lock(&journal.checkpointing);
-    let (state, (upto, lines)) = {
+    let (state, lines) = {
         let mut broker = lock(broker);
         if !force && !journal.has_new() {
             return Ok(false);
         }
-        (broker.state_within(max), journal.mark())
+        (broker.state_within(max), journal.lines())
     };
     let text = match state {
         Ok(text) => text,
@@ -50,7 +56,7 @@ fn checkpoint_within(
                 return Ok(false);
             }
             return Err(format!(
-                "{why}: {} keeps the last state written, and {} every step since (a restart replays them)",
+                "{why}: {} keeps the last state written, and {} every step (a restart replays those after it)",
                 path.display(),
                 journal.path.display()
             ));
@@ -59,9 +65,6 @@ fn checkpoint_within(
     write_atomically(path, &text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     journal.too_large_said.store(false, Ordering::Release);
     journal.checkpointed_lines.store(lines, Ordering::Release);
-    journal
-        .cut(upto)
-        .map_err(|e| format!("cannot cut {}: {e}", journal.path.display()))?;
     Ok(true)
 }
 
@@ -90,87 +93,149 @@ fn read_state(path: &Path) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
 }
 
-/// Takes up the broker of `--state state`: the state file (or `fresh` when there is none), then
-/// the journal beside it replayed; the journal is then opened for this run's steps. A state file
-/// that does not hold together is refused with the reason (and left as it is); a journal's torn
-/// or unreadable tail is cut, said, and kept beside.
+/// The journal's good lines (index, instant, step), read one at a time, and where they end;
+/// why it stops before the file's end, if it does (a torn or unreadable line, or a missing
+/// one).
+struct Lines {
+    lines: std::collections::VecDeque<(usize, Instant, Step)>,
+    good_end: u64,
+    bad: Option<String>,
+}
+
+fn read_lines(path: &Path) -> Result<Lines, String> {
+    let mut out = Lines {
+        lines: Default::default(),
+        good_end: 0,
+        bad: None,
+    };
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(format!("{}: cannot read it: {e}", path.display())),
+    };
+    let mut reader = std::io::BufReader::new(file);
+    let mut piece = Vec::new();
+    loop {
+        piece.clear();
+        let n = reader
+            .read_until(b'\n', &mut piece)
+            .map_err(|e| format!("{}: cannot read it: {e}", path.display()))?;
+        if n == 0 {
+            return Ok(out);
+        }
+        let number = out.lines.len() + 1;
+        let Some(line) = piece.strip_suffix(b"\n") else {
+            out.bad = Some(format!("line {number} is half-written"));
+            return Ok(out);
+        };
+        match parse_line(line) {
+            Ok(l) => out.lines.push_back(l),
+            Err(e) => {
+                out.bad = Some(format!("line {number} is not a step: {e}"));
+                return Ok(out);
+            }
+        }
+        out.good_end += n as u64;
+    }
+}
+
+/// Takes up the broker of `--state state`: the state file (or `fresh` when there is none), the
+/// journal's lines before its step as the run so far, and those after it replayed; the journal
+/// is then opened for this run's steps. A state file that does not hold together is refused
+/// with the reason (and left as it is); a journal's torn or unreadable tail is cut, said, and
+/// kept beside.
 pub fn take_up(
     state: &Path,
     fresh: impl FnOnce() -> Result<Broker, String>,
 ) -> Result<TakenUp, String> {
     let mut notes = Vec::new();
     let mut warnings = Vec::new();
+    let path = journal_path(state);
+    let mut read = read_lines(&path)?;
     let mut broker = if state.exists() {
         let text = read_state(state)
             .map_err(|e| format!("{}: {e}; it is left as it is", state.display()))?;
-        let broker = Broker::from_state(&text)
+        // The run so far: the journal's first `n` lines, steps 0 to n-1.
+        let history = |n: usize| -> Result<Vec<Step>, String> {
+            let mut steps = Vec::with_capacity(n);
+            while steps.len() < n {
+                match read.lines.pop_front() {
+                    Some((index, _, step)) if index == steps.len() => steps.push(step),
+                    _ => {
+                        return Err(format!(
+                            "it was written after step {n}, and {} holds {} of the steps before it",
+                            path.display(),
+                            steps.len()
+                        ))
+                    }
+                }
+            }
+            Ok(steps)
+        };
+        let broker = Broker::from_state(&text, history)
             .map_err(|e| format!("{}: {e}; it is left as it is", state.display()))?;
         notes.push(format!(
-            "state taken up from {} (at {})",
+            "state taken up from {} (at {}, after {} steps)",
             state.display(),
-            sbp_engine::time::format_instant(broker.sim.now())
+            sbp_engine::time::format_instant(broker.sim.now()),
+            broker.sim.scenario.timeline.len()
         ));
         broker
     } else {
         fresh()?
     };
-    let path = journal_path(state);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(format!("{}: cannot read it: {e}", path.display())),
-    };
-    let (mut kept, mut replayed, mut good_end) = (0usize, 0usize, 0usize);
-    let mut bad = None;
-    for piece in bytes.split_inclusive(|&b| b == b'\n') {
-        let number = kept + 1;
-        let Some(line) = piece.strip_suffix(b"\n") else {
-            bad = Some(format!("line {number} is half-written"));
-            break;
-        };
-        let (index, at, step) = match parse_line(line) {
-            Ok(l) => l,
-            Err(e) => {
-                bad = Some(format!("line {number} is not a step: {e}"));
-                break;
-            }
-        };
+    let mut replayed = 0usize;
+    let mut kept = 0usize;
+    while let Some((index, at, step)) = read.lines.pop_front() {
         let next = broker.sim.scenario.timeline.len();
         if index > next {
-            bad = Some(format!(
-                "line {number} is step {index} where {next} came next (a line is missing)"
+            read.bad = Some(format!(
+                "a line is step {index} where {next} came next (a line is missing)"
             ));
+            read.lines.clear();
             break;
         }
-        // A line the state already holds (a crash came between its rename and the cut).
+        // A line the state already holds (a state of version 1 written before its journal's
+        // cut).
         if index == next {
             if let Err(e) = broker.replay(at, &step) {
-                bad = Some(format!("line {number} does not replay: {e}"));
+                read.bad = Some(format!("step {index} does not replay: {e}"));
+                read.lines.clear();
                 break;
             }
             replayed += 1;
         }
         kept += 1;
-        good_end += piece.len();
     }
-    if let Some(why) = bad {
+    // The lines kept end where the last replayed one does.
+    let good_end = if read.bad.is_some() {
+        good_end_of(&path, broker.sim.scenario.timeline.len())?
+    } else {
+        read.good_end
+    };
+    if let Some(why) = read.bad {
         let mut aside = path.as_os_str().to_owned();
         aside.push(".cut");
         let aside = PathBuf::from(aside);
-        let cut = || -> std::io::Result<()> {
-            std::fs::write(&aside, &bytes[good_end..])?;
-            let f = OpenOptions::new().write(true).open(&path)?;
-            f.set_len(good_end as u64)?;
-            f.sync_all()
+        let cut = || -> std::io::Result<u64> {
+            let mut f = OpenOptions::new().read(true).write(true).open(&path)?;
+            f.seek(SeekFrom::Start(good_end))?;
+            let mut tail = Vec::new();
+            f.read_to_end(&mut tail)?;
+            std::fs::write(&aside, &tail)?;
+            f.set_len(good_end)?;
+            f.sync_all()?;
+            Ok(tail.len() as u64)
         };
-        cut().map_err(|e| format!("{}: cannot cut its tail: {e}", path.display()))?;
+        let cut = cut().map_err(|e| format!("{}: cannot cut its tail: {e}", path.display()))?;
         warnings.push(format!(
-            "{}: kept {kept} lines; cut the {} bytes after them ({why}; they are kept in {})",
+            "{}: kept {} lines; cut the {cut} bytes after them ({why}; they are kept in {})",
             path.display(),
-            bytes.len() - good_end,
+            broker.sim.scenario.timeline.len(),
             aside.display()
         ));
     }
+    let _ = kept;
     if replayed > 0 {
         notes.push(format!(
             "{} steps replayed from {} (to {})",
@@ -180,7 +245,8 @@ pub fn take_up(
         ));
     }
     broker.catch_up_clock();
-    let journal = Journal::open(path.clone(), good_end as u64)
+    let lines = broker.sim.scenario.timeline.len() as u64;
+    let journal = Journal::open(path.clone(), good_end, lines)
         .map_err(|e| format!("{}: cannot open it: {e}", path.display()))?;
     broker.journal = Some(Arc::new(journal));
     Ok(TakenUp {
@@ -188,6 +254,30 @@ pub fn take_up(
         notes,
         warnings,
     })
+}
+
+/// Where the journal's line for step `steps` starts (the end of the lines before it).
+fn good_end_of(path: &Path, steps: usize) -> Result<u64, String> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(_) => return Ok(0),
+    };
+    let mut reader = std::io::BufReader::new(file);
+    let mut piece = Vec::new();
+    let mut end = 0u64;
+    loop {
+        piece.clear();
+        let n = reader
+            .read_until(b'\n', &mut piece)
+            .map_err(|e| format!("{}: cannot read it: {e}", path.display()))?;
+        let Some(line) = piece.strip_suffix(b"\n") else {
+            return Ok(end);
+        };
+        match parse_line(line) {
+            Ok((index, _, _)) if index < steps => end += n as u64,
+            _ => return Ok(end),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -225,7 +315,7 @@ mod tests {
         let said = tight(false).expect_err("said");
         assert!(said.contains("larger than 1000 bytes"), "{said}");
         assert!(
-            said.contains("state.json.journal every step since"),
+            said.contains("state.json.journal every step (a restart replays those after it)"),
             "{said}"
         );
         // Said once; nothing written, nothing cut.

@@ -1,7 +1,8 @@
 //! `--state`'s journal at the broker's level: a send synced is taken up after a crash (no
 //! clean stop, no checkpoint after it), with its lock tokens; a torn tail is cut and said; a
-//! crash between a checkpoint's rename and the journal's cut repeats nothing; a state past the
-//! links' 2 MB checkpoint limit is written and taken up.
+//! state written mid-run goes on with the journal's lines after it; a checkpoint writes the
+//! state now, not the run; a state past the links' 2 MB checkpoint limit is written and taken
+//! up.
 use sbp_server::broker::{Broker, Settle};
 use sbp_server::journal::journal_path;
 use sbp_server::state::take_up;
@@ -143,57 +144,136 @@ fn a_torn_journal_tail_is_cut_and_said_and_the_lines_before_it_kept() {
 }
 
 #[test]
-fn a_crash_between_a_checkpoints_rename_and_the_cut_repeats_nothing() {
+fn a_state_written_mid_run_takes_up_the_lines_before_it_as_the_run_and_replays_those_after() {
     let dir = folder("between");
     let state = dir.join("state.json");
     let shared = Shared::new(take_up(&state, fresh).expect("a broker").broker);
-    assert_eq!(shared.checkpoint(&state, true), Ok(true));
     for i in 0..4 {
         send(&shared, &format!("m{i}"));
     }
+    assert_eq!(shared.checkpoint(&state, false), Ok(true));
+    for i in 4..7 {
+        send(&shared, &format!("m{i}"));
+    }
     shared.sync_journal();
-    // The state written whole, then the crash before the journal is cut: every line of the
-    // journal is also in the state.
-    let text = shared.lock().state().expect("a state");
-    sbp_server::journal::write_atomically(&state, &text).expect("written");
+    // The crash: no checkpoint after the last three.
     drop(shared);
     let mut taken = restart(&state);
     assert!(taken.warnings.is_empty(), "{:?}", taken.warnings);
     assert!(
-        !taken.notes.iter().any(|n| n.contains("replayed")),
+        taken.notes.iter().any(|n| n.contains("after 4 steps"))
+            && taken.notes.iter().any(|n| n.contains("3 steps replayed")),
         "{:?}",
         taken.notes
     );
-    assert_eq!(active(&mut taken.broker), 4);
-    assert_eq!(taken.broker.sim.scenario.timeline.len(), 4);
+    assert_eq!(active(&mut taken.broker), 7, "nothing lost, nothing twice");
+    assert_eq!(taken.broker.sim.scenario.timeline.len(), 7, "the whole run");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Found by the soak run: each checkpoint wrote the whole run (every step, bodies included)
+/// and built it as a JSON tree under the broker's lock, so memory, checkpoints and restarts
+/// grew with the run's length (785 MB in a minute of traffic). The state now holds what is
+/// stored; the steps are the journal's, appended once.
+#[test]
+fn a_checkpoint_writes_the_state_now_not_the_run() {
+    let dir = folder("drained");
+    let state = dir.join("state.json");
+    // The wall clock is the test's: it moves past the locks' lapse before each checkpoint
+    // (the engine keeps a taken lock's lapse until then, settled or not).
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_millis() as i64;
+    let wall = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(started + 1_000));
+    let read = wall.clone();
+    let clocked = move || {
+        fresh().map(|b| {
+            b.with_wall_clock(std::sync::Arc::new(move || {
+                read.load(std::sync::atomic::Ordering::SeqCst)
+            }))
+        })
+    };
+    let later = |ms: i64| {
+        wall.fetch_add(ms, std::sync::atomic::Ordering::SeqCst);
+    };
+    let shared = Shared::new(take_up(&state, clocked).expect("a broker").broker);
+    let drain = |n: usize| {
+        for i in 0..n {
+            send(&shared, &format!("{i:04}").repeat(200));
+        }
+        let mut broker = shared.lock();
+        let got = broker
+            .receive(
+                "test",
+                "orders",
+                "r",
+                sbp_engine::ReceiveMode::PeekLock,
+                n as u32,
+            )
+            .expect("received");
+        for m in got {
+            let token = m.lock_token.expect("a lock");
+            broker
+                .settle("test", &token, Settle::Complete, None, None)
+                .expect("completed");
+        }
+    };
+    drain(100);
+    later(60_000);
+    assert_eq!(shared.checkpoint(&state, false), Ok(true));
+    let small_run = std::fs::metadata(&state).expect("the state").len();
+    drain(2_000);
+    later(60_000);
+    assert_eq!(shared.checkpoint(&state, false), Ok(true));
+    let long_run = std::fs::metadata(&state).expect("the state").len();
+    let journal = std::fs::metadata(journal_path(&state))
+        .expect("the journal")
+        .len();
+    // Twenty-one times the run, the same queue (empty): the state holds no step; what grows
+    // is the receiver's record of the messages it held (the engine forgets those of messages
+    // gone past 10,000 a receiver), a few dozen bytes each, not the messages' steps.
+    let text = std::fs::read_to_string(&state).expect("the state");
+    assert!(!text.contains("\"timeline\":[{"), "no steps in the state");
+    assert!(
+        long_run * 10 < journal && long_run < small_run + 2_100 * 40,
+        "{small_run} then {long_run} bytes, the journal {journal}"
+    );
+    drop(shared);
+    let taken = restart(&state);
+    let counts = taken
+        .broker
+        .sim
+        .ns
+        .entity("orders")
+        .expect("orders")
+        .counts(0);
+    assert_eq!((counts.active, counts.locked), (0, 0));
+    // Every send, two receive calls and every completion.
+    assert_eq!(taken.broker.sim.scenario.timeline.len(), 2_100 + 2 + 2_100);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
-fn a_checkpoint_cuts_the_journal_and_a_state_past_2_mb_is_written_and_taken_up() {
+fn a_state_past_2_mb_is_written_and_taken_up_with_the_run_from_the_journal() {
     let dir = folder("large");
     let state = dir.join("state.json");
     let shared = Shared::new(take_up(&state, fresh).expect("a broker").broker);
-    // 700 bodies of 4,000 bytes (a step's largest body is 4 KiB): the engine's checkpoint
+    // 1,100 bodies of 4,000 bytes (a step's largest body is 4 KiB): the engine's checkpoint
     // alone is past the links' 2 MB, the state file past the 4 MiB once read.
-    for i in 0..700 {
+    for i in 0..1_100 {
         send(&shared, &format!("{i:04}").repeat(1_000));
     }
     shared.sync_journal();
-    assert!(
-        std::fs::metadata(journal_path(&state))
-            .expect("journal")
-            .len()
-            > 2_800_000
-    );
+    let journal = std::fs::metadata(journal_path(&state))
+        .expect("journal")
+        .len();
     assert_eq!(shared.checkpoint(&state, false), Ok(true));
-    // The journal holds nothing the state does not: it is cut to nothing.
-    assert_eq!(
-        std::fs::metadata(journal_path(&state))
-            .expect("journal")
-            .len(),
-        0
-    );
+    // The journal is the recording: only appended to.
+    let after = std::fs::metadata(journal_path(&state))
+        .expect("journal")
+        .len();
+    assert_eq!(after, journal);
     // Nothing new: nothing written.
     assert_eq!(shared.checkpoint(&state, false), Ok(false));
     let size = std::fs::metadata(&state).expect("the state").len();
@@ -205,6 +285,7 @@ fn a_checkpoint_cuts_the_journal_and_a_state_past_2_mb_is_written_and_taken_up()
         "{:?}",
         taken.notes
     );
-    assert_eq!(active(&mut taken.broker), 700);
+    assert_eq!(active(&mut taken.broker), 1_100);
+    assert_eq!(taken.broker.sim.scenario.timeline.len(), 1_100);
     let _ = std::fs::remove_dir_all(&dir);
 }

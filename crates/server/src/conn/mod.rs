@@ -135,6 +135,10 @@ pub struct Connection {
     wake: Arc<tokio::sync::Notify>,
     /// Why this server closed the connection, when it did.
     closed_because: Option<String>,
+    /// Channels whose session this server ended, until the client's end answers.
+    ending: BTreeSet<u16>,
+    /// What this server ended and why, for the driver to say in the terminal.
+    notes: Vec<String>,
 }
 
 /// `SBP_SERVE_TRACE=1`: every frame in and out on stderr.
@@ -191,6 +195,8 @@ impl Connection {
             waiting_on: BTreeSet::new(),
             wake: Arc::default(),
             closed_because: None,
+            ending: BTreeSet::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -299,6 +305,12 @@ impl Connection {
             .extend_from_slice(&frame::encode(FRAME_AMQP, channel, &p, payload));
     }
 
+    /// What this server ended (sessions, with why) since the last call: the driver says it in
+    /// the terminal.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
+    }
+
     /// Why this server closed the connection, if it did (the driver says it in the
     /// terminal).
     pub fn closed_because(&self) -> Option<&str> {
@@ -318,8 +330,14 @@ impl Connection {
     /// One frame from the client, at `now`.
     pub fn on_frame(&mut self, now: Instant, f: RawFrame) {
         self.heard = now;
-        if self.state == State::Closed || f.kind != FRAME_AMQP || f.body.is_empty() {
+        if self.state == State::Closed || f.body.is_empty() {
             return; // after our close; a heartbeat
+        }
+        if f.kind != FRAME_AMQP {
+            return self.close(Fault::Framing(format!(
+                "a frame of type {} after the AMQP header (only AMQP frames, type 0, come here)",
+                f.kind
+            )));
         }
         let (p, payload) = match frame::decode_performative(f.body) {
             Ok(x) => x,
@@ -333,6 +351,14 @@ impl Connection {
             return self.close(Fault::NotAllowed(
                 "the first frame of a connection is its open".into(),
             ));
+        }
+        // A session this server ended: what the client sent before it heard so is passed
+        // over, and its end answers ours (part 2, 2.7.7).
+        if self.ending.contains(&f.channel) {
+            if matches!(p, Performative::End(_)) {
+                self.ending.remove(&f.channel);
+            }
+            return;
         }
         let in_session = matches!(
             p,
@@ -459,6 +485,9 @@ impl Connection {
         let Some(s) = self.sessions.remove(&channel) else {
             return self.close(fault);
         };
+        self.notes
+            .push(format!("{}: ending session {channel}: {fault}", self.who()));
+        self.ending.insert(channel);
         for link in s.links.into_values() {
             self.forget_partial(link.partial);
         }
@@ -788,6 +817,17 @@ mod tests {
         let condition = format!("{:?}", e.error.as_ref().map(|e| &e.condition));
         assert!(condition.contains("UnattachedHandle"), "{condition}");
         assert_eq!(c.state(), State::Opened, "the connection goes on");
+        // What the client sent before it heard the end is passed over; its end answers ours
+        // (nothing said back); then the channel takes a new session.
+        c.on_frame(now, frame(0, attach(0, false), &[]));
+        c.on_frame(now, frame(0, Performative::End(End { error: None }), &[]));
+        assert!(said(&mut c, now).is_empty());
+        assert_eq!(c.state(), State::Opened);
+        c.on_frame(now, frame(0, begin(), &[]));
+        assert!(matches!(
+            said(&mut c, now)[0].0,
+            Some(Performative::Begin(_))
+        ));
     }
 
     #[test]
