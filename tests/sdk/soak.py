@@ -577,6 +577,8 @@ def drain(srv):
 
 
 def main():
+    # Stopped from outside (SIGTERM, Ctrl+C): the server started here is stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if not os.path.exists(SBP):
         raise SystemExit(f"{SBP} not found (build it, or set SBP=path)")
     tmp = tempfile.mkdtemp(prefix="sbp-soak-")
@@ -618,6 +620,7 @@ def main():
         drain_started = now()
         dead, left = drain(srv)
         drain_took = now() - drain_started
+        log(f"drained in {drain_took:.1f} s")
         time.sleep(1)
         after = srv.sample()
     finally:
