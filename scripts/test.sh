@@ -31,6 +31,8 @@ step "the real Python SDK against sbp serve (tests/sdk/run.sh), and its recorded
 tests/sdk/run.sh
 step "every preset as Python and JavaScript code (sbp code) against sbp serve, each check as the playground showed"
 tests/sdk/presets.sh
+step "fault and soak run: real SDK clients under attack and kill -9, nothing acknowledged lost (tests/sdk/soak.py; long run: docs/TESTING.md)"
+tests/sdk/.venv/bin/python tests/sdk/soak.py --seconds 60 --seed "${SOAK_SEED:-1}"
 step "fuzz: 20,000 links and scenario files (a long run: docs/TESTING.md)"
 cargo run -q --release -p sbp-cli -- fuzz --inputs 20000 --seed "${FUZZ_SEED:-1}"
 step "fuzz: 20,000 sequences of AMQP frames into sbp serve's protocol core (a long run: docs/TESTING.md)"
