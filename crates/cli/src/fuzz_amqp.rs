@@ -228,6 +228,10 @@ fn run_input(
         outcome.steps = broker.sim.scenario.timeline.len() as u64;
         broker.recording()
     };
+    let Ok(recording) = recording else {
+        outcome.replays = false;
+        return outcome;
+    };
     // What `--record` writes replays to the state the live run reached.
     outcome.replays = sbp_scenario::Simulation::new(&recording)
         .map(|mut sim| sim.run_to_end())

@@ -863,7 +863,15 @@ fn serve(
             }
             taken_up.broker
         }
-        None => fresh()?,
+        None => {
+            // Without --state the run's steps are kept in a temporary file as they are
+            // recorded (not in memory), removed when the server stops.
+            let mut broker = fresh()?;
+            let journal = sbp_server::journal::Journal::temporary()
+                .map_err(|e| format!("cannot make the run's temporary file: {e}"))?;
+            broker.record_in(std::sync::Arc::new(journal));
+            broker
+        }
     };
     broker.verbose = !quiet;
     broker.set_speed(speed)?;
@@ -952,7 +960,7 @@ fn serve(
                 .broker
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .recording();
+                .recording()?;
             std::fs::write(&path, recording.to_json_pretty())
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             println!(

@@ -467,6 +467,23 @@ impl Simulation {
 }
 
 impl Simulation {
+    /// Takes every step already run out of the timeline: `sbp serve` keeps its recording on
+    /// disk, one line a step as it runs, and none in memory. The place in the timeline moves
+    /// with them (the steps still to come, if any, stay); step outcomes are then counted from
+    /// the new start.
+    pub fn take_run_steps(&mut self) -> Vec<Step> {
+        let n = self.next_step.min(self.scenario.timeline.len());
+        if n == 0 {
+            return Vec::new();
+        }
+        let taken: Vec<Step> = self.scenario.timeline.drain(..n).collect();
+        self.next_step -= n;
+        for o in &mut self.outcomes {
+            o.index = o.index.saturating_sub(n);
+        }
+        taken
+    }
+
     /// Forgets what the named call `name` returned: `sbp serve` names every receive call, and
     /// keeps only those whose locks are still held (a run that lasts would otherwise keep them
     /// all, each insert looking through them).

@@ -52,6 +52,9 @@ pub struct Broker {
     touched_all: bool,
     /// Events of the log read so far (the dropped ones included).
     log_seen: u64,
+    /// Steps of the run recorded and taken out of memory (they are the journal's lines): the
+    /// timeline in memory starts after them.
+    recorded: usize,
 }
 
 /// The broker's instants on the wall clock: `sbp serve --speed N` runs the engine N times as
@@ -161,6 +164,26 @@ impl Locks {
 /// still or move it (the broker itself never reads the system's clock).
 pub type WallClock = std::sync::Arc<dyn Fn() -> i64 + Send + Sync>;
 
+/// The run so far, taken under the broker's lock and read after it: the scenario without
+/// its steps, the journal's lines up to a mark, and the steps still in memory.
+pub struct RunSoFar {
+    scenario: Scenario,
+    journal: Option<(std::sync::Arc<crate::journal::Journal>, u64)>,
+    in_memory: Vec<Step>,
+}
+
+impl RunSoFar {
+    /// The run as a scenario: its entities, then every step in order.
+    pub fn scenario(self) -> Result<Scenario, String> {
+        let mut scenario = self.scenario;
+        if let Some((journal, end)) = self.journal {
+            scenario.timeline = journal.read_steps(end)?;
+        }
+        scenario.timeline.extend(self.in_memory);
+        Ok(scenario)
+    }
+}
+
 /// A queue as the engine's log names it: its entity's index and whether it is the
 /// dead-letter sub-queue.
 pub type QueueKey = (u32, bool);
@@ -217,6 +240,7 @@ impl Broker {
             touched: Default::default(),
             touched_all: false,
             log_seen: 0,
+            recorded: 0,
         }
     }
 
@@ -227,6 +251,40 @@ impl Broker {
         self.clock()
             .instant((self.wall_clock)())
             .min(sbp_engine::limits::LATEST_INSTANT)
+    }
+
+    /// The steps recorded so far: the run's length.
+    pub fn steps(&self) -> usize {
+        self.recorded + self.sim.scenario.timeline.len()
+    }
+
+    /// Counts `n` more steps as recorded on disk (written to the journal by its caller).
+    pub(crate) fn mark_recorded(&mut self, n: usize) {
+        self.recorded += n;
+    }
+
+    /// Keeps the run's steps in `journal` from now on instead of memory: the steps run so far
+    /// and still in memory are appended first, then each step as it is recorded.
+    pub fn record_in(&mut self, journal: std::sync::Arc<crate::journal::Journal>) {
+        for step in self.sim.take_run_steps() {
+            journal.append(self.recorded, step.at.ms(), &step);
+            self.recorded += 1;
+        }
+        self.journal = Some(journal);
+    }
+
+    /// The run so far, as a page following the server or `--record` gets it: the scenario
+    /// without its steps, and where they are (read with [`RunSoFar::scenario`] after the broker
+    /// is let go: a long run is not copied under the broker's lock).
+    pub fn run_so_far(&mut self) -> RunSoFar {
+        let timeline = std::mem::take(&mut self.sim.scenario.timeline);
+        let scenario = self.sim.scenario.clone();
+        self.sim.scenario.timeline = timeline;
+        RunSoFar {
+            scenario,
+            journal: self.journal.as_ref().map(|j| (j.clone(), j.mark().0)),
+            in_memory: self.sim.scenario.timeline.clone(),
+        }
     }
 
     /// Reads `wall_clock` from now on instead of the system's.
@@ -338,24 +396,28 @@ impl Broker {
         let steps = self.sim.scenario.timeline.len();
         let result = self.sim.push_step_replies(Step::new(action));
         let recorded = self.sim.scenario.timeline.len() > steps;
-        if let (Some(journal), true) = (&self.journal, recorded) {
-            if let Some(o) = self.sim.outcomes.last() {
-                if let Some(step) = self.sim.scenario.timeline.get(o.index) {
-                    journal.append(o.index, step.at.ms(), step);
-                }
+        // The step as recorded (with its expect_error when it failed), at its place in the run.
+        let step = self.sim.outcomes.last().filter(|_| recorded).and_then(|o| {
+            Some((
+                self.recorded + o.index,
+                self.sim.scenario.timeline.get(o.index)?,
+            ))
+        });
+        if let Some((index, step)) = step {
+            if let Some(journal) = &self.journal {
+                journal.append(index, step.at.ms(), step);
+            }
+            if self.live.receiver_count() > 0 {
+                let data = serde_json::json!({ "index": index, "step": step });
+                let _ = self.live.send(LiveEvent {
+                    kind: "step",
+                    data: data.to_string(),
+                });
             }
         }
-        if recorded && self.live.receiver_count() > 0 {
-            // The step as recorded (with its expect_error when it failed), at its place.
-            if let Some(o) = self.sim.outcomes.last() {
-                if let Some(step) = self.sim.scenario.timeline.get(o.index) {
-                    let data = serde_json::json!({ "index": o.index, "step": step });
-                    let _ = self.live.send(LiveEvent {
-                        kind: "step",
-                        data: data.to_string(),
-                    });
-                }
-            }
+        // With a journal the run's steps are on disk: none stays in memory.
+        if self.journal.is_some() {
+            self.recorded += self.sim.take_run_steps().len();
         }
         self.prune_locks();
         self.note_touched();
@@ -721,11 +783,12 @@ impl Broker {
         self.run(client, Action::CancelScheduled(def)).map(|_| ())
     }
 
-    /// The broker's state as a file's text (`--state`): the run so far as a scenario, its
-    /// state at this instant (the engine's checkpoint, base64; none at t=0 or after a failed
-    /// check, when the scenario replays to the instant instead), and which lock token settles
-    /// which delivery. Refused, with the reason, past [`crate::journal::MAX_STATE_BYTES`]:
-    /// the limit the state is read with.
+    /// The broker's state as a file's text (`--state`, version 2): the scenario with the steps
+    /// still in memory (none when a journal keeps them), how many steps came before them (the
+    /// journal's lines), its state at this instant (the engine's checkpoint, base64; none after
+    /// a failed check, when the scenario replays to the instant instead), and which lock token
+    /// settles which delivery. Refused, with the reason, past
+    /// [`crate::journal::MAX_STATE_BYTES`]: the limit the state is read with.
     pub fn state(&mut self) -> Result<String, String> {
         self.state_within(crate::journal::MAX_STATE_BYTES)
     }
@@ -740,7 +803,7 @@ impl Broker {
             )
         };
         self.tick();
-        let checkpoint = if self.sim.now() == 0 || !self.sim.failures.is_empty() {
+        let checkpoint = if !self.sim.failures.is_empty() {
             serde_json::Value::Null
         } else {
             let bytes = sbp_scenario::checkpoint::save_without_timeline(&mut self.sim, max)
@@ -755,17 +818,16 @@ impl Broker {
             .iter()
             .map(|(t, h)| serde_json::json!([t, h.entity, h.receiver, h.name, h.seq]))
             .collect();
-        // The scenario without its timeline: the steps are the journal's lines (the recording
-        // on disk), so what a checkpoint writes is the state now, not the run's length.
-        let timeline = std::mem::take(&mut self.sim.scenario.timeline);
-        let scenario = serde_json::to_value(&self.sim.scenario);
-        self.sim.scenario.timeline = timeline;
-        let scenario = scenario.map_err(|e| format!("its scenario: {e}"))?;
+        // The steps before `recorded` are the journal's lines (the recording on disk), not
+        // written here: what a checkpoint writes is the state now, not the run's length (with a
+        // journal no step stays in memory; without one, those in memory are written).
+        let scenario =
+            serde_json::to_value(&self.sim.scenario).map_err(|e| format!("its scenario: {e}"))?;
         let text = serde_json::json!({
             "state": "sbp serve",
             "version": 2,
             "scenario": scenario,
-            "steps": self.sim.scenario.timeline.len(),
+            "recorded": self.recorded,
             "at": self.sim.now(),
             "checkpoint": checkpoint,
             "calls": self.calls,
@@ -779,13 +841,10 @@ impl Broker {
     }
 
     /// Takes up a state written by [`Broker::state`]; a file that does not hold together is
-    /// refused with the reason, and nothing is taken up. A state of version 2 holds no steps:
-    /// `history(n)` gives the run's first `n` (the journal's lines), which the checkpoint goes
-    /// on from; one of version 1 holds them itself.
-    pub fn from_state(
-        text: &str,
-        history: impl FnOnce(usize) -> Result<Vec<Step>, String>,
-    ) -> Result<Broker, String> {
+    /// refused with the reason, and nothing is taken up. A state of version 2 goes on after
+    /// the journal's first `recorded` lines (the run so far, not in the file); one of version 1
+    /// holds its steps itself.
+    pub fn from_state(text: &str) -> Result<Broker, String> {
         use base64::Engine as _;
         let v: serde_json::Value =
             serde_json::from_str(text).map_err(|e| format!("not a state file: {e}"))?;
@@ -795,17 +854,18 @@ impl Broker {
         {
             return Err("not a state file of sbp serve (version 1 or 2)".into());
         }
-        let mut scenario = Scenario::from_json(&v["scenario"].to_string())
+        let scenario = Scenario::from_json(&v["scenario"].to_string())
             .map_err(|e| format!("its scenario: {e}"))?;
-        // Version 2 keeps the steps in the journal: the run so far is its first `steps` lines.
+        // Version 2: the run's first `recorded` steps are the journal's lines, not in the file.
         let covers_timeline = version == Some(1);
-        if !covers_timeline {
-            let steps = v["steps"]
+        let recorded = if covers_timeline {
+            0
+        } else {
+            v["recorded"]
                 .as_u64()
                 .and_then(|n| usize::try_from(n).ok())
-                .ok_or("its step count (steps) is missing")?;
-            scenario.timeline = history(steps)?;
-        }
+                .ok_or("its count of recorded steps (recorded) is missing")?
+        };
         let at = v["at"].as_i64().ok_or("its instant (at) is missing")?;
         let mut sim = Simulation::with_default_log_limit(&scenario, LOG_LIMIT)
             .map_err(|e| format!("its scenario: {e}"))?;
@@ -853,6 +913,7 @@ impl Broker {
             );
         }
         let mut broker = Broker::assemble(sim, v["calls"].as_u64().unwrap_or(0), held);
+        broker.recorded = recorded;
         broker.catch_up_clock();
         Ok(broker)
     }
@@ -884,6 +945,8 @@ impl Broker {
         if self.sim.scenario.timeline.get(steps) != Some(step) {
             return Err("it is not recorded as it was (the engine answered otherwise)".into());
         }
+        // It is a line of the journal already: it leaves memory.
+        self.recorded += self.sim.take_run_steps().len();
         match action {
             Action::Receive(ReceiveDef {
                 from,
@@ -930,10 +993,10 @@ impl Broker {
     /// expectation at the last instant, the state the live run reached (every entity's and
     /// dead-letter queue's counts, and the namespace's totals), so `sbp check` proves that the
     /// replay reaches it.
-    pub fn recording(&mut self) -> Scenario {
+    pub fn recording(&mut self) -> Result<Scenario, String> {
         self.tick();
         let now = self.sim.now();
-        let mut s = self.sim.scenario.clone();
+        let mut s = self.run_so_far().scenario()?;
         s.name = "Recorded by sbp serve".into();
         let mut expect = sbp_scenario::Expectation {
             at: sbp_scenario::Dur(now),
@@ -982,7 +1045,7 @@ impl Broker {
             }
         }
         s.expect = vec![expect];
-        s
+        Ok(s)
     }
 }
 

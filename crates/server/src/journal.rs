@@ -20,6 +20,13 @@ use std::sync::{Arc, Mutex};
 /// said once and not written, and a restart replays the journal from the last state written.
 pub const MAX_STATE_BYTES: usize = 64 << 20;
 
+/// One journal line: the step at `index` of the run, at its instant, and a line end.
+pub(crate) fn line(index: usize, at: Instant, step: &Step) -> String {
+    let mut line = serde_json::json!({ "index": index, "at": at, "step": step }).to_string();
+    line.push('\n');
+    line
+}
+
 /// `FILE.journal`, beside the state file `FILE`.
 pub fn journal_path(state: &Path) -> PathBuf {
     let mut name = state.as_os_str().to_owned();
@@ -47,6 +54,17 @@ pub struct Journal {
     failed: AtomicBool,
     /// The state was too large to write: said once until one is written again.
     pub(crate) too_large_said: AtomicBool,
+    /// `--state`'s journal, synced before answers go out; else the recording of a run without
+    /// `--state`, a temporary file removed when the server stops, never synced.
+    durable: bool,
+}
+
+impl Drop for Journal {
+    fn drop(&mut self) {
+        if !self.durable {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 struct Disk {
@@ -78,7 +96,53 @@ impl Journal {
             checkpointed_lines: AtomicU64::new(u64::MAX),
             failed: AtomicBool::new(false),
             too_large_said: AtomicBool::new(false),
+            durable: true,
         })
+    }
+
+    /// The recording of a run without `--state`: a new file in the system's temporary folder,
+    /// removed when the journal is dropped; never synced (nothing is promised across a crash).
+    pub fn temporary() -> std::io::Result<Journal> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "sbp-serve-{}-{}.steps",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_file(&path);
+        let mut journal = Journal::open(path, 0, 0)?;
+        journal.durable = false;
+        Ok(journal)
+    }
+
+    /// Where the lines end now and how many there are (taken with the broker held: a copy of
+    /// the run so far reads up to there, after the broker is let go).
+    pub fn mark(&self) -> (u64, u64) {
+        let disk = lock(&self.disk);
+        (disk.end, self.lines.load(Ordering::Acquire))
+    }
+
+    /// The steps of the first `end` bytes (a [`Journal::mark`]), read from the file.
+    pub fn read_steps(&self, end: u64) -> Result<Vec<Step>, String> {
+        use std::io::{BufRead, Read};
+        let file = File::open(&self.path)
+            .map_err(|e| format!("cannot read {}: {e}", self.path.display()))?;
+        let mut reader = std::io::BufReader::new(file.take(end));
+        let mut steps = Vec::new();
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let n = reader
+                .read_until(b'\n', &mut line)
+                .map_err(|e| format!("cannot read {}: {e}", self.path.display()))?;
+            if n == 0 {
+                return Ok(steps);
+            }
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            let (_, _, step) = parse_line(text)
+                .map_err(|e| format!("{} line {}: {e}", self.path.display(), steps.len() + 1))?;
+            steps.push(step);
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -92,8 +156,7 @@ impl Journal {
         if self.failed.load(Ordering::Acquire) {
             return;
         }
-        let mut line = serde_json::json!({ "index": index, "at": at, "step": step }).to_string();
-        line.push('\n');
+        let line = line(index, at, step);
         let mut disk = lock(&self.disk);
         match (&*disk.file).write_all(line.as_bytes()) {
             Ok(()) => {
@@ -109,7 +172,7 @@ impl Journal {
     fn fail(&self, what: &str, e: &std::io::Error) {
         if !self.failed.swap(true, Ordering::AcqRel) {
             eprintln!(
-                "warning: cannot {what} {}: {e}; the steps from now on are kept only when the state is written",
+                "warning: cannot {what} {}: {e}; the steps from now on are not recorded (the state is kept when it is written)",
                 self.path.display()
             );
         }
@@ -118,6 +181,9 @@ impl Journal {
     /// Makes every line appended so far durable: one fdatasync covers every append before it,
     /// and a call with nothing new returns at once. The broker is not held meanwhile.
     pub fn sync(&self) {
+        if !self.durable {
+            return;
+        }
         let target = self.written.load(Ordering::Acquire);
         if self.synced.load(Ordering::Acquire) >= target || self.failed.load(Ordering::Acquire) {
             return;

@@ -96,17 +96,32 @@ async fn events(State(live): State<Live>) -> axum::response::Response {
         );
     };
     let clients = live.shared.clients();
-    // The copy of the run and the subscription are taken under one lock: no step falls
-    // between them. The copy is written out after the lock, so the broker is not held while
-    // a long run becomes text.
-    let (now, scenario, feed) = {
+    // Where the run so far ends and the subscription are taken under one lock: no step falls
+    // between them. The run is read (from the journal, where its steps are) and written out
+    // after the lock, so the broker is not held while a long run becomes text.
+    let (now, run, feed) = {
         let mut broker = live.shared.lock();
         broker.tick();
         (
             broker.sim.now(),
-            broker.sim.scenario.clone(),
+            broker.run_so_far(),
             broker.live.subscribe(),
         )
+    };
+    let scenario = match tokio::task::spawn_blocking(move || run.scenario()).await {
+        Ok(Ok(scenario)) => scenario,
+        Ok(Err(e)) => {
+            return json(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                serde_json::json!({ "error": format!("the run so far could not be read: {e}") }),
+            )
+        }
+        Err(_) => {
+            return json(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                serde_json::json!({ "error": "the run so far could not be read" }),
+            )
+        }
     };
     // Written straight to text (not through a JSON tree, which would be larger still).
     let first = serde_json::to_string(&First {
@@ -157,7 +172,7 @@ async fn status(State(shared): State<Arc<Shared>>) -> axum::response::Response {
         serde_json::json!({
             "server": "sbp serve",
             "now": broker.sim.now(),
-            "steps": broker.sim.scenario.timeline.len(),
+            "steps": broker.steps(),
             "clients": clients,
         }),
     )

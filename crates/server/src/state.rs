@@ -13,7 +13,6 @@
 //! up too.
 use crate::broker::Broker;
 use crate::journal::{journal_path, lock, parse_line, write_atomically, Journal, MAX_STATE_BYTES};
-use sbp_engine::time::Instant;
 use sbp_scenario::Step;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, Read, Seek, SeekFrom};
@@ -93,57 +92,12 @@ fn read_state(path: &Path) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
 }
 
-/// The journal's good lines (index, instant, step), read one at a time, and where they end;
-/// why it stops before the file's end, if it does (a torn or unreadable line, or a missing
-/// one).
-struct Lines {
-    lines: std::collections::VecDeque<(usize, Instant, Step)>,
-    good_end: u64,
-    bad: Option<String>,
-}
-
-fn read_lines(path: &Path) -> Result<Lines, String> {
-    let mut out = Lines {
-        lines: Default::default(),
-        good_end: 0,
-        bad: None,
-    };
-    let file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(format!("{}: cannot read it: {e}", path.display())),
-    };
-    let mut reader = std::io::BufReader::new(file);
-    let mut piece = Vec::new();
-    loop {
-        piece.clear();
-        let n = reader
-            .read_until(b'\n', &mut piece)
-            .map_err(|e| format!("{}: cannot read it: {e}", path.display()))?;
-        if n == 0 {
-            return Ok(out);
-        }
-        let number = out.lines.len() + 1;
-        let Some(line) = piece.strip_suffix(b"\n") else {
-            out.bad = Some(format!("line {number} is half-written"));
-            return Ok(out);
-        };
-        match parse_line(line) {
-            Ok(l) => out.lines.push_back(l),
-            Err(e) => {
-                out.bad = Some(format!("line {number} is not a step: {e}"));
-                return Ok(out);
-            }
-        }
-        out.good_end += n as u64;
-    }
-}
-
-/// Takes up the broker of `--state state`: the state file (or `fresh` when there is none), the
-/// journal's lines before its step as the run so far, and those after it replayed; the journal
-/// is then opened for this run's steps. A state file that does not hold together is refused
-/// with the reason (and left as it is); a journal's torn or unreadable tail is cut, said, and
-/// kept beside.
+/// Takes up the broker of `--state state`: the state file (or `fresh` when there is none: a
+/// journal left without its state is set aside), then the journal's lines after the step it
+/// was written at replayed (those before it are the
+/// run so far, on disk, not read into memory); the journal is then kept for this run's steps.
+/// A state file that does not hold together is refused with the reason (and left as it is); a
+/// journal's torn or unreadable tail is cut, said, and kept beside.
 pub fn take_up(
     state: &Path,
     fresh: impl FnOnce() -> Result<Broker, String>,
@@ -151,69 +105,94 @@ pub fn take_up(
     let mut notes = Vec::new();
     let mut warnings = Vec::new();
     let path = journal_path(state);
-    let mut read = read_lines(&path)?;
     let mut broker = if state.exists() {
         let text = read_state(state)
             .map_err(|e| format!("{}: {e}; it is left as it is", state.display()))?;
-        // The run so far: the journal's first `n` lines, steps 0 to n-1.
-        let history = |n: usize| -> Result<Vec<Step>, String> {
-            let mut steps = Vec::with_capacity(n);
-            while steps.len() < n {
-                match read.lines.pop_front() {
-                    Some((index, _, step)) if index == steps.len() => steps.push(step),
-                    _ => {
-                        return Err(format!(
-                            "it was written after step {n}, and {} holds {} of the steps before it",
-                            path.display(),
-                            steps.len()
-                        ))
-                    }
-                }
-            }
-            Ok(steps)
-        };
-        let broker = Broker::from_state(&text, history)
+        let broker = Broker::from_state(&text)
             .map_err(|e| format!("{}: {e}; it is left as it is", state.display()))?;
         notes.push(format!(
             "state taken up from {} (at {}, after {} steps)",
             state.display(),
             sbp_engine::time::format_instant(broker.sim.now()),
-            broker.sim.scenario.timeline.len()
+            broker.steps()
         ));
         broker
     } else {
+        // No state: a fresh start (the state is written as the server starts, so a journal
+        // without one is left from a run whose state was removed to start afresh). It is set
+        // aside, not replayed onto the fresh broker.
+        if std::fs::metadata(&path).is_ok_and(|m| m.len() > 0) {
+            let mut aside = path.as_os_str().to_owned();
+            aside.push(".old");
+            let aside = PathBuf::from(aside);
+            std::fs::rename(&path, &aside)
+                .map_err(|e| format!("{}: cannot set it aside: {e}", path.display()))?;
+            warnings.push(format!(
+                "{} had no state beside it: a fresh start; it is kept as {}",
+                path.display(),
+                aside.display()
+            ));
+        }
         fresh()?
     };
-    let mut replayed = 0usize;
-    let mut kept = 0usize;
-    while let Some((index, at, step)) = read.lines.pop_front() {
-        let next = broker.sim.scenario.timeline.len();
-        if index > next {
-            read.bad = Some(format!(
-                "a line is step {index} where {next} came next (a line is missing)"
-            ));
-            read.lines.clear();
-            break;
+    // Steps the broker holds in memory (a state of version 1's, or `--play`'s): they become
+    // the journal's first lines when it has none; when it has some, it holds them already
+    // (the same steps, written by the run that made it).
+    let held = broker.sim.take_run_steps();
+    if !held.is_empty() {
+        let empty = std::fs::metadata(&path).map_or(true, |m| m.len() == 0);
+        if empty {
+            write_first_lines(&path, broker.steps(), &held)
+                .map_err(|e| format!("{}: cannot write it: {e}", path.display()))?;
         }
-        // A line the state already holds (a state of version 1 written before its journal's
-        // cut).
-        if index == next {
-            if let Err(e) = broker.replay(at, &step) {
-                read.bad = Some(format!("step {index} does not replay: {e}"));
-                read.lines.clear();
+        broker.mark_recorded(held.len());
+    }
+    let recorded = broker.steps();
+    let (mut lines, mut replayed, mut good_end) = (0usize, 0usize, 0u64);
+    let mut bad = None;
+    if let Ok(file) = File::open(&path) {
+        let mut reader = std::io::BufReader::new(file);
+        let mut piece = Vec::new();
+        loop {
+            piece.clear();
+            let n = reader
+                .read_until(b'\n', &mut piece)
+                .map_err(|e| format!("{}: cannot read it: {e}", path.display()))?;
+            if n == 0 {
                 break;
             }
-            replayed += 1;
+            let number = lines + 1;
+            let Some(line) = piece.strip_suffix(b"\n") else {
+                bad = Some(format!("line {number} is half-written"));
+                break;
+            };
+            let (index, at, step) = match parse_line(line) {
+                Ok(l) => l,
+                Err(e) => {
+                    bad = Some(format!("line {number} is not a step: {e}"));
+                    break;
+                }
+            };
+            let next = broker.steps();
+            if index > next || (index < next && index != lines) {
+                bad = Some(format!(
+                    "line {number} is step {index} where {} came next (a line is missing)",
+                    lines.min(next)
+                ));
+                break;
+            }
+            if index == next {
+                if let Err(e) = broker.replay(at, &step) {
+                    bad = Some(format!("step {index} does not replay: {e}"));
+                    break;
+                }
+                replayed += 1;
+            }
+            lines += 1;
+            good_end += n as u64;
         }
-        kept += 1;
     }
-    // The lines kept end where the last replayed one does.
-    let good_end = if read.bad.is_some() {
-        good_end_of(&path, broker.sim.scenario.timeline.len())?
-    } else {
-        read.good_end
-    };
-    if let Some(why) = read.bad {
+    if let Some(why) = bad {
         let mut aside = path.as_os_str().to_owned();
         aside.push(".cut");
         let aside = PathBuf::from(aside);
@@ -229,13 +208,17 @@ pub fn take_up(
         };
         let cut = cut().map_err(|e| format!("{}: cannot cut its tail: {e}", path.display()))?;
         warnings.push(format!(
-            "{}: kept {} lines; cut the {cut} bytes after them ({why}; they are kept in {})",
+            "{}: kept {lines} lines; cut the {cut} bytes after them ({why}; they are kept in {})",
             path.display(),
-            broker.sim.scenario.timeline.len(),
             aside.display()
         ));
     }
-    let _ = kept;
+    if lines < recorded {
+        warnings.push(format!(
+            "{} holds {lines} of the {recorded} steps the state was written after: the state is taken up, the recording lacks the others",
+            path.display()
+        ));
+    }
     if replayed > 0 {
         notes.push(format!(
             "{} steps replayed from {} (to {})",
@@ -245,10 +228,9 @@ pub fn take_up(
         ));
     }
     broker.catch_up_clock();
-    let lines = broker.sim.scenario.timeline.len() as u64;
-    let journal = Journal::open(path.clone(), good_end, lines)
+    let journal = Journal::open(path.clone(), good_end, lines as u64)
         .map_err(|e| format!("{}: cannot open it: {e}", path.display()))?;
-    broker.journal = Some(Arc::new(journal));
+    broker.record_in(Arc::new(journal));
     Ok(TakenUp {
         broker,
         notes,
@@ -256,28 +238,14 @@ pub fn take_up(
     })
 }
 
-/// Where the journal's line for step `steps` starts (the end of the lines before it).
-fn good_end_of(path: &Path, steps: usize) -> Result<u64, String> {
-    let file = match File::open(path) {
-        Ok(f) => f,
-        Err(_) => return Ok(0),
-    };
-    let mut reader = std::io::BufReader::new(file);
-    let mut piece = Vec::new();
-    let mut end = 0u64;
-    loop {
-        piece.clear();
-        let n = reader
-            .read_until(b'\n', &mut piece)
-            .map_err(|e| format!("{}: cannot read it: {e}", path.display()))?;
-        let Some(line) = piece.strip_suffix(b"\n") else {
-            return Ok(end);
-        };
-        match parse_line(line) {
-            Ok((index, _, _)) if index < steps => end += n as u64,
-            _ => return Ok(end),
-        }
+/// Writes `steps` (from step `first` on) as an empty journal's lines: a new file, synced,
+/// renamed over it.
+fn write_first_lines(path: &Path, first: usize, steps: &[Step]) -> std::io::Result<()> {
+    let mut text = String::new();
+    for (i, step) in steps.iter().enumerate() {
+        text.push_str(&crate::journal::line(first + i, step.at.ms(), step));
     }
+    write_atomically(path, &text)
 }
 
 #[cfg(test)]

@@ -167,7 +167,11 @@ fn a_state_written_mid_run_takes_up_the_lines_before_it_as_the_run_and_replays_t
         taken.notes
     );
     assert_eq!(active(&mut taken.broker), 7, "nothing lost, nothing twice");
-    assert_eq!(taken.broker.sim.scenario.timeline.len(), 7, "the whole run");
+    assert_eq!(taken.broker.steps(), 7, "the whole run");
+    // None of it in memory: the recording reads the journal.
+    assert!(taken.broker.sim.scenario.timeline.is_empty());
+    let recording = taken.broker.recording().expect("the recording");
+    assert_eq!(recording.timeline.len(), 7);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -250,7 +254,7 @@ fn a_checkpoint_writes_the_state_now_not_the_run() {
         .counts(0);
     assert_eq!((counts.active, counts.locked), (0, 0));
     // Every send, two receive calls and every completion.
-    assert_eq!(taken.broker.sim.scenario.timeline.len(), 2_100 + 2 + 2_100);
+    assert_eq!(taken.broker.steps(), 2_100 + 2 + 2_100);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -286,6 +290,33 @@ fn a_state_past_2_mb_is_written_and_taken_up_with_the_run_from_the_journal() {
         taken.notes
     );
     assert_eq!(active(&mut taken.broker), 1_100);
-    assert_eq!(taken.broker.sim.scenario.timeline.len(), 1_100);
+    assert_eq!(taken.broker.steps(), 1_100);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Found running the SDK checks: a state removed to start afresh left its journal, which was
+/// then replayed onto the fresh broker (another run's messages came back). A journal without
+/// its state is set aside, said, and the start is fresh.
+#[test]
+fn a_journal_without_its_state_is_set_aside_and_the_start_is_fresh() {
+    let dir = folder("orphan");
+    let state = dir.join("state.json");
+    let shared = Shared::new(take_up(&state, fresh).expect("a broker").broker);
+    assert_eq!(shared.checkpoint(&state, true), Ok(true));
+    send(&shared, "from the run before");
+    shared.sync_journal();
+    drop(shared);
+    std::fs::remove_file(&state).expect("the state removed");
+    let mut taken = take_up(&state, fresh).expect("a fresh start");
+    assert!(
+        taken
+            .warnings
+            .iter()
+            .any(|w| w.contains("no state beside it") && w.contains("state.json.journal.old")),
+        "{:?}",
+        taken.warnings
+    );
+    assert_eq!(active(&mut taken.broker), 0);
+    assert_eq!(taken.broker.steps(), 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
