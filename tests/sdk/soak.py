@@ -14,7 +14,7 @@ port. At the end every queue (and its dead-letter queue) is drained and:
   - the server never panicked and every attack the server answered was answered as expected.
 Exits 1 on any failure, after the summary.
 
-Usage: python tests/sdk/soak.py [--seconds 60] [--seed 1] [--kills N] [--rss-mb 300]
+Usage: python tests/sdk/soak.py [--seconds 60] [--seed 1] [--kills N] [--rss-mb 100]
 Env: SBP (default target/debug/sbp), paths relative to the repository root.
 All traffic goes to 127.0.0.1.
 """
@@ -42,7 +42,7 @@ p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDes
 p.add_argument("--seconds", type=float, default=60, help="length of the traffic phase (the drain follows)")
 p.add_argument("--seed", type=int, default=1)
 p.add_argument("--kills", type=int, default=None, help="kill -9s (default: 3, or one per 60 s in a longer run)")
-p.add_argument("--rss-mb", type=float, default=300, help="bound on the server's RSS")
+p.add_argument("--rss-mb", type=float, default=100, help="bound on the server's RSS")
 p.add_argument("--producers", type=int, default=2, help="per queue")
 p.add_argument("--consumers", type=int, default=2, help="per queue")
 p.add_argument("--max-messages", type=int, default=2_000_000, help="bound on messages sent in all")
