@@ -697,31 +697,11 @@ fn disposition(rng: &mut Pcg64Mcg) -> Performative {
     })
 }
 
-/// A frame whose performative holds a value nested up to thousands deep (what overflowed
-/// the decoder's stack): an open's properties, or a transfer's payload.
+/// An open whose properties hold a value nested up to thousands deep (what overflowed the
+/// decoder's stack).
 fn nested_frame(rng: &mut Pcg64Mcg) -> Vec<u8> {
     let depth = [10, 63, 64, 65, 300, 10_000][rng.random_range(0..6)];
-    let mut nested = Vec::new();
-    for _ in 0..depth {
-        nested.extend_from_slice(&[0x00, 0x53, 0x77]);
-    }
-    nested.push(0x40);
-    let mut props = vec![0xd1];
-    props.extend_from_slice(&((nested.len() + 4 + 3) as u32).to_be_bytes());
-    props.extend_from_slice(&2u32.to_be_bytes());
-    props.extend_from_slice(&[0xa3, 0x01, b'k']);
-    props.extend_from_slice(&nested);
-    let mut fields = vec![0xa1, 0x01, b'x'];
-    fields.extend_from_slice(&[0x40; 8]);
-    fields.extend_from_slice(&props);
-    let mut body = vec![0x00, 0x53, 0x10, 0xd0];
-    body.extend_from_slice(&((fields.len() + 4) as u32).to_be_bytes());
-    body.extend_from_slice(&10u32.to_be_bytes());
-    body.extend_from_slice(&fields);
-    let mut f = ((body.len() + 8) as u32).to_be_bytes().to_vec();
-    f.extend_from_slice(&[2, 0, 0, 0]);
-    f.extend_from_slice(&body);
-    f
+    sbp_server::decode::nested_open_frame(depth)
 }
 
 /// Bits flipped, a length field changed, or bytes cut or added.

@@ -209,6 +209,35 @@ pub fn bounded<'a, T>(
     })
 }
 
+/// The attack that once killed the server, as bytes a client sends after the AMQP header: an
+/// `open` frame whose properties map `"k"` to a value described `depth` levels deep (3 bytes a
+/// level, no serializer involved). The attack tests and `sbp fuzz --amqp` send it.
+pub fn nested_open_frame(depth: usize) -> Vec<u8> {
+    let mut nested = Vec::with_capacity(depth * 3 + 1);
+    for _ in 0..depth {
+        nested.extend_from_slice(&[0x00, 0x53, 0x77]);
+    }
+    nested.push(0x40);
+    // properties: a map32 of one pair, the symbol "k" and the nested value.
+    let mut props = vec![0xd1];
+    props.extend_from_slice(&((nested.len() + 4 + 3) as u32).to_be_bytes());
+    props.extend_from_slice(&2u32.to_be_bytes());
+    props.extend_from_slice(&[0xa3, 0x01, b'k']);
+    props.extend_from_slice(&nested);
+    // open: container-id "x", eight nulls, then the properties.
+    let mut fields = vec![0xa1, 0x01, b'x'];
+    fields.extend_from_slice(&[0x40; 8]);
+    fields.extend_from_slice(&props);
+    let mut body = vec![0x00, 0x53, 0x10, 0xd0];
+    body.extend_from_slice(&((fields.len() + 4) as u32).to_be_bytes());
+    body.extend_from_slice(&10u32.to_be_bytes());
+    body.extend_from_slice(&fields);
+    let mut frame = ((body.len() + 8) as u32).to_be_bytes().to_vec();
+    frame.extend_from_slice(&[2, 0, 0, 0]);
+    frame.extend_from_slice(&body);
+    frame
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

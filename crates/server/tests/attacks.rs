@@ -218,28 +218,7 @@ async fn still_serves(addr: std::net::SocketAddr) {
 #[tokio::test]
 async fn a_value_nested_ten_thousand_deep_is_a_decode_error_not_a_crash() {
     let (addr, _) = start(Limits::default()).await;
-    let mut nested = Vec::new();
-    for _ in 0..10_000 {
-        nested.extend_from_slice(&[0x00, 0x53, 0x77]);
-    }
-    nested.push(0x40);
-    // properties: a map32 of one pair, the symbol "k" and the nested value.
-    let mut props = vec![0xd1];
-    props.extend_from_slice(&((nested.len() + 4 + 3) as u32).to_be_bytes());
-    props.extend_from_slice(&2u32.to_be_bytes());
-    props.extend_from_slice(&[0xa3, 0x01, b'k']);
-    props.extend_from_slice(&nested);
-    // open: container-id "x", eight nulls, then the properties.
-    let mut fields = vec![0xa1, 0x01, b'x'];
-    fields.extend_from_slice(&[0x40; 8]);
-    fields.extend_from_slice(&props);
-    let mut body = vec![0x00, 0x53, 0x10, 0xd0];
-    body.extend_from_slice(&((fields.len() + 4) as u32).to_be_bytes());
-    body.extend_from_slice(&10u32.to_be_bytes());
-    body.extend_from_slice(&fields);
-    let mut f = ((body.len() + 8) as u32).to_be_bytes().to_vec();
-    f.extend_from_slice(&[2, 0, 0, 0]);
-    f.extend_from_slice(&body);
+    let f = sbp_server::decode::nested_open_frame(10_000);
     let mut raw = Raw::connect(addr).await;
     raw.send_bytes(&f).await;
     let close = raw.until(|p| matches!(p, Performative::Close(_))).await;

@@ -295,11 +295,7 @@ impl Connection {
     /// Gives a client's sending link `credit` from its `delivery_count` on, and keeps it: a
     /// transfer beyond it is refused.
     pub(super) fn grant(&mut self, channel: u16, handle: u32, delivery_count: u32, credit: u32) {
-        let Some(link) = self
-            .sessions
-            .get_mut(&channel)
-            .and_then(|s| s.links.get_mut(&handle))
-        else {
+        let Some(link) = self.link_mut(channel, handle) else {
             return;
         };
         link.credit = credit;
@@ -363,11 +359,7 @@ impl Connection {
     /// rest of the credit and says so.
     fn deliver(&mut self, channel: u16, handle: u32) {
         let who = self.who();
-        let Some(link) = self
-            .sessions
-            .get(&channel)
-            .and_then(|s| s.links.get(&handle))
-        else {
+        let Some(link) = self.link(channel, handle) else {
             return;
         };
         let Node::Entity(entity) = &link.node else {
@@ -383,11 +375,7 @@ impl Connection {
                 self.send_message(channel, handle, d, mode);
             }
         }
-        let Some(link) = self
-            .sessions
-            .get_mut(&channel)
-            .and_then(|s| s.links.get_mut(&handle))
-        else {
+        let Some(link) = self.link_mut(channel, handle) else {
             return;
         };
         if link.drain && link.credit > 0 {

@@ -289,6 +289,14 @@ impl Connection {
         self.shared.set_client(self.id, None);
     }
 
+    fn link(&self, channel: u16, handle: u32) -> Option<&Link> {
+        self.sessions.get(&channel)?.links.get(&handle)
+    }
+
+    fn link_mut(&mut self, channel: u16, handle: u32) -> Option<&mut Link> {
+        self.sessions.get_mut(&channel)?.links.get_mut(&handle)
+    }
+
     fn who(&self) -> String {
         if self.client.is_empty() {
             self.peer.clone()

@@ -170,11 +170,7 @@ impl Connection {
                 return self.end_link(channel, handle, fault);
             }
             self.inflight += grown;
-            if let Some(link) = self
-                .sessions
-                .get_mut(&channel)
-                .and_then(|s| s.links.get_mut(&handle))
-            {
+            if let Some(link) = self.link_mut(channel, handle) {
                 link.partial = Some((first, whole));
             }
             return;
