@@ -55,6 +55,8 @@ pub struct Broker {
     /// Steps of the run recorded and taken out of memory (they are the journal's lines): the
     /// timeline in memory starts after them.
     recorded: usize,
+    /// Taken up from a state: where in the journal its step's line starts.
+    pub(crate) journal_at: Option<u64>,
 }
 
 /// The broker's instants on the wall clock: `sbp serve --speed N` runs the engine N times as
@@ -241,6 +243,7 @@ impl Broker {
             touched_all: false,
             log_seen: 0,
             recorded: 0,
+            journal_at: None,
         }
     }
 
@@ -828,6 +831,8 @@ impl Broker {
             "version": 2,
             "scenario": scenario,
             "recorded": self.recorded,
+            // Where the journal's line for step `recorded` starts: a restart reads from there.
+            "journal_at": self.journal.as_ref().map(|j| j.mark().0),
             "at": self.sim.now(),
             "checkpoint": checkpoint,
             "calls": self.calls,
@@ -914,6 +919,7 @@ impl Broker {
         }
         let mut broker = Broker::assemble(sim, v["calls"].as_u64().unwrap_or(0), held);
         broker.recorded = recorded;
+        broker.journal_at = v["journal_at"].as_u64();
         broker.catch_up_clock();
         Ok(broker)
     }

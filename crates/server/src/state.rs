@@ -150,7 +150,16 @@ pub fn take_up(
     let recorded = broker.steps();
     let (mut lines, mut replayed, mut good_end) = (0usize, 0usize, 0u64);
     let mut bad = None;
-    if let Ok(file) = File::open(&path) {
+    if let Ok(mut file) = File::open(&path) {
+        // The lines before the state's step are the run so far: not read. The state says
+        // where its step's line starts (when the journal is that long).
+        let len = file.metadata().map_or(0, |m| m.len());
+        if let Some(at) = broker.journal_at.filter(|at| *at <= len) {
+            file.seek(SeekFrom::Start(at))
+                .map_err(|e| format!("{}: cannot read it: {e}", path.display()))?;
+            good_end = at;
+            lines = recorded;
+        }
         let mut reader = std::io::BufReader::new(file);
         let mut piece = Vec::new();
         loop {
