@@ -90,3 +90,38 @@ async fn an_independent_client_sends_receives_and_accepts() {
         .iter()
         .any(|e| e.rule == Some(sbp_engine::Rule::Rcv05)));
 }
+
+/// Found by the long-run benchmark: this server's flows left next-incoming-id unset (AMQP 1.0
+/// part 2, 2.7.4: it MUST be set once the peer's begin is received), so a client that reckons
+/// the session's window from it (fe2o3-amqp) counted the window from the session's start and
+/// stopped for good after 8,192 transfers. One session now sends past it.
+#[tokio::test]
+async fn one_session_sends_past_the_incoming_window() {
+    let (addr, shared) = start().await;
+    let mut connection = Connection::open("rust-window", format!("amqp://{addr}").as_str())
+        .await
+        .unwrap();
+    let mut session = Session::begin(&mut connection).await.unwrap();
+    let mut sender = Sender::attach(&mut session, "window-sender", "orders")
+        .await
+        .unwrap();
+    let n = sbp_server::conn::INCOMING_WINDOW as usize + 500;
+    let mut pending = Vec::with_capacity(n);
+    for i in 0..n {
+        let sent = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            sender.send_batchable(format!("w{i}")),
+        )
+        .await
+        .expect("the window is widened as it is used")
+        .unwrap();
+        pending.push(sent);
+    }
+    for p in pending {
+        let outcome: Outcome = p.await.unwrap();
+        assert!(outcome.is_accepted());
+    }
+    let broker = shared.broker.lock().unwrap();
+    let counts = broker.sim.ns.entity("orders").unwrap().counts(0);
+    assert_eq!(counts.active, n as u64);
+}

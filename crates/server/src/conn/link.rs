@@ -264,22 +264,17 @@ impl Connection {
         self.push(out_channel, Performative::Detach(detach), &[]);
     }
 
-    fn session_flow(&self, channel: u16) -> Option<(u16, u32)> {
-        self.sessions
-            .get(&channel)
-            .map(|s| (s.out_channel, s.next_outgoing_id))
-    }
-
     /// A link flow of ours: its delivery-count and credit, and whether it says a drain is
-    /// done.
+    /// done; with the session's windows as they are.
     fn flow(&mut self, channel: u16, handle: u32, delivery_count: u32, credit: u32, drain: bool) {
-        let Some((out_channel, next_outgoing_id)) = self.session_flow(channel) else {
+        let Some(s) = self.sessions.get(&channel) else {
             return;
         };
+        let out_channel = s.out_channel;
         let flow = Flow {
-            next_incoming_id: None,
-            incoming_window: super::INCOMING_WINDOW,
-            next_outgoing_id,
+            next_incoming_id: Some(s.next_incoming_id),
+            incoming_window: s.incoming_left,
+            next_outgoing_id: s.next_outgoing_id,
             outgoing_window: 1 << 20,
             handle: Some(handle.into()),
             delivery_count: Some(delivery_count),

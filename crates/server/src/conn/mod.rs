@@ -91,6 +91,11 @@ struct Session {
     detaching: BTreeSet<u32>,
     /// How many unsettled deliveries make the next look for those the broker let go.
     prune_unsettled_at: usize,
+    /// The transfer id this server expects next from the client: its `begin`'s
+    /// next-outgoing-id, one more with each transfer (part 2, 2.5.6). Every flow of ours says
+    /// it (2.7.4: set once the peer's begin is received), so the client reckons our window
+    /// from where it is, not from the session's start.
+    next_incoming_id: u32,
     /// Transfers the client may still send before this server widens its incoming window
     /// again (part 2, 2.5.6); one beyond it ends the session with window-violation.
     incoming_left: u32,
@@ -460,6 +465,7 @@ impl Connection {
             channel,
             Session {
                 out_channel,
+                next_incoming_id: begin.next_outgoing_id,
                 incoming_left: INCOMING_WINDOW,
                 prune_unsettled_at: PRUNE_UNSETTLED_FROM,
                 ..Default::default()

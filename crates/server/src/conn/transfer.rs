@@ -96,6 +96,7 @@ impl Connection {
             );
         }
         s.incoming_left -= 1;
+        s.next_incoming_id = s.next_incoming_id.wrapping_add(1);
         let widen = s.incoming_left < INCOMING_WINDOW / 2;
         let Some(link) = s.links.get_mut(&handle) else {
             if s.detaching.contains(&handle) {
@@ -219,7 +220,7 @@ impl Connection {
         };
         s.incoming_left = INCOMING_WINDOW;
         let flow = Flow {
-            next_incoming_id: None,
+            next_incoming_id: Some(s.next_incoming_id),
             incoming_window: INCOMING_WINDOW,
             next_outgoing_id: s.next_outgoing_id,
             outgoing_window: 1 << 20,
