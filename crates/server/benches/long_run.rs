@@ -263,7 +263,8 @@ struct Latency {
 const TRIES: usize = 300;
 
 struct Client {
-    sender: Sender,
+    connection: ConnectionHandle<()>,
+    sender: Rotating,
     receiver: Receiver,
     drainer: Drainer,
 }
@@ -273,7 +274,8 @@ async fn measure(shared: &Shared, c: &mut Client) -> Latency {
     let mut rounds = Vec::with_capacity(TRIES);
     for _ in 0..TRIES {
         let t = Instant::now();
-        c.sender.send("ping").await.unwrap();
+        let sender = c.sender.room(&mut c.connection, 1).await;
+        sender.send("ping").await.unwrap();
         let d = c.receiver.recv::<Body<Value>>().await.unwrap();
         rounds.push(t.elapsed().as_secs_f64() * 1000.0);
         c.receiver.accept(&d).await.unwrap();
@@ -317,14 +319,66 @@ async fn measure(shared: &Shared, c: &mut Client) -> Latency {
     }
 }
 
-/// `n` messages sent pipelined to `sender`, then each outcome awaited.
-async fn send_pipelined(sender: &mut Sender, n: usize, tag: &str) {
-    let mut pending = Vec::with_capacity(n);
-    for i in 0..n {
-        pending.push(sender.send_batchable(format!("{tag}{i}")).await.unwrap());
+/// Transfers sent on one session before the sender moves to a fresh one: the server's flows
+/// leave next-incoming-id unset, so a client following part 2, 2.5.6 counts the server's
+/// incoming window (8,192) from the session's start and stops for good at its end
+/// (`crates/server/src/conn/link.rs` `flow`, `conn/transfer.rs` `widen_window`).
+const PER_SESSION: usize = 8_000;
+
+/// A sender to `address` on its own session of `connection`, moved to a fresh session before
+/// [`PER_SESSION`] transfers.
+struct Rotating {
+    session: SessionHandle<()>,
+    sender: Sender,
+    address: String,
+    sent: usize,
+    sessions: usize,
+}
+
+impl Rotating {
+    async fn attach(connection: &mut ConnectionHandle<()>, address: &str) -> Rotating {
+        let mut session = Session::begin(connection).await.unwrap();
+        let sender = Sender::attach(&mut session, format!("{address}-sender-0"), address)
+            .await
+            .unwrap();
+        Rotating {
+            session,
+            sender,
+            address: address.to_string(),
+            sent: 0,
+            sessions: 1,
+        }
     }
-    for p in pending {
-        assert!(p.await.unwrap().is_accepted());
+
+    /// The sender, on a session with room for `n` more transfers.
+    async fn room(&mut self, connection: &mut ConnectionHandle<()>, n: usize) -> &mut Sender {
+        if self.sent + n > PER_SESSION {
+            let mut session = Session::begin(connection).await.unwrap();
+            let name = format!("{}-sender-{}", self.address, self.sessions);
+            let sender = Sender::attach(&mut session, name, self.address.as_str())
+                .await
+                .unwrap();
+            let old = std::mem::replace(&mut self.sender, sender);
+            let _ = old.close().await;
+            let mut old = std::mem::replace(&mut self.session, session);
+            let _ = old.end().await;
+            self.sent = 0;
+            self.sessions += 1;
+        }
+        self.sent += n;
+        &mut self.sender
+    }
+
+    /// `n` messages sent pipelined, then each outcome awaited.
+    async fn send_pipelined(&mut self, connection: &mut ConnectionHandle<()>, n: usize, tag: &str) {
+        let sender = self.room(connection, n).await;
+        let mut pending = Vec::with_capacity(n);
+        for i in 0..n {
+            pending.push(sender.send_batchable(format!("{tag}{i}")).await.unwrap());
+        }
+        for p in pending {
+            assert!(p.await.unwrap().is_accepted());
+        }
     }
 }
 
@@ -376,14 +430,13 @@ async fn main() {
     tokio::spawn(server.run());
 
     let (mut connection, mut session) = connect(addr).await;
-    let sender = Sender::attach(&mut session, "bench-sender", "orders")
-        .await
-        .unwrap();
+    let sender = Rotating::attach(&mut connection, "orders").await;
     let receiver = Receiver::attach(&mut session, "bench-receiver", "orders")
         .await
         .unwrap();
     let drainer = Drainer::connect(addr, "idle").await;
     let mut c = Client {
+        connection,
         sender,
         receiver,
         drainer,
@@ -392,7 +445,7 @@ async fn main() {
 
     // One cycle of the bulk: sends, then receives and completes, then empty receive calls.
     async fn cycle(c: &mut Client, sends: usize, drains: usize) {
-        send_pipelined(&mut c.sender, sends, "b").await;
+        c.sender.send_pipelined(&mut c.connection, sends, "b").await;
         receive_all(&mut c.receiver, sends).await;
         for _ in 0..drains {
             c.drainer.drain().await;
@@ -404,16 +457,18 @@ async fn main() {
     }
     let done_1k = steps(&shared);
     snaps.push(snapshot(&shared, "after 1k operations"));
+    eprintln!("1k reached");
     let at_1k = measure(&shared, &mut c).await;
+    eprintln!("1k measured");
 
     // Memory: STORED small messages stored, then drained (received and completed).
     let (mut store_conn, mut store_session) = connect(addr).await;
-    let mut store_sender = Sender::attach(&mut store_session, "store-sender", "store")
-        .await
-        .unwrap();
+    let mut store_sender = Rotating::attach(&mut store_conn, "store").await;
     snaps.push(snapshot(&shared, "before storing"));
     for _ in 0..STORED / 1_000 {
-        send_pipelined(&mut store_sender, 1_000, "s").await;
+        store_sender
+            .send_pipelined(&mut store_conn, 1_000, "s")
+            .await;
     }
     snaps.push(snapshot(&shared, &format!("{STORED} messages stored")));
     let mut store_receiver = Receiver::attach(&mut store_session, "store-receiver", "store")
@@ -429,7 +484,8 @@ async fn main() {
     }
     snaps.push(snapshot(&shared, "all drained"));
     let _ = store_receiver.close().await;
-    let _ = store_sender.close().await;
+    let _ = store_sender.sender.close().await;
+    let _ = store_sender.session.end().await;
     let _ = store_session.end().await;
     let _ = store_conn.close().await;
 
@@ -514,5 +570,5 @@ async fn main() {
     unsafe { malloc_trim(0) };
     println!("RSS after malloc_trim(0) at the end: {}", mb(rss()));
     let _ = session.end().await;
-    let _ = connection.close().await;
+    let _ = c.connection.close().await;
 }
