@@ -263,6 +263,7 @@ struct Latency {
 const TRIES: usize = 300;
 
 struct Client {
+    addr: std::net::SocketAddr,
     connection: ConnectionHandle<()>,
     sender: Rotating,
     receiver: Receiver,
@@ -402,13 +403,9 @@ async fn connect(addr: std::net::SocketAddr) -> (ConnectionHandle<()>, SessionHa
     (connection, session)
 }
 
-#[tokio::main]
-async fn main() {
-    let total: usize = std::env::var("SBP_BENCH_OPS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000);
-    const STORED: usize = 100_000;
+/// A server in this process on loopback, and a client connected to it: a sender and a
+/// receiver on `orders`, and a raw receiver on `idle` for empty receive calls.
+async fn start() -> (Arc<Shared>, Client, SessionHandle<()>) {
     let scenario = sbp_scenario::Scenario::from_json(
         r#"{"version": 1, "entities": [{"queue": "orders"}, {"queue": "idle"},
             {"queue": "inproc"}, {"queue": "store"}]}"#,
@@ -418,8 +415,6 @@ async fn main() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64;
-    let mut snaps = vec![];
-    let start_rss = rss();
     let server = Server::bind(
         "127.0.0.1:0".parse().unwrap(),
         Broker::new(scenario, now).unwrap(),
@@ -428,19 +423,69 @@ async fn main() {
     .unwrap();
     let (addr, shared): (_, Arc<Shared>) = (server.addr, server.shared.clone());
     tokio::spawn(server.run());
-
     let (mut connection, mut session) = connect(addr).await;
     let sender = Rotating::attach(&mut connection, "orders").await;
     let receiver = Receiver::attach(&mut session, "bench-receiver", "orders")
         .await
         .unwrap();
     let drainer = Drainer::connect(addr, "idle").await;
-    let mut c = Client {
+    let c = Client {
+        addr,
         connection,
         sender,
         receiver,
         drainer,
     };
+    (shared, c, session)
+}
+
+/// `n` small messages stored in `store` (pipelined, on a connection of their own), then all
+/// received and completed; the snapshots after each.
+async fn store_and_drain(
+    shared: &Shared,
+    addr: std::net::SocketAddr,
+    n: usize,
+    round: usize,
+) -> [Snapshot; 2] {
+    let (mut store_conn, mut store_session) = connect(addr).await;
+    let mut store_sender = Rotating::attach(&mut store_conn, "store").await;
+    for _ in 0..n / 1_000 {
+        store_sender
+            .send_pipelined(&mut store_conn, 1_000, "s")
+            .await;
+    }
+    let stored = snapshot(shared, &format!("{n} messages stored ({round})"));
+    let mut store_receiver = Receiver::attach(&mut store_session, "store-receiver", "store")
+        .await
+        .unwrap();
+    receive_all(&mut store_receiver, n).await;
+    // The last dispositions reach the server.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    {
+        let b = shared.lock();
+        let counts = b.sim.ns.entity("store").unwrap().counts(b.sim.now());
+        assert_eq!((counts.active, counts.locked), (0, 0), "all drained");
+    }
+    let _ = store_receiver.close().await;
+    let _ = store_sender.sender.close().await;
+    let _ = store_sender.session.end().await;
+    let _ = store_session.end().await;
+    let _ = store_conn.close().await;
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    [stored, snapshot(shared, &format!("all drained ({round})"))]
+}
+
+#[tokio::main]
+async fn main() {
+    let total: usize = std::env::var("SBP_BENCH_OPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    const STORED: usize = 100_000;
+    let mut snaps = vec![];
+    let start_rss = rss();
+    let (shared, mut c, mut session) = start().await;
+    let addr = c.addr;
     snaps.push(snapshot(&shared, "connected, nothing done"));
 
     // One cycle of the bulk: sends, then receives and completes, then empty receive calls.
@@ -461,33 +506,11 @@ async fn main() {
     let at_1k = measure(&shared, &mut c).await;
     eprintln!("1k measured");
 
-    // Memory: STORED small messages stored, then drained (received and completed).
-    let (mut store_conn, mut store_session) = connect(addr).await;
-    let mut store_sender = Rotating::attach(&mut store_conn, "store").await;
+    // Memory: STORED small messages stored, then drained (received and completed), twice.
     snaps.push(snapshot(&shared, "before storing"));
-    for _ in 0..STORED / 1_000 {
-        store_sender
-            .send_pipelined(&mut store_conn, 1_000, "s")
-            .await;
+    for round in 1..=2 {
+        snaps.extend(store_and_drain(&shared, addr, STORED, round).await);
     }
-    snaps.push(snapshot(&shared, &format!("{STORED} messages stored")));
-    let mut store_receiver = Receiver::attach(&mut store_session, "store-receiver", "store")
-        .await
-        .unwrap();
-    receive_all(&mut store_receiver, STORED).await;
-    // The last dispositions reach the server.
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    {
-        let b = shared.lock();
-        let counts = b.sim.ns.entity("store").unwrap().counts(b.sim.now());
-        assert_eq!((counts.active, counts.locked), (0, 0), "all drained");
-    }
-    snaps.push(snapshot(&shared, "all drained"));
-    let _ = store_receiver.close().await;
-    let _ = store_sender.sender.close().await;
-    let _ = store_sender.session.end().await;
-    let _ = store_session.end().await;
-    let _ = store_conn.close().await;
 
     let t = Instant::now();
     let bulk_from = steps(&shared);
@@ -499,6 +522,12 @@ async fn main() {
     let done_1m = steps(&shared);
     snaps.push(snapshot(&shared, &format!("after {done_1m} operations")));
     let at_1m = measure(&shared, &mut c).await;
+    // The control: a fresh server and client in this process, now, after 1k operations.
+    let (fresh, mut fresh_c, _fresh_session) = start().await;
+    while steps(&fresh) < 1_000 {
+        cycle(&mut fresh_c, 100, 10).await;
+    }
+    let control = measure(&fresh, &mut fresh_c).await;
     let (named, outcomes, log) = {
         let b = shared.lock();
         (
@@ -538,6 +567,15 @@ async fn main() {
         );
     }
     println!("  (median / p95)");
+    println!(
+        "control, a fresh server now after 1k ops: send -> receive {:.3} / {:.3} ms, empty receive {:.3} / {:.3} ms, in process {:.3} / {:.3} ms",
+        control.round_trip.0,
+        control.round_trip.1,
+        control.empty_receive.0,
+        control.empty_receive.1,
+        control.in_process.0,
+        control.in_process.1
+    );
     println!("bulk: {bulk_rate:.0} operations/s (1,000 sends pipelined, received and accepted, 100 empty receive calls a cycle)");
     println!("kept at the end: {named} named calls, {outcomes} step outcomes, {log} log events");
 
