@@ -91,13 +91,15 @@ fn mb(bytes: i64) -> String {
 
 /// The steps recorded so far (the operations done).
 fn steps(shared: &Shared) -> usize {
-    shared.lock().sim.scenario.timeline.len()
+    shared.lock().steps()
 }
 
 /// What the process holds at one point of the run.
 struct Snapshot {
     label: String,
     steps: usize,
+    /// Of those, the steps still in memory (the rest are in the run's file).
+    in_memory: usize,
     /// The timeline's capacity (its buffer), in steps.
     capacity: usize,
     rss: i64,
@@ -105,9 +107,10 @@ struct Snapshot {
 }
 
 fn snapshot(shared: &Shared, label: &str) -> Snapshot {
-    let (steps, capacity) = {
+    let (steps, in_memory, capacity) = {
         let b = shared.lock();
         (
+            b.steps(),
             b.sim.scenario.timeline.len(),
             b.sim.scenario.timeline.capacity(),
         )
@@ -115,18 +118,19 @@ fn snapshot(shared: &Shared, label: &str) -> Snapshot {
     Snapshot {
         label: label.to_string(),
         steps,
+        in_memory,
         capacity,
         rss: rss(),
         heap: live_heap(),
     }
 }
 
-/// The bytes the first `n` steps of the recording hold on the heap, measured by copying them:
+/// The bytes the first `n` steps kept in memory hold on the heap, measured by copying them:
 /// packed (a buffer of exactly `n` steps), and with the timeline's buffer at `capacity` steps.
 fn recording_bytes(shared: &Shared, n: usize, capacity: usize) -> (i64, i64) {
     let b = shared.lock();
     let before = live_heap();
-    let copy = b.sim.scenario.timeline[..n].to_vec();
+    let copy = b.sim.scenario.timeline[..n.min(b.sim.scenario.timeline.len())].to_vec();
     let packed = live_heap() - before;
     drop(copy);
     let slot = std::mem::size_of::<sbp_scenario::Step>() as i64;
@@ -320,10 +324,9 @@ async fn measure(shared: &Shared, c: &mut Client) -> Latency {
     }
 }
 
-/// Transfers sent on one session before the sender moves to a fresh one: the server's flows
-/// leave next-incoming-id unset, so a client following part 2, 2.5.6 counts the server's
-/// incoming window (8,192) from the session's start and stops for good at its end
-/// (`crates/server/src/conn/link.rs` `flow`, `conn/transfer.rs` `widen_window`).
+/// Transfers sent on one session before the sender moves to a fresh one: the run opens and
+/// ends sessions as it goes, as long-lived clients do (one session past the server's incoming
+/// window of 8,192 is `tests/rust_client.rs`'s).
 const PER_SESSION: usize = 8_000;
 
 /// A sender to `address` on its own session of `connection`, moved to a fresh session before
@@ -415,12 +418,12 @@ async fn start() -> (Arc<Shared>, Client, SessionHandle<()>) {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64;
-    let server = Server::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        Broker::new(scenario, now).unwrap(),
-    )
-    .await
-    .unwrap();
+    // As `sbp serve` runs it: the run's steps go to a file as they are recorded.
+    let mut broker = Broker::new(scenario, now).unwrap();
+    broker.record_in(Arc::new(sbp_server::journal::Journal::temporary().unwrap()));
+    let server = Server::bind("127.0.0.1:0".parse().unwrap(), broker)
+        .await
+        .unwrap();
     let (addr, shared): (_, Arc<Shared>) = (server.addr, server.shared.clone());
     tokio::spawn(server.run());
     let (mut connection, mut session) = connect(addr).await;
@@ -586,9 +589,9 @@ async fn main() {
     );
     let mut per_step = 0.0;
     for s in &snaps {
-        let (packed, rec) = recording_bytes(&shared, s.steps, s.capacity);
-        if s.steps > 0 {
-            per_step = packed as f64 / s.steps as f64;
+        let (packed, rec) = recording_bytes(&shared, s.in_memory, s.capacity);
+        if s.in_memory > 0 {
+            per_step = packed as f64 / s.in_memory as f64;
         }
         println!(
             "{:<26} {:>9} {:>10} {:>10} {:>12} {:>12}",
@@ -601,8 +604,9 @@ async fn main() {
         );
     }
     println!(
-        "recording: {per_step:.0} B a step on average at the end (packed; {} B of it the step's slot)",
-        std::mem::size_of::<sbp_scenario::Step>()
+        "recording in memory: {per_step:.0} B a step kept (packed; {} B of it the step's slot); the run's file: {}",
+        std::mem::size_of::<sbp_scenario::Step>(),
+        mb(shared.lock().journal.as_ref().map_or(0, |j| j.mark().0 as i64))
     );
     // SAFETY: glibc's malloc_trim takes any pad and only gives free pages back.
     unsafe { malloc_trim(0) };
