@@ -236,7 +236,7 @@ fn a_checkpoint_writes_the_state_now_not_the_run() {
         .len();
     // Twenty-one times the run, the same queue (empty): the state holds no step; what grows
     // is the receiver's record of the messages it held (the engine forgets those of messages
-    // gone past 10,000 a receiver), a few dozen bytes each, not the messages' steps.
+    // gone past 1,000 a receiver), a few dozen bytes each, not the messages' steps.
     let text = std::fs::read_to_string(&state).expect("the state");
     assert!(!text.contains("\"timeline\":[{"), "no steps in the state");
     assert!(

@@ -36,7 +36,7 @@ pub use crate::entity::QueueRef;
 use crate::timer::{Timer, TimerEntry};
 
 /// A receiver remembers at most about this many messages it no longer has a use for.
-const HANDLE_LIMIT: usize = 10_000;
+const HANDLE_LIMIT: usize = 1_000;
 /// Auto-forwarding stops after this many hops (the service allows 4).
 const MAX_FORWARD_HOPS: u8 = 4;
 pub const TTL_EXPIRED_REASON: &str = "TTLExpiredException";
