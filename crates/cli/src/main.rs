@@ -927,12 +927,20 @@ fn serve(
         );
         let _ = std::io::stdout().flush();
         let shared = server.shared.clone();
-        // The state as taken up is written at once: the journal's steps are then cut, and a
-        // journal begun now has its run's start (its instants' origin) on disk.
+        // The state as taken up is written at once: a journal begun now has its run's start
+        // (its instants' origin) on disk, and a restart reads the journal from there.
         if let Some(path) = &state {
             save_state(&shared, path, true);
         }
         let serving = tokio::spawn(server.run());
+        // Memory given back to the system now and then: a backlog received, a checkpoint
+        // written, the heap's free pages are returned (glibc keeps them otherwise).
+        let trimming = tokio::spawn(async {
+            loop {
+                tokio::time::sleep(TRIM_EVERY).await;
+                let _ = tokio::task::spawn_blocking(give_back_free_memory).await;
+            }
+        });
         let saving = state.clone().map(|path| {
             let shared = shared.clone();
             tokio::spawn(async move {
@@ -946,6 +954,7 @@ fn serve(
         });
         stop_signal().await;
         serving.abort();
+        trimming.abort();
         if let Some(saving) = saving {
             saving.abort();
         }
@@ -972,6 +981,23 @@ fn serve(
         Ok::<(), Failure>(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How often `sbp serve` gives free heap pages back to the system.
+const TRIM_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Gives the heap's free pages back to the system (glibc's `malloc_trim`; elsewhere nothing).
+fn give_back_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> i32;
+        }
+        // SAFETY: glibc's malloc_trim takes any pad and only returns free pages.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
 }
 
 /// How often `--state` is written whole when steps were recorded since (each step is in the
