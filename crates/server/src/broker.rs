@@ -119,6 +119,15 @@ impl From<std::collections::HashMap<String, Held>> for Locks {
     }
 }
 
+/// Whether a settlement's token is done with: a settled (or lost) delivery's token settles
+/// nothing more; a deferred message comes back under a new token.
+fn lets_go<T>(result: &Result<T, BrokerError>) -> bool {
+    result.as_ref().map_or_else(
+        |e| e.kind == sbp_engine::ErrorKind::MessageLockLost,
+        |_| true,
+    )
+}
+
 /// The receive call a message name belongs to (`c12` of `c12.1`).
 fn call_of(name: &str) -> &str {
     name.split_once('.').map_or(name, |(call, _)| call)
@@ -511,25 +520,17 @@ impl Broker {
             .held
             .by_token
             .iter()
-            .filter(|(_, h)| !self.stored(&h.entity, h.seq))
+            .filter(|(_, h)| {
+                !self
+                    .store(&h.entity)
+                    .is_some_and(|s| s.messages.contains_key(&h.seq))
+            })
             .map(|(t, _)| t.clone())
             .collect();
         for token in gone {
             self.release(&token);
         }
         self.held.prune_at = (2 * self.held.by_token.len()).max(PRUNE_LOCKS_FROM);
-    }
-
-    /// Whether `entity` (a queue path, its dead-letter queue too) stores message `seq`.
-    fn stored(&self, entity: &str, seq: u64) -> bool {
-        let Ok(q) = self.sim.ns.resolve(entity) else {
-            return false;
-        };
-        let name = self.sim.ns.entity_name(q.entity);
-        self.sim
-            .ns
-            .entity(name)
-            .is_some_and(|e| e.store(q.dlq).messages.contains_key(&seq))
     }
 
     fn messages(replies: Vec<Reply>) -> Vec<MessageView> {
@@ -613,32 +614,31 @@ impl Broker {
     /// answer needs, not the queue's length (a session receiver looks through the receivable
     /// messages for its own session's).
     pub fn has_available(&self, entity: &str, session: Option<&str>) -> bool {
-        let Ok(q) = self.sim.ns.resolve(entity) else {
-            return false;
-        };
-        let name = self.sim.ns.entity_name(q.entity);
-        self.sim.ns.entity(name).is_some_and(|e| {
-            let store = e.store(q.dlq);
-            match session {
-                // A session receiver waits for its own session's messages only (SES-02):
-                // others' arriving do not make it ask the engine (and record an empty
-                // receive).
-                Some(id) => store.available.iter().any(|seq| {
-                    store
-                        .messages
-                        .get(seq)
-                        .is_some_and(|m| m.session_id() == Some(id))
-                }),
-                None => !store.available.is_empty(),
-            }
+        self.store(entity).is_some_and(|store| match session {
+            // A session receiver waits for its own session's messages only (SES-02): others'
+            // arriving do not make it ask the engine (and record an empty receive).
+            Some(id) => store.available.iter().any(|seq| {
+                store
+                    .messages
+                    .get(seq)
+                    .is_some_and(|m| m.session_id() == Some(id))
+            }),
+            None => !store.available.is_empty(),
         })
     }
 
-    /// The queue a path names, as the log names it (entity, dead-letter sub-queue): what a
-    /// waiting receiver waits on.
-    pub fn queue_key(&self, path: &str) -> Option<QueueKey> {
+    /// The messages a queue path names (an entity, or its dead-letter queue), if it exists.
+    fn store(&self, path: &str) -> Option<&sbp_engine::Store> {
         let q = self.sim.ns.resolve(path).ok()?;
-        Some((q.entity, q.dlq))
+        let name = self.sim.ns.entity_name(q.entity);
+        Some(self.sim.ns.entity(name)?.store(q.dlq))
+    }
+
+    /// The queue a path names, as the log names it (entity, dead-letter sub-queue): what a
+    /// waiting receiver waits on; MessagingEntityNotFound when it names none.
+    pub fn queue_key(&self, path: &str) -> Result<QueueKey, BrokerError> {
+        let q = self.sim.ns.resolve(path)?;
+        Ok((q.entity, q.dlq))
     }
 
     /// Reads the log's events since the last call into the queues touched: where a waiting
@@ -705,13 +705,7 @@ impl Broker {
             Settle::DeadLetter => Action::DeadLetter(def),
         };
         let result = self.run(client, action).map(|_| ());
-        // A settled (or lost) delivery's token settles nothing more; a deferred message comes
-        // back under a new token.
-        if result.is_ok()
-            || result
-                .as_ref()
-                .is_err_and(|e| e.kind == sbp_engine::ErrorKind::MessageLockLost)
-        {
+        if lets_go(&result) {
             self.release(token);
         }
         result
@@ -978,12 +972,7 @@ impl Broker {
             | Action::Release(def)
             | Action::Defer(def)
             | Action::DeadLetter(def) => {
-                // As `settle`: a settled (or lost) delivery's token settles nothing more.
-                let settled = result.is_ok()
-                    || result
-                        .as_ref()
-                        .is_err_and(|e| e.kind == sbp_engine::ErrorKind::MessageLockLost);
-                if let (true, Some(name)) = (settled, &def.message) {
+                if let (true, Some(name)) = (lets_go(&result), &def.message) {
                     let token = self.held.by_name.get(&(def.from.clone(), name.clone()));
                     if let Some(token) = token.cloned() {
                         self.release(&token);

@@ -124,25 +124,18 @@ impl Journal {
 
     /// The steps of the first `end` bytes (a [`Journal::mark`]), read from the file.
     pub fn read_steps(&self, end: u64) -> Result<Vec<Step>, String> {
-        use std::io::{BufRead, Read};
-        let file = File::open(&self.path)
-            .map_err(|e| format!("cannot read {}: {e}", self.path.display()))?;
+        use std::io::Read;
+        let cannot = |e: std::io::Error| format!("cannot read {}: {e}", self.path.display());
+        let file = File::open(&self.path).map_err(cannot)?;
         let mut reader = std::io::BufReader::new(file.take(end));
         let mut steps = Vec::new();
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            let n = reader
-                .read_until(b'\n', &mut line)
-                .map_err(|e| format!("cannot read {}: {e}", self.path.display()))?;
-            if n == 0 {
-                return Ok(steps);
-            }
-            let text = line.strip_suffix(b"\n").unwrap_or(&line);
-            let (_, _, step) = parse_line(text)
-                .map_err(|e| format!("{} line {}: {e}", self.path.display(), steps.len() + 1))?;
+        let mut buf = Vec::new();
+        while let Some(line) = read_line(&mut reader, &mut buf).map_err(cannot)? {
+            let (_, _, step, _) = line
+                .map_err(|why| format!("{} line {} {why}", self.path.display(), steps.len() + 1))?;
             steps.push(step);
         }
+        Ok(steps)
     }
 
     pub fn path(&self) -> &Path {
@@ -244,8 +237,31 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     sync_folder(path)
 }
 
+/// A journal line as read: the step (its index, instant and the bytes its line took), or why
+/// the line is not one (half-written: no line end; or not a step).
+pub(crate) type Line = Result<(usize, Instant, Step, u64), String>;
+
+/// The next journal line from `reader` (read into `buf`); None at the end.
+pub(crate) fn read_line(
+    reader: &mut impl std::io::BufRead,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<Option<Line>> {
+    buf.clear();
+    let n = reader.read_until(b'\n', buf)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    let Some(line) = buf.strip_suffix(b"\n") else {
+        return Ok(Some(Err("is half-written".into())));
+    };
+    Ok(Some(match parse_line(line) {
+        Ok((index, at, step)) => Ok((index, at, step, n as u64)),
+        Err(e) => Err(format!("is not a step: {e}")),
+    }))
+}
+
 /// One journal line: a step at its instant, at its index in the timeline.
-pub(crate) fn parse_line(line: &[u8]) -> Result<(usize, Instant, Step), String> {
+fn parse_line(line: &[u8]) -> Result<(usize, Instant, Step), String> {
     #[derive(serde::Deserialize)]
     struct Line {
         index: usize,

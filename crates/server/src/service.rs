@@ -28,8 +28,10 @@ impl Shared {
     /// What an attach's address names: the error when nothing, and the queue a receiver
     /// there waits on.
     pub fn resolve(&self, path: &str) -> (Option<BrokerError>, Option<QueueKey>) {
-        let broker = self.lock();
-        (broker.sim.ns.resolve(path).err(), broker.queue_key(path))
+        match self.lock().queue_key(path) {
+            Ok(key) => (None, Some(key)),
+            Err(e) => (Some(e), None),
+        }
     }
 
     /// SES-02: accepts a session for receiver `link` (a SessionId, or the next available).

@@ -12,10 +12,10 @@
 //! lines kept. A state file of version 1 (the steps in it, the journal cut after it) is taken
 //! up too.
 use crate::broker::Broker;
-use crate::journal::{journal_path, lock, parse_line, write_atomically, Journal, MAX_STATE_BYTES};
+use crate::journal::{journal_path, lock, read_line, write_atomically, Journal, MAX_STATE_BYTES};
 use sbp_scenario::Step;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -161,24 +161,15 @@ pub fn take_up(
             lines = recorded;
         }
         let mut reader = std::io::BufReader::new(file);
-        let mut piece = Vec::new();
-        loop {
-            piece.clear();
-            let n = reader
-                .read_until(b'\n', &mut piece)
-                .map_err(|e| format!("{}: cannot read it: {e}", path.display()))?;
-            if n == 0 {
-                break;
-            }
+        let mut buf = Vec::new();
+        while let Some(line) = read_line(&mut reader, &mut buf)
+            .map_err(|e| format!("{}: cannot read it: {e}", path.display()))?
+        {
             let number = lines + 1;
-            let Some(line) = piece.strip_suffix(b"\n") else {
-                bad = Some(format!("line {number} is half-written"));
-                break;
-            };
-            let (index, at, step) = match parse_line(line) {
+            let (index, at, step, n) = match line {
                 Ok(l) => l,
-                Err(e) => {
-                    bad = Some(format!("line {number} is not a step: {e}"));
+                Err(why) => {
+                    bad = Some(format!("line {number} {why}"));
                     break;
                 }
             };
@@ -198,7 +189,7 @@ pub fn take_up(
                 replayed += 1;
             }
             lines += 1;
-            good_end += n as u64;
+            good_end += n;
         }
     }
     if let Some(why) = bad {
