@@ -104,6 +104,24 @@ fn attach(handle: u32, address: &str, client_receives: bool) -> Performative {
     })
 }
 
+/// A flow of the client's receiving link `handle`: `credit` from `delivery_count`, asking for
+/// a drain or not.
+fn credit(handle: u32, delivery_count: u32, credit: u32, drain: bool) -> Performative {
+    Performative::Flow(Flow {
+        next_incoming_id: Some(0),
+        incoming_window: 100_000,
+        next_outgoing_id: 0,
+        outgoing_window: 100_000,
+        handle: Some(handle.into()),
+        delivery_count: Some(delivery_count),
+        link_credit: Some(credit),
+        available: None,
+        drain,
+        echo: false,
+        properties: None,
+    })
+}
+
 fn transfer(handle: u32, id: u32, more: bool, aborted: bool) -> Performative {
     Performative::Transfer(Transfer {
         handle: handle.into(),
@@ -247,20 +265,7 @@ async fn a_disposition_over_every_id_settles_what_was_delivered_and_answers_at_o
     let mut raw = Raw::session(addr).await;
     raw.send(0, attach(0, "orders", true), &[]).await;
     raw.until(|p| matches!(p, Performative::Attach(_))).await;
-    let flow = Flow {
-        next_incoming_id: Some(0),
-        incoming_window: 100_000,
-        next_outgoing_id: 0,
-        outgoing_window: 100_000,
-        handle: Some(0.into()),
-        delivery_count: Some(0),
-        link_credit: Some(3),
-        available: None,
-        drain: false,
-        echo: false,
-        properties: None,
-    };
-    raw.send(0, Performative::Flow(flow), &[]).await;
+    raw.send(0, credit(0, 0, 3, false), &[]).await;
     for _ in 0..3 {
         raw.until(|p| matches!(p, Performative::Transfer(_))).await;
     }
@@ -466,20 +471,7 @@ async fn a_management_answer_is_split_at_the_clients_max_frame_size() {
         .await;
     raw.until(|p| matches!(p, Performative::Attach(a) if a.handle.0 == 1))
         .await;
-    let flow = Flow {
-        next_incoming_id: Some(0),
-        incoming_window: 100_000,
-        next_outgoing_id: 1,
-        outgoing_window: 100_000,
-        handle: Some(1.into()),
-        delivery_count: Some(0),
-        link_credit: Some(10),
-        available: None,
-        drain: false,
-        echo: false,
-        properties: None,
-    };
-    raw.send(0, Performative::Flow(flow), &[]).await;
+    raw.send(0, credit(1, 0, 10, false), &[]).await;
     let mut body = fe2o3_amqp_types::primitives::OrderedMap::new();
     body.insert(Value::String("from-sequence-number".into()), Value::Long(1));
     body.insert(Value::String("message-count".into()), Value::Int(8));
@@ -529,21 +521,7 @@ async fn many_flows_and_receive_calls_leave_nothing_behind_that_grows() {
     let mut raw = Raw::session(addr).await;
     raw.send(0, attach(0, "orders", true), &[]).await;
     raw.until(|p| matches!(p, Performative::Attach(_))).await;
-    let flow = |n: u32| {
-        Performative::Flow(Flow {
-            next_incoming_id: Some(0),
-            incoming_window: 100_000,
-            next_outgoing_id: 0,
-            outgoing_window: 100_000,
-            handle: Some(0.into()),
-            delivery_count: Some(n),
-            link_credit: Some(1),
-            available: None,
-            drain: true,
-            echo: false,
-            properties: None,
-        })
-    };
+    let flow = |n: u32| credit(0, n, 1, true);
     // Each drained flow is an SDK receive call that ends without a message.
     for n in 0..5_000u32 {
         raw.send(0, flow(n), &[]).await;

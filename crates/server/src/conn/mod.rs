@@ -279,15 +279,8 @@ impl Connection {
     /// The connection is over (its socket closed or it closed): unfinished transfers give
     /// their bytes back, it waits on nothing, and the live page no longer lists it.
     pub fn end(&mut self) {
-        let partials: Vec<_> = self
-            .sessions
-            .values_mut()
-            .flat_map(|s| s.links.values_mut())
-            .filter_map(|l| l.partial.take())
-            .collect();
-        for p in partials {
-            self.forget_partial(Some(p));
-        }
+        // What its unfinished transfers hold, all of them.
+        self.give_back(self.inflight);
         self.shared
             .wait_on(self.id, &self.waiting_on, &BTreeSet::new(), &self.wake);
         self.waiting_on.clear();
@@ -485,30 +478,34 @@ impl Connection {
     }
 
     fn on_end(&mut self, channel: u16) {
-        if let Some(s) = self.sessions.remove(&channel) {
-            for link in s.links.into_values() {
-                self.forget_partial(link.partial);
-            }
-            self.push(s.out_channel, Performative::End(End { error: None }), &[]);
+        if let Some(out_channel) = self.remove_session(channel) {
+            self.push(out_channel, Performative::End(End { error: None }), &[]);
         }
+    }
+
+    /// Removes the session on `channel`, its links' unfinished transfers giving their bytes
+    /// back; the channel it had of ours.
+    fn remove_session(&mut self, channel: u16) -> Option<u16> {
+        let s = self.sessions.remove(&channel)?;
+        for link in s.links.into_values() {
+            self.forget_partial(link.partial);
+        }
+        Some(s.out_channel)
     }
 
     /// Ends the session on `channel` with `fault` (a frame its state does not allow): its
     /// links and their unfinished transfers go with it.
     fn end_session(&mut self, channel: u16, fault: Fault) {
-        let Some(s) = self.sessions.remove(&channel) else {
+        let Some(out_channel) = self.remove_session(channel) else {
             return self.close(fault);
         };
         self.notes
             .push(format!("{}: ending session {channel}: {fault}", self.who()));
         self.ending.insert(channel);
-        for link in s.links.into_values() {
-            self.forget_partial(link.partial);
-        }
         let end = End {
             error: Some(fault.to_amqp()),
         };
-        self.push(s.out_channel, Performative::End(end), &[]);
+        self.push(out_channel, Performative::End(end), &[]);
     }
 
     /// Gives back the budget an unfinished transfer held.
@@ -672,6 +669,23 @@ mod tests {
         })
     }
 
+    /// A client's flow giving `credit` on `handle` (its delivery-count 0).
+    fn credit(handle: u32, credit: u32) -> Performative {
+        Performative::Flow(Flow {
+            next_incoming_id: Some(0),
+            incoming_window: 1000,
+            next_outgoing_id: 0,
+            outgoing_window: 1000,
+            handle: Some(handle.into()),
+            delivery_count: Some(0),
+            link_credit: Some(credit),
+            available: None,
+            drain: false,
+            echo: false,
+            properties: None,
+        })
+    }
+
     fn opened() -> (Connection, Arc<Shared>, Instant) {
         let (mut c, shared, now) = core();
         c.on_frame(now, frame(0, open(None), &[]));
@@ -751,20 +765,7 @@ mod tests {
         shared.lock().send("test", def).expect("sent");
         c.on_frame(now, frame(0, attach(1, true), &[]));
         said(&mut c, now);
-        let flow = Flow {
-            next_incoming_id: Some(0),
-            incoming_window: 1000,
-            next_outgoing_id: 0,
-            outgoing_window: 1000,
-            handle: Some(1.into()),
-            delivery_count: Some(0),
-            link_credit: Some(5),
-            available: None,
-            drain: false,
-            echo: false,
-            properties: None,
-        };
-        c.on_frame(now, frame(0, Performative::Flow(flow), &[]));
+        c.on_frame(now, frame(0, credit(1, 5), &[]));
         let out = said(&mut c, now);
         let Some(Performative::Transfer(t)) = &out[0].0 else {
             panic!("{out:?}")
@@ -810,20 +811,7 @@ mod tests {
         assert_eq!(c.state(), State::Closed);
         // A flow on a handle never attached: the session, with unattached-handle.
         let (mut c, _, now) = opened();
-        let flow = Flow {
-            next_incoming_id: None,
-            incoming_window: 1,
-            next_outgoing_id: 0,
-            outgoing_window: 1,
-            handle: Some(9.into()),
-            delivery_count: None,
-            link_credit: Some(1),
-            available: None,
-            drain: false,
-            echo: false,
-            properties: None,
-        };
-        c.on_frame(now, frame(0, Performative::Flow(flow), &[]));
+        c.on_frame(now, frame(0, credit(9, 1), &[]));
         let out = said(&mut c, now);
         let Some(Performative::End(e)) = &out[0].0 else {
             panic!("{out:?}")
