@@ -169,6 +169,10 @@ enum Cmd {
         /// Print nothing per operation.
         #[arg(long)]
         quiet: bool,
+        /// Once every listener accepts, write FILE (JSON): the addresses (port 0 picks a free
+        /// one), the connection strings and the URLs; a test harness waits for it.
+        #[arg(long = "ready-file", value_name = "FILE")]
+        ready_file: Option<PathBuf>,
         /// Run the broker's clock N times as fast as the wall clock (1 to 1000): a lock, a
         /// TTL or a scheduled message comes N times sooner. Times the SDKs see stay on the wall
         /// clock. The code `sbp code` writes keeps pace with SBP_SPEED=N.
@@ -682,6 +686,7 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             play,
             quiet,
             speed,
+            ready_file,
         } => {
             // Connections print from other threads: the standard output is not held here.
             drop(out);
@@ -697,6 +702,7 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
                     quiet,
                     speed,
                     allow_host,
+                    ready_file,
                 },
             )
         }
@@ -783,6 +789,7 @@ struct Serving {
     quiet: bool,
     speed: i64,
     allow_host: Vec<String>,
+    ready_file: Option<PathBuf>,
 }
 
 fn serve(
@@ -798,6 +805,7 @@ fn serve(
         quiet,
         speed,
         allow_host,
+        ready_file,
     } = serving;
     let addr: std::net::SocketAddr = amqp
         .parse()
@@ -843,10 +851,18 @@ fn serve(
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0);
-    let fresh = || {
-        let mut b = sbp_server::broker::Broker::new(entities_only, now_ms - played)?;
+    // A fresh broker over the file's entities, its run starting at `start` Unix ms: what the
+    // server starts with (without a state to take up) and what `POST /reset` goes back to.
+    let fresh = move |start: i64| {
+        let mut b = sbp_server::broker::Broker::new(entities_only.clone(), start - played)?;
         if play {
             b.sim.advance_to(played);
+        }
+        Ok::<_, String>(b)
+    };
+    let first = || {
+        let b = fresh(now_ms)?;
+        if play {
             println!("played the timeline to {}", format_instant(played));
         }
         Ok::<_, String>(b)
@@ -854,7 +870,7 @@ fn serve(
     // --state: the state file, then its journal's steps replayed (sbp_server::journal).
     let mut broker = match &state {
         Some(path) => {
-            let taken_up = sbp_server::state::take_up(path, fresh)?;
+            let taken_up = sbp_server::state::take_up(path, first)?;
             for note in &taken_up.notes {
                 println!("{note}");
             }
@@ -866,7 +882,7 @@ fn serve(
         None => {
             // Without --state the run's steps are kept in a temporary file as they are
             // recorded (not in memory), removed when the server stops.
-            let mut broker = fresh()?;
+            let mut broker = first()?;
             let journal = sbp_server::journal::Journal::temporary()
                 .map_err(|e| format!("cannot make the run's temporary file: {e}"))?;
             broker.record_in(std::sync::Arc::new(journal));
@@ -880,7 +896,10 @@ fn serve(
     }
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start: {e}"))?;
     runtime.block_on(async move {
-        let server = sbp_server::Server::bind(addr, broker)
+        let mut shared = sbp_server::Shared::new(broker);
+        shared.fresh = Some(Box::new(fresh));
+        shared.state = state.clone();
+        let server = sbp_server::Server::bind_shared(addr, shared)
             .await
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         if !server.addr.ip().is_loopback() {
@@ -897,27 +916,46 @@ fn serve(
                 .unwrap_or_else(|p| p.into_inner());
             b.sim.ns.entities().map(|e| e.path.clone()).collect()
         };
+        let listeners = std::sync::Arc::new(std::sync::OnceLock::new());
+        let mut ready = sbp_server::control::Listeners {
+            amqp: server.addr.to_string(),
+            ..Default::default()
+        };
+        let mut urls = None;
         if let Some((http, dist)) = ui {
-            if dist.join("index.html").is_file() {
-                let ui = sbp_server::serve_ui(http, dist, server.shared.clone(), &allow_host)
-                    .await
-                    .map_err(|e| format!("cannot listen on {http}: {e}"))?;
-                if !ui.addr.ip().is_loopback() {
-                    eprintln!(
-                        "warning: {} is reachable from other machines; its pages ask for the \
-                         token the URLs below carry (reached by another name than its address: \
-                         --allow-host NAME)",
-                        ui.addr
-                    );
-                }
+            let built = dist.join("index.html").is_file();
+            let ui = sbp_server::serve_http(
+                http,
+                Some(dist.clone()),
+                server.shared.clone(),
+                &allow_host,
+                listeners.clone(),
+            )
+            .await
+            .map_err(|e| format!("cannot listen on {http}: {e}"))?;
+            if !ui.addr.ip().is_loopback() {
+                eprintln!(
+                    "warning: {} is reachable from other machines; its pages ask for the \
+                     token the URLs below carry (reached by another name than its address: \
+                     --allow-host NAME)",
+                    ui.addr
+                );
+            }
+            ready.http = Some(ui.addr.to_string());
+            if built {
                 println!("playground: {}", ui.url(""));
                 println!("watch this server live: {}", ui.url("live"));
+                urls = Some((ui.url(""), ui.url("live")));
             } else {
                 println!(
                     "playground: not served ({} has no built UI: ./scripts/build-ui.sh makes it)",
                     dist.display()
                 );
             }
+            println!(
+                "test API: http://{}/health, POST /reset, POST /live/clock?by=MS (docs/SERVE.md)",
+                ui.addr
+            );
         }
         println!("sbp serve: AMQP on {}", server.addr);
         println!("entities: {}", names.join(", "));
@@ -932,7 +970,21 @@ fn serve(
         if let Some(path) = &state {
             save_state(&shared, path, true);
         }
+        let amqp_addr = server.addr;
         let serving = tokio::spawn(server.run());
+        // Every listener accepts now: the harness is told.
+        let _ = listeners.set(ready.clone());
+        if let Some(path) = &ready_file {
+            let text = serde_json::json!({
+                "pid": std::process::id(),
+                "listeners": ready,
+                "connection_string": sbp_server::connection_string(&amqp_addr),
+                "playground": urls.as_ref().map(|u| &u.0),
+                "live": urls.as_ref().map(|u| &u.1),
+            });
+            sbp_server::journal::write_atomically(path, &format!("{text:#}\n"))
+                .map_err(|e| format!("--ready-file {}: {e}", path.display()))?;
+        }
         // Memory given back to the system now and then: a backlog received, a checkpoint
         // written, the heap's free pages are returned (glibc keeps them otherwise).
         let trimming = tokio::spawn(async {
@@ -953,6 +1005,9 @@ fn serve(
             })
         });
         stop_signal().await;
+        if let Some(path) = &ready_file {
+            let _ = std::fs::remove_file(path);
+        }
         serving.abort();
         trimming.abort();
         if let Some(saving) = saving {

@@ -299,6 +299,21 @@ impl Broker {
         }
     }
 
+    /// A broker made anew for a reset takes over `old`'s speed, printing and wall clock; every
+    /// queue counts as touched (what waited on the old one looks again).
+    pub fn carry_over(&mut self, old: &Broker) -> Result<(), String> {
+        self.verbose = old.verbose;
+        self.wall_clock = old.wall_clock.clone();
+        self.set_speed(old.speed)?;
+        self.touched_all = true;
+        Ok(())
+    }
+
+    /// The wall clock now, in Unix ms (the system's, or a test's).
+    pub fn wall_now(&self) -> i64 {
+        (self.wall_clock)()
+    }
+
     /// Reads `wall_clock` from now on instead of the system's.
     pub fn with_wall_clock(mut self, wall_clock: WallClock) -> Broker {
         self.wall_clock = wall_clock;

@@ -197,6 +197,23 @@ impl Journal {
         }
     }
 
+    /// Empties the journal (a reset: the run starts afresh), durably.
+    pub fn clear(&self) -> std::io::Result<()> {
+        let _one = lock(&self.syncing);
+        let mut disk = lock(&self.disk);
+        disk.file.set_len(0)?;
+        if self.durable {
+            disk.file.sync_all()?;
+        }
+        disk.end = 0;
+        self.written.store(0, Ordering::Release);
+        self.synced.store(0, Ordering::Release);
+        self.lines.store(0, Ordering::Release);
+        self.checkpointed_lines.store(u64::MAX, Ordering::Release);
+        self.failed.store(false, Ordering::Release);
+        Ok(())
+    }
+
     /// Whether lines were appended since the last state written.
     pub(crate) fn has_new(&self) -> bool {
         self.lines.load(Ordering::Acquire) != self.checkpointed_lines.load(Ordering::Acquire)

@@ -8,9 +8,11 @@
 //! [`mgmt`] (`$management`). Over HTTP: the UI's files and the live view ([`live`]), behind
 //! one door ([`http`]: loopback names, `--allow-host`, a token off loopback) and its bounds.
 //! [`journal`] (`--state`): each step on disk before it is answered, checkpoints, recovery.
-//! [`decode`]: every decode of a client's bytes, bounded first.
+//! [`decode`]: every decode of a client's bytes, bounded first. [`control`]: the test API
+//! (health, reset).
 pub mod broker;
 pub mod conn;
+pub mod control;
 pub mod decode;
 pub mod driver;
 pub mod error;
@@ -63,23 +65,34 @@ impl Ui {
     }
 }
 
-/// Serves the playground's built UI (`dist/`) over HTTP on `addr`, so one process is the
-/// whole tool: the pages are files (tower-http's `ServeDir`, index.html for a folder), and
-/// `/live/...` lets a page follow this broker ([`live`]). Every request passes [`http`]'s
-/// door first (`allow_hosts`: the names taken as Host besides loopback's).
-pub async fn serve_ui(
+/// The HTTP listener of `sbp serve`: the test API ([`control`]: health, reset), the live
+/// view and the clock ([`live`]), and the playground's built UI (`dist/`, when it holds an
+/// index.html: tower-http's `ServeDir`). Every request passes [`http`]'s door first
+/// (`allow_hosts`: the names taken as Host besides loopback's). `/health` answers once
+/// `listeners` is set.
+pub async fn serve_http(
     addr: SocketAddr,
-    dist: std::path::PathBuf,
+    dist: Option<std::path::PathBuf>,
     shared: Arc<Shared>,
     allow_hosts: &[String],
+    listeners: Arc<std::sync::OnceLock<control::Listeners>>,
 ) -> std::io::Result<Ui> {
     let listener = TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
     let door = Arc::new(http::Door::new(bound, allow_hosts)?);
     let token = door.token().map(str::to_string);
-    let app = live::routes(shared.clone())
-        .fallback_service(tower_http::services::ServeDir::new(dist))
-        .layer(axum::middleware::from_fn_with_state(door, http::admit));
+    let routes = live::routes(shared.clone()).merge(control::routes(shared.clone(), listeners));
+    let app = match dist.filter(|d| d.join("index.html").is_file()) {
+        Some(dist) => routes.fallback_service(tower_http::services::ServeDir::new(dist)),
+        None => routes.fallback(|| async {
+            (
+                axum::http::StatusCode::NOT_FOUND,
+                "this sbp serve has no built UI (./scripts/build-ui.sh makes one in dist/); \
+                 it serves /health, /reset and /live/...\n",
+            )
+        }),
+    }
+    .layer(axum::middleware::from_fn_with_state(door, http::admit));
     tokio::spawn(live::announce(shared));
     tokio::spawn(http::serve(listener, app));
     Ok(Ui { addr: bound, token })
@@ -117,9 +130,14 @@ impl Server {
         broker: broker::Broker,
         limits: shared::Limits,
     ) -> std::io::Result<Server> {
-        let listener = TcpListener::bind(addr).await?;
         let mut shared = Shared::new(broker);
         shared.limits = limits;
+        Server::bind_shared(addr, shared).await
+    }
+
+    /// Binds `addr` over `shared` (its broker, its limits, what a reset goes back to).
+    pub async fn bind_shared(addr: SocketAddr, shared: Shared) -> std::io::Result<Server> {
+        let listener = TcpListener::bind(addr).await?;
         Ok(Server {
             addr: listener.local_addr()?,
             shared: Arc::new(shared),

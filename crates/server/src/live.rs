@@ -151,7 +151,7 @@ async fn events(State(live): State<Live>) -> axum::response::Response {
         .into_response()
 }
 
-fn json(status: StatusCode, value: serde_json::Value) -> axum::response::Response {
+pub(crate) fn json(status: StatusCode, value: serde_json::Value) -> axum::response::Response {
     (
         status,
         [

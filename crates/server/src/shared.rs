@@ -52,7 +52,15 @@ pub struct Shared {
     inflight: AtomicUsize,
     /// The broker's journal (`--state`), reached without holding the broker.
     pub(crate) journal: Option<Arc<Journal>>,
+    /// What `POST /reset` goes back to: a broker over the served file's entities, its run
+    /// starting at the given Unix ms (none: resets are refused).
+    pub fresh: Option<Fresh>,
+    /// `--state`'s file, written at once after a reset.
+    pub state: Option<std::path::PathBuf>,
 }
+
+/// Makes the broker a reset goes back to, its run starting at the given Unix ms.
+pub type Fresh = Box<dyn Fn(i64) -> Result<Broker, String> + Send + Sync>;
 
 impl Shared {
     pub fn new(broker: Broker) -> Shared {
@@ -65,7 +73,40 @@ impl Shared {
             next_client: std::sync::atomic::AtomicU64::new(1),
             limits: Limits::default(),
             inflight: AtomicUsize::new(0),
+            fresh: None,
+            state: None,
         }
+    }
+
+    /// `POST /reset`: the broker goes back to the served file's entities and an empty run (the
+    /// journal emptied, the state written at once with `--state`); the speed, the printing and
+    /// the wall clock stay. Every waiting receiver looks again. Gives the entities' paths.
+    pub fn reset(&self) -> Result<Vec<String>, String> {
+        let fresh = self
+            .fresh
+            .as_ref()
+            .ok_or("this server was started without what a reset goes back to")?;
+        let mut broker = {
+            let old = self.lock();
+            let mut broker = fresh(old.wall_now())?;
+            broker.carry_over(&old)?;
+            broker
+        };
+        let mut old = self.lock();
+        if let Some(journal) = &self.journal {
+            journal
+                .clear()
+                .map_err(|e| format!("cannot empty {}: {e}", journal.path().display()))?;
+            broker.record_in(journal.clone());
+        }
+        let entities = broker.sim.ns.entities().map(|e| e.path.clone()).collect();
+        *old = broker;
+        drop(old);
+        if let Some(path) = &self.state {
+            self.checkpoint(path, true)?;
+        }
+        self.bump();
+        Ok(entities)
     }
 
     /// Takes `bytes` more of the process's budget for unfinished transfers; false (and nothing

@@ -32,9 +32,15 @@ async fn start(bind: &str, allow_hosts: &[&str]) -> Running {
     std::fs::create_dir_all(&dist).unwrap();
     std::fs::write(dist.join("index.html"), "<!doctype html><title>t</title>").unwrap();
     let allow: Vec<String> = allow_hosts.iter().map(|h| h.to_string()).collect();
-    let ui = sbp_server::serve_ui(bind.parse().unwrap(), dist, shared.clone(), &allow)
-        .await
-        .unwrap();
+    let ui = sbp_server::serve_http(
+        bind.parse().unwrap(),
+        Some(dist),
+        shared.clone(),
+        &allow,
+        Default::default(),
+    )
+    .await
+    .unwrap();
     Running {
         http: SocketAddr::from(([127, 0, 0, 1], ui.addr.port())),
         ui,

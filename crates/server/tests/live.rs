@@ -36,11 +36,12 @@ async fn start() -> Running {
     let dist = std::env::temp_dir().join(format!("sbp-live-test-{}", std::process::id()));
     std::fs::create_dir_all(&dist).unwrap();
     std::fs::write(dist.join("index.html"), "<!doctype html><title>t</title>").unwrap();
-    let http = sbp_server::serve_ui(
+    let http = sbp_server::serve_http(
         "127.0.0.1:0".parse().unwrap(),
-        dist,
+        Some(dist),
         server.shared.clone(),
         &[],
+        Default::default(),
     )
     .await
     .unwrap()
