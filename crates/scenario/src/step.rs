@@ -335,7 +335,7 @@ impl Action {
                 check_text(
                     "description",
                     s.description.as_deref().unwrap_or(""),
-                    MAX_BODY,
+                    MAX_PROPERTY,
                 )
             }
             Action::CancelScheduled(_)
@@ -525,10 +525,17 @@ fn session_key(op: SessionOpDef) -> &'static str {
     }
 }
 
-/// The longest body a scenario carries (use `body_size` to simulate larger messages).
-pub const MAX_BODY: usize = 4 * 1024;
-/// The longest name, id or property value.
+/// The longest body a scenario carries: the largest message of the Basic and Standard tiers
+/// (SEND-04), so a run of `sbp serve` records what the SDKs send there; `body_size` simulates
+/// larger ones (Premium's).
+pub const MAX_BODY: usize = 256 * 1024;
+/// The longest name or id.
 pub const MAX_FIELD: usize = 1024;
+/// The largest application property, name and value (the service's limit: 32 KB each).
+pub const MAX_PROPERTY: usize = 32 * 1024;
+/// The most bytes of a message's application properties together (the service's limit on its
+/// header: 64 KB).
+pub const MAX_PROPERTIES_BYTES: usize = 64 * 1024;
 /// The longest entity path (a 260-character name, its topic's and `/$deadletterqueue`).
 pub const MAX_PATH: usize = 600;
 /// The most application properties on a message or a filter.
@@ -551,11 +558,13 @@ fn check_properties(
     if p.len() > MAX_PROPERTIES {
         return Err(text!("s-properties", count = p.len(), max = MAX_PROPERTIES));
     }
+    let mut all = 0;
     for (k, v) in p {
-        check_text("properties", k, MAX_FIELD)?;
-        check_text(k, v.as_str().unwrap_or_default(), MAX_FIELD)?;
+        let size = k.len() + v.as_str().map_or(0, str::len);
+        check_len(k, size, MAX_PROPERTY)?;
+        all += size;
     }
-    Ok(())
+    check_len("properties", all, MAX_PROPERTIES_BYTES)
 }
 
 /// System properties by their SDK names (`sbp_engine::message::SYSTEM_PROPERTIES`), each value
