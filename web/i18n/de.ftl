@@ -174,6 +174,7 @@ send-subject = Subject
 send-props = Eigenschaften
 send-props-ph = Schlüssel=Wert (n=10 eine Zahl, s="10" Text), sys.To=Wert
 body-bytes = { $size } Bytes, kein Text (Base64: { $base64 })
+body-clipped = { $shown } … (die ersten { $first } von { $size } Bytes)
 body-value = ein AMQP-Value-Abschnitt: { $text }
 body-sequence = ein AMQP-Sequence-Abschnitt, { $size } Bytes kodiert (Base64: { $base64 })
 send-body = Body

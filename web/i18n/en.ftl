@@ -192,6 +192,7 @@ send-subject = Subject
 send-props = Properties
 send-props-ph = key=value (n=10 a number, s="10" text), sys.To=value
 body-bytes = { $size } bytes, not text (base64: { $base64 })
+body-clipped = { $shown } … (the first { $first } of { $size } bytes)
 body-value = an AMQP value section: { $text }
 body-sequence = an AMQP sequence section, { $size } bytes encoded (base64: { $base64 })
 send-body = Body

@@ -174,6 +174,7 @@ send-subject = Subject
 send-props = Eigenschappen
 send-props-ph = sleutel=waarde (n=10 een getal, s="10" tekst), sys.To=waarde
 body-bytes = { $size } bytes, geen tekst (base64: { $base64 })
+body-clipped = { $shown } … (de eerste { $first } van { $size } bytes)
 body-value = een AMQP-value-sectie: { $text }
 body-sequence = een AMQP-sequence-sectie, { $size } bytes gecodeerd (base64: { $base64 })
 send-body = Body

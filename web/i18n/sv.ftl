@@ -174,6 +174,7 @@ send-subject = Subject
 send-props = Egenskaper
 send-props-ph = nyckel=värde (n=10 ett tal, s="10" text), sys.To=värde
 body-bytes = { $size } byte, inte text (base64: { $base64 })
+body-clipped = { $shown } … (de första { $first } av { $size } byte)
 body-value = ett AMQP-value-avsnitt: { $text }
 body-sequence = ett AMQP-sequence-avsnitt, { $size } byte kodade (base64: { $base64 })
 send-body = Body

@@ -85,7 +85,7 @@ fn body_text(body: &sbp_engine::Body) -> String {
             &[("size", &size()), ("base64", &body.base64())],
         )
     };
-    match (body.section, body.text()) {
+    let shown = match (body.section, body.text()) {
         (Section::Data, Some(text)) => text.to_string(),
         (Section::Data, None) => bytes(),
         (Section::Value, Some(text)) => tf("body-value", &[("text", text)]),
@@ -94,8 +94,28 @@ fn body_text(body: &sbp_engine::Body) -> String {
             "body-sequence",
             &[("size", &size()), ("base64", &body.base64())],
         ),
+    };
+    // A body of up to 256 KB (a run of `sbp serve`) is shown by its start: the card stays
+    // readable and quick to draw.
+    if shown.len() <= SHOWN_BODY {
+        return shown;
     }
+    let mut end = SHOWN_BODY;
+    while !shown.is_char_boundary(end) {
+        end -= 1;
+    }
+    tf(
+        "body-clipped",
+        &[
+            ("shown", &shown[..end]),
+            ("first", &end.to_string()),
+            ("size", &shown.len().to_string()),
+        ],
+    )
 }
+
+/// The most of a body's text the inspector shows.
+const SHOWN_BODY: usize = 4096;
 
 /// The message's properties as peek and as a locked receive show them, as markup text; the
 /// property a prediction asks about (`hidden`), and the application properties where the
