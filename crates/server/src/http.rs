@@ -170,6 +170,16 @@ pub async fn admit(State(door): State<Arc<Door>>, request: Request, next: Next) 
 /// Serves `app` on `listener` until the task is dropped: at most [`MAX_HTTP_CONNECTIONS`] at
 /// once, each request's header within [`HEADER_READ_TIMEOUT`].
 pub async fn serve(listener: TcpListener, app: axum::Router) {
+    serve_over(listener, app, None).await
+}
+
+/// As [`serve`], each connection over TLS when `tls` is given (its handshake within
+/// [`crate::tls::HANDSHAKE_TIMEOUT`]).
+pub async fn serve_over(
+    listener: TcpListener,
+    app: axum::Router,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) {
     let open = Arc::new(tokio::sync::Semaphore::new(MAX_HTTP_CONNECTIONS));
     loop {
         let Ok((stream, _)) = listener.accept().await else {
@@ -190,12 +200,29 @@ pub async fn serve(listener: TcpListener, app: axum::Router) {
             continue;
         };
         let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let tls = tls.clone();
         tokio::spawn(async move {
-            let _ = hyper::server::conn::http1::Builder::new()
+            let http = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(HEADER_READ_TIMEOUT)
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                .await;
+                .clone();
+            match tls {
+                None => {
+                    let _ = http
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                }
+                Some(tls) => {
+                    let accepted =
+                        tokio::time::timeout(crate::tls::HANDSHAKE_TIMEOUT, tls.accept(stream))
+                            .await;
+                    if let Ok(Ok(stream)) = accepted {
+                        let _ = http
+                            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                            .await;
+                    }
+                }
+            }
             drop(place);
         });
     }

@@ -10,6 +10,7 @@
 //! [`journal`] (`--state`): each step on disk before it is answered, checkpoints, recovery.
 //! [`decode`]: every decode of a client's bytes, bounded first. [`control`]: the test API
 //! (health, reset).
+pub mod admin;
 pub mod broker;
 pub mod conn;
 pub mod control;
@@ -26,6 +27,7 @@ pub mod sasl;
 pub mod service;
 pub mod shared;
 pub mod state;
+pub mod tls;
 
 pub use shared::Shared;
 
