@@ -169,6 +169,18 @@ enum Cmd {
         /// Print nothing per operation.
         #[arg(long)]
         quiet: bool,
+        /// Serve the management API (what ServiceBusAdministrationClient speaks) over plain
+        /// HTTP on ADDR, as the .NET client addresses the emulator (port 0: a free one).
+        #[arg(long, value_name = "ADDR")]
+        admin: Option<String>,
+        /// Serve the management API over TLS on ADDR: the Python and JavaScript clients always
+        /// use https. The certificate is --tls-cert's.
+        #[arg(long = "admin-tls", value_name = "ADDR", requires = "tls_cert")]
+        admin_tls: Option<String>,
+        /// The localhost certificate of --admin-tls (PEM; its key in FILE.key): made on the
+        /// first start, kept after. Trust it in the tests (docs/SERVE.md).
+        #[arg(long = "tls-cert", value_name = "FILE")]
+        tls_cert: Option<PathBuf>,
         /// Once every listener accepts, write FILE (JSON): the addresses (port 0 picks a free
         /// one), the connection strings and the URLs; a test harness waits for it.
         #[arg(long = "ready-file", value_name = "FILE")]
@@ -687,6 +699,9 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             quiet,
             speed,
             ready_file,
+            admin,
+            admin_tls,
+            tls_cert,
         } => {
             // Connections print from other threads: the standard output is not held here.
             drop(out);
@@ -703,6 +718,8 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
                     speed,
                     allow_host,
                     ready_file,
+                    admin,
+                    admin_tls: admin_tls.zip(tls_cert),
                 },
             )
         }
@@ -790,6 +807,9 @@ struct Serving {
     speed: i64,
     allow_host: Vec<String>,
     ready_file: Option<PathBuf>,
+    /// The management API's plain address, and its TLS address with the certificate's file.
+    admin: Option<String>,
+    admin_tls: Option<(String, PathBuf)>,
 }
 
 fn serve(
@@ -806,7 +826,33 @@ fn serve(
         speed,
         allow_host,
         ready_file,
+        admin,
+        admin_tls,
     } = serving;
+    let admin = admin
+        .map(|a| {
+            a.parse::<std::net::SocketAddr>()
+                .map_err(|_| format!("--admin {a}: give an address such as 127.0.0.1:5300"))
+        })
+        .transpose()?;
+    let admin_tls = match admin_tls {
+        Some((a, cert)) => {
+            let addr = a
+                .parse::<std::net::SocketAddr>()
+                .map_err(|_| format!("--admin-tls {a}: give an address such as 127.0.0.1:5301"))?;
+            let (acceptor, made) =
+                sbp_server::tls::acceptor(&cert).map_err(|e| format!("--tls-cert: {e}"))?;
+            if made {
+                println!(
+                    "made a localhost certificate: {} (its key: {})",
+                    cert.display(),
+                    sbp_server::tls::key_path(&cert).display()
+                );
+            }
+            Some((addr, acceptor, cert))
+        }
+        None => None,
+    };
     let addr: std::net::SocketAddr = amqp
         .parse()
         .map_err(|_| format!("--amqp {amqp}: give an address such as 127.0.0.1:5672"))?;
@@ -957,6 +1003,38 @@ fn serve(
                 ui.addr
             );
         }
+        let mut admin_strings = Vec::new();
+        for (addr, tls) in admin
+            .map(|a| (a, None))
+            .into_iter()
+            .chain(admin_tls.map(|(a, acceptor, cert)| (a, Some((acceptor, cert)))))
+        {
+            if !addr.ip().is_loopback() {
+                eprintln!(
+                    "warning: the management API on {addr} is reachable from other machines and \
+                     there is no authentication"
+                );
+            }
+            let secure = tls.is_some();
+            let (acceptor, cert) = tls.unzip();
+            let bound =
+                sbp_server::admin::serve(addr, acceptor, server.shared.clone(), &allow_host)
+                    .await
+                    .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+            let string = sbp_server::admin::connection_string(&bound);
+            if secure {
+                ready.admin_tls = Some(bound.to_string());
+                println!(
+                    "management API (https, certificate {}): {bound}",
+                    cert.map(|c| c.display().to_string()).unwrap_or_default()
+                );
+            } else {
+                ready.admin = Some(bound.to_string());
+                println!("management API (http): {bound}");
+            }
+            println!("admin connection string:\n  {string}");
+            admin_strings.push(string);
+        }
         println!("sbp serve: AMQP on {}", server.addr);
         println!("entities: {}", names.join(", "));
         println!(
@@ -979,6 +1057,8 @@ fn serve(
                 "pid": std::process::id(),
                 "listeners": ready,
                 "connection_string": sbp_server::connection_string(&amqp_addr),
+                // The https one when there is one: what the Python and JavaScript clients take.
+                "admin_connection_string": admin_strings.last(),
                 "playground": urls.as_ref().map(|u| &u.0),
                 "live": urls.as_ref().map(|u| &u.1),
             });

@@ -417,7 +417,9 @@ impl Broker {
         Some(std::time::Duration::from_millis(wait as u64))
     }
 
-    fn run(&mut self, client: &str, action: Action) -> Result<Vec<Reply>, BrokerError> {
+    /// Runs `action` as a step of the run now: recorded, journaled, sent to the live pages and
+    /// printed; what the engine answered.
+    pub(crate) fn run(&mut self, client: &str, action: Action) -> Result<Vec<Reply>, BrokerError> {
         self.tick();
         let words = Step::new(action.clone()).action_text();
         let steps = self.sim.scenario.timeline.len();

@@ -64,6 +64,17 @@ impl Door {
         })
     }
 
+    /// The door of a listener whose clients cannot carry a token (the management API's: the
+    /// SDKs send only their own headers): names and origins are checked, nothing more.
+    pub fn without_token(bound: SocketAddr, allow_hosts: &[String]) -> Door {
+        Door {
+            allowed: allow_hosts.iter().map(|h| host_name(h)).collect(),
+            own: (!bound.ip().is_unspecified()).then_some(bound.ip()),
+            token: None,
+            cookie: String::new(),
+        }
+    }
+
     /// The token the printed URL carries, when one is asked for.
     pub fn token(&self) -> Option<&str> {
         self.token.as_deref()
