@@ -176,12 +176,12 @@ async fn handle(
     let base = format!("{}://{}", admin.scheme, host);
     let target = match Target::of(uri.path()) {
         Ok(t) => t,
-        Err(why) => return error(StatusCode::BAD_REQUEST, &why),
+        Err(why) => return error(StatusCode::BAD_REQUEST, &why).into_response(),
     };
     let update = headers.contains_key(header::IF_MATCH);
     let page = match paging(uri.query().unwrap_or("")) {
         Ok(p) => p,
-        Err(why) => return error(StatusCode::BAD_REQUEST, &why),
+        Err(why) => return error(StatusCode::BAD_REQUEST, &why).into_response(),
     };
     let answer = {
         let mut broker = admin.shared.lock();
@@ -205,7 +205,7 @@ async fn handle(
     };
     // What waited on an entity made or removed looks again.
     admin.shared.bump();
-    answer.unwrap_or_else(|e| e)
+    answer.unwrap_or_else(IntoResponse::into_response)
 }
 
 /// A list's page: `$skip` and `$top` (written `%24skip` by the JavaScript client).
@@ -326,7 +326,10 @@ fn get(broker: &Broker, r: &Request) -> Response {
                     .iter()
                     .filter_map(|id| ns.entities_by_id().find(|e| e.id == *id))
                     .collect(),
-                _ => return error(StatusCode::NOT_FOUND, &format!("no topic {topic}")),
+                _ => {
+                    return error(StatusCode::NOT_FOUND, &format!("no topic {topic}"))
+                        .into_response()
+                }
             };
             let path = format!("{topic}/Subscriptions");
             feed(&w, &path, "Subscriptions", r, subs.len(), |i| {
@@ -336,7 +339,8 @@ fn get(broker: &Broker, r: &Request) -> Response {
         Target::Rules(topic, sub) => {
             let path = subscription_path(topic, sub);
             let Some(e) = ns.entity(&path) else {
-                return error(StatusCode::NOT_FOUND, &format!("no subscription {path}"));
+                return error(StatusCode::NOT_FOUND, &format!("no subscription {path}"))
+                    .into_response();
             };
             let created = w.instant(e.created_at);
             let base = format!("{}/Rules", canonical(&path));
@@ -405,22 +409,38 @@ fn xml_response(status: StatusCode, content_type: &'static str, body: String) ->
         .into_response()
 }
 
+/// A refusal: its status and what it says.
+#[derive(Debug)]
+pub struct Failed {
+    status: StatusCode,
+    detail: String,
+}
+
 /// An error as the service writes it: `<Error><Code>..</Code><Detail>..</Detail></Error>`.
-fn error(status: StatusCode, detail: &str) -> Response {
-    xml_response(
+impl IntoResponse for Failed {
+    fn into_response(self) -> Response {
+        xml_response(
+            self.status,
+            "application/xml; charset=utf-8",
+            format!(
+                "<Error><Code>{}</Code><Detail>{}</Detail></Error>",
+                self.status.as_u16(),
+                xml::escape(&self.detail)
+            ),
+        )
+    }
+}
+
+fn error(status: StatusCode, detail: &str) -> Failed {
+    Failed {
         status,
-        "application/xml; charset=utf-8",
-        format!(
-            "<Error><Code>{}</Code><Detail>{}</Detail></Error>",
-            status.as_u16(),
-            xml::escape(detail)
-        ),
-    )
+        detail: detail.to_string(),
+    }
 }
 
 /// The engine's refusal as the service's status: 409 for a name taken, 404 for one not there,
 /// 403 for a quota, 400 for a bad value or an operation the tier does not have.
-fn refused(e: &BrokerError) -> Response {
+fn refused(e: &BrokerError) -> Failed {
     let status = match e.kind {
         ErrorKind::MessagingEntityAlreadyExists => StatusCode::CONFLICT,
         ErrorKind::MessagingEntityNotFound => StatusCode::NOT_FOUND,
@@ -436,7 +456,7 @@ fn refused(e: &BrokerError) -> Response {
 }
 
 /// The description a PUT carries, read; a body that is not one is refused (400) naming why.
-fn description<'x>(root: &'x xml::Element, names: &[&str]) -> Result<&'x xml::Element, Response> {
+fn description<'x>(root: &'x xml::Element, names: &[&str]) -> Result<&'x xml::Element, Failed> {
     names.iter().find_map(|n| root.find(n)).ok_or_else(|| {
         error(
             StatusCode::BAD_REQUEST,
@@ -445,7 +465,7 @@ fn description<'x>(root: &'x xml::Element, names: &[&str]) -> Result<&'x xml::El
     })
 }
 
-fn put(broker: &mut Broker, r: &Request, body: &[u8]) -> Result<Response, Response> {
+fn put(broker: &mut Broker, r: &Request, body: &[u8]) -> Result<Response, Failed> {
     let root = xml::parse(body).map_err(|why| error(StatusCode::BAD_REQUEST, &why))?;
     let bad = |why: String| error(StatusCode::BAD_REQUEST, &why);
     let run = |broker: &mut Broker, action: Action| {
@@ -615,7 +635,7 @@ fn kind_word(e: &Entity) -> &'static str {
     }
 }
 
-fn delete(broker: &mut Broker, target: &Target) -> Result<Response, Response> {
+fn delete(broker: &mut Broker, target: &Target) -> Result<Response, Failed> {
     let action = match target {
         Target::Entity(name) => {
             if queue_or_topic(broker, name).is_none() {
