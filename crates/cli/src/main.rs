@@ -22,6 +22,8 @@ struct Cli {
     command: Cmd,
 }
 
+// Parsed once per process: the size of `serve`'s options costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Cmd {
     /// Run a scenario and print its event log.
