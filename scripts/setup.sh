@@ -59,7 +59,7 @@ if [ "${SETUP_BROWSER:-1}" = 1 ]; then
 fi
 # The real Service Bus SDK the endpoint's tests run (tests/sdk): a Python venv with
 # azure-servicebus (pure Python), pinned in tests/sdk/requirements.txt.
-if [ ! -x tests/sdk/.venv/bin/python ] || ! tests/sdk/.venv/bin/python -c "import azure.servicebus, mypy" 2>/dev/null; then
+if [ ! -x tests/sdk/.venv/bin/python ] || ! tests/sdk/.venv/bin/python -c "import azure.servicebus, mypy, pytest" 2>/dev/null; then
   say "installing the Python SDK for the endpoint's tests (tests/sdk/.venv)"
   if ! python3 -m venv tests/sdk/.venv 2>/dev/null; then
     $SUDO apt-get update -qq
@@ -68,7 +68,8 @@ if [ ! -x tests/sdk/.venv/bin/python ] || ! tests/sdk/.venv/bin/python -c "impor
   fi
   tests/sdk/.venv/bin/pip install -q -r tests/sdk/requirements.txt
 fi
-if [ ! -d tests/sdk/js/node_modules/@azure/service-bus ] || [ ! -d tests/sdk/js/node_modules/typescript ]; then
+if [ ! -d tests/sdk/js/node_modules/@azure/service-bus ] || [ ! -d tests/sdk/js/node_modules/typescript ] \
+  || [ ! -d tests/sdk/js/node_modules/vitest ]; then
   say "installing the JavaScript SDK for the endpoint's tests (tests/sdk/js)"
   (cd tests/sdk/js && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -49,3 +49,10 @@ against_server after-restart tests/sdk/.venv/bin/python tests/sdk/restart.py rec
 # --play: a preset runs to its end first; the SDK finds its dead-lettered message there.
 rm -f "$tmp/state.json"
 SERVE_FILE="preset:ttl-expiry-to-dlq --play" against_server played tests/sdk/.venv/bin/python tests/sdk/played.py
+# sbp serve in a test suite, as docs/SERVE.md shows it: pytest (tests/sdk/pytest) and Vitest
+# (tests/sdk/js/admin.test.mjs) each start their own server with the management API over
+# https, make entities with the real administration clients, move the clock and reset.
+echo "-- pytest: sbp serve in a Python test suite"
+SBP="$PWD/target/debug/sbp" timeout 300 tests/sdk/.venv/bin/python -m pytest -q -p no:cacheprovider tests/sdk/pytest
+echo "-- Vitest: sbp serve in a JavaScript test suite"
+(cd tests/sdk/js && SBP="$PWD/../../../target/debug/sbp" timeout 300 node_modules/.bin/vitest run admin.test.mjs)

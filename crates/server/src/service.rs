@@ -85,15 +85,23 @@ impl Shared {
             .map_err(Fault::Decode)?;
         let mut broker = self.lock();
         let clock = broker.clock();
+        let largest = broker.sim.ns.tier().max_message_size();
         let mut result = Ok(());
         for m in &messages {
-            let def = match message::to_send(m, entity, clock) {
+            let mut def = match message::to_send(m, entity, clock) {
                 Ok(def) => def,
                 Err(e) => {
                     result = Err(Fault::InvalidField(e));
                     break;
                 }
             };
+            // SEND-04: a body past the tier's largest message is refused by the engine as the
+            // service refuses it; the step records its size, not its bytes (nothing is kept).
+            let size = def.body.len() as u64;
+            if size > largest {
+                def.body_size = Some(size);
+                def.body = sbp_engine::Body::default();
+            }
             if let Err(e) = broker.send(who, def) {
                 result = Err(Fault::Broker(e));
                 break;

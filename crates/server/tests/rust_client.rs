@@ -125,3 +125,42 @@ async fn one_session_sends_past_the_incoming_window() {
     let counts = broker.sim.ns.entity("orders").unwrap().counts(0);
     assert_eq!(counts.active, n as u64);
 }
+
+/// SEND-04: a message past the tier's largest (256 KB on Standard) is refused as the service
+/// refuses it (MessageSizeExceeded, which the SDKs raise as their message-size error), and the
+/// run records the attempt by its size: it replays within the scenario format's bounds. One of
+/// 250 KB is taken whole.
+#[tokio::test]
+async fn a_message_past_the_tier_s_largest_is_refused_and_one_within_it_kept_whole() {
+    let (_, shared) = start().await;
+    let message = |size: usize| {
+        sbp_server::message::encode(
+            Message::builder()
+                .data(fe2o3_amqp::types::primitives::Binary::from(vec![7u8; size]))
+                .build()
+                .map_body(|b| Body::<Value>::Data(vec![b].into())),
+        )
+    };
+    let refused = shared
+        .send("test", "orders", None, &message(300 * 1024))
+        .expect_err("refused");
+    match refused {
+        sbp_server::error::Fault::Broker(e) => {
+            assert_eq!(e.kind, sbp_engine::ErrorKind::MessageSizeExceeded, "{e:?}")
+        }
+        other => panic!("{other:?}"),
+    }
+    shared
+        .send("test", "orders", None, &message(250 * 1024))
+        .expect("taken");
+    let mut broker = shared.lock();
+    let recording = broker.recording().expect("the run");
+    let replayed = sbp_scenario::Scenario::from_json(&recording.to_json_pretty())
+        .expect("the recording is a scenario within its bounds");
+    assert_eq!(replayed.timeline.len(), 2);
+    let now = broker.sim.ns.now();
+    let orders = broker.sim.ns.entity("orders").expect("orders");
+    assert_eq!(orders.counts(now).active, 1);
+    let stored = orders.main.messages.values().next().expect("a message");
+    assert_eq!(stored.body.len(), 250 * 1024);
+}

@@ -1,0 +1,221 @@
+//! The management API over plain HTTP (`--admin`, as the .NET client addresses the emulator),
+//! on loopback with raw requests: entities made, read, changed, listed and deleted with the
+//! service's statuses, each a step of the run that the recording replays; and the attacks kept
+//! as tests: a body past the bound, nested past the bound, a document type (entity expansion),
+//! XML that is not well-formed, a Host of another site; each refused with the reason, changing
+//! nothing.
+use sbp_server::broker::Broker;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+async fn start() -> (SocketAddr, Arc<sbp_server::Shared>) {
+    let scenario = sbp_scenario::Scenario::from_json(
+        r#"{"version": 1, "entities": [{"queue": "orders"}, {"topic": "events"}]}"#,
+    )
+    .unwrap();
+    let shared = Arc::new(sbp_server::Shared::new(
+        Broker::new(scenario, sbp_server::broker::unix_now()).unwrap(),
+    ));
+    let addr = sbp_server::admin::serve("127.0.0.1:0".parse().unwrap(), None, shared.clone(), &[])
+        .await
+        .unwrap();
+    (addr, shared)
+}
+
+/// Sends one request (`host` as its Host) and reads the whole response: status and body.
+async fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &str,
+    body: &[u8],
+) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost:{}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
+        addr.port(),
+        body.len()
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    let _ = s.write_all(body).await;
+    let mut got = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut got))
+        .await
+        .expect("a response within 10 s")
+        .unwrap();
+    let text = String::from_utf8_lossy(&got).to_string();
+    let status = text.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+fn entry(description: &str) -> Vec<u8> {
+    format!(
+        r#"<?xml version="1.0" encoding="utf-8"?><entry xmlns="http://www.w3.org/2005/Atom"><content type="application/xml">{description}</content></entry>"#
+    )
+    .into_bytes()
+}
+
+const SB: &str = r#"xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect" xmlns:i="http://www.w3.org/2001/XMLSchema-instance""#;
+
+#[tokio::test]
+async fn entities_are_made_read_changed_listed_and_deleted_as_steps_of_the_run() {
+    let (addr, shared) = start().await;
+    let queue = entry(&format!(
+        "<QueueDescription {SB}><LockDuration>PT45S</LockDuration><MaxDeliveryCount>4</MaxDeliveryCount></QueueDescription>"
+    ));
+    let (status, body) = request(addr, "PUT", "/invoices?api-version=2021-05", "", &queue).await;
+    assert_eq!(status, 201, "{body}");
+    assert!(
+        body.contains("<LockDuration>PT45S</LockDuration>"),
+        "{body}"
+    );
+    assert!(
+        body.contains("<MaxDeliveryCount>4</MaxDeliveryCount>"),
+        "{body}"
+    );
+    // 409 for a name taken, as the service.
+    let (status, body) = request(addr, "PUT", "/invoices", "", &queue).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        body.contains("<Code>409</Code>") && body.contains("already exists"),
+        "{body}"
+    );
+    // An update changes what it names.
+    let update = entry(&format!(
+        "<QueueDescription {SB}><MaxDeliveryCount>9</MaxDeliveryCount></QueueDescription>"
+    ));
+    let (status, body) = request(addr, "PUT", "/invoices", "If-Match: *\r\n", &update).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("<MaxDeliveryCount>9</MaxDeliveryCount>"),
+        "{body}"
+    );
+    // A bad value: 400 naming it, nothing made.
+    let bad = entry(&format!(
+        "<QueueDescription {SB}><LockDuration>PT1S</LockDuration></QueueDescription>"
+    ));
+    let (status, body) = request(addr, "PUT", "/too-short", "", &bad).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("LockDuration"), "{body}");
+    // A subscription with a correlation rule, and a rule added by SQL.
+    let sub = entry(&format!(
+        r#"<SubscriptionDescription {SB}><DefaultRuleDescription><Filter i:type="CorrelationFilter"><CorrelationId>c1</CorrelationId><Properties><KeyValueOfstringanyType><Key>n</Key><Value xmlns:d6p1="http://www.w3.org/2001/XMLSchema" i:type="d6p1:int">5</Value></KeyValueOfstringanyType></Properties></Filter><Name>mine</Name></DefaultRuleDescription></SubscriptionDescription>"#
+    ));
+    let (status, body) = request(addr, "PUT", "/events/Subscriptions/audit", "", &sub).await;
+    assert_eq!(status, 201, "{body}");
+    assert!(
+        body.contains("<id>http://localhost:") && body.contains("/events/Subscriptions/audit</id>"),
+        "{body}"
+    );
+    let rule = entry(&format!(
+        r#"<RuleDescription {SB}><Filter i:type="SqlFilter"><SqlExpression>amount &gt; 100</SqlExpression></Filter><Action i:type="SqlRuleAction"><SqlExpression>SET tier = 'gold'</SqlExpression></Action><Name>big</Name></RuleDescription>"#
+    ));
+    let (status, body) = request(
+        addr,
+        "PUT",
+        "/events/subscriptions/audit/rules/big",
+        "",
+        &rule,
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = request(addr, "GET", "/events/Subscriptions/audit/Rules", "", b"").await;
+    assert_eq!(status, 200);
+    assert!(
+        body.contains("<title type=\"text\">mine</title>") && body.contains("amount &gt; 100"),
+        "{body}"
+    );
+    assert!(body.contains(r#"i:type="d6p1:int">5</Value>"#), "{body}");
+    // A GET of a name not there: 200 with an empty feed, as the service.
+    let (status, body) = request(addr, "GET", "/nowhere", "", b"").await;
+    assert_eq!(status, 200);
+    assert!(
+        body.starts_with("<feed") && !body.contains("<entry"),
+        "{body}"
+    );
+    // Lists are paged: self, then next while more remain.
+    let (_, body) = request(addr, "GET", "/$Resources/queues?$skip=0&$top=1", "", b"").await;
+    assert!(
+        body.contains(r#"rel="next""#) && body.contains("$skip=1&amp;$top=1"),
+        "{body}"
+    );
+    let (_, body) = request(addr, "GET", "/$Resources/queues?$skip=1&$top=1", "", b"").await;
+    assert!(!body.contains(r#"rel="next""#), "{body}");
+    // Deleted: 200 with nothing; again: 404.
+    assert_eq!(request(addr, "DELETE", "/invoices", "", b"").await.0, 200);
+    assert_eq!(request(addr, "DELETE", "/invoices", "", b"").await.0, 404);
+    // Each change is a step of the run: its recording replays to the same entities.
+    let mut broker = shared.lock();
+    let recording = broker.recording().expect("the run");
+    let keys: Vec<&str> = recording
+        .timeline
+        .iter()
+        .filter_map(|s| s.action.as_ref().map(|a| a.key()))
+        .collect();
+    assert_eq!(
+        keys,
+        ["create", "create", "update", "create", "create", "add_rule", "delete"]
+    );
+    let mut replay = sbp_scenario::Simulation::new(&recording).expect("a scenario");
+    replay.advance_to(recording.end());
+    assert!(replay.failures.is_empty(), "{:?}", replay.failures);
+    let rules = &replay
+        .ns
+        .entity("events/subscriptions/audit")
+        .expect("the subscription")
+        .rules;
+    assert_eq!(
+        rules.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+        ["mine", "big"]
+    );
+    assert!(replay.ns.entity("invoices").is_none());
+}
+
+#[tokio::test]
+async fn attacks_are_refused_with_the_reason_and_change_nothing() {
+    let (addr, shared) = start().await;
+    let steps = || shared.lock().steps();
+    let before = steps();
+    let deep = format!("<QueueDescription>{}", "<a>".repeat(10_000));
+    let bombs = [
+        (entry(&deep), "nested deeper than 32"),
+        (b"<entry><content>".to_vec(), "ends inside"),
+        (
+            b"<!DOCTYPE x [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;\">]><entry>&b;</entry>".to_vec(),
+            "document type",
+        ),
+        (entry("<TopicThing/>"), "holds no QueueDescription or TopicDescription"),
+        (
+            entry(&format!("<QueueDescription {SB}><MaxDeliveryCount>many</MaxDeliveryCount></QueueDescription>")),
+            "MaxDeliveryCount",
+        ),
+    ];
+    for (body, why) in bombs {
+        let (status, answer) = request(addr, "PUT", "/q", "", &body).await;
+        assert_eq!(status, 400, "{answer}");
+        assert!(answer.contains(why), "{answer} should say {why}");
+    }
+    // Past the body bound: refused before it is read whole.
+    let huge = vec![b'x'; sbp_server::admin::xml::MAX_BODY + 1];
+    let (status, _) = request(addr, "PUT", "/q", "", &huge).await;
+    assert_eq!(status, 413);
+    // A Host of another site (DNS rebinding): refused.
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(
+        b"GET /$Resources/queues HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    let mut got = Vec::new();
+    s.read_to_end(&mut got).await.unwrap();
+    assert!(String::from_utf8_lossy(&got).starts_with("HTTP/1.1 403"));
+    assert_eq!(steps(), before, "nothing was recorded");
+    assert!(shared.lock().sim.ns.entity("q").is_none());
+}
