@@ -12,33 +12,43 @@ cd "$(dirname "$0")/../.."
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-one() { # preset, language (py or js)
-  local name="$1" lang="$2" dir="$tmp/$1-$2"
+one() { # preset, language (py or js), how its entities are made (file, or admin: by the program)
+  local name="$1" lang="$2" how="${3:-file}" dir="$tmp/$1-$2-${3:-file}"
   mkdir -p "$dir"
   ./target/debug/sbp code "preset:$name" --lang "$lang" > "$dir/prog.$lang"
   local end speed
   end=$(grep -oE '(wait_until|waitUntil)\([0-9]+\)' "$dir/prog.$lang" | grep -oE '[0-9]+' | sort -n | tail -1)
   speed=$(( (${end:-0} + 29999) / 30000 )); [ "$speed" -lt 1 ] && speed=1; [ "$speed" -gt 100 ] && speed=100
   [ "$name" = sessions ] && speed=1
-  ./target/debug/sbp serve "preset:$name" --amqp 127.0.0.1:0 --http none --quiet --speed "$speed" > "$dir/serve.log" 2>&1 &
-  local server=$! conn=""
-  for _ in $(seq 1 100); do
-    conn="$(grep -o 'Endpoint=sb://[^ ]*' "$dir/serve.log" || true)"; [ -n "$conn" ] && break; sleep 0.1
-  done
-  local status=0
+  # admin: a namespace without the preset's entities and the management API over https; the
+  # program makes them itself (SERVICEBUS_ADMIN_CONNECTION), trusting the server's certificate.
+  local extra=()
+  [ "$how" = admin ] && extra=(--no-entities --admin-tls 127.0.0.1:0 --tls-cert "$dir/localhost.pem")
+  ./target/debug/sbp serve "preset:$name" --amqp 127.0.0.1:0 --http none --quiet --speed "$speed" \
+    --ready-file "$dir/ready.json" "${extra[@]}" > "$dir/serve.log" 2>&1 &
+  local server=$! conn="" admin=""
+  for _ in $(seq 1 100); do [ -f "$dir/ready.json" ] && break; sleep 0.1; done
+  conn="$(tests/sdk/.venv/bin/python -c 'import json,sys; print(json.load(open(sys.argv[1]))["connection_string"])' "$dir/ready.json")"
+  if [ "$how" = admin ]; then
+    admin="$(tests/sdk/.venv/bin/python -c 'import json,sys; print(json.load(open(sys.argv[1]))["admin_connection_string"])' "$dir/ready.json")"
+  fi
+  local status=0 env=(SBP_SPEED="$speed" SERVICEBUS_CONNECTION="$conn")
+  if [ -n "$admin" ]; then
+    env+=(SERVICEBUS_ADMIN_CONNECTION="$admin" REQUESTS_CA_BUNDLE="$dir/localhost.pem" NODE_EXTRA_CA_CERTS="$dir/localhost.pem")
+  fi
   if [ "$lang" = py ]; then
-    SBP_SPEED=$speed SERVICEBUS_CONNECTION="$conn" timeout 120 tests/sdk/.venv/bin/python "$dir/prog.py" > "$dir/out" 2>&1 || status=$?
+    env "${env[@]}" timeout 120 tests/sdk/.venv/bin/python "$dir/prog.py" > "$dir/out" 2>&1 || status=$?
   else
     # CommonJS, beside the SDK's node_modules.
-    cp "$dir/prog.js" "tests/sdk/js/.prog-$name.cjs"
-    SBP_SPEED=$speed SERVICEBUS_CONNECTION="$conn" timeout 120 node "tests/sdk/js/.prog-$name.cjs" > "$dir/out" 2>&1 || status=$?
-    rm -f "tests/sdk/js/.prog-$name.cjs"
+    cp "$dir/prog.js" "tests/sdk/js/.prog-$name-$how.cjs"
+    env "${env[@]}" timeout 120 node "tests/sdk/js/.prog-$name-$how.cjs" > "$dir/out" 2>&1 || status=$?
+    rm -f "tests/sdk/js/.prog-$name-$how.cjs"
   fi
   kill "$server" 2>/dev/null || true
   if [ "$status" = 0 ]; then
-    echo "ok   $name.$lang (x$speed): $(grep -c '^as the playground showed' "$dir/out") checks as the playground showed, $(grep -c '^not checked' "$dir/out") not checked"
+    echo "ok   $name.$lang, entities by $how (x$speed): $(grep -c '^as the playground showed' "$dir/out") checks as the playground showed, $(grep -c '^not checked' "$dir/out") not checked"
   else
-    echo "FAIL $name.$lang (x$speed)"; grep -v '^as the playground showed' "$dir/out" | tail -15 | sed 's/^/     /'
+    echo "FAIL $name.$lang, entities by $how (x$speed)"; grep -v '^as the playground showed' "$dir/out" | tail -15 | sed 's/^/     /'
     return 1
   fi
 }
@@ -57,5 +67,7 @@ tests/sdk/.venv/bin/mypy --strict --cache-dir "$tmp/.mypy_cache" "$tmp"/types/*.
   --target es2022 --types node --skipLibCheck .types/*.js) || { rm -rf tests/sdk/js/.types; exit 1; }
 rm -rf tests/sdk/js/.types
 echo "mypy --strict and tsc --checkJs: every preset's program is clean"
-jobs=$(for p in $presets; do echo "$p js"; echo "$p py"; done)
-echo "$jobs" | xargs -P 8 -L 1 bash -c 'one "$0" "$1"'
+# Each program twice: against the preset's entities as sbp serve makes them from the file, and
+# making them itself through the management API (its administration calls then run too).
+jobs=$(for p in ${PRESETS:-$presets}; do for how in file admin; do echo "$p js $how"; echo "$p py $how"; done; done)
+echo "$jobs" | xargs -P 8 -L 1 bash -c 'one "$0" "$1" "$2"'

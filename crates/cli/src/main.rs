@@ -164,6 +164,11 @@ enum Cmd {
         /// after kill -9) loses no message whose send was accepted.
         #[arg(long)]
         state: Option<PathBuf>,
+        /// Serve the file's namespace (tier, settings) without its entities: a program that
+        /// creates its own through the management API (`sbp code`'s, with
+        /// SERVICEBUS_ADMIN_CONNECTION) starts from an empty namespace.
+        #[arg(long = "no-entities", conflicts_with = "play")]
+        no_entities: bool,
         /// Run the scenario first to its end (its last step or expectation, as `sbp run`), then
         /// serve from there.
         #[arg(long)]
@@ -704,6 +709,7 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             admin,
             admin_tls,
             tls_cert,
+            no_entities,
         } => {
             // Connections print from other threads: the standard output is not held here.
             drop(out);
@@ -722,6 +728,7 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
                     ready_file,
                     admin,
                     admin_tls: admin_tls.zip(tls_cert),
+                    no_entities,
                 },
             )
         }
@@ -812,6 +819,7 @@ struct Serving {
     /// The management API's plain address, and its TLS address with the certificate's file.
     admin: Option<String>,
     admin_tls: Option<(String, PathBuf)>,
+    no_entities: bool,
 }
 
 fn serve(
@@ -830,6 +838,7 @@ fn serve(
         ready_file,
         admin,
         admin_tls,
+        no_entities,
     } = serving;
     let admin = admin
         .map(|a| {
@@ -884,6 +893,9 @@ fn serve(
     };
     let mut entities_only = scenario.clone();
     entities_only.expect.clear();
+    if no_entities {
+        entities_only.entities.clear();
+    }
     if !play {
         entities_only.timeline.clear();
     }

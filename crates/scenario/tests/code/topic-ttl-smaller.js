@@ -6,7 +6,7 @@ const Long = require("long");
 // Your namespace's connection string; for the local emulator:
 // Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;
 const connection = process.env.SERVICEBUS_CONNECTION || "<connection string>";
-// The administration calls run only with SERVICEBUS_ADMIN_CONNECTION (the emulator's management endpoint is not its messaging one, and sbp serve has none); without it the entities are taken as existing, as sbp serve FILE creates them from the file and the emulator from its Config.json.
+// The administration calls run only with SERVICEBUS_ADMIN_CONNECTION, the management endpoint (not the messaging one): sbp serve FILE --no-entities --admin ADDR serves it over http (.NET), --admin-tls ADDR --tls-cert CERT over https (Python, JavaScript: trust CERT with REQUESTS_CA_BUNDLE or NODE_EXTRA_CA_CERTS), and this program then creates the entities. Without it the entities are taken as existing, as sbp serve FILE creates them from the file and the emulator from its Config.json.
 const adminConnection = process.env.SERVICEBUS_ADMIN_CONNECTION;
 // SBP_SPEED=N runs the waits N times as fast, to go with sbp serve --speed N (against Azure or the emulator, leave it unset).
 const SPEED = Number(process.env.SBP_SPEED || "1");
