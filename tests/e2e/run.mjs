@@ -1556,9 +1556,9 @@ test('every page carries a Content-Security-Policy and runs under it', async (ct
 
 // sbp serve (the debug build the test command made) on free loopback ports, serving dist/:
 // its live page URL, its connection string, and a way to stop it.
-async function sbpServe(http = '127.0.0.1:0') {
+async function sbpServe(http = '127.0.0.1:0', extra = []) {
   const repo = path.resolve(root, '..');
-  const srv = spawn(path.join(repo, 'target/debug/sbp'), ['serve', '--amqp', '127.0.0.1:0', '--http', http, '--dist', root, '--quiet'], { cwd: repo });
+  const srv = spawn(path.join(repo, 'target/debug/sbp'), ['serve', '--amqp', '127.0.0.1:0', '--http', http, '--dist', root, '--quiet', ...extra], { cwd: repo });
   let out = '';
   srv.stdout.on('data', (d) => { out += d; });
   srv.stderr.on('data', (d) => { out += d; });
@@ -1566,7 +1566,8 @@ async function sbpServe(http = '127.0.0.1:0') {
   const live = /watch this server live: (\S+)/.exec(out);
   const conn = /Endpoint=sb:\S+/.exec(out);
   if (!live || !conn) { srv.kill(); throw new Error(`sbp serve did not start: ${out}`); }
-  return { live: live[1], conn: conn[0], stop: () => srv.kill('SIGTERM') };
+  const admin = /management API \(http\): (\S+)/.exec(out);
+  return { live: live[1], conn: conn[0], admin: admin && `http://${admin[1]}`, stop: () => srv.kill('SIGTERM') };
 }
 // A program run beside the page: its output lines awaited one by one, lines written to it.
 function program(cmd, args) {
@@ -1672,6 +1673,32 @@ test('live: the page says when the server is gone, and follows it again when it 
     await plain.locator('#live-badge', { hasText: 'clients connected: 0' }).waitFor();
   } finally {
     again.stop();
+  }
+});
+
+test('live: an entity made through the management API shows on the page that follows; a reset takes it away', async (ctx) => {
+  const srv = await sbpServe('127.0.0.1:0', ['--admin', '127.0.0.1:0']);
+  try {
+    const page = await ctx.newPage();
+    page.setDefaultTimeout(15000);
+    await page.goto(srv.live + '&lang=en');
+    await page.locator('#live-badge', { hasText: 'clients connected: 0' }).waitFor();
+    // What ServiceBusAdministrationClient sends to create a queue (docs/SERVE.md).
+    const made = await fetch(`${srv.admin}/invoices?api-version=2021-05`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/atom+xml' },
+      body: '<entry xmlns="http://www.w3.org/2005/Atom"><content type="application/xml"><QueueDescription xmlns="http://schemas.microsoft.com/netservices/2010/10/servicebus/connect"><MaxDeliveryCount>3</MaxDeliveryCount></QueueDescription></content></entry>',
+    });
+    if (made.status !== 201) throw new Error(`create: ${made.status} ${await made.text()}`);
+    await page.locator('.lane[data-entity="invoices"]').waitFor();
+    await page.locator('#event-log', { hasText: 'invoices' }).waitFor();
+    // A reset: the page follows the fresh run, without the queue.
+    const reset = await fetch(new URL('/reset', srv.live), { method: 'POST', headers: { 'x-sbp-live': '1' } });
+    if (!reset.ok) throw new Error(`reset: ${reset.status}`);
+    await page.locator('.lane[data-entity="invoices"]').waitFor({ state: 'detached' });
+    await page.locator('.lane[data-entity="orders"]').waitFor();
+  } finally {
+    srv.stop();
   }
 });
 
