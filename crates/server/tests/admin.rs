@@ -196,12 +196,34 @@ async fn attacks_are_refused_with_the_reason_and_change_nothing() {
             entry(&format!("<QueueDescription {SB}><MaxDeliveryCount>many</MaxDeliveryCount></QueueDescription>")),
             "MaxDeliveryCount",
         ),
+        // What the playground does not model is refused, not ignored.
+        (
+            entry(&format!("<QueueDescription {SB}><Status>Disabled</Status></QueueDescription>")),
+            "Status \"Disabled\": the playground models only \"Active\"",
+        ),
+        (
+            entry(&format!("<QueueDescription {SB}><UserMetadata>m</UserMetadata></QueueDescription>")),
+            "keeps no UserMetadata",
+        ),
     ];
     for (body, why) in bombs {
         let (status, answer) = request(addr, "PUT", "/q", "", &body).await;
         assert_eq!(status, 400, "{answer}");
         assert!(answer.contains(why), "{answer} should say {why}");
     }
+    let with_parameters = entry(&format!(
+        r#"<RuleDescription {SB}><Filter i:type="SqlFilter"><SqlExpression>a = @p</SqlExpression><Parameters><KeyValueOfstringanyType><Key>@p</Key><Value>1</Value></KeyValueOfstringanyType></Parameters></Filter><Name>r</Name></RuleDescription>"#
+    ));
+    let (status, answer) = request(
+        addr,
+        "PUT",
+        "/events/Subscriptions/s/Rules/r",
+        "",
+        &with_parameters,
+    )
+    .await;
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer.contains("SQL parameters"), "{answer}");
     // Past the body bound: refused before it is read whole.
     let huge = vec![b'x'; sbp_server::admin::xml::MAX_BODY + 1];
     let (status, _) = request(addr, "PUT", "/q", "", &huge).await;

@@ -274,7 +274,8 @@ pub type Refused = String;
 /// A description's settings as the scenario takes them (an absent element keeps its default,
 /// or on an update the entity's value). ForwardTo may be a URL (`sb://host/name`, as the
 /// Python SDK writes it): its path is the entity's name.
-pub fn settings(d: &Element) -> Result<SettingsDef, Refused> {
+pub fn settings(d: &Element, tier: sbp_engine::Tier) -> Result<SettingsDef, Refused> {
+    not_modelled(d, tier)?;
     let dur = |name: &str| -> Result<Option<Dur>, Refused> {
         d.text_of(name)
             .map(|t| {
@@ -327,6 +328,42 @@ pub fn settings(d: &Element) -> Result<SettingsDef, Refused> {
     })
 }
 
+/// What a description may carry that the playground does not model: refused when it asks for
+/// something other than what the playground does (an update re-sends every element it read,
+/// so the values written in [`Writing::entity`] pass).
+fn not_modelled(d: &Element, tier: sbp_engine::Tier) -> Result<(), Refused> {
+    let kb = (tier.max_message_size() / 1024).to_string();
+    for (name, taken) in [
+        ("Status", "Active"),
+        ("EnablePartitioning", "false"),
+        ("EnableExpress", "false"),
+        ("EnableBatchedOperations", "true"),
+        ("MaxMessageSizeInKilobytes", kb.as_str()),
+        ("UserMetadata", ""),
+    ] {
+        if let Some(value) = d.text_of(name) {
+            if value != taken && !(name == "EnableBatchedOperations" && value == "false") {
+                return Err(format!(
+                    "{name} {value:?}: the playground models only {}",
+                    if taken.is_empty() {
+                        "none (it keeps no UserMetadata)".to_string()
+                    } else {
+                        format!("{taken:?}")
+                    }
+                ));
+            }
+        }
+    }
+    if d.child("AuthorizationRules")
+        .is_some_and(|r| !r.children.is_empty())
+    {
+        return Err(
+            "AuthorizationRules: the playground keeps none (sbp serve takes any key)".into(),
+        );
+    }
+    Ok(())
+}
+
 /// An entity named by a URL (`sb://localhost/orders`, `https://localhost:7443/orders`) or a
 /// name: its name.
 fn entity_name(text: &str) -> String {
@@ -345,6 +382,17 @@ pub fn rule(d: &Element, name: &str) -> Result<RuleDef, Refused> {
         name: Some(name.to_string()),
         ..RuleDef::default()
     };
+    for part in ["Filter", "Action"] {
+        if d.child(part)
+            .and_then(|p| p.child("Parameters"))
+            .is_some_and(|p| !p.children.is_empty())
+        {
+            return Err(format!(
+                "{part}: SQL parameters (@name) are not modelled by the playground; write the \
+                 values into the expression"
+            ));
+        }
+    }
     if let Some(filter) = d.child("Filter") {
         match filter.attribute("type").unwrap_or("TrueFilter") {
             "TrueFilter" => rule.filter = Some("TrueFilter".into()),

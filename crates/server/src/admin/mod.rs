@@ -477,7 +477,7 @@ fn put(broker: &mut Broker, r: &Request, body: &[u8]) -> Result<Response, Failed
     match r.target {
         Target::Entity(name) => {
             let d = description(&root, &["QueueDescription", "TopicDescription"])?;
-            let settings = atom::settings(d).map_err(bad)?;
+            let settings = atom::settings(d, broker.sim.ns.tier()).map_err(bad)?;
             let queue = d.name == "QueueDescription";
             if r.update {
                 match queue_or_topic(broker, name) {
@@ -519,7 +519,7 @@ fn put(broker: &mut Broker, r: &Request, body: &[u8]) -> Result<Response, Failed
         }
         Target::Subscription(topic, sub) => {
             let d = description(&root, &["SubscriptionDescription"])?;
-            let settings = atom::settings(d).map_err(bad)?;
+            let settings = atom::settings(d, broker.sim.ns.tier()).map_err(bad)?;
             let path = subscription_path(topic, sub);
             if r.update {
                 if broker.sim.ns.entity(&path).is_none() {
