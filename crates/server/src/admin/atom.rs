@@ -7,7 +7,7 @@
 //! write and read them: azure-sdk-for-python `azure/servicebus/management/_generated/models`
 //! and `_xml_workaround_policy.py`, azure-sdk-for-js `src/serializers/*.ts` and
 //! `src/util/atomXmlHelper.ts` (docs/SERVE.md cites each).
-use super::xml::{escape, Element};
+use super::xml::{escape, escape_attribute, Element};
 use sbp_engine::entity::{Entity, EntityKind, SubscriptionRule};
 use sbp_engine::PropertyValue;
 use sbp_scenario::emulator::{format_iso, parse_iso};
@@ -49,8 +49,8 @@ impl Writing<'_> {
              type=\"text\">{title}</title><published>{created}</published><updated>{updated}</updated><author><name>sbp</name></author><link \
              rel=\"self\" href=\"{base}/{path}\"/><content \
              type=\"application/xml\">{content}</content></entry>",
-            base = escape(self.base),
-            path = escape(path),
+            base = escape_attribute(self.base),
+            path = escape_attribute(path),
             title = escape(title),
             updated = self.utc(self.now),
         )
@@ -62,18 +62,18 @@ impl Writing<'_> {
         let mut out = format!(
             "<feed xmlns=\"http://www.w3.org/2005/Atom\"><title type=\"text\">{}</title><id>{}/{}</id><updated>{}</updated><link rel=\"self\" href=\"{}/{}\"/>",
             escape(title),
-            escape(self.base),
-            escape(path),
+            escape_attribute(self.base),
+            escape_attribute(path),
             self.utc(self.now),
-            escape(self.base),
-            escape(path),
+            escape_attribute(self.base),
+            escape_attribute(path),
         );
         if let Some(next) = next {
             let _ = write!(
                 out,
                 "<link rel=\"next\" href=\"{}/{}\"/>",
-                escape(self.base),
-                escape(next)
+                escape_attribute(self.base),
+                escape_attribute(next)
             );
         }
         for e in entries {

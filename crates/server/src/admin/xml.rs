@@ -175,8 +175,13 @@ fn entity(name: &str) -> Result<String, String> {
     Ok(c.to_string())
 }
 
-/// `text` escaped for an element's text or an attribute's value.
+/// `text` escaped for an element's text (`<`, `>` and `&`).
 pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
+    quick_xml::escape::partial_escape(text)
+}
+
+/// `text` escaped for an attribute's value (quotes too).
+pub fn escape_attribute(text: &str) -> std::borrow::Cow<'_, str> {
     quick_xml::escape::escape(text)
 }
 
