@@ -241,3 +241,100 @@ async fn attacks_are_refused_with_the_reason_and_change_nothing() {
     assert_eq!(steps(), before, "nothing was recorded");
     assert!(shared.lock().sim.ns.entity("q").is_none());
 }
+
+mod property {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One request of a random sequence: a method, a path among a few names, a description
+    /// among valid, odd and broken ones.
+    fn op() -> impl Strategy<Value = (u8, u8, u8, bool)> {
+        (0u8..3, 0u8..8, 0u8..10, any::<bool>())
+    }
+
+    const PATHS: [&str; 8] = [
+        "/q1",
+        "/q2",
+        "/events",
+        "/t1",
+        "/t1/Subscriptions/s1",
+        "/events/subscriptions/s2",
+        "/events/Subscriptions/s2/Rules/r1",
+        "/t1/subscriptions/s1/rules/$Default",
+    ];
+
+    fn body(kind: u8) -> Vec<u8> {
+        match kind {
+            0 => entry(&format!("<QueueDescription {SB}/>")),
+            1 => entry(&format!("<TopicDescription {SB}><DefaultMessageTimeToLive>PT10M</DefaultMessageTimeToLive></TopicDescription>")),
+            2 => entry(&format!("<SubscriptionDescription {SB}><LockDuration>PT1M</LockDuration><MaxDeliveryCount>2</MaxDeliveryCount></SubscriptionDescription>")),
+            3 => entry(&format!(r#"<RuleDescription {SB}><Filter i:type="SqlFilter"><SqlExpression>n &gt; 1</SqlExpression></Filter><Name>r1</Name></RuleDescription>"#)),
+            4 => entry(&format!("<QueueDescription {SB}><LockDuration>P1D</LockDuration></QueueDescription>")),
+            5 => entry(&format!(r#"<RuleDescription {SB}><Filter i:type="SqlFilter"><SqlExpression>n &gt;</SqlExpression></Filter></RuleDescription>"#)),
+            6 => b"<entry><content>".to_vec(),
+            7 => entry(&format!("<QueueDescription {SB}><RequiresSession>true</RequiresSession><ForwardTo>sb://localhost/q2</ForwardTo></QueueDescription>")),
+            8 => entry(&format!("<SubscriptionDescription {SB}><ForwardTo>q1</ForwardTo></SubscriptionDescription>")),
+            _ => vec![0xff, 0xfe, b'<'],
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// Whatever the sequence: every answer is one the service gives (never a 5xx, which
+        /// the SDKs would retry), a refused request records nothing, and the recording of
+        /// what was taken replays to the same entities and rules.
+        #[test]
+        fn any_sequence_of_requests_is_answered_and_replays(ops in proptest::collection::vec(op(), 1..40)) {
+            let rt = tokio::runtime::Runtime::new().unwrap();
+            rt.block_on(async {
+                let (addr, shared) = start().await;
+                for (method, path, kind, update) in ops {
+                    let before = shared.lock().steps();
+                    let method = ["GET", "PUT", "DELETE"][method as usize];
+                    let headers = if update { "If-Match: *\r\n" } else { "" };
+                    let payload = if method == "PUT" { body(kind) } else { Vec::new() };
+                    let (status, answer) = request(addr, method, PATHS[path as usize], headers, &payload).await;
+                    prop_assert!(matches!(status, 200 | 201 | 400 | 403 | 404 | 409), "{status} {answer}");
+                    let after = shared.lock().steps();
+                    if status >= 400 || method == "GET" {
+                        // A refusal by the engine is a failed step of the run; any other changes nothing.
+                        prop_assert!(after - before <= 1);
+                        if method == "GET" {
+                            prop_assert_eq!(after, before);
+                        }
+                    }
+                }
+                let mut broker = shared.lock();
+                let recording = broker.recording().expect("the run");
+                let mut replay = sbp_scenario::Simulation::new(&recording).expect("a scenario");
+                replay.advance_to(recording.end());
+                prop_assert!(replay.failures.is_empty(), "{:?}", replay.failures);
+                let shape = |ns: &sbp_engine::Namespace| -> Vec<(String, Vec<String>)> {
+                    ns.entities()
+                        .map(|e| (e.path.clone(), e.rules.iter().map(|(n, _)| n.clone()).collect()))
+                        .collect()
+                };
+                prop_assert_eq!(shape(&replay.ns), shape(&broker.sim.ns));
+                Ok(())
+            })?;
+        }
+
+        /// Any bytes, and XML-like text of the descriptions' own names, into the description
+        /// reader: refused with a reason or read, never a panic.
+        #[test]
+        fn any_bytes_are_read_or_refused(
+            bytes in proptest::collection::vec(any::<u8>(), 0..2048),
+            text in "(<(Filter|Action|Properties|KeyValueOfstringanyType|Key|Value|SqlExpression|LockDuration|MaxSizeInMegabytes|Name|Parameters)( i:type=\"(d6p1:)?(int|long|string|dateTime|SqlFilter|CorrelationFilter|TrueFilter|SqlRuleAction)\")?>|</[A-Za-z]{1,8}>|[A-Za-z0-9 &;#PTMS.:-]{0,10}){0,60}",
+        ) {
+            let wrapped = format!("<RuleDescription>{text}</RuleDescription>");
+            for input in [bytes.as_slice(), text.as_bytes(), wrapped.as_bytes()] {
+                let Ok(root) = sbp_server::admin::xml::parse(input) else { continue };
+                let _ = sbp_server::admin::atom::settings(&root, sbp_engine::Tier::Standard);
+                if let Ok(rule) = sbp_server::admin::atom::rule(&root, "r") {
+                    let _ = sbp_scenario::step::subscription_rule(Some(&rule));
+                }
+            }
+        }
+    }
+}
