@@ -85,7 +85,21 @@ impl Shared {
             .map_err(Fault::Decode)?;
         let mut broker = self.lock();
         let clock = broker.clock();
-        let largest = broker.sim.ns.tier().max_message_size();
+        let tier = broker.sim.ns.tier();
+        let largest = tier.max_message_size();
+        // SEND-04: a batch is one message to the service: all of it within the tier's largest
+        // (the SDKs size their batches by the link's max-message-size, which says it).
+        if format == Some(message::BATCH_FORMAT) && bytes.len() as u64 > largest {
+            return Err(Fault::Broker(BrokerError::new(
+                sbp_engine::ErrorKind::MessageSizeExceeded,
+                sbp_engine::text!(
+                    "e-too-large",
+                    size = bytes.len(),
+                    tier = tier.to_string(),
+                    max = largest
+                ),
+            )));
+        }
         let mut result = Ok(());
         for m in &messages {
             let mut def = match message::to_send(m, entity, clock) {

@@ -153,6 +153,30 @@ async fn a_message_past_the_tier_s_largest_is_refused_and_one_within_it_kept_who
     shared
         .send("test", "orders", None, &message(250 * 1024))
         .expect("taken");
+    // A batch is one message to the service: two of 200 KB pass the tier's largest together.
+    let batch = sbp_server::message::encode(
+        Message::builder()
+            .data(fe2o3_amqp::types::primitives::Binary::from(message(
+                200 * 1024,
+            )))
+            .build()
+            .map_body(|b| {
+                let again = fe2o3_amqp::types::messaging::Data(b.0.clone());
+                Body::<Value>::Data(vec![b, again].into())
+            }),
+    );
+    let refused = shared
+        .send(
+            "test",
+            "orders",
+            Some(sbp_server::message::BATCH_FORMAT),
+            &batch,
+        )
+        .expect_err("refused");
+    assert!(
+        matches!(&refused, sbp_server::error::Fault::Broker(e) if e.kind == sbp_engine::ErrorKind::MessageSizeExceeded),
+        "{refused:?}"
+    );
     let mut broker = shared.lock();
     let recording = broker.recording().expect("the run");
     let replayed = sbp_scenario::Scenario::from_json(&recording.to_json_pretty())
