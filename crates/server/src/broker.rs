@@ -195,9 +195,10 @@ impl RunSoFar {
     }
 }
 
-/// A queue as the engine's log names it: its entity's index and whether it is the
-/// dead-letter sub-queue.
-pub type QueueKey = (u32, bool);
+/// A queue as a waiting receiver waits on it: its entity's path and whether it is the
+/// dead-letter sub-queue. By path, not by the engine's index: an entity deleted and made again
+/// (the management API), or the run reset, is the same queue to a receiver attached there.
+pub type QueueKey = (std::sync::Arc<str>, bool);
 
 /// The fastest `sbp serve --speed`.
 pub const MAX_SPEED: i64 = 1000;
@@ -419,7 +420,7 @@ impl Broker {
 
     /// Runs `action` as a step of the run now: recorded, journaled, sent to the live pages and
     /// printed; what the engine answered.
-    pub(crate) fn run(&mut self, client: &str, action: Action) -> Result<Vec<Reply>, BrokerError> {
+    pub fn run(&mut self, client: &str, action: Action) -> Result<Vec<Reply>, BrokerError> {
         self.tick();
         let words = Step::new(action.clone()).action_text();
         let steps = self.sim.scenario.timeline.len();
@@ -655,7 +656,7 @@ impl Broker {
     /// waiting receiver waits on; MessagingEntityNotFound when it names none.
     pub fn queue_key(&self, path: &str) -> Result<QueueKey, BrokerError> {
         let q = self.sim.ns.resolve(path)?;
-        Ok((q.entity, q.dlq))
+        Ok((self.sim.ns.entity_name(q.entity).into(), q.dlq))
     }
 
     /// Reads the log's events since the last call into the queues touched: where a waiting
@@ -671,7 +672,14 @@ impl Broker {
             .unwrap_or(usize::MAX)
             .min(log.len());
         for e in &log[from..] {
-            self.touched.insert((e.entity, e.dlq));
+            let name = self.sim.ns.entity_name(e.entity);
+            if !self
+                .touched
+                .iter()
+                .any(|(n, d)| **n == *name && *d == e.dlq)
+            {
+                self.touched.insert((name.into(), e.dlq));
+            }
         }
         self.log_seen = dropped + log.len() as u64;
     }

@@ -214,7 +214,10 @@ impl Shared {
             }
         }
         for q in now.difference(before) {
-            waiting.entry(*q).or_default().insert(conn, notify.clone());
+            waiting
+                .entry(q.clone())
+                .or_default()
+                .insert(conn, notify.clone());
         }
     }
     pub fn lock(&self) -> std::sync::MutexGuard<'_, Broker> {

@@ -607,7 +607,7 @@ async fn a_change_wakes_only_the_waiters_of_the_queue_it_touched() {
     );
     let none = std::collections::BTreeSet::new();
     shared.bump(); // the entities' creation, before anyone waits
-    shared.wait_on(1, &none, &[orders].into(), &a);
+    shared.wait_on(1, &none, &[orders.clone()].into(), &a);
     shared.wait_on(2, &none, &[audit].into(), &b);
     let def = sbp_scenario::SendDef {
         to: "orders".into(),
@@ -631,4 +631,63 @@ async fn a_change_wakes_only_the_waiters_of_the_queue_it_touched() {
     shared.lock().send("test", def).unwrap();
     shared.bump();
     assert!(!woke(a).await);
+}
+
+/// A receiver waits on a queue by its path: after a reset (a fresh run over the file's
+/// entities) and after its entity is deleted and made again through the management API, a
+/// send there still wakes it (waiting by the engine's entity index, it slept for good).
+#[tokio::test]
+async fn a_waiter_is_woken_after_a_reset_and_after_its_entity_is_made_again() {
+    let file = r#"{"version": 1, "entities": [{"queue": "audit"}, {"queue": "orders"}]}"#;
+    let mut shared = Shared::new(
+        Broker::new(
+            sbp_scenario::Scenario::from_json(file).unwrap(),
+            1_764_000_000_000,
+        )
+        .unwrap(),
+    );
+    shared.fresh = Some(Box::new(move |start| {
+        // The fresh run makes `orders` first: its index differs from the first run's.
+        let swapped = r#"{"version": 1, "entities": [{"queue": "orders"}, {"queue": "audit"}]}"#;
+        Broker::new(sbp_scenario::Scenario::from_json(swapped).unwrap(), start)
+    }));
+    let shared = Arc::new(shared);
+    let notify = Arc::new(tokio::sync::Notify::new());
+    let orders = shared.lock().queue_key("orders").unwrap();
+    let none = std::collections::BTreeSet::new();
+    shared.bump();
+    shared.wait_on(1, &none, &[orders].into(), &notify);
+    let woke = |n: Arc<tokio::sync::Notify>| async move {
+        tokio::time::timeout(Duration::from_millis(100), n.notified())
+            .await
+            .is_ok()
+    };
+    let send = |to: &str| {
+        let def = sbp_scenario::SendDef {
+            to: to.into(),
+            ..Default::default()
+        };
+        shared.lock().send("test", def).unwrap();
+        shared.bump();
+    };
+    shared.reset().expect("reset");
+    let _ = woke(notify.clone()).await; // the reset itself wakes every waiter
+    send("audit");
+    assert!(!woke(notify.clone()).await, "audit is not orders");
+    send("orders");
+    assert!(woke(notify.clone()).await, "orders after the reset");
+    // Deleted and made again (a new index in the engine): the same queue to its waiter.
+    for action in [
+        sbp_scenario::Action::Delete("orders".into()),
+        sbp_scenario::Action::Create(Box::new(sbp_scenario::EntityDef {
+            queue: Some("orders".into()),
+            ..Default::default()
+        })),
+    ] {
+        shared.lock().run("admin", action).expect("done");
+    }
+    shared.bump();
+    let _ = woke(notify.clone()).await;
+    send("orders");
+    assert!(woke(notify).await, "orders made again");
 }

@@ -557,7 +557,7 @@ impl Connection {
             .values()
             .flat_map(|s| s.links.values())
             .filter(|l| l.we_send() && l.credit > 0)
-            .filter_map(|l| l.queue)
+            .filter_map(|l| l.queue.clone())
             .collect();
         if now != self.waiting_on {
             self.shared
