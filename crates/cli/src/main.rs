@@ -204,8 +204,9 @@ enum Cmd {
 #[global_allocator]
 static ALLOCATOR: fuzz::Counting = fuzz::Counting;
 
-/// The largest scenario file read (as large as a link may unpack to).
-const MAX_FILE: u64 = sbp_scenario::link::MAX_JSON as u64;
+/// The largest scenario file read: as large as a state of `sbp serve` (a run it recorded carries
+/// bodies of up to 256 KB; a link unpacks to at most 4 MB, `sbp_scenario::link::MAX_JSON`).
+const MAX_FILE: u64 = sbp_server::journal::MAX_STATE_BYTES as u64;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -151,7 +151,7 @@ fn a_closed_pipe_ends_the_run_quietly() {
 fn an_endless_file_is_refused_at_the_size_limit() {
     let (code, _, err) = sbp(&["run", "/dev/zero"]);
     assert_eq!(code, 2);
-    assert!(err.contains("larger than 4 MB"), "{err}");
+    assert!(err.contains("larger than 64 MB"), "{err}");
 }
 
 #[test]
