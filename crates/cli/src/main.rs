@@ -714,6 +714,12 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
         } => {
             // Connections print from other threads: the standard output is not held here.
             drop(out);
+            if tls_cert.is_some() && admin_tls.is_none() {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "warning: --tls-cert is the certificate of --admin-tls; without it none is made"
+                );
+            }
             let ui = (http != "none").then_some((http, dist));
             serve(
                 file,
@@ -803,6 +809,34 @@ fn print_log(out: &mut impl Write, sim: &Simulation, json: bool) -> std::io::Res
     Ok(())
 }
 
+/// A line on the standard output that never panics: `sbp serve ... | head` goes on serving
+/// when its reader has gone.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// As [`say!`], on the standard error.
+macro_rules! said {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// An address of a listener: `127.0.0.1:5672`, `[::1]:5672` or a name such as
+/// `localhost:5672` (its first address); the error names the option.
+fn listen_address(option: &str, text: &str, example: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    text.to_socket_addrs()
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .ok_or_else(|| format!("{option} {text}: give an address such as {example}"))
+}
+
 /// The entities `sbp serve` starts with when given no file.
 const SERVE_DEFAULT: &str = r#"{"version": 1, "name": "sbp serve",
   "entities": [{"queue": "orders"}, {"topic": "events"}, {"subscription": "events/subscriptions/audit"}]}"#;
@@ -842,20 +876,15 @@ fn serve(
         no_entities,
     } = serving;
     let admin = admin
-        .map(|a| {
-            a.parse::<std::net::SocketAddr>()
-                .map_err(|_| format!("--admin {a}: give an address such as 127.0.0.1:5300"))
-        })
+        .map(|a| listen_address("--admin", &a, "127.0.0.1:5300"))
         .transpose()?;
     let admin_tls = match admin_tls {
         Some((a, cert)) => {
-            let addr = a
-                .parse::<std::net::SocketAddr>()
-                .map_err(|_| format!("--admin-tls {a}: give an address such as 127.0.0.1:5301"))?;
+            let addr = listen_address("--admin-tls", &a, "127.0.0.1:5301")?;
             let (acceptor, made) =
                 sbp_server::tls::acceptor(&cert).map_err(|e| format!("--tls-cert: {e}"))?;
             if made {
-                println!(
+                say!(
                     "made a localhost certificate: {} (its key: {})",
                     cert.display(),
                     sbp_server::tls::key_path(&cert).display()
@@ -865,14 +894,25 @@ fn serve(
         }
         None => None,
     };
-    let addr: std::net::SocketAddr = amqp
-        .parse()
-        .map_err(|_| format!("--amqp {amqp}: give an address such as 127.0.0.1:5672"))?;
+    let addr = listen_address("--amqp", amqp, "127.0.0.1:5672")?;
+    // A ready file's folder is there before anything starts (else the harness waits for ever).
+    if let Some(path) = &ready_file {
+        let folder = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        if !folder.is_dir() {
+            return Err(format!(
+                "--ready-file {}: the folder {} is not there",
+                path.display(),
+                folder.display()
+            )
+            .into());
+        }
+    }
     let ui = match ui {
         Some((http, dist)) => Some((
-            http.parse::<std::net::SocketAddr>().map_err(|_| {
-                format!("--http {http}: give an address such as 127.0.0.1:8080, or none")
-            })?,
+            listen_address("--http", &http, "127.0.0.1:8080, or none")?,
             dist,
         )),
         None => None,
@@ -914,17 +954,26 @@ fn serve(
         .unwrap_or(0);
     // A fresh broker over the file's entities, its run starting at `start` Unix ms: what the
     // server starts with (without a state to take up) and what `POST /reset` goes back to.
-    let fresh = move |start: i64| {
-        let mut b = sbp_server::broker::Broker::new(entities_only.clone(), start - played)?;
+    let fresh = move |start: i64, generation: u64| {
+        let mut scenario = entities_only.clone();
+        // A reset's run has a seed of its own, so its lock tokens are not the last run's (a
+        // message a client kept from before the reset settles nothing after it). With --play
+        // the file's seed stays: the timeline must play as `sbp run` plays it.
+        if !play {
+            scenario.seed = scenario
+                .seed
+                .wrapping_add(generation.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        }
+        let mut b = sbp_server::broker::Broker::new(scenario, start - played)?;
         if play {
             b.sim.advance_to(played);
         }
         Ok::<_, String>(b)
     };
     let first = || {
-        let b = fresh(now_ms)?;
+        let b = fresh(now_ms, 0)?;
         if play {
-            println!("played the timeline to {}", format_instant(played));
+            say!("played the timeline to {}", format_instant(played));
         }
         Ok::<_, String>(b)
     };
@@ -933,10 +982,10 @@ fn serve(
         Some(path) => {
             let taken_up = sbp_server::state::take_up(path, first)?;
             for note in &taken_up.notes {
-                println!("{note}");
+                say!("{note}");
             }
             for warning in &taken_up.warnings {
-                eprintln!("warning: {warning}");
+                said!("warning: {warning}");
             }
             taken_up.broker
         }
@@ -953,7 +1002,7 @@ fn serve(
     broker.verbose = !quiet;
     broker.set_speed(speed)?;
     if speed != 1 {
-        println!("clock: {speed} times as fast as the wall clock (--speed)");
+        say!("clock: {speed} times as fast as the wall clock (--speed)");
     }
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start: {e}"))?;
     runtime.block_on(async move {
@@ -964,7 +1013,7 @@ fn serve(
             .await
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         if !server.addr.ip().is_loopback() {
-            eprintln!(
+            said!(
                 "warning: {} is reachable from other machines and there is no authentication",
                 server.addr
             );
@@ -995,7 +1044,7 @@ fn serve(
             .await
             .map_err(|e| format!("cannot listen on {http}: {e}"))?;
             if !ui.addr.ip().is_loopback() {
-                eprintln!(
+                said!(
                     "warning: {} is reachable from other machines; its pages ask for the \
                      token the URLs below carry (reached by another name than its address: \
                      --allow-host NAME)",
@@ -1004,28 +1053,29 @@ fn serve(
             }
             ready.http = Some(ui.addr.to_string());
             if built {
-                println!("playground: {}", ui.url(""));
-                println!("watch this server live: {}", ui.url("live"));
+                say!("playground: {}", ui.url(""));
+                say!("watch this server live: {}", ui.url("live"));
                 urls = Some((ui.url(""), ui.url("live")));
             } else {
-                println!(
+                say!(
                     "playground: not served ({} has no built UI: ./scripts/build-ui.sh makes it)",
                     dist.display()
                 );
             }
-            println!(
+            say!(
                 "test API: http://{}/health, POST /reset, POST /live/clock?by=MS (docs/SERVE.md)",
                 ui.addr
             );
         }
         let mut admin_strings = Vec::new();
+        let mut admin_lines = Vec::new();
         for (addr, tls) in admin
             .map(|a| (a, None))
             .into_iter()
             .chain(admin_tls.map(|(a, acceptor, cert)| (a, Some((acceptor, cert)))))
         {
             if !addr.ip().is_loopback() {
-                eprintln!(
+                said!(
                     "warning: the management API on {addr} is reachable from other machines and \
                      there is no authentication"
                 );
@@ -1039,23 +1089,28 @@ fn serve(
             let string = sbp_server::admin::connection_string(&bound);
             if secure {
                 ready.admin_tls = Some(bound.to_string());
-                println!(
+                admin_lines.push(format!(
                     "management API (https, certificate {}): {bound}",
                     cert.map(|c| c.display().to_string()).unwrap_or_default()
-                );
+                ));
             } else {
                 ready.admin = Some(bound.to_string());
-                println!("management API (http): {bound}");
+                admin_lines.push(format!("management API (http): {bound}"));
             }
-            println!("admin connection string:\n  {string}");
+            admin_lines.push(format!(
+                "admin connection string (ServiceBusAdministrationClient):\n  {string}"
+            ));
             admin_strings.push(string);
         }
-        println!("sbp serve: AMQP on {}", server.addr);
-        println!("entities: {}", names.join(", "));
-        println!(
+        say!("sbp serve: AMQP on {}", server.addr);
+        say!("entities: {}", names.join(", "));
+        say!(
             "connection string:\n  {}",
             sbp_server::connection_string(&server.addr)
         );
+        for line in admin_lines {
+            say!("{line}");
+        }
         let _ = std::io::stdout().flush();
         let shared = server.shared.clone();
         // The state as taken up is written at once: a journal begun now has its run's start
@@ -1111,7 +1166,7 @@ fn serve(
         if let Some(path) = &state {
             shared.sync_journal();
             if save_state(&shared, path, true) {
-                println!("state written to {}", path.display());
+                say!("state written to {}", path.display());
             }
         }
         if let Some(path) = record {
@@ -1122,7 +1177,7 @@ fn serve(
                 .recording()?;
             std::fs::write(&path, recording.to_json_pretty())
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-            println!(
+            say!(
                 "recorded run written to {} (replay: sbp run {})",
                 path.display(),
                 path.display()

@@ -356,8 +356,8 @@ impl Broker {
             Some(ms) if (1..=MAX_CLOCK_MOVE_MS).contains(&ms) => ms,
             Some(ms) => {
                 return Err(format!(
-                    "the clock moves forward by 1 ms to {} at once, not {ms} ms",
-                    format_instant(MAX_CLOCK_MOVE_MS)
+                    "a clock move goes forward by 1 ms to {} at once; {ms} ms is not that",
+                    sbp_engine::time::format_duration(MAX_CLOCK_MOVE_MS)
                 ))
             }
             // What happens next as the page says it (a timer that no longer applies, a
@@ -461,14 +461,18 @@ impl Broker {
                 .and_then(|e| e.rule)
                 .map(|r| r.id())
                 .unwrap_or("-");
-            match &result {
-                Ok(_) => println!("{at:>10}  {client:<24} {words}  [{rule}]"),
-                Err(e) => println!(
+            // A closed standard output (`sbp serve | head`) does not stop the server.
+            use std::io::Write as _;
+            let mut out = std::io::stdout();
+            let _ = match &result {
+                Ok(_) => writeln!(out, "{at:>10}  {client:<24} {words}  [{rule}]"),
+                Err(e) => writeln!(
+                    out,
                     "{at:>10}  {client:<24} {words}  failed: {} {}",
                     e.kind.name(),
                     e.message
                 ),
-            }
+            };
         }
         // Only the last step's outcome is read (above); the rest would grow with the run.
         if self.sim.outcomes.len() >= 2 * KEEP_OUTCOMES {

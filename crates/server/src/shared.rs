@@ -55,12 +55,16 @@ pub struct Shared {
     /// What `POST /reset` goes back to: a broker over the served file's entities, its run
     /// starting at the given Unix ms (none: resets are refused).
     pub fresh: Option<Fresh>,
+    /// Resets so far: the fresh run's generation (its lock tokens differ from every run's
+    /// before it, so a message left from before a reset settles nothing after it).
+    resets: std::sync::atomic::AtomicU64,
     /// `--state`'s file, written at once after a reset.
     pub state: Option<std::path::PathBuf>,
 }
 
-/// Makes the broker a reset goes back to, its run starting at the given Unix ms.
-pub type Fresh = Box<dyn Fn(i64) -> Result<Broker, String> + Send + Sync>;
+/// Makes the broker a reset goes back to: its run starting at the given Unix ms, and its
+/// generation (1 for the first reset), which a fresh run's seed takes in.
+pub type Fresh = Box<dyn Fn(i64, u64) -> Result<Broker, String> + Send + Sync>;
 
 impl Shared {
     pub fn new(broker: Broker) -> Shared {
@@ -74,6 +78,7 @@ impl Shared {
             limits: Limits::default(),
             inflight: AtomicUsize::new(0),
             fresh: None,
+            resets: std::sync::atomic::AtomicU64::new(0),
             state: None,
         }
     }
@@ -88,7 +93,8 @@ impl Shared {
             .ok_or("this server was started without what a reset goes back to")?;
         let mut broker = {
             let old = self.lock();
-            let mut broker = fresh(old.wall_now())?;
+            let generation = self.resets.fetch_add(1, Ordering::SeqCst) + 1;
+            let mut broker = fresh(old.wall_now(), generation)?;
             broker.carry_over(&old)?;
             broker
         };

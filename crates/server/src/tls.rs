@@ -32,25 +32,35 @@ pub fn key_path(cert: &Path) -> PathBuf {
 /// is).
 pub fn acceptor(cert: &Path) -> Result<(TlsAcceptor, bool), String> {
     let key = key_path(cert);
-    let made = match (cert.exists(), key.exists()) {
-        (true, true) => false,
-        (false, false) => {
-            make(cert, &key)?;
-            true
-        }
-        (true, false) => {
+    let folder = match cert.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !folder.is_dir() {
+        return Err(format!(
+            "{}: the folder {} is not there (make it, or name another file)",
+            cert.display(),
+            folder.display()
+        ));
+    }
+    let made = if cert.exists() {
+        if !key.exists() {
             return Err(format!(
                 "{} is there without its key {}: remove it to have a new one made",
                 cert.display(),
                 key.display()
-            ))
+            ));
         }
-        (false, true) => {
-            return Err(format!(
-                "{} is there without its certificate {}: remove it to have a new one made",
-                key.display(),
-                cert.display()
-            ))
+        false
+    } else {
+        // Whoever makes the key file first makes both; a server started at the same moment
+        // with the same FILE waits for the certificate instead.
+        match make(cert, &key)? {
+            true => true,
+            false => {
+                wait_for(cert, &key)?;
+                false
+            }
         }
     };
     let chain = CertificateDer::pem_file_iter(cert)
@@ -71,8 +81,25 @@ pub fn acceptor(cert: &Path) -> Result<(TlsAcceptor, bool), String> {
     Ok((TlsAcceptor::from(Arc::new(config)), made))
 }
 
-/// Makes a self-signed certificate for [`NAMES`] and writes it and its key.
-fn make(cert: &Path, key: &Path) -> Result<(), String> {
+/// How long a start waits for the certificate that another start is making.
+const WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Makes a self-signed certificate for [`NAMES`] and writes its key, then it (atomically, so
+/// a certificate there is whole); false when the key file is there already (another start
+/// is making them).
+fn make(cert: &Path, key: &Path) -> Result<bool, String> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = match options.open(key) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
+        Err(e) => return Err(format!("cannot write {}: {e}", key.display())),
+    };
     let pair = KeyPair::generate().map_err(|e| format!("cannot make a key: {e}"))?;
     let mut params = CertificateParams::new(NAMES.map(String::from).to_vec())
         .map_err(|e| format!("cannot make a certificate: {e}"))?;
@@ -82,25 +109,32 @@ fn make(cert: &Path, key: &Path) -> Result<(), String> {
     let certificate = params
         .self_signed(&pair)
         .map_err(|e| format!("cannot make a certificate: {e}"))?;
-    write_private(key, &pair.serialize_pem())
+    use std::io::Write;
+    file.write_all(pair.serialize_pem().as_bytes())
+        .and_then(|()| file.sync_all())
         .map_err(|e| format!("cannot write {}: {e}", key.display()))?;
     crate::journal::write_atomically(cert, &certificate.pem())
-        .map_err(|e| format!("cannot write {}: {e}", cert.display()))
+        .map_err(|e| format!("cannot write {}: {e}", cert.display()))?;
+    Ok(true)
 }
 
-/// Writes a private key readable by its owner only.
-fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
+/// Waits (at most [`WAIT`]) for the certificate another start is making.
+fn wait_for(cert: &Path, key: &Path) -> Result<(), String> {
+    let deadline = std::time::Instant::now() + WAIT;
+    while !cert.exists() {
+        if std::time::Instant::now() > deadline {
+            return Err(format!(
+                "{} is there without its certificate {} after {} s: another sbp serve is \
+                 making them, or one stopped before it had; remove {} to have new ones made",
+                key.display(),
+                cert.display(),
+                WAIT.as_secs(),
+                key.display()
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let mut file = options.open(path)?;
-    file.write_all(text.as_bytes())?;
-    file.sync_all()
+    Ok(())
 }
 
 #[cfg(test)]
@@ -122,6 +156,30 @@ mod tests {
         std::fs::remove_file(key_path(&cert)).expect("removed");
         let e = acceptor(&cert).err().expect("refused");
         assert!(e.contains("without its key"), "{e}");
+        let e = acceptor(&dir.join("nowhere").join("c.pem"))
+            .err()
+            .expect("refused");
+        assert!(e.contains("is not there"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn servers_started_at_once_with_one_new_file_share_one_certificate() {
+        let dir = std::env::temp_dir().join(format!("sbp-tls-race-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a folder");
+        let cert = dir.join("localhost.pem");
+        let starts: Vec<_> = (0..6)
+            .map(|_| {
+                let cert = cert.clone();
+                std::thread::spawn(move || acceptor(&cert).map(|(_, made)| made))
+            })
+            .collect();
+        let made: Vec<bool> = starts
+            .into_iter()
+            .map(|t| t.join().expect("no panic").expect("every start serves"))
+            .collect();
+        assert_eq!(made.iter().filter(|m| **m).count(), 1, "{made:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -80,6 +80,18 @@ async fn entities_are_made_read_changed_listed_and_deleted_as_steps_of_the_run()
         body.contains("<MaxDeliveryCount>4</MaxDeliveryCount>"),
         "{body}"
     );
+    // An empty description: the service's defaults (LockDuration 1 min, duplicate window 10 min).
+    let empty = entry(&format!("<QueueDescription {SB}/>"));
+    let (status, body) = request(addr, "PUT", "/plain", "", &empty).await;
+    assert_eq!(status, 201, "{body}");
+    assert!(body.contains("<LockDuration>PT1M</LockDuration>"), "{body}");
+    assert!(
+        body.contains(
+            "<DuplicateDetectionHistoryTimeWindow>PT10M</DuplicateDetectionHistoryTimeWindow>"
+        ),
+        "{body}"
+    );
+    assert_eq!(request(addr, "DELETE", "/plain", "", b"").await.0, 200);
     // 409 for a name taken, as the service.
     let (status, body) = request(addr, "PUT", "/invoices", "", &queue).await;
     assert_eq!(status, 409, "{body}");
@@ -161,7 +173,10 @@ async fn entities_are_made_read_changed_listed_and_deleted_as_steps_of_the_run()
         .collect();
     assert_eq!(
         keys,
-        ["create", "create", "update", "create", "create", "add_rule", "delete"]
+        [
+            "create", "create", "delete", "create", "update", "create", "create", "add_rule",
+            "delete"
+        ]
     );
     let mut replay = sbp_scenario::Simulation::new(&recording).expect("a scenario");
     replay.advance_to(recording.end());

@@ -646,7 +646,7 @@ async fn a_waiter_is_woken_after_a_reset_and_after_its_entity_is_made_again() {
         )
         .unwrap(),
     );
-    shared.fresh = Some(Box::new(move |start| {
+    shared.fresh = Some(Box::new(move |start, _| {
         // The fresh run makes `orders` first: its index differs from the first run's.
         let swapped = r#"{"version": 1, "entities": [{"queue": "orders"}, {"queue": "audit"}]}"#;
         Broker::new(sbp_scenario::Scenario::from_json(swapped).unwrap(), start)

@@ -20,8 +20,11 @@ export async function startSbp({ entities, sbp = process.env.SBP ?? "sbp" } = {}
     "--ready-file", readyFile, "--quiet"];
   const log = openSync(join(folder, "sbp.log"), "w");
   const server = spawn(sbp, args, { stdio: ["ignore", log, log] });
+  let failed = null;
+  server.on("error", (e) => { failed = e; }); // not found, not executable
   const deadline = Date.now() + 30_000;
   while (!existsSync(readyFile)) {
+    if (failed) throw new Error(`sbp serve did not start (${sbp}): ${failed.message}`);
     if (server.exitCode !== null || Date.now() > deadline) {
       throw new Error(`sbp serve did not start: ${readFileSync(join(folder, "sbp.log"), "utf8")}`);
     }

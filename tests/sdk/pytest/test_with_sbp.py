@@ -7,7 +7,11 @@ from datetime import timedelta
 import pytest
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.servicebus import ServiceBusClient, ServiceBusMessage
-from azure.servicebus.exceptions import MessageSizeExceededError, ServiceBusQuotaExceededError
+from azure.servicebus.exceptions import (
+    MessageLockLostError,
+    MessageSizeExceededError,
+    ServiceBusQuotaExceededError,
+)
 from azure.servicebus.management import (
     CorrelationRuleFilter,
     ServiceBusAdministrationClient,
@@ -127,3 +131,20 @@ def test_a_reset_goes_back_to_the_served_entities(sbp, admin, client):
     sbp.reset()
     assert [q.name for q in admin.list_queues()] == ["orders"]
     assert admin.get_queue_runtime_properties("orders").active_message_count == 0
+
+
+def test_a_message_kept_from_before_a_reset_settles_nothing_after_it(sbp, client):
+    with client.get_queue_sender("orders") as sender:
+        sender.send_messages(ServiceBusMessage("old"))
+    with client.get_queue_receiver("orders") as before:
+        (old,) = before.receive_messages(max_wait_time=5)
+        sbp.reset()
+        with client.get_queue_sender("orders") as sender:
+            sender.send_messages(ServiceBusMessage("new"))
+        with client.get_queue_receiver("orders") as after:
+            (new,) = after.receive_messages(max_wait_time=5)
+            # The fresh run's lock tokens are its own: the old message's lock is lost.
+            assert old.lock_token != new.lock_token
+            with pytest.raises(MessageLockLostError):
+                before.complete_message(old)
+            after.complete_message(new)

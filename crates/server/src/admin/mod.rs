@@ -477,8 +477,11 @@ fn put(broker: &mut Broker, r: &Request, body: &[u8]) -> Result<Response, Failed
     match r.target {
         Target::Entity(name) => {
             let d = description(&root, &["QueueDescription", "TopicDescription"])?;
-            let settings = atom::settings(d, broker.sim.ns.tier()).map_err(bad)?;
+            let mut settings = atom::settings(d, broker.sim.ns.tier()).map_err(bad)?;
             let queue = d.name == "QueueDescription";
+            if !r.update {
+                service_defaults(&mut settings, broker.sim.ns.tier());
+            }
             if r.update {
                 match queue_or_topic(broker, name) {
                     None => {
@@ -519,8 +522,11 @@ fn put(broker: &mut Broker, r: &Request, body: &[u8]) -> Result<Response, Failed
         }
         Target::Subscription(topic, sub) => {
             let d = description(&root, &["SubscriptionDescription"])?;
-            let settings = atom::settings(d, broker.sim.ns.tier()).map_err(bad)?;
+            let mut settings = atom::settings(d, broker.sim.ns.tier()).map_err(bad)?;
             let path = subscription_path(topic, sub);
+            if !r.update {
+                service_defaults(&mut settings, broker.sim.ns.tier());
+            }
             if r.update {
                 if broker.sim.ns.entity(&path).is_none() {
                     return Err(error(
@@ -616,6 +622,25 @@ fn put(broker: &mut Broker, r: &Request, body: &[u8]) -> Result<Response, Failed
             ))
         }
     }
+}
+
+/// What the service gives an entity created through its management API without a
+/// LockDuration or a DuplicateDetectionHistoryTimeWindow: 1 minute and 10 minutes (the real
+/// service's answers to an empty description, azure-sdk-for-net
+/// `tests/SessionRecords/ServiceBusManagementClientLiveTests/BasicQueueCrudOperationsAsync.json`;
+/// the Python and JavaScript clients send nothing they were not given). The playground's own
+/// default lock, for entities of a scenario, is the seed's 30 s (RULES.md, RCV-03). The
+/// emulator profile keeps its own defaults.
+fn service_defaults(settings: &mut sbp_scenario::SettingsDef, tier: sbp_engine::Tier) {
+    if tier == sbp_engine::Tier::Emulator {
+        return;
+    }
+    settings
+        .lock_duration
+        .get_or_insert(sbp_scenario::Dur(sbp_engine::time::MINUTE));
+    settings
+        .duplicate_detection_history_time_window
+        .get_or_insert(sbp_scenario::Dur(10 * sbp_engine::time::MINUTE));
 }
 
 /// 201 for a create, 200 for an update, as the service.
