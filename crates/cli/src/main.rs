@@ -897,10 +897,7 @@ fn serve(
     let addr = listen_address("--amqp", amqp, "127.0.0.1:5672")?;
     // A ready file's folder is there before anything starts (else the harness waits for ever).
     if let Some(path) = &ready_file {
-        let folder = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
+        let folder = sbp_server::journal::folder_of(path);
         if !folder.is_dir() {
             return Err(format!(
                 "--ready-file {}: the folder {} is not there",

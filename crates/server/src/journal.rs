@@ -225,16 +225,18 @@ impl Journal {
     }
 }
 
+/// The folder a file `path` is in (`.` for a bare name).
+pub fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
 /// Syncs the folder holding `path`, so a rename into it is durable.
 fn sync_folder(path: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
-    {
-        let folder = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        File::open(folder)?.sync_all()?;
-    }
+    File::open(folder_of(path))?.sync_all()?;
     #[cfg(not(unix))]
     let _ = path;
     Ok(())

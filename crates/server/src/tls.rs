@@ -32,10 +32,7 @@ pub fn key_path(cert: &Path) -> PathBuf {
 /// is).
 pub fn acceptor(cert: &Path) -> Result<(TlsAcceptor, bool), String> {
     let key = key_path(cert);
-    let folder = match cert.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let folder = crate::journal::folder_of(cert);
     if !folder.is_dir() {
         return Err(format!(
             "{}: the folder {} is not there (make it, or name another file)",
