@@ -253,6 +253,29 @@ async fn attacks_are_refused_with_the_reason_and_change_nothing() {
     let mut got = Vec::new();
     s.read_to_end(&mut got).await.unwrap();
     assert!(String::from_utf8_lossy(&got).starts_with("HTTP/1.1 403"));
+    // A body sent slowly (a tenth of it, then nothing): 408 at the bound, the socket let go.
+    let mut slow = TcpStream::connect(addr).await.unwrap();
+    let started = std::time::Instant::now();
+    slow.write_all(
+        format!(
+            "PUT /slow HTTP/1.1\r\nHost: localhost:{}\r\nContent-Length: 1000\r\n\r\n<entry>",
+            addr.port()
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut got = Vec::new();
+    let limit = sbp_server::admin::REQUEST_TIMEOUT + Duration::from_secs(5);
+    tokio::time::timeout(limit, slow.read_to_end(&mut got))
+        .await
+        .expect("answered within the bound")
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&got).starts_with("HTTP/1.1 408"),
+        "{got:?}"
+    );
+    assert!(started.elapsed() >= sbp_server::admin::REQUEST_TIMEOUT);
     assert_eq!(steps(), before, "nothing was recorded");
     assert!(shared.lock().sim.ns.entity("q").is_none());
 }

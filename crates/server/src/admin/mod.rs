@@ -28,6 +28,10 @@ use sbp_scenario::{Action, EntityDef, RuleStepDef, UpdateDef};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+/// How long a request may take from its header to its answer (its body read whole included):
+/// a client that sends its body slowly does not hold a connection for good.
+pub const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A list's page when `$top` is not given, and the largest asked for.
 pub const PAGE: usize = 100;
 pub const MAX_PAGE: usize = 1_000;
@@ -145,6 +149,10 @@ pub async fn serve(
             scheme: if tls.is_some() { "https" } else { "http" },
         })
         .layer(axum::extract::DefaultBodyLimit::max(xml::MAX_BODY))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            REQUEST_TIMEOUT,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             door,
             crate::http::admit,
