@@ -7,7 +7,9 @@ use crate::message::Message;
 use crate::property::PropertyValue;
 use crate::text::Text;
 
-/// The longest filter or action text.
+/// The longest filter or action text (the service's: "Max allowed length of sql expression is
+/// 1024 chars", the .NET SDK's SqlRuleFilter and SqlRuleAction). It also bounds what one LIKE
+/// costs against a property of 32 KB.
 pub const MAX_SQL: usize = 1024;
 /// The deepest nesting of an expression (parentheses, NOT, operators).
 const MAX_DEPTH: usize = 32;
@@ -642,39 +644,94 @@ fn compare(a: &Value, op: u8, b: &Value) -> Value {
     })
 }
 
-/// LIKE: `%` any run, `_` one character, `escape` makes the next one literal.
-fn like(s: &str, pattern: &str, escape: Option<char>) -> bool {
-    let s: Vec<char> = s.chars().collect();
-    let mut p: Vec<(char, bool)> = Vec::new();
+/// A LIKE pattern's parts: `%` any run, `_` one character, or a character itself.
+#[derive(Clone, Copy, PartialEq)]
+enum Wild {
+    Run,
+    One,
+    Char(char),
+}
+
+/// A pattern's parts, `escape` making the next character literal.
+fn wilds(pattern: &str, escape: Option<char>) -> Vec<Wild> {
+    let mut out = Vec::new();
     let mut chars = pattern.chars();
     while let Some(c) = chars.next() {
-        if Some(c) == escape {
-            if let Some(next) = chars.next() {
-                p.push((next, true));
+        out.push(match c {
+            c if Some(c) == escape => match chars.next() {
+                Some(next) => Wild::Char(next),
+                None => continue,
+            },
+            '%' => Wild::Run,
+            '_' => Wild::One,
+            c => Wild::Char(c),
+        });
+    }
+    out
+}
+
+/// LIKE: `%` any run, `_` one character, `escape` makes the next one literal. Bit-parallel
+/// over the text's positions (bit i: the pattern so far matches the text's first i
+/// characters), so one pattern character costs a pass over the text's words, not its
+/// characters; no recursion, no backtracking.
+fn like(s: &str, pattern: &str, escape: Option<char>) -> bool {
+    let s: Vec<char> = s.chars().collect();
+    let bits = s.len() + 1;
+    let words = bits.div_ceil(64);
+    let last = match bits % 64 {
+        0 => u64::MAX,
+        r => (1u64 << r) - 1,
+    };
+    // Where each character of the pattern stands in the text (bit i: s[i - 1] is it).
+    let mut masks: Vec<(char, Vec<u64>)> = Vec::new();
+    let mut row = vec![0u64; words];
+    row[0] = 1;
+    let mut next = vec![0u64; words];
+    for w in wilds(pattern, escape) {
+        match w {
+            Wild::Run => match row.iter().position(|&x| x != 0) {
+                // Every position from the first matched one on.
+                Some(i) => {
+                    let low = row[i].trailing_zeros();
+                    next[..i].fill(0);
+                    next[i] = u64::MAX << low;
+                    next[i + 1..].fill(u64::MAX);
+                }
+                None => return false,
+            },
+            Wild::One | Wild::Char(_) => {
+                let mut carry = 0;
+                for (n, r) in next.iter_mut().zip(&row) {
+                    *n = (r << 1) | carry;
+                    carry = r >> 63;
+                }
+                if let Wild::Char(c) = w {
+                    let mask = match masks.iter().position(|(m, _)| *m == c) {
+                        Some(i) => &masks[i].1,
+                        None => {
+                            let mut mask = vec![0u64; words];
+                            for (i, _) in s.iter().enumerate().filter(|(_, x)| **x == c) {
+                                mask[(i + 1) / 64] |= 1 << ((i + 1) % 64);
+                            }
+                            masks.push((c, mask));
+                            &masks[masks.len() - 1].1
+                        }
+                    };
+                    for (n, m) in next.iter_mut().zip(mask) {
+                        *n &= m;
+                    }
+                }
             }
-        } else {
-            p.push((c, false));
+        }
+        if let Some(end) = next.last_mut() {
+            *end &= last;
+        }
+        std::mem::swap(&mut row, &mut next);
+        if row.iter().all(|&x| x == 0) {
+            return false;
         }
     }
-    // Dynamic programming over (pattern, text) positions: linear memory, no recursion.
-    let mut row = vec![false; s.len() + 1];
-    row[0] = true;
-    for &(c, literal) in &p {
-        let mut next = vec![false; s.len() + 1];
-        if c == '%' && !literal {
-            let mut any = false;
-            for i in 0..=s.len() {
-                any |= row[i];
-                next[i] = any;
-            }
-        } else {
-            for i in 1..=s.len() {
-                next[i] = row[i - 1] && ((c == '_' && !literal) || s[i - 1] == c);
-            }
-        }
-        row = next;
-    }
-    row[s.len()]
+    row[s.len() / 64] >> (s.len() % 64) & 1 == 1
 }
 
 fn remove_ignoring_case(
@@ -771,6 +828,53 @@ mod tests {
             panic!("a comparison")
         };
         assert!(matches!(*left, Expr::Arithmetic(_, '-', _)), "{left:?}");
+    }
+
+    /// The LIKE of before, position by position: what the bit-parallel one must agree with.
+    fn like_by_positions(s: &str, pattern: &str, escape: Option<char>) -> bool {
+        let s: Vec<char> = s.chars().collect();
+        let mut row = vec![false; s.len() + 1];
+        row[0] = true;
+        for w in wilds(pattern, escape) {
+            let mut next = vec![false; s.len() + 1];
+            if w == Wild::Run {
+                let mut any = false;
+                for i in 0..=s.len() {
+                    any |= row[i];
+                    next[i] = any;
+                }
+            } else {
+                for i in 1..=s.len() {
+                    next[i] = row[i - 1] && (w == Wild::One || w == Wild::Char(s[i - 1]));
+                }
+            }
+            row = next;
+        }
+        row[s.len()]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn like_agrees_with_the_position_by_position_match(
+            s in "[ab%_!]{0,150}",
+            pattern in "[ab%_!]{0,20}",
+            escape in proptest::option::of(proptest::sample::select(vec!['!', 'a'])),
+        ) {
+            proptest::prop_assert_eq!(like(&s, &pattern, escape), like_by_positions(&s, &pattern, escape));
+        }
+    }
+
+    #[test]
+    fn a_long_pattern_against_a_long_text_is_quick_and_long_sql_is_refused() {
+        let text = "a".repeat(32 * 1024);
+        let pattern = format!("{}x", "%_".repeat(500));
+        assert!(!like(&text, &pattern, None));
+        assert!(like(&text, &"%_".repeat(500), None));
+        let long = format!("p LIKE '{}'", "%".repeat(MAX_SQL));
+        let e = parse_filter(&long).expect_err("refused");
+        assert!(e.to_string().contains("1024"), "{e}");
+        let _ = parse_filter("p LIKE 'a'").expect("taken");
+        assert!(parse_action(&format!("SET a = '{}'", "x".repeat(MAX_SQL))).is_err());
     }
 
     #[test]

@@ -12,8 +12,9 @@
 //!   HttpOnly, SameSite=Strict cookie that the page's later requests carry. Without either:
 //!   401.
 //! - Bounds: [`MAX_HTTP_CONNECTIONS`] connections at once (one more is told 503 and closed),
-//!   and a request's header must arrive within [`HEADER_READ_TIMEOUT`] (an idle kept-alive
-//!   connection is closed after as long).
+//!   a request's header must arrive within [`HEADER_READ_TIMEOUT`] (an idle kept-alive
+//!   connection is closed after as long), and what is written must be read within
+//!   [`WRITE_TIMEOUT`].
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
@@ -29,6 +30,9 @@ use tokio::net::TcpListener;
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// HTTP connections served at once; one more is told 503 and closed at once.
 pub const MAX_HTTP_CONNECTIONS: usize = 512;
+/// How long what is written may wait for the client to read it before the connection is
+/// dropped: a client that sends requests and never reads the answers does not keep its place.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// The token's random bytes (printed as twice as many hex digits).
 const TOKEN_BYTES: usize = 16;
 
@@ -212,6 +216,9 @@ pub async fn serve_over(
         };
         let service = hyper_util::service::TowerToHyperService::new(app.clone());
         let tls = tls.clone();
+        let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
+        stream.set_write_timeout(Some(WRITE_TIMEOUT));
+        let stream = Box::pin(stream);
         tokio::spawn(async move {
             let http = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())

@@ -197,7 +197,7 @@ async fn entities_are_made_read_changed_listed_and_deleted_as_steps_of_the_run()
 async fn attacks_are_refused_with_the_reason_and_change_nothing() {
     let (addr, shared) = start().await;
     let steps = || shared.lock().steps();
-    let before = steps();
+    let first = steps();
     let deep = format!("<QueueDescription>{}", "<a>".repeat(10_000));
     let bombs = [
         (entry(&deep), "nested deeper than 32"),
@@ -239,6 +239,44 @@ async fn attacks_are_refused_with_the_reason_and_change_nothing() {
     .await;
     assert_eq!(status, 400, "{answer}");
     assert!(answer.contains("SQL parameters"), "{answer}");
+    assert_eq!(steps(), first, "nothing was recorded");
+    // A rule's update the engine refuses leaves the rule as it was (it was removed first).
+    let sub = entry(&format!("<SubscriptionDescription {SB}/>"));
+    assert_eq!(
+        request(addr, "PUT", "/events/Subscriptions/keep", "", &sub)
+            .await
+            .0,
+        201
+    );
+    let bad_rule = entry(&format!(
+        r#"<RuleDescription {SB}><Filter i:type="SqlFilter"><SqlExpression>color = = (</SqlExpression></Filter></RuleDescription>"#
+    ));
+    let (status, answer) = request(
+        addr,
+        "PUT",
+        "/events/Subscriptions/keep/Rules/$Default",
+        "If-Match: *\r\n",
+        &bad_rule,
+    )
+    .await;
+    assert_eq!(status, 400, "{answer}");
+    let (_, rules) = request(addr, "GET", "/events/Subscriptions/keep/Rules", "", b"").await;
+    assert!(
+        rules.contains("<title type=\"text\">$Default</title>"),
+        "{rules}"
+    );
+    // Names a URL cannot carry, or XML cannot write back: refused.
+    let q = entry(&format!("<QueueDescription {SB}/>"));
+    for path in [
+        "/.",
+        "/..",
+        "/a/./b",
+        "/events/Subscriptions/keep/Rules/%01",
+    ] {
+        let (status, answer) = request(addr, "PUT", path, "", &q).await;
+        assert_eq!(status, 400, "{path}: {answer}");
+    }
+    let before = steps();
     // Past the body bound: refused before it is read whole.
     let huge = vec![b'x'; sbp_server::admin::xml::MAX_BODY + 1];
     let (status, _) = request(addr, "PUT", "/q", "", &huge).await;
@@ -375,4 +413,45 @@ mod property {
             }
         }
     }
+}
+
+/// A client that sends requests and never reads the answers is dropped once what is written
+/// has waited [`sbp_server::http::WRITE_TIMEOUT`] for it: it does not keep its place for good.
+#[tokio::test]
+async fn a_client_that_never_reads_is_dropped() {
+    let (addr, _shared) = start().await;
+    for i in 0..40 {
+        let q = entry(&format!("<QueueDescription {SB}/>"));
+        assert_eq!(
+            request(addr, "PUT", &format!("/queue-{i:03}"), "", &q)
+                .await
+                .0,
+            201
+        );
+    }
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let one = format!(
+        "GET /$Resources/queues?$top=1000 HTTP/1.1\r\nHost: localhost:{}\r\n\r\n",
+        addr.port()
+    );
+    // Requests whose answers (about 100 KB each) fill the socket's buffers many times over.
+    let started = std::time::Instant::now();
+    for _ in 0..400 {
+        if tokio::time::timeout(Duration::from_secs(1), s.write_all(one.as_bytes()))
+            .await
+            .is_err()
+        {
+            break; // the server stopped reading: its answers wait for us
+        }
+    }
+    tokio::time::sleep(sbp_server::http::WRITE_TIMEOUT + Duration::from_secs(2)).await;
+    // Dropped: what was sent before is read, then the end, well short of 400 answers.
+    let mut got = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(20), s.read_to_end(&mut got)).await;
+    assert!(read.is_ok(), "the connection was closed");
+    let answers = String::from_utf8_lossy(&got)
+        .matches("HTTP/1.1 200")
+        .count();
+    assert!(answers < 400, "{answers} answers");
+    assert!(started.elapsed() >= sbp_server::http::WRITE_TIMEOUT);
 }

@@ -71,6 +71,19 @@ impl Target {
                 .map_err(|_| format!("{path}: a name that is not UTF-8"))
         };
         let is = |s: &str, word: &str| s.eq_ignore_ascii_case(word);
+        // A segment a URL cannot name (a client drops `.` and `..` before it sends), or a name
+        // that XML cannot carry back (a control character), is refused.
+        for segment in &raw {
+            let name = decode(segment)?;
+            if name.is_empty() || name == "." || name == ".." {
+                return Err(format!(
+                    "{path}: a name is not empty, . or .. (a URL cannot name it)"
+                ));
+            }
+            if name.chars().any(|c| !xml::is_xml_char(c)) {
+                return Err(format!("{path}: a name holds a character XML cannot carry"));
+            }
+        }
         match raw.as_slice() {
             [""] => return Err("name a queue, a topic, $Resources/queues or $namespaceinfo".into()),
             [ns] if is(ns, "$namespaceinfo") => return Ok(Target::Namespace),
@@ -191,6 +204,15 @@ async fn handle(
         Ok(p) => p,
         Err(why) => return error(StatusCode::BAD_REQUEST, &why).into_response(),
     };
+    // A body is read into its tree before the broker is held (its cost is the body's, not
+    // the other clients' wait).
+    let root = match method {
+        Method::PUT => match xml::parse(&body) {
+            Ok(root) => Some(root),
+            Err(why) => return error(StatusCode::BAD_REQUEST, &why).into_response(),
+        },
+        _ => None,
+    };
     let answer = {
         let mut broker = admin.shared.lock();
         broker.tick();
@@ -203,7 +225,7 @@ async fn handle(
         };
         match method {
             Method::GET => Ok(get(&broker, &request)),
-            Method::PUT => put(&mut broker, &request, &body),
+            Method::PUT => put(&mut broker, &request, &root.unwrap_or_default()),
             Method::DELETE => delete(&mut broker, &target),
             _ => Err(error(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -332,7 +354,7 @@ fn get(broker: &Broker, r: &Request) -> Response {
                 Some(t) if t.kind == EntityKind::Topic => t
                     .subscriptions
                     .iter()
-                    .filter_map(|id| ns.entities_by_id().find(|e| e.id == *id))
+                    .filter_map(|id| ns.entity(ns.entity_name(*id)))
                     .collect(),
                 _ => {
                     return error(StatusCode::NOT_FOUND, &format!("no topic {topic}"))
@@ -473,8 +495,7 @@ fn description<'x>(root: &'x xml::Element, names: &[&str]) -> Result<&'x xml::El
     })
 }
 
-fn put(broker: &mut Broker, r: &Request, body: &[u8]) -> Result<Response, Failed> {
-    let root = xml::parse(body).map_err(|why| error(StatusCode::BAD_REQUEST, &why))?;
+fn put(broker: &mut Broker, r: &Request, root: &xml::Element) -> Result<Response, Failed> {
     let bad = |why: String| error(StatusCode::BAD_REQUEST, &why);
     let run = |broker: &mut Broker, action: Action| {
         broker
@@ -484,7 +505,7 @@ fn put(broker: &mut Broker, r: &Request, body: &[u8]) -> Result<Response, Failed
     };
     match r.target {
         Target::Entity(name) => {
-            let d = description(&root, &["QueueDescription", "TopicDescription"])?;
+            let d = description(root, &["QueueDescription", "TopicDescription"])?;
             let mut settings = atom::settings(d, broker.sim.ns.tier()).map_err(bad)?;
             let queue = d.name == "QueueDescription";
             if !r.update {
@@ -529,7 +550,7 @@ fn put(broker: &mut Broker, r: &Request, body: &[u8]) -> Result<Response, Failed
             Ok(entry_response(created(r.update), w.entity(e, name, name)))
         }
         Target::Subscription(topic, sub) => {
-            let d = description(&root, &["SubscriptionDescription"])?;
+            let d = description(root, &["SubscriptionDescription"])?;
             let mut settings = atom::settings(d, broker.sim.ns.tier()).map_err(bad)?;
             let path = subscription_path(topic, sub);
             if !r.update {
@@ -580,7 +601,7 @@ fn put(broker: &mut Broker, r: &Request, body: &[u8]) -> Result<Response, Failed
             ))
         }
         Target::Rule(topic, sub, name) => {
-            let d = description(&root, &["RuleDescription"])?;
+            let d = description(root, &["RuleDescription"])?;
             let rule = atom::rule(d, name).map_err(bad)?;
             let path = subscription_path(topic, sub);
             let step = RuleStepDef {
@@ -589,7 +610,21 @@ fn put(broker: &mut Broker, r: &Request, body: &[u8]) -> Result<Response, Failed
             };
             if r.update {
                 // The engine has no rule update: the rule is removed and added again (two
-                // steps of the run).
+                // steps of the run), once the new one is known to be taken: a refused update
+                // leaves the rule as it was.
+                sbp_scenario::step::subscription_rule(Some(&step.rule))
+                    .map_err(|t| bad(t.to_string()))?;
+                if broker
+                    .sim
+                    .ns
+                    .entity(&path)
+                    .is_none_or(|e| !e.rules.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)))
+                {
+                    return Err(error(
+                        StatusCode::NOT_FOUND,
+                        &format!("no rule {name} on {path}"),
+                    ));
+                }
                 run(
                     broker,
                     Action::RemoveRule(RuleStepDef {

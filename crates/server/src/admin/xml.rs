@@ -10,6 +10,25 @@ pub const MAX_BODY: usize = 256 * 1024;
 pub const MAX_DEPTH: usize = 32;
 /// The most elements one body holds.
 pub const MAX_ELEMENTS: usize = 4_096;
+/// The most attributes on one element (a description's have one or two).
+pub const MAX_ATTRIBUTES: usize = 32;
+
+/// Whether XML 1.0 can carry `c` at all (its `Char` production): a text holding another is
+/// refused on the way in, and never written out.
+pub fn is_xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
+/// Refuses a text holding a character XML cannot carry.
+fn carried(text: &str) -> Result<(), String> {
+    match text.chars().find(|c| !is_xml_char(*c)) {
+        Some(c) => Err(format!(
+            "the character U+{:04X} is not one XML 1.0 carries",
+            u32::from(c)
+        )),
+        None => Ok(()),
+    }
+}
 
 /// An element: its local name (without a prefix), its attributes (local names), its text and
 /// its children.
@@ -90,11 +109,17 @@ pub fn parse(bytes: &[u8]) -> Result<Element, String> {
                     name: local(start.name().as_ref()),
                     ..Element::default()
                 };
-                for a in start.attributes() {
+                for (i, a) in start.attributes().enumerate() {
+                    if i >= MAX_ATTRIBUTES {
+                        return Err(format!(
+                            "more than {MAX_ATTRIBUTES} attributes on an element"
+                        ));
+                    }
                     let a = a.map_err(|e| format!("an attribute that is not well-formed: {e}"))?;
                     let value = a
                         .normalized_value(quick_xml::XmlVersion::Implicit1_0)
                         .map_err(|e| format!("an attribute's value: {e}"))?;
+                    carried(&value)?;
                     element
                         .attributes
                         .push((local(a.key.as_ref()), value.into_owned()));
@@ -113,7 +138,9 @@ pub fn parse(bytes: &[u8]) -> Result<Element, String> {
             }
             Event::Text(text) => {
                 if let Some(top) = stack.last_mut() {
-                    top.text.push_str(&text.xml10_content());
+                    let text = text.xml10_content();
+                    carried(&text)?;
+                    top.text.push_str(&text);
                 }
             }
             Event::GeneralRef(reference) => {
@@ -123,7 +150,9 @@ pub fn parse(bytes: &[u8]) -> Result<Element, String> {
             }
             Event::CData(data) => {
                 if let Some(top) = stack.last_mut() {
-                    top.text.push_str(&data.into_inner());
+                    let data = data.into_inner();
+                    carried(&data)?;
+                    top.text.push_str(&data);
                 }
             }
             Event::DocType(_) => return Err("a document type declaration is not taken".into()),
@@ -169,20 +198,41 @@ fn entity(name: &str) -> Result<String, String> {
                 .or_else(|| name.strip_prefix('#').map(str::parse::<u32>))
                 .ok_or_else(|| format!("the entity &{name}; is not known"))?
                 .map_err(|_| format!("the character reference &{name}; is not a number"))?;
-            char::from_u32(code).ok_or_else(|| format!("&{name}; is not a character"))?
+            char::from_u32(code)
+                .filter(|c| is_xml_char(*c))
+                .ok_or_else(|| format!("&{name}; is not a character XML 1.0 carries"))?
         }
     };
     Ok(c.to_string())
 }
 
-/// `text` escaped for an element's text (`<`, `>` and `&`).
+/// `text` escaped for an element's text (`<`, `>` and `&`); a character XML cannot carry
+/// (from a scenario file, say) written as U+FFFD, so an answer is always well-formed.
 pub fn escape(text: &str) -> std::borrow::Cow<'_, str> {
-    quick_xml::escape::partial_escape(text)
+    match carriable(text) {
+        std::borrow::Cow::Borrowed(t) => quick_xml::escape::partial_escape(t),
+        std::borrow::Cow::Owned(t) => quick_xml::escape::partial_escape(&t).into_owned().into(),
+    }
 }
 
-/// `text` escaped for an attribute's value (quotes too).
+/// `text` escaped for an attribute's value (quotes too), as [`escape`].
 pub fn escape_attribute(text: &str) -> std::borrow::Cow<'_, str> {
-    quick_xml::escape::escape(text)
+    match carriable(text) {
+        std::borrow::Cow::Borrowed(t) => quick_xml::escape::escape(t),
+        std::borrow::Cow::Owned(t) => quick_xml::escape::escape(&t).into_owned().into(),
+    }
+}
+
+/// `text` with each character XML cannot carry replaced by U+FFFD.
+fn carriable(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.chars().all(is_xml_char) {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        text.chars()
+            .map(|c| if is_xml_char(c) { c } else { '\u{FFFD}' })
+            .collect::<String>()
+            .into()
+    }
 }
 
 #[cfg(test)]
@@ -203,6 +253,12 @@ mod tests {
     }
 
     #[test]
+    fn what_xml_cannot_carry_is_never_written() {
+        assert_eq!(escape("a\u{0}b<"), "a\u{FFFD}b&lt;");
+        assert_eq!(escape_attribute("\"\u{1}"), "&quot;\u{FFFD}");
+    }
+
+    #[test]
     fn what_is_not_well_formed_or_past_a_bound_is_refused_with_the_reason() {
         for (body, why) in [
             (b"<a><b></a>".to_vec(), "not well-formed"),
@@ -219,6 +275,19 @@ mod tests {
                 "more than 4096 elements",
             ),
             (vec![b' '; MAX_BODY + 1], "at most 262144"),
+            (b"<a>&#0;</a>".to_vec(), "not a character XML 1.0 carries"),
+            (b"<a>\x01</a>".to_vec(), "U+0001"),
+            (
+                format!(
+                    "<a {}/>",
+                    (0..40)
+                        .map(|i| format!("a{i}=''"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )
+                .into_bytes(),
+                "more than 32 attributes",
+            ),
         ] {
             let e = parse(&body).expect_err("refused");
             assert!(e.contains(why), "{e} should say {why}");
