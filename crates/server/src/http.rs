@@ -86,6 +86,13 @@ impl Door {
 
     /// Whether `name` (a host without its port, lower case) is one this server answers to.
     fn answers_to(&self, name: &str) -> bool {
+        // Only what a host name or an address is made of (`evil.com/x.localhost` is neither).
+        if !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '[' | ']' | ':'))
+        {
+            return false;
+        }
         if name == "localhost" || name.ends_with(".localhost") {
             return true;
         }
@@ -332,6 +339,7 @@ mod tests {
         }
         for name in [
             "evil.example",
+            "evil.example/x.localhost",
             "localhost.evil.example",
             "10.0.0.1",
             "[::2]",

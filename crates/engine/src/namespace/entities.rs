@@ -21,7 +21,9 @@ impl Namespace {
             )
             .on_field("Name"));
         }
-        if self.entities.iter().flatten().count() >= crate::limits::MAX_ENTITIES {
+        // Counted by name (the live entities are among the names ever made), not over every
+        // entity ever made: a queue deleted and made again does not make the next create dearer.
+        if self.entities().count() >= crate::limits::MAX_ENTITIES {
             return Err(BrokerError::new(
                 ErrorKind::QuotaExceeded,
                 text!("e-max-entities", max = crate::limits::MAX_ENTITIES),
@@ -66,9 +68,7 @@ impl Namespace {
     /// PRO-01: the emulator holds at most 50 queues and topics.
     fn check_emulator_room(&self) -> Result<()> {
         let queues_and_topics = self
-            .entities
-            .iter()
-            .flatten()
+            .entities()
             .filter(|e| !matches!(e.kind, EntityKind::Subscription { .. }))
             .count();
         if self.tier == Tier::Emulator

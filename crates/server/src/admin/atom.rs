@@ -302,8 +302,14 @@ pub fn settings(d: &Element, tier: sbp_engine::Tier) -> Result<SettingsDef, Refu
             })
             .transpose()
     };
+    // The service's counts are .NET ints.
     let max_delivery_count = number("MaxDeliveryCount")?
-        .map(|n| u32::try_from(n).map_err(|_| format!("MaxDeliveryCount {n} is past {}", u32::MAX)))
+        .map(|n| {
+            u32::try_from(n)
+                .ok()
+                .filter(|n| *n <= i32::MAX as u32)
+                .ok_or_else(|| format!("MaxDeliveryCount {n} is past {}", i32::MAX))
+        })
         .transpose()?;
     let max_size_bytes = number("MaxSizeInMegabytes")?
         .map(|mb| {
@@ -317,10 +323,11 @@ pub fn settings(d: &Element, tier: sbp_engine::Tier) -> Result<SettingsDef, Refu
         max_delivery_count,
         dead_lettering_on_message_expiration: boolean("DeadLetteringOnMessageExpiration")?,
         auto_delete_on_idle: dur("AutoDeleteOnIdle")?,
-        forward_to: d.text_of("ForwardTo").map(entity_name),
+        forward_to: d.text_of("ForwardTo").map(entity_name).transpose()?,
         forward_dead_lettered_messages_to: d
             .text_of("ForwardDeadLetteredMessagesTo")
-            .map(entity_name),
+            .map(entity_name)
+            .transpose()?,
         max_size_bytes,
         requires_duplicate_detection: boolean("RequiresDuplicateDetection")?,
         duplicate_detection_history_time_window: dur("DuplicateDetectionHistoryTimeWindow")?,
@@ -366,14 +373,16 @@ fn not_modelled(d: &Element, tier: sbp_engine::Tier) -> Result<(), Refused> {
 
 /// An entity named by a URL (`sb://localhost/orders`, `https://localhost:7443/orders`) or a
 /// name: its name.
-fn entity_name(text: &str) -> String {
-    match text.split_once("://") {
-        Some((_, rest)) => rest
-            .split_once('/')
-            .map_or(rest, |(_, path)| path)
-            .to_string(),
-        None => text.to_string(),
+fn entity_name(text: &str) -> Result<String, Refused> {
+    let name = match text.split_once("://") {
+        Some((_, rest)) => rest.split_once('/').map_or("", |(_, path)| path),
+        None => text,
+    };
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!("{text:?} names no entity to forward to"));
     }
+    Ok(name.to_string())
 }
 
 /// A rule description (or a subscription's `DefaultRuleDescription`) as the scenario's rule.
@@ -467,7 +476,12 @@ fn property(value: &Element) -> Result<PropertyValue, Refused> {
         "string" => PropertyValue::String(value.text.clone()),
         "int" | "short" | "byte" => PropertyValue::Int(text.parse().map_err(|_| bad())?),
         "long" | "unsignedInt" => PropertyValue::Long(text.parse().map_err(|_| bad())?),
-        "double" | "float" | "decimal" => PropertyValue::Double(text.parse().map_err(|_| bad())?),
+        "double" | "float" | "decimal" => PropertyValue::Double(
+            text.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(bad)?,
+        ),
         "boolean" => PropertyValue::Bool(match text {
             "true" => true,
             "false" => false,

@@ -213,28 +213,40 @@ async fn handle(
         },
         _ => None,
     };
-    let answer = {
-        let mut broker = admin.shared.lock();
-        broker.tick();
-        let request = Request {
-            base: &base,
-            target: &target,
-            update,
-            page,
-            query: uri.query().unwrap_or(""),
+    // The broker is held on a thread of its own, not on one of the runtime's few workers: a
+    // long list does not stall the other listeners' tasks while it is written.
+    let shared = admin.shared.clone();
+    let answer = tokio::task::spawn_blocking(move || {
+        let answer = {
+            let mut broker = shared.lock();
+            broker.tick();
+            let request = Request {
+                base: &base,
+                target: &target,
+                update,
+                page,
+            };
+            match method {
+                Method::GET => Ok(get(&broker, &request)),
+                Method::PUT => put(&mut broker, &request, &root.unwrap_or_default()),
+                Method::DELETE => delete(&mut broker, &target),
+                _ => Err(error(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "the management API takes GET, PUT and DELETE",
+                )),
+            }
         };
-        match method {
-            Method::GET => Ok(get(&broker, &request)),
-            Method::PUT => put(&mut broker, &request, &root.unwrap_or_default()),
-            Method::DELETE => delete(&mut broker, &target),
-            _ => Err(error(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "the management API takes GET, PUT and DELETE",
-            )),
-        }
-    };
-    // What waited on an entity made or removed looks again.
-    admin.shared.bump();
+        // What waited on an entity made or removed looks again.
+        shared.bump();
+        answer
+    })
+    .await
+    .unwrap_or_else(|_| {
+        Err(error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "sbp serve failed on this request (a bug: please report it with the request)",
+        ))
+    });
     answer.unwrap_or_else(IntoResponse::into_response)
 }
 
@@ -271,7 +283,6 @@ struct Request<'a> {
     target: &'a Target,
     update: bool,
     page: Page,
-    query: &'a str,
 }
 
 fn writing<'a>(broker: &Broker, base: &'a str) -> Writing<'a> {
@@ -396,7 +407,6 @@ fn feed(
     let end = skip.saturating_add(top).min(count);
     let entries: Vec<String> = (skip.min(count)..end).map(item).collect();
     let next = (end < count).then(|| format!("{path}?$skip={end}&$top={top}"));
-    let _ = r.query;
     let body = w.feed(path, title, &entries, next.as_deref());
     xml_response(
         StatusCode::OK,
