@@ -41,7 +41,7 @@ impl Scenario {
             check_instant("at", at).map_err(|m| at_field(format!("timeline[{i}]"), m))?;
             if let Some(action) = &step.action {
                 action
-                    .validate()
+                    .validate(self.namespace.tier)
                     .map_err(|m| at_field(format!("timeline[{i}] ({})", action.key()), m))?;
             }
         }

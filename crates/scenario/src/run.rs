@@ -264,7 +264,7 @@ impl Simulation {
     /// Adds a step at the current instant and runs it: how the UI records what a user does, so
     /// that a share link replays it. Steps still to come stay in the timeline, after it.
     pub fn push_step(&mut self, mut step: Step) -> Result<Text, BrokerError> {
-        check_recorded(&step)?;
+        check_recorded(&step, self.ns.tier())?;
         step.at = Dur(self.now());
         self.scenario.timeline.insert(self.next_step, step);
         self.run_step();
@@ -303,7 +303,7 @@ impl Simulation {
         if at <= self.now() {
             return self.push_step(step);
         }
-        check_recorded(&step)?;
+        check_recorded(&step, self.ns.tier())?;
         crate::step::check_instant("the instant", at)
             .map_err(|m| BrokerError::new(ErrorKind::ArgumentOutOfRange, m))?;
         step.at = Dur(at);
@@ -557,10 +557,10 @@ impl Simulation {
 
 /// A step a user adds keeps the limits a file keeps (one behaviour everywhere); a step that
 /// does not is refused and not recorded.
-fn check_recorded(step: &Step) -> Result<(), BrokerError> {
+fn check_recorded(step: &Step, tier: sbp_engine::Tier) -> Result<(), BrokerError> {
     match &step.action {
         Some(a) => a
-            .validate()
+            .validate(tier)
             .map_err(|m| BrokerError::new(ErrorKind::ArgumentOutOfRange, m)),
         None => Ok(()),
     }

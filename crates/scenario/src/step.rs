@@ -245,7 +245,7 @@ impl Action {
 
     /// The playground's limits on what the action asks for (the broker's own rules are checked
     /// when it runs). The error names the field and the limit.
-    pub fn validate(&self) -> Result<(), Text> {
+    pub fn validate(&self, tier: sbp_engine::Tier) -> Result<(), Text> {
         if let Some(path) = self.entity() {
             check_text("path", path, MAX_PATH)?;
         }
@@ -279,12 +279,13 @@ impl Action {
                 if let Some(at) = s.scheduled_enqueue_time {
                     check_instant("scheduled_enqueue_time", at.ms())?;
                 }
-                if s.body.len() > MAX_BODY {
+                let max = max_body(tier);
+                if s.body.len() > max {
                     return Err(text!(
                         "s-too-long",
                         field = "body",
                         size = s.body.len(),
-                        max = MAX_BODY
+                        max = max
                     ));
                 }
                 for (name, value) in [
@@ -525,10 +526,17 @@ fn session_key(op: SessionOpDef) -> &'static str {
     }
 }
 
-/// The longest body a scenario carries: the largest message of the Basic and Standard tiers
+/// The longest body a scenario of the Basic or Standard tier carries: their largest message
 /// (SEND-04), so a run of `sbp serve` records what the SDKs send there; `body_size` simulates
-/// larger ones (Premium's).
+/// larger ones.
 pub const MAX_BODY: usize = 256 * 1024;
+
+/// The longest body a scenario of `tier` carries: its largest message (SEND-04; 100 MB on
+/// Premium). A link is bounded whole (4 MB unpacked), and a namespace stores at most 32 MB of
+/// bodies at once (`sbp_engine::limits::MAX_STORED_BODY_BYTES`): the playground's bounds.
+pub fn max_body(tier: sbp_engine::Tier) -> usize {
+    MAX_BODY.max(usize::try_from(tier.max_message_size()).unwrap_or(MAX_BODY))
+}
 /// The longest name or id.
 pub const MAX_FIELD: usize = 1024;
 /// The largest application property, name and value (the service's limit: 32 KB each).

@@ -188,3 +188,57 @@ async fn a_message_past_the_tier_s_largest_is_refused_and_one_within_it_kept_who
     let stored = orders.main.messages.values().next().expect("a message");
     assert_eq!(stored.body.len(), 250 * 1024);
 }
+
+/// SEND-04 on Premium: a message of 1 MB (past Standard's 256 KB) is taken whole and its run
+/// replays within the format's bounds; one past what the playground stores at once (32 MB of
+/// bodies) is refused naming that bound, not the service's 100 MB.
+#[test]
+fn premium_takes_messages_past_256_kb_up_to_what_the_playground_stores() {
+    let scenario = sbp_scenario::Scenario::from_json(
+        r#"{"version": 1, "namespace": {"tier": "Premium"}, "entities": [{"queue": "orders"}]}"#,
+    )
+    .unwrap();
+    let shared = sbp_server::Shared::new(Broker::new(scenario, 1_764_000_000_000).unwrap());
+    let message = |size: usize| {
+        sbp_server::message::encode(
+            Message::builder()
+                .data(fe2o3_amqp::types::primitives::Binary::from(vec![7u8; size]))
+                .build()
+                .map_body(|b| Body::<Value>::Data(vec![b].into())),
+        )
+    };
+    shared
+        .send("test", "orders", None, &message(1024 * 1024))
+        .expect("a 1 MB message on Premium");
+    let refused = shared
+        .send("test", "orders", None, &message(33 * 1024 * 1024))
+        .expect_err("past the playground's store");
+    match refused {
+        sbp_server::error::Fault::Broker(e) => {
+            assert_eq!(e.kind, sbp_engine::ErrorKind::QuotaExceeded, "{e:?}");
+            assert!(e.message.to_string().contains("32 MB"), "{}", e.message);
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut broker = shared.lock();
+    let recording = broker.recording().expect("the run");
+    let replayed = sbp_scenario::Scenario::from_json(&recording.to_json_pretty())
+        .expect("the recording is a scenario within its bounds");
+    let mut sim = sbp_scenario::Simulation::new(&replayed).expect("it runs");
+    sim.advance_to(replayed.end());
+    assert!(sim.failures.is_empty(), "{:?}", sim.failures);
+    let now = broker.sim.ns.now();
+    let orders = broker.sim.ns.entity("orders").expect("orders");
+    assert_eq!(orders.counts(now).active, 1);
+    assert_eq!(
+        orders
+            .main
+            .messages
+            .values()
+            .next()
+            .expect("a message")
+            .body
+            .len(),
+        1024 * 1024
+    );
+}

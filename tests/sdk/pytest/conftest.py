@@ -13,9 +13,11 @@ Copy this file next to your tests (docs/SERVE.md, "Use it in your tests"). It st
 
 SBP names the sbp binary (default: sbp on PATH); SBP_ENTITIES a scenario or Config.json
 to serve instead of the default entities (a queue orders, a topic events with a
-subscription audit).
+subscription audit). `serving(folder, entities)` starts a server of a test's own (another
+tier, say).
 """
 
+import contextlib
 import json
 import os
 import subprocess
@@ -54,14 +56,16 @@ class Sbp:
         return self._post("/reset")
 
 
-@pytest.fixture(scope="session")
-def sbp_server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("sbp")
+@contextlib.contextmanager
+def serving(folder, entities=None):
+    """sbp serve over `entities` (a scenario or Config.json; None: SBP_ENTITIES or the default
+    entities) on free loopback ports, with its files in `folder`; stopped on leaving."""
     ready_file = folder / "ready.json"
     certificate = folder / "localhost.pem"
     command = [os.environ.get("SBP", "sbp"), "serve"]
-    if os.environ.get("SBP_ENTITIES"):
-        command.append(os.environ["SBP_ENTITIES"])
+    entities = entities or os.environ.get("SBP_ENTITIES")
+    if entities:
+        command.append(str(entities))
     command += [
         "--amqp", "127.0.0.1:0",
         "--http", "127.0.0.1:0",
@@ -83,6 +87,12 @@ def sbp_server(tmp_path_factory):
         server.terminate()
         server.wait(timeout=10)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def sbp_server(tmp_path_factory):
+    with serving(tmp_path_factory.mktemp("sbp")) as server:
+        yield server
 
 
 @pytest.fixture
