@@ -46,8 +46,9 @@ pub struct Broker {
     pub journal: Option<std::sync::Arc<crate::journal::Journal>>,
     /// The wall clock in Unix milliseconds: the system's, or a test's.
     wall_clock: WallClock,
-    /// Queues the log's events touched since the waiting receivers were last told.
-    touched: std::collections::BTreeSet<QueueKey>,
+    /// Queues the log's events touched since the waiting receivers were last told, as the
+    /// log names them (entity index, dead-letter queue); named by path when they are told.
+    touched: std::collections::BTreeSet<(u32, bool)>,
     /// Events the log dropped unread: every queue counts as touched.
     touched_all: bool,
     /// Events of the log read so far (the dropped ones included).
@@ -676,14 +677,7 @@ impl Broker {
             .unwrap_or(usize::MAX)
             .min(log.len());
         for e in &log[from..] {
-            let name = self.sim.ns.entity_name(e.entity);
-            if !self
-                .touched
-                .iter()
-                .any(|(n, d)| **n == *name && *d == e.dlq)
-            {
-                self.touched.insert((name.into(), e.dlq));
-            }
+            self.touched.insert((e.entity, e.dlq));
         }
         self.log_seen = dropped + log.len() as u64;
     }
@@ -695,7 +689,13 @@ impl Broker {
         if std::mem::take(&mut self.touched_all) {
             return None;
         }
-        Some(touched)
+        let ns = &self.sim.ns;
+        Some(
+            touched
+                .into_iter()
+                .map(|(entity, dlq)| (ns.entity_name(entity).into(), dlq))
+                .collect(),
+        )
     }
 
     /// The delivery a lock token names, if this broker gave it.

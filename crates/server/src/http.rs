@@ -53,19 +53,13 @@ impl Door {
     /// The door of a listener bound to `bound`; a token is made (from the OS's randomness)
     /// when `bound` is not loopback.
     pub fn new(bound: SocketAddr, allow_hosts: &[String]) -> std::io::Result<Door> {
-        let token = if bound.ip().is_loopback() {
-            None
-        } else {
+        let mut door = Door::without_token(bound, allow_hosts);
+        if !bound.ip().is_loopback() {
             let mut bytes = [0u8; TOKEN_BYTES];
             getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
-            Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
-        };
-        Ok(Door {
-            allowed: allow_hosts.iter().map(|h| host_name(h)).collect(),
-            own: (!bound.ip().is_unspecified()).then_some(bound.ip()),
-            token,
-            cookie: format!("sbp_token_{}", bound.port()),
-        })
+            door.token = Some(bytes.iter().map(|b| format!("{b:02x}")).collect());
+        }
+        Ok(door)
     }
 
     /// The door of a listener whose clients cannot carry a token (the management API's: the
@@ -75,7 +69,7 @@ impl Door {
             allowed: allow_hosts.iter().map(|h| host_name(h)).collect(),
             own: (!bound.ip().is_unspecified()).then_some(bound.ip()),
             token: None,
-            cookie: String::new(),
+            cookie: format!("sbp_token_{}", bound.port()),
         }
     }
 

@@ -29,8 +29,14 @@ pub(crate) fn line(index: usize, at: Instant, step: &Step) -> String {
 
 /// `FILE.journal`, beside the state file `FILE`.
 pub fn journal_path(state: &Path) -> PathBuf {
-    let mut name = state.as_os_str().to_owned();
-    name.push(".journal");
+    beside(state, ".journal")
+}
+
+/// The file beside `path` whose name is `path`'s with `suffix` added (`FILE.journal`,
+/// `FILE.key`).
+pub fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
     PathBuf::from(name)
 }
 
@@ -245,9 +251,7 @@ fn sync_folder(path: &Path) -> std::io::Result<()> {
 /// Writes `text` to `path` so that a crash leaves the old file or the new one whole: a
 /// temporary file beside it, synced, renamed over it, and the folder synced.
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut tmp_name = path.as_os_str().to_owned();
-    tmp_name.push(".tmp");
-    let tmp = PathBuf::from(tmp_name);
+    let tmp = beside(path, ".tmp");
     let mut file = File::create(&tmp)?;
     file.write_all(text.as_bytes())?;
     file.sync_all()?;

@@ -102,14 +102,16 @@ pub async fn serve_http(
 
 /// The connection string to paste (the emulator's, with the port when it is not 5672).
 pub fn connection_string(addr: &SocketAddr) -> String {
-    let host = "localhost";
-    let port = if addr.port() == 5672 {
-        String::new()
-    } else {
-        format!(":{}", addr.port())
-    };
+    match addr.port() {
+        5672 => emulator_connection_string("localhost"),
+        port => emulator_connection_string(&format!("localhost:{port}")),
+    }
+}
+
+/// The emulator's connection string for the endpoint `authority` (`localhost:PORT`).
+pub fn emulator_connection_string(authority: &str) -> String {
     format!(
-        "Endpoint=sb://{host}{port};SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;"
+        "Endpoint=sb://{authority};SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;"
     )
 }
 

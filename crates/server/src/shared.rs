@@ -91,14 +91,10 @@ impl Shared {
             .fresh
             .as_ref()
             .ok_or("this server was started without what a reset goes back to")?;
-        let mut broker = {
-            let old = self.lock();
-            let generation = self.resets.fetch_add(1, Ordering::SeqCst) + 1;
-            let mut broker = fresh(old.wall_now(), generation)?;
-            broker.carry_over(&old)?;
-            broker
-        };
         let mut old = self.lock();
+        let generation = self.resets.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut broker = fresh(old.wall_now(), generation)?;
+        broker.carry_over(&old)?;
         if let Some(journal) = &self.journal {
             journal
                 .clear()

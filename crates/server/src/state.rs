@@ -16,7 +16,7 @@ use crate::journal::{journal_path, lock, read_line, write_atomically, Journal, M
 use sbp_scenario::Step;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
@@ -122,9 +122,7 @@ pub fn take_up(
         // without one is left from a run whose state was removed to start afresh). It is set
         // aside, not replayed onto the fresh broker.
         if std::fs::metadata(&path).is_ok_and(|m| m.len() > 0) {
-            let mut aside = path.as_os_str().to_owned();
-            aside.push(".old");
-            let aside = PathBuf::from(aside);
+            let aside = crate::journal::beside(&path, ".old");
             std::fs::rename(&path, &aside)
                 .map_err(|e| format!("{}: cannot set it aside: {e}", path.display()))?;
             warnings.push(format!(
@@ -193,9 +191,7 @@ pub fn take_up(
         }
     }
     if let Some(why) = bad {
-        let mut aside = path.as_os_str().to_owned();
-        aside.push(".cut");
-        let aside = PathBuf::from(aside);
+        let aside = crate::journal::beside(&path, ".cut");
         let cut = || -> std::io::Result<u64> {
             let mut f = OpenOptions::new().read(true).write(true).open(&path)?;
             f.seek(SeekFrom::Start(good_end))?;

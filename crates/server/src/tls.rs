@@ -21,9 +21,7 @@ pub const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_sec
 
 /// The private key's file: FILE.key beside the certificate FILE.
 pub fn key_path(cert: &Path) -> PathBuf {
-    let mut name = cert.as_os_str().to_owned();
-    name.push(".key");
-    PathBuf::from(name)
+    crate::journal::beside(cert, ".key")
 }
 
 /// The certificate and key in `cert` and `cert.key`, or (neither there) made and written; the

@@ -7,6 +7,16 @@ use fe2o3_amqp::{Connection, Receiver, Sender, Session};
 use sbp_server::broker::Broker;
 use sbp_server::Server;
 
+/// A message whose body is `size` bytes in one data section, as a transfer carries it.
+fn data_message(size: usize) -> Vec<u8> {
+    sbp_server::message::encode(
+        Message::builder()
+            .data(fe2o3_amqp::types::primitives::Binary::from(vec![7u8; size]))
+            .build()
+            .map_body(|b| Body::<Value>::Data(vec![b].into())),
+    )
+}
+
 async fn start() -> (std::net::SocketAddr, std::sync::Arc<sbp_server::Shared>) {
     let scenario =
         sbp_scenario::Scenario::from_json(r#"{"version": 1, "entities": [{"queue": "orders"}]}"#)
@@ -133,16 +143,8 @@ async fn one_session_sends_past_the_incoming_window() {
 #[tokio::test]
 async fn a_message_past_the_tier_s_largest_is_refused_and_one_within_it_kept_whole() {
     let (_, shared) = start().await;
-    let message = |size: usize| {
-        sbp_server::message::encode(
-            Message::builder()
-                .data(fe2o3_amqp::types::primitives::Binary::from(vec![7u8; size]))
-                .build()
-                .map_body(|b| Body::<Value>::Data(vec![b].into())),
-        )
-    };
     let refused = shared
-        .send("test", "orders", None, &message(300 * 1024))
+        .send("test", "orders", None, &data_message(300 * 1024))
         .expect_err("refused");
     match refused {
         sbp_server::error::Fault::Broker(e) => {
@@ -151,12 +153,12 @@ async fn a_message_past_the_tier_s_largest_is_refused_and_one_within_it_kept_who
         other => panic!("{other:?}"),
     }
     shared
-        .send("test", "orders", None, &message(250 * 1024))
+        .send("test", "orders", None, &data_message(250 * 1024))
         .expect("taken");
     // A batch is one message to the service: two of 200 KB pass the tier's largest together.
     let batch = sbp_server::message::encode(
         Message::builder()
-            .data(fe2o3_amqp::types::primitives::Binary::from(message(
+            .data(fe2o3_amqp::types::primitives::Binary::from(data_message(
                 200 * 1024,
             )))
             .build()
@@ -199,19 +201,11 @@ fn premium_takes_messages_past_256_kb_up_to_what_the_playground_stores() {
     )
     .unwrap();
     let shared = sbp_server::Shared::new(Broker::new(scenario, 1_764_000_000_000).unwrap());
-    let message = |size: usize| {
-        sbp_server::message::encode(
-            Message::builder()
-                .data(fe2o3_amqp::types::primitives::Binary::from(vec![7u8; size]))
-                .build()
-                .map_body(|b| Body::<Value>::Data(vec![b].into())),
-        )
-    };
     shared
-        .send("test", "orders", None, &message(1024 * 1024))
+        .send("test", "orders", None, &data_message(1024 * 1024))
         .expect("a 1 MB message on Premium");
     let refused = shared
-        .send("test", "orders", None, &message(33 * 1024 * 1024))
+        .send("test", "orders", None, &data_message(33 * 1024 * 1024))
         .expect_err("past the playground's store");
     match refused {
         sbp_server::error::Fault::Broker(e) => {

@@ -38,10 +38,6 @@ impl Writing<'_> {
         sbp_engine::utc::format_utc(self.clock.utc(at), 0)
     }
 
-    fn utc(&self, at: sbp_engine::time::Instant) -> String {
-        self.instant(at)
-    }
-
     /// An ATOM entry around `content` (a description), titled `title`, at `path`.
     pub fn entry(&self, path: &str, title: &str, created: &str, content: &str) -> String {
         format!(
@@ -52,7 +48,7 @@ impl Writing<'_> {
             base = escape_attribute(self.base),
             path = escape_attribute(path),
             title = escape(title),
-            updated = self.utc(self.now),
+            updated = self.instant(self.now),
         )
     }
 
@@ -64,7 +60,7 @@ impl Writing<'_> {
             escape(title),
             escape_attribute(self.base),
             escape_attribute(path),
-            self.utc(self.now),
+            self.instant(self.now),
             escape_attribute(self.base),
             escape_attribute(path),
         );
@@ -84,9 +80,15 @@ impl Writing<'_> {
     }
 
     /// An entity's entry: a queue's, topic's or subscription's description with its settings
-    /// and its counts now.
-    pub fn entity(&self, e: &Entity, path: &str, title: &str) -> String {
-        let created = self.utc(e.created_at);
+    /// and its counts now, at its path as the service writes it, titled with its name (a
+    /// subscription's own, as the SDKs list it).
+    pub fn entity(&self, e: &Entity) -> String {
+        let path = canonical(&e.path);
+        let title = match e.kind {
+            EntityKind::Subscription { .. } => e.path.rsplit('/').next().unwrap_or(&e.path),
+            EntityKind::Queue | EntityKind::Topic => &e.path,
+        };
+        let created = self.instant(e.created_at);
         let s = &e.settings;
         let mut d = String::new();
         let counts = e.counts(self.now);
@@ -101,7 +103,7 @@ impl Writing<'_> {
         );
         let times = format!(
             "<CreatedAt>{created}</CreatedAt><UpdatedAt>{created}</UpdatedAt><AccessedAt>{}</AccessedAt>",
-            self.utc(e.last_activity)
+            self.instant(e.last_activity)
         );
         let host = self.base.split_once("://").map_or(self.base, |(_, h)| h);
         let forward = |name: &str, to: &Option<String>| match to {
@@ -155,7 +157,7 @@ impl Writing<'_> {
             }
         }
         let _ = write!(d, "</{kind}>");
-        self.entry(path, title, &created, &d)
+        self.entry(&path, title, &created, &d)
     }
 
     /// The tier's largest message in kilobytes (SEND-04).
@@ -163,8 +165,11 @@ impl Writing<'_> {
         self.tier.max_message_size() / 1024
     }
 
-    /// A rule's entry.
-    pub fn rule(&self, path: &str, name: &str, rule: &SubscriptionRule, created: &str) -> String {
+    /// The entry of `subscription`'s rule `name` (the engine keeps no time for a rule: its
+    /// subscription's creation stands for it).
+    pub fn rule(&self, subscription: &Entity, name: &str, rule: &SubscriptionRule) -> String {
+        let path = format!("{}/Rules/{name}", canonical(&subscription.path));
+        let created = self.instant(subscription.created_at);
         let mut d = format!("<RuleDescription xmlns=\"{SB}\" xmlns:i=\"{XSI}\">");
         match rule {
             SubscriptionRule::MatchAll => d.push_str(
@@ -220,11 +225,13 @@ impl Writing<'_> {
             "<CreatedAt>{created}</CreatedAt><Name>{}</Name></RuleDescription>",
             escape(name)
         );
-        self.entry(path, name, created, &d)
+        self.entry(&path, name, &created, &d)
     }
 
-    /// The namespace's entry (`$namespaceinfo`).
-    pub fn namespace(&self, name: &str, tier: sbp_engine::Tier, created: &str) -> String {
+    /// The namespace's entry (`$namespaceinfo`), made when the run started.
+    pub fn namespace(&self, name: &str) -> String {
+        let created = self.instant(0);
+        let tier = self.tier;
         let sku = match tier {
             sbp_engine::Tier::Basic => "Basic",
             sbp_engine::Tier::Premium => "Premium",
@@ -239,8 +246,14 @@ impl Writing<'_> {
             "<NamespaceInfo xmlns=\"{SB}\" xmlns:i=\"{XSI}\"><Alias i:nil=\"true\"/><CreatedTime>{created}</CreatedTime><MessagingSKU>{sku}</MessagingSKU>{units}<ModifiedTime>{created}</ModifiedTime><Name>{}</Name><NamespaceType>Messaging</NamespaceType></NamespaceInfo>",
             escape(name)
         );
-        self.entry("$namespaceinfo", name, created, &d)
+        self.entry("$namespaceinfo", name, &created, &d)
     }
+}
+
+/// An entity's path as the service writes it in an entry's id (`Subscriptions`, capital S:
+/// the JavaScript client reads names from there).
+pub fn canonical(path: &str) -> String {
+    path.replace("/subscriptions/", "/Subscriptions/")
 }
 
 /// A rule's action element.

@@ -17,7 +17,7 @@ pub mod xml;
 
 use crate::broker::Broker;
 use crate::shared::Shared;
-use atom::Writing;
+use atom::{canonical, Writing};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
@@ -64,17 +64,19 @@ impl Target {
             .trim_end_matches('/')
             .split('/')
             .collect();
-        let decode = |s: &str| {
-            percent_encoding::percent_decode_str(s)
-                .decode_utf8()
-                .map(|d| d.into_owned())
-                .map_err(|_| format!("{path}: a name that is not UTF-8"))
-        };
+        let decoded: Vec<String> = raw
+            .iter()
+            .map(|s| {
+                percent_encoding::percent_decode_str(s)
+                    .decode_utf8()
+                    .map(|d| d.into_owned())
+                    .map_err(|_| format!("{path}: a name that is not UTF-8"))
+            })
+            .collect::<Result<_, _>>()?;
         let is = |s: &str, word: &str| s.eq_ignore_ascii_case(word);
         // A segment a URL cannot name (a client drops `.` and `..` before it sends), or a name
         // that XML cannot carry back (a control character), is refused.
-        for segment in &raw {
-            let name = decode(segment)?;
+        for name in &decoded {
             if name.is_empty() || name == "." || name == ".." {
                 return Err(format!(
                     "{path}: a name is not empty, . or .. (a URL cannot name it)"
@@ -84,6 +86,7 @@ impl Target {
                 return Err(format!("{path}: a name holds a character XML cannot carry"));
             }
         }
+        // The words of the path are matched as sent; the names are the decoded segments.
         match raw.as_slice() {
             [""] => return Err("name a queue, a topic, $Resources/queues or $namespaceinfo".into()),
             [ns] if is(ns, "$namespaceinfo") => return Ok(Target::Namespace),
@@ -98,25 +101,22 @@ impl Target {
             }
             _ => {}
         }
-        let names = |segments: &[&str]| -> Result<String, String> {
-            let parts: Result<Vec<String>, String> = segments.iter().map(|s| decode(s)).collect();
-            Ok(parts?.join("/"))
-        };
         let Some(at) = raw
             .iter()
             .skip(1)
             .position(|s| is(s, "subscriptions"))
             .map(|p| p + 1)
         else {
-            return Ok(Target::Entity(names(&raw)?));
+            return Ok(Target::Entity(decoded.join("/")));
         };
-        let topic = names(&raw[..at])?;
+        let topic = decoded[..at].join("/");
+        let name = |i: usize| decoded[i].clone();
         match &raw[at + 1..] {
             [] => Ok(Target::Subscriptions(topic)),
-            [sub] => Ok(Target::Subscription(topic, decode(sub)?)),
-            [sub, rules] if is(rules, "rules") => Ok(Target::Rules(topic, decode(sub)?)),
-            [sub, rules, rule] if is(rules, "rules") => {
-                Ok(Target::Rule(topic, decode(sub)?, decode(rule)?))
+            [_] => Ok(Target::Subscription(topic, name(at + 1))),
+            [_, rules] if is(rules, "rules") => Ok(Target::Rules(topic, name(at + 1))),
+            [_, rules, _] if is(rules, "rules") => {
+                Ok(Target::Rule(topic, name(at + 1), name(at + 3)))
             }
             _ => Err(format!(
                 "{path}: a subscription is TOPIC/Subscriptions/NAME, a rule \
@@ -129,12 +129,6 @@ impl Target {
 /// The engine's path of a subscription.
 fn subscription_path(topic: &str, sub: &str) -> String {
     format!("{topic}/subscriptions/{sub}")
-}
-
-/// An entity's path as the service writes it in an entry's id (`Subscriptions`, capital S:
-/// the JavaScript client reads names from there).
-fn canonical(path: &str) -> String {
-    path.replace("/subscriptions/", "/Subscriptions/")
 }
 
 #[derive(Clone)]
@@ -175,12 +169,10 @@ pub async fn serve(
 }
 
 /// The connection string the administration clients take: the emulator's, with this
-/// listener's port (Python's and JavaScript's always speak https to it).
+/// listener's port always (their https goes to 443 without one; Python's and JavaScript's
+/// always speak https to it).
 pub fn connection_string(addr: &SocketAddr) -> String {
-    format!(
-        "Endpoint=sb://localhost:{};SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;",
-        addr.port()
-    )
+    crate::emulator_connection_string(&format!("localhost:{}", addr.port()))
 }
 
 async fn handle(
@@ -306,25 +298,14 @@ fn queue_or_topic<'b>(broker: &'b Broker, name: &str) -> Option<&'b Entity> {
 fn get(broker: &Broker, r: &Request) -> Response {
     let w = writing(broker, r.base);
     let ns = &broker.sim.ns;
-    let entry = |e: &Entity| {
-        let title = e.path.rsplit('/').next().unwrap_or(&e.path).to_string();
-        let title = match e.kind {
-            EntityKind::Subscription { .. } => title,
-            _ => e.path.clone(),
-        };
-        w.entity(e, &canonical(&e.path), &title)
-    };
     match r.target {
-        Target::Namespace => {
-            let created = w.instant(0);
-            ok_entry(w.namespace("sbp", ns.tier(), &created))
-        }
+        Target::Namespace => ok_entry(w.namespace("sbp")),
         Target::Entity(name) => match queue_or_topic(broker, name) {
-            Some(e) => ok_entry(entry(e)),
+            Some(e) => ok_entry(w.entity(e)),
             None => not_there(&w, name),
         },
         Target::Subscription(topic, sub) => match ns.entity(&subscription_path(topic, sub)) {
-            Some(e) => ok_entry(entry(e)),
+            Some(e) => ok_entry(w.entity(e)),
             None => not_there(&w, &canonical(&subscription_path(topic, sub))),
         },
         Target::Rule(topic, sub, rule) => {
@@ -336,12 +317,7 @@ fn get(broker: &Broker, r: &Request) -> Response {
                     .map(|(n, r)| (e, n, r))
             });
             match found {
-                Some((e, name, rule)) => ok_entry(w.rule(
-                    &format!("{}/Rules/{name}", canonical(&path)),
-                    name,
-                    rule,
-                    &w.instant(e.created_at),
-                )),
+                Some((e, name, rule)) => ok_entry(w.rule(e, name, rule)),
                 None => not_there(&w, &format!("{}/Rules/{rule}", canonical(&path))),
             }
         }
@@ -358,7 +334,9 @@ fn get(broker: &Broker, r: &Request) -> Response {
                 .collect();
             let title = if *queues { "Queues" } else { "Topics" };
             let path = format!("$Resources/{title}");
-            feed(&w, &path, title, r, entities.len(), |i| entry(entities[i]))
+            feed(&w, &path, title, r, entities.len(), |i| {
+                w.entity(entities[i])
+            })
         }
         Target::Subscriptions(topic) => {
             let subs: Vec<&Entity> = match ns.entity(topic) {
@@ -374,7 +352,7 @@ fn get(broker: &Broker, r: &Request) -> Response {
             };
             let path = format!("{topic}/Subscriptions");
             feed(&w, &path, "Subscriptions", r, subs.len(), |i| {
-                entry(subs[i])
+                w.entity(subs[i])
             })
         }
         Target::Rules(topic, sub) => {
@@ -383,11 +361,10 @@ fn get(broker: &Broker, r: &Request) -> Response {
                 return error(StatusCode::NOT_FOUND, &format!("no subscription {path}"))
                     .into_response();
             };
-            let created = w.instant(e.created_at);
             let base = format!("{}/Rules", canonical(&path));
             feed(&w, &base, "Rules", r, e.rules.len(), |i| {
                 let (name, rule) = &e.rules[i];
-                w.rule(&format!("{base}/{name}"), name, rule, &created)
+                w.rule(e, name, rule)
             })
         }
     }
@@ -518,9 +495,6 @@ fn put(broker: &mut Broker, r: &Request, root: &xml::Element) -> Result<Response
             let d = description(root, &["QueueDescription", "TopicDescription"])?;
             let mut settings = atom::settings(d, broker.sim.ns.tier()).map_err(bad)?;
             let queue = d.name == "QueueDescription";
-            if !r.update {
-                service_defaults(&mut settings, broker.sim.ns.tier());
-            }
             if r.update {
                 match queue_or_topic(broker, name) {
                     None => {
@@ -546,6 +520,7 @@ fn put(broker: &mut Broker, r: &Request, root: &xml::Element) -> Result<Response
                     }),
                 )?;
             } else {
+                service_defaults(&mut settings, broker.sim.ns.tier());
                 let def = EntityDef {
                     queue: queue.then(|| name.clone()),
                     topic: (!queue).then(|| name.clone()),
@@ -557,15 +532,12 @@ fn put(broker: &mut Broker, r: &Request, root: &xml::Element) -> Result<Response
             let e =
                 queue_or_topic(broker, name).ok_or_else(|| error(StatusCode::NOT_FOUND, name))?;
             let w = writing(broker, r.base);
-            Ok(entry_response(created(r.update), w.entity(e, name, name)))
+            Ok(entry_response(created(r.update), w.entity(e)))
         }
         Target::Subscription(topic, sub) => {
             let d = description(root, &["SubscriptionDescription"])?;
             let mut settings = atom::settings(d, broker.sim.ns.tier()).map_err(bad)?;
             let path = subscription_path(topic, sub);
-            if !r.update {
-                service_defaults(&mut settings, broker.sim.ns.tier());
-            }
             if r.update {
                 if broker.sim.ns.entity(&path).is_none() {
                     return Err(error(
@@ -581,6 +553,7 @@ fn put(broker: &mut Broker, r: &Request, root: &xml::Element) -> Result<Response
                     }),
                 )?;
             } else {
+                service_defaults(&mut settings, broker.sim.ns.tier());
                 let rule = d
                     .child("DefaultRuleDescription")
                     .map(|rd| {
@@ -605,10 +578,7 @@ fn put(broker: &mut Broker, r: &Request, root: &xml::Element) -> Result<Response
                 .entity(&path)
                 .ok_or_else(|| error(StatusCode::NOT_FOUND, &path))?;
             let w = writing(broker, r.base);
-            Ok(entry_response(
-                created(r.update),
-                w.entity(e, &canonical(&path), sub),
-            ))
+            Ok(entry_response(created(r.update), w.entity(e)))
         }
         Target::Rule(topic, sub, name) => {
             let d = description(root, &["RuleDescription"])?;
@@ -658,15 +628,7 @@ fn put(broker: &mut Broker, r: &Request, root: &xml::Element) -> Result<Response
                 .find(|(n, _)| n.eq_ignore_ascii_case(name))
                 .ok_or_else(|| error(StatusCode::NOT_FOUND, name))?;
             let w = writing(broker, r.base);
-            Ok(entry_response(
-                created(r.update),
-                w.rule(
-                    &format!("{}/Rules/{n}", canonical(&path)),
-                    n,
-                    rule,
-                    &w.instant(e.created_at),
-                ),
-            ))
+            Ok(entry_response(created(r.update), w.rule(e, n, rule)))
         }
         Target::Namespace | Target::List { .. } | Target::Subscriptions(_) | Target::Rules(..) => {
             Err(error(
