@@ -1555,19 +1555,32 @@ test('every page carries a Content-Security-Policy and runs under it', async (ct
 });
 
 // sbp serve (the debug build the test command made) on free loopback ports, serving dist/:
-// its live page URL, its connection string, and a way to stop it.
+// its live page URL, its connection string, and a way to stop it (resolved once it has exited).
+// Started again on an address just given up, the port may still be held for a moment by another
+// process's connection (the ephemeral range is shared): the start is tried again a few times.
 async function sbpServe(http = '127.0.0.1:0', extra = []) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await sbpServeOnce(http, extra);
+    } catch (e) {
+      if (attempt >= 10 || !/Address already in use/.test(e.message)) throw e;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  }
+}
+async function sbpServeOnce(http, extra) {
   const repo = path.resolve(root, '..');
   const srv = spawn(path.join(repo, 'target/debug/sbp'), ['serve', '--amqp', '127.0.0.1:0', '--http', http, '--dist', root, '--quiet', ...extra], { cwd: repo });
+  const exited = new Promise((r) => srv.once('exit', r));
   let out = '';
   srv.stdout.on('data', (d) => { out += d; });
   srv.stderr.on('data', (d) => { out += d; });
-  for (let i = 0; i < 100 && !/Endpoint=sb:\S+/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 100 && !/Endpoint=sb:\S+/.test(out) && srv.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
   const live = /watch this server live: (\S+)/.exec(out);
   const conn = /Endpoint=sb:\S+/.exec(out);
-  if (!live || !conn) { srv.kill(); throw new Error(`sbp serve did not start: ${out}`); }
+  if (!live || !conn) { srv.kill(); await exited; throw new Error(`sbp serve did not start: ${out}`); }
   const admin = /management API \(http\): (\S+)/.exec(out);
-  return { live: live[1], conn: conn[0], admin: admin && `http://${admin[1]}`, stop: () => srv.kill('SIGTERM') };
+  return { live: live[1], conn: conn[0], admin: admin && `http://${admin[1]}`, stop: () => { srv.kill('SIGTERM'); return exited; } };
 }
 // A program run beside the page: its output lines awaited one by one, lines written to it.
 function program(cmd, args) {
@@ -1659,7 +1672,7 @@ test('live: the page says when the server is gone, and follows it again when it 
   await page.locator('#live-badge', { hasText: 'clients connected' }).waitFor();
   // The page's own forms step aside while it follows: the steps come from the programs.
   if (await page.locator('#send-button').count()) throw new Error('the send form shows while following');
-  srv.stop();
+  await srv.stop();
   await page.locator('#live-badge', { hasText: 'The server is gone' }).waitFor();
   // Started again on the same address, the server is followed again by itself.
   const again = await sbpServe(new URL(srv.live).host);
