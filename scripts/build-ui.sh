@@ -6,11 +6,11 @@ export PATH="$PWD/tests/e2e/node_modules/.bin:$HOME/.cargo/bin:$PATH"   # wasm-o
 export TRUNK_OFFLINE=true TRUNK_SKIP_VERSION_CHECK=true
 trunk build --release --offline
 # The send lab's page, a wasm of its own that the playground loads when the lab is opened.
-trunk build lab.html --release --offline --dist dist/lab --public-url /lab/
+trunk build lab.html --release --offline --dist dist/lab --public-url ./
 # The lesson builder's page, a wasm of its own.
-trunk build builder.html --release --offline --dist dist/builder --public-url /builder/
+trunk build builder.html --release --offline --dist dist/builder --public-url ./
 # The emulator's Config.json in and out, a wasm of its own.
-trunk build emulator.html --release --offline --dist dist/emulator --public-url /emulator/
+trunk build emulator.html --release --offline --dist dist/emulator --public-url ./
 # The first visit's welcome texts, from the catalogs, into index.html's inline script.
 node scripts/first-screen.mjs dist
 node scripts/csp.mjs dist

@@ -152,9 +152,10 @@ enum Cmd {
         /// refused: a page of another site could otherwise read the run.
         #[arg(long = "allow-host", value_name = "NAME")]
         allow_host: Vec<String>,
-        /// The built UI's folder.
-        #[arg(long, default_value = "dist")]
-        dist: PathBuf,
+        /// The built UI's folder (`./scripts/build-ui.sh` makes `dist/`). Without it: the UI
+        /// built into this `sbp` when it has one (a packaged `sbp`), else `dist`.
+        #[arg(long)]
+        dist: Option<PathBuf>,
         /// On Ctrl+C or SIGTERM, write the recorded run here (a scenario `sbp run` replays).
         #[arg(long)]
         record: Option<PathBuf>,
@@ -860,7 +861,7 @@ struct Serving {
 fn serve(
     file: Option<String>,
     amqp: &str,
-    ui: Option<(String, PathBuf)>,
+    ui: Option<(String, Option<PathBuf>)>,
     serving: Serving,
 ) -> Result<ExitCode, Failure> {
     let Serving {
@@ -910,7 +911,11 @@ fn serve(
     let ui = match ui {
         Some((http, dist)) => Some((
             listen_address("--http", &http, "127.0.0.1:8080, or none")?,
-            dist,
+            match (dist, built_in_ui()) {
+                (Some(dist), _) => sbp_server::site::Site::Folder(dist),
+                (None, Some(files)) => sbp_server::site::Site::Memory(std::sync::Arc::new(files)),
+                (None, None) => sbp_server::site::Site::Folder(PathBuf::from("dist")),
+            },
         )),
         None => None,
     };
@@ -1029,11 +1034,12 @@ fn serve(
             ..Default::default()
         };
         let mut urls = None;
-        if let Some((http, dist)) = ui {
-            let built = dist.join("index.html").is_file();
+        if let Some((http, site)) = ui {
+            let built = site.is_built();
+            let where_from = site.describe();
             let ui = sbp_server::serve_http(
                 http,
-                Some(dist.clone()),
+                Some(site),
                 server.shared.clone(),
                 &allow_host,
                 listeners.clone(),
@@ -1055,8 +1061,7 @@ fn serve(
                 urls = Some((ui.url(""), ui.url("live")));
             } else {
                 say!(
-                    "playground: not served ({} has no built UI: ./scripts/build-ui.sh makes it)",
-                    dist.display()
+                    "playground: not served ({where_from} has no built UI: ./scripts/build-ui.sh makes it)"
                 );
             }
             say!(
@@ -1183,6 +1188,34 @@ fn serve(
         Ok::<(), Failure>(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The UI built into this binary: the folder `SBP_UI_DIR` named when it was compiled with the
+/// `ui` feature (scripts/package.sh: the site with each file's brotli and gzip forms).
+#[cfg(feature = "ui")]
+static BUILT_IN_UI: include_dir::Dir<'static> = include_dir::include_dir!("$SBP_UI_DIR");
+
+/// The UI's files this binary carries, if it was built with them.
+fn built_in_ui() -> Option<sbp_server::site::Files> {
+    #[cfg(feature = "ui")]
+    {
+        fn walk(dir: &'static include_dir::Dir<'static>, out: &mut Vec<(String, &'static [u8])>) {
+            for entry in dir.entries() {
+                match entry {
+                    include_dir::DirEntry::Dir(d) => walk(d, out),
+                    include_dir::DirEntry::File(f) => {
+                        let path = f.path().to_string_lossy().replace('\\', "/");
+                        out.push((path, f.contents()));
+                    }
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(&BUILT_IN_UI, &mut files);
+        Some(sbp_server::site::Files::new(files))
+    }
+    #[cfg(not(feature = "ui"))]
+    None
 }
 
 /// How often `sbp serve` gives free heap pages back to the system.

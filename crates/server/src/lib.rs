@@ -26,6 +26,7 @@ pub mod mgmt;
 pub mod sasl;
 pub mod service;
 pub mod shared;
+pub mod site;
 pub mod state;
 pub mod tls;
 
@@ -68,13 +69,13 @@ impl Ui {
 }
 
 /// The HTTP listener of `sbp serve`: the test API ([`control`]: health, reset), the live
-/// view and the clock ([`live`]), and the playground's built UI (`dist/`, when it holds an
-/// index.html: tower-http's `ServeDir`). Every request passes [`http`]'s door first
+/// view and the clock ([`live`]), and the playground's built UI ([`site`]: a `dist/` folder
+/// when it holds an index.html, or the files built into the binary). Every request passes [`http`]'s door first
 /// (`allow_hosts`: the names taken as Host besides loopback's). `/health` answers once
 /// `listeners` is set.
 pub async fn serve_http(
     addr: SocketAddr,
-    dist: Option<std::path::PathBuf>,
+    site: Option<site::Site>,
     shared: Arc<Shared>,
     allow_hosts: &[String],
     listeners: Arc<std::sync::OnceLock<control::Listeners>>,
@@ -84,8 +85,19 @@ pub async fn serve_http(
     let door = Arc::new(http::Door::new(bound, allow_hosts)?);
     let token = door.token().map(str::to_string);
     let routes = live::routes(shared.clone()).merge(control::routes(shared.clone(), listeners));
-    let app = match dist.filter(|d| d.join("index.html").is_file()) {
-        Some(dist) => routes.fallback_service(tower_http::services::ServeDir::new(dist)),
+    let app = match site.filter(site::Site::is_built) {
+        Some(site::Site::Folder(dist)) => routes.fallback_service(
+            tower_http::services::ServeDir::new(dist)
+                .precompressed_br()
+                .precompressed_gzip(),
+        ),
+        Some(site::Site::Memory(files)) => routes.fallback(
+            move |method: axum::http::Method,
+                  uri: axum::http::Uri,
+                  headers: axum::http::HeaderMap| async move {
+                files.answer(&method, &uri, &headers)
+            },
+        ),
         None => routes.fallback(|| async {
             (
                 axum::http::StatusCode::NOT_FOUND,

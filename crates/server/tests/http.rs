@@ -34,7 +34,7 @@ async fn start(bind: &str, allow_hosts: &[&str]) -> Running {
     let allow: Vec<String> = allow_hosts.iter().map(|h| h.to_string()).collect();
     let ui = sbp_server::serve_http(
         bind.parse().unwrap(),
-        Some(dist),
+        Some(sbp_server::site::Site::Folder(dist)),
         shared.clone(),
         &allow,
         Default::default(),

@@ -38,7 +38,7 @@ async fn start() -> Running {
     std::fs::write(dist.join("index.html"), "<!doctype html><title>t</title>").unwrap();
     let http = sbp_server::serve_http(
         "127.0.0.1:0".parse().unwrap(),
-        Some(dist),
+        Some(sbp_server::site::Site::Folder(dist)),
         server.shared.clone(),
         &[],
         Default::default(),

@@ -1,0 +1,72 @@
+"""The Python package as a user installs it (tests/package/wheel.sh: a fresh venv, the built
+wheel, the real SDK): the `sbp_serve` fixture comes from the package's pytest plugin, with no
+conftest; sbp is the wheel's, which serves the UI from inside itself."""
+
+import json
+import urllib.request
+from datetime import timedelta
+
+import pytest
+from azure.servicebus import ServiceBusClient, ServiceBusMessage
+from azure.servicebus.management import ServiceBusAdministrationClient
+
+
+def test_a_lock_lapses_on_the_moved_clock_and_the_message_is_dead_lettered_RCV_07(sbp_serve):
+    with ServiceBusAdministrationClient.from_connection_string(
+        sbp_serve.admin_connection_string, connection_verify=sbp_serve.certificate
+    ) as admin:
+        admin.create_queue("invoices", lock_duration=timedelta(seconds=30), max_delivery_count=1)
+    with ServiceBusClient.from_connection_string(sbp_serve.connection_string) as client:
+        with client.get_queue_sender("invoices") as sender:
+            sender.send_messages(ServiceBusMessage("invoice 1"))
+        with client.get_queue_receiver("invoices") as receiver:
+            (message,) = receiver.receive_messages(max_wait_time=5)
+            assert message.delivery_count == 0
+            sbp_serve.advance(seconds=31)
+        with client.get_queue_receiver("invoices", sub_queue="deadletter") as dlq:
+            (dead,) = dlq.receive_messages(max_wait_time=5)
+            assert dead.dead_letter_reason == "MaxDeliveryCountExceeded"
+            dlq.complete_message(dead)
+
+
+def test_each_test_has_a_server_of_its_own_at_the_default_entities(sbp_serve):
+    with ServiceBusClient.from_connection_string(sbp_serve.connection_string) as client:
+        with client.get_queue_receiver("orders") as receiver:
+            assert receiver.peek_messages(max_message_count=10) == []
+        with client.get_queue_sender("orders") as sender:
+            sender.send_messages(ServiceBusMessage("left for the reset"))
+    sbp_serve.reset()
+    with ServiceBusClient.from_connection_string(sbp_serve.connection_string) as client:
+        with client.get_queue_receiver("orders") as receiver:
+            assert receiver.peek_messages(max_message_count=10) == []
+
+
+@pytest.mark.sbp(entities="Config.json")
+def test_a_test_serves_an_emulator_config_of_its_own(sbp_serve):
+    with ServiceBusAdministrationClient.from_connection_string(
+        sbp_serve.admin_connection_string, connection_verify=sbp_serve.certificate
+    ) as admin:
+        assert [q.name for q in admin.list_queues()] == ["payments"]
+        assert admin.get_queue("payments").max_delivery_count == 4
+
+
+@pytest.mark.sbp(entities=None)
+def test_a_test_with_no_entity_makes_its_own(sbp_serve):
+    with ServiceBusAdministrationClient.from_connection_string(
+        sbp_serve.admin_connection_string, connection_verify=sbp_serve.certificate
+    ) as admin:
+        assert list(admin.list_queues()) == []
+
+
+def test_the_packaged_sbp_serves_its_ui_from_memory_compressed(sbp_serve):
+    page = urllib.request.urlopen(sbp_serve.playground, timeout=10).read().decode()
+    assert "Service Bus Playground" in page
+    wasm = [w for w in page.split('"') if w.endswith("_bg.wasm")][0]
+    request = urllib.request.Request(
+        sbp_serve.http + "/" + wasm.removeprefix("./"), headers={"accept-encoding": "br"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.headers["content-encoding"] == "br"
+        assert response.headers["content-type"] == "application/wasm"
+    health = sbp_serve.health()
+    assert health["listeners"]["admin_tls"]
