@@ -1,13 +1,16 @@
 //! `sbp`: run Service Bus Playground scenario files headless.
+mod check;
+mod documents;
 mod fuzz;
 mod fuzz_amqp;
 
+use check::{load, read_limited};
 use clap::{Parser, Subcommand};
 use sbp_engine::time::{format_duration, format_instant, parse_duration};
 use sbp_scenario::link::{decode_link, encode_link, Link};
 use sbp_scenario::presets::PRESETS;
 use sbp_scenario::{Scenario, Simulation};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -55,12 +58,21 @@ enum Cmd {
         budget: Option<u64>,
     },
     /// Run scenarios and check their expectations; exits 1 if any fails.
+    ///
+    /// Documentation too: Markdown, MDX and HTML files, folders of them and http(s) URLs are
+    /// read for playground links and embeds (share links, `?preset=`, `?lesson=`, iframes,
+    /// `<service-bus-playground>`), and each is run with the expectations it carries. One
+    /// without any is reported unchecked.
     Check {
-        /// Scenario or lesson files, or `preset:<name>`; with none, every preset.
+        /// Scenario or lesson files, `preset:<name>`, documents, folders or URLs; with none,
+        /// every preset.
         files: Vec<String>,
         /// The work each scenario's run may take: default 500000, at most 100000000.
         #[arg(long)]
         budget: Option<u64>,
+        /// A scenario or link with no expectation fails instead of being reported unchecked.
+        #[arg(long)]
+        require_expectations: bool,
     },
     /// Print the share-link fragment of a scenario.
     Encode {
@@ -205,10 +217,6 @@ enum Cmd {
 #[global_allocator]
 static ALLOCATOR: fuzz::Counting = fuzz::Counting;
 
-/// The largest scenario file read: as large as a state of `sbp serve` (a run it recorded carries
-/// bodies of up to 256 KB; a link unpacks to at most 4 MB, `sbp_scenario::link::MAX_JSON`).
-const MAX_FILE: u64 = sbp_server::journal::MAX_STATE_BYTES as u64;
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.command) {
@@ -250,23 +258,6 @@ impl From<std::io::Error> for Failure {
             Failure::Message(format!("cannot write the output: {e}"))
         }
     }
-}
-
-/// Reads a scenario file of at most [`MAX_FILE`] bytes (a device that never ends, such as
-/// /dev/zero, is refused once it passes that).
-fn read_limited(file: &str) -> Result<String, String> {
-    let f = std::fs::File::open(Path::new(file)).map_err(|e| format!("cannot read {file}: {e}"))?;
-    let mut bytes = Vec::new();
-    f.take(MAX_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {file}: {e}"))?;
-    if bytes.len() as u64 > MAX_FILE {
-        return Err(format!(
-            "{file} is larger than {} MB; a scenario file is at most that",
-            MAX_FILE / (1024 * 1024)
-        ));
-    }
-    String::from_utf8(bytes).map_err(|_| format!("{file} is not UTF-8 text"))
 }
 
 /// Says each warning on stderr.
@@ -328,43 +319,6 @@ fn state_json(sim: &Simulation) -> serde_json::Value {
     serde_json::json!({ "at_ms": now, "entities": entities, "receivers": holders })
 }
 
-fn load(file: &str) -> Result<Scenario, String> {
-    if let Some(name) = file.strip_prefix("preset:") {
-        return match sbp_scenario::presets::preset(name) {
-            Some(s) => s.map_err(|e| format!("preset {name}: {e}")),
-            None => Err(format!(
-                "there is no preset \"{name}\"; `sbp presets` lists them"
-            )),
-        };
-    }
-    let text = read_limited(file)?;
-    Scenario::from_json(&text).map_err(|e| format!("{file}: {e}"))
-}
-
-/// What `sbp check` checks: a scenario, or a lesson (a JSON object with "parts").
-enum Checkable {
-    Scenario(Scenario),
-    Lesson(sbp_scenario::lesson::Lesson),
-}
-
-/// Reads `file` once and tells a lesson from a scenario; an unreadable one is an error naming
-/// the file.
-fn load_checkable(file: &str) -> Result<Checkable, String> {
-    if file.starts_with("preset:") {
-        return load(file).map(Checkable::Scenario);
-    }
-    let text = read_limited(file)?;
-    match serde_json::from_str::<serde_json::Value>(&text) {
-        Ok(v) if v.get("parts").is_some() => sbp_scenario::lesson::Lesson::from_value(&v)
-            .map(Checkable::Lesson)
-            .map_err(|e| format!("{file}: {e}")),
-        // A scenario, or not JSON at all: the scenario reader says where it goes wrong.
-        _ => Scenario::from_json(&text)
-            .map(Checkable::Scenario)
-            .map_err(|e| format!("{file}: {e}")),
-    }
-}
-
 /// The work budget of a run: the default, or `--budget` within its bound (said on stderr when
 /// raised, so a log shows it).
 fn run_budget(asked: Option<u64>) -> Result<u64, Failure> {
@@ -419,72 +373,14 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             writeln!(out, "{}", state_json(&sim))?;
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Check { files, budget } => {
+        Cmd::Check {
+            files,
+            budget,
+            require_expectations,
+        } => {
             let budget = run_budget(budget)?;
-            let names: Vec<String> = if files.is_empty() {
-                PRESETS.iter().map(|(n, _)| format!("preset:{n}")).collect()
-            } else {
-                files
-            };
-            let (mut passed, mut failed) = (0, 0);
-            for name in &names {
-                let scenario = match load_checkable(name) {
-                    Ok(Checkable::Scenario(s)) => Ok(s),
-                    Err(m) => Err(m),
-                    // A lesson: its start scenario, each prediction's computed answer, each goal
-                    // reached by its solution.
-                    Ok(Checkable::Lesson(lesson)) => {
-                        match lesson.check() {
-                            Ok(answers) => {
-                                passed += 1;
-                                let said: Vec<String> =
-                                    answers.iter().map(|a| a.value.clone()).collect();
-                                writeln!(
-                                    out,
-                                    "ok   {name} (lesson, {} parts; answers: {})",
-                                    lesson.parts.len(),
-                                    said.join(", ")
-                                )?;
-                            }
-                            Err(message) => {
-                                failed += 1;
-                                writeln!(out, "FAIL {name}\n  {message}")?;
-                            }
-                        }
-                        continue;
-                    }
-                };
-                let outcome = scenario.and_then(|s| {
-                    s.check_run_within(s.end(), budget)
-                        .and_then(|_| Simulation::new(&s))
-                        .map_err(|e| format!("{name}: {e}"))
-                });
-                match outcome {
-                    Err(message) => {
-                        failed += 1;
-                        writeln!(out, "FAIL {name}\n  {message}")?;
-                    }
-                    Ok(mut sim) => {
-                        if sim.run_to_end() {
-                            passed += 1;
-                            writeln!(
-                                out,
-                                "ok   {name} ({} events, {} checks)",
-                                sim.ns.log().len(),
-                                sim.scenario.expect.len()
-                            )?;
-                        } else {
-                            failed += 1;
-                            writeln!(out, "FAIL {name}")?;
-                            for f in &sim.failures {
-                                writeln!(out, "  {f}")?;
-                            }
-                        }
-                    }
-                }
-            }
-            writeln!(out, "{passed} passed, {failed} failed")?;
-            Ok(if failed == 0 {
+            let all_passed = check::check(files, budget, require_expectations, &mut out)?;
+            Ok(if all_passed {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE

@@ -236,3 +236,133 @@ fn a_run_past_the_default_budget_runs_with_budget_and_the_bound_is_named() {
     assert_ne!(code, 0);
     assert!(err.contains("100000000"), "the bound named: {err}");
 }
+
+/// A one-thread HTTP server on 127.0.0.1 answering each GET with `pages[path]` (404 else),
+/// for `count` requests.
+fn serve_pages(pages: Vec<(&'static str, String)>, count: usize) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(count) {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut first = String::new();
+            let _ = reader.read_line(&mut first);
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) <= 2 {
+                    break;
+                }
+            }
+            let path = first.split(' ').nth(1).unwrap_or("").to_string();
+            let page = pages.iter().find(|(p, _)| *p == path);
+            let (status, body) = match page {
+                Some((_, body)) => ("200 OK", body.clone()),
+                None => ("404 Not Found", "not found".to_string()),
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[test]
+fn check_reads_the_playground_links_of_documents_folders_and_urls() {
+    let (_, with_checks, _) = sbp(&["encode", "preset:ttl-expiry-to-dlq"]);
+    let bare = temp_file(
+        "bare.json",
+        r#"{"version":1,"entities":[{"queue":"orders"}],"timeline":[{"at":"0s","send":{"to":"orders"}}]}"#,
+    );
+    let (_, without, _) = sbp(&["encode", bare.to_str().unwrap()]);
+    let lesson = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../web/lessons/auto-delete-on-idle.json"
+    ))
+    .unwrap();
+    let docs = std::env::temp_dir().join(format!("sbp-cli-docs-{}", std::process::id()));
+    std::fs::create_dir_all(docs.join("guide/pg/lessons")).unwrap();
+    std::fs::create_dir_all(docs.join("node_modules")).unwrap();
+    std::fs::write(
+        docs.join("guide/pg/lessons/auto-delete-on-idle.json"),
+        &lesson,
+    )
+    .unwrap();
+    let page = format!(
+        "# Locks\n[watch](pg/index.html?embed=1#{})\n\
+         <iframe src=\"pg/index.html?embed=1&amp;preset=sessions\"></iframe>\n\
+         <service-bus-playground lesson=\"auto-delete-on-idle\" site=\"pg/\"></service-bus-playground>\n\
+         [no checks](pg/#{})\n",
+        with_checks.trim(),
+        without.trim()
+    );
+    std::fs::write(docs.join("guide/locks.md"), &page).unwrap();
+    std::fs::write(docs.join("node_modules/skipped.md"), "[x](pg/#s=1jbroken)").unwrap();
+    let folder = docs.to_str().unwrap();
+    let (code, out, _) = sbp(&["check", folder]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("locks.md:2 scenario link (3 events, 2 checks)"),
+        "{out}"
+    );
+    assert!(out.contains("locks.md:3 preset sessions ("), "{out}");
+    assert!(
+        out.contains("locks.md:4 lesson auto-delete-on-idle (lesson, 3 parts"),
+        "{out}"
+    );
+    assert!(
+        out.contains("unchecked") && out.contains("locks.md:5 scenario link"),
+        "{out}"
+    );
+    assert!(out.contains("3 passed, 0 failed, 1 unchecked"), "{out}");
+    assert!(
+        !out.contains("skipped.md"),
+        "node_modules is not read: {out}"
+    );
+    // With --require-expectations the link without one fails.
+    let (code, out, _) = sbp(&["check", "--require-expectations", folder]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("FAIL") && out.contains("--require-expectations"),
+        "{out}"
+    );
+    // A broken link, and a preset that is not there, fail naming the line.
+    std::fs::write(
+        docs.join("guide/broken.html"),
+        "<p>\n<a href=\"pg/#s=1jdamaged\">x</a>\n<iframe src=\"pg/?preset=nowhere\"></iframe>",
+    )
+    .unwrap();
+    let (code, out, _) = sbp(&["check", docs.join("guide/broken.html").to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("broken.html:2 playground link") && out.contains("cannot be read"),
+        "{out}"
+    );
+    assert!(
+        out.contains("broken.html:3 preset nowhere") && out.contains("no preset"),
+        "{out}"
+    );
+    // A page over http: its links, and the lesson beside it fetched.
+    let site = serve_pages(
+        vec![
+            ("/docs/locks.html", page.replace("pg/", "playground/")),
+            ("/docs/playground/lessons/auto-delete-on-idle.json", lesson),
+        ],
+        2,
+    );
+    let (code, out, _) = sbp(&["check", &format!("{site}/docs/locks.html")]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("locks.html:4 lesson auto-delete-on-idle (lesson, 3 parts"),
+        "{out}"
+    );
+    assert!(out.contains("3 passed, 0 failed, 1 unchecked"), "{out}");
+    // A URL that does not answer is named.
+    let (code, out, _) = sbp(&["check", "http://127.0.0.1:9/nothing.md"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("cannot fetch"), "{out}");
+}

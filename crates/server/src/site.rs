@@ -85,7 +85,11 @@ impl Files {
     /// browser holds it, a redirect for a folder named without its slash, or 404.
     pub fn answer(&self, method: &Method, uri: &Uri, headers: &HeaderMap) -> Response {
         if method != Method::GET && method != Method::HEAD {
-            return (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "GET, HEAD")]).into_response();
+            return (
+                StatusCode::METHOD_NOT_ALLOWED,
+                [(header::ALLOW, "GET, HEAD")],
+            )
+                .into_response();
         }
         let decoded = percent_encoding::percent_decode_str(uri.path()).decode_utf8_lossy();
         let path = decoded.trim_start_matches('/');
@@ -199,7 +203,11 @@ mod tests {
         assert_eq!(r.headers()[header::CONTENT_ENCODING], "br");
         assert_eq!(r.headers()[header::CONTENT_TYPE], "text/html");
         assert_eq!(body(r).await, b"BR");
-        let r = get(&files, "/index.html", &[("accept-encoding", "br;q=0, gzip")]);
+        let r = get(
+            &files,
+            "/index.html",
+            &[("accept-encoding", "br;q=0, gzip")],
+        );
         assert_eq!(r.headers()[header::CONTENT_ENCODING], "gzip");
         assert_eq!(body(r).await, b"GZ");
         let r = get(&files, "/index.html", &[]);
@@ -221,7 +229,12 @@ mod tests {
         let r = get(&files, "/lab?lang=de", &[]);
         assert_eq!(r.status(), StatusCode::PERMANENT_REDIRECT);
         assert_eq!(r.headers()[header::LOCATION], "/lab/?lang=de");
-        for missing in ["/nothing", "/../index.html.br", "/lab/../../etc/passwd", "/%ZZ"] {
+        for missing in [
+            "/nothing",
+            "/../index.html.br",
+            "/lab/../../etc/passwd",
+            "/%ZZ",
+        ] {
             assert_eq!(get(&files, missing, &[]).status(), StatusCode::NOT_FOUND);
         }
         let etag = get(&files, "/", &[]).headers()[header::ETAG].clone();

@@ -1,0 +1,358 @@
+//! `sbp check` over documentation: the playground links and embeds a Markdown, MDX or HTML page
+//! holds (a share link, `?preset=`, `?lesson=`, an iframe's `src`, a
+//! `<service-bus-playground>` element's attributes), found by their address's own marks, so
+//! one reader serves every format.
+use sbp_scenario::link::Link;
+
+/// The documents a folder is searched for.
+pub const DOCUMENT_EXTENSIONS: [&str; 5] = ["md", "mdx", "markdown", "html", "htm"];
+/// Documents read from one folder at most (a docs site's folder, not a disk).
+pub const MAX_DOCUMENTS: usize = 10_000;
+/// Playground links taken from one document at most.
+pub const MAX_LINKS_PER_DOCUMENT: usize = 1_000;
+
+/// A playground found in a document: where, and what it asks for.
+#[derive(Debug)]
+pub struct Found {
+    /// 1-based line of the document.
+    pub line: usize,
+    pub target: Target,
+}
+
+/// What a playground link or element asks the playground to open.
+#[derive(Debug)]
+pub enum Target {
+    /// A scenario carried by the link itself (`#s=...`).
+    Scenario(Box<Link>),
+    /// A preset by name (`?preset=NAME`).
+    Preset(String),
+    /// A lesson by id (`?lesson=ID`), with the address it was named by (its file is
+    /// `lessons/ID.json` beside the page).
+    Lesson { id: String, page: String },
+    /// A link that is the playground's but cannot be read: why.
+    Broken(String),
+}
+
+/// Whether `path` names a document `sbp check` reads for links (by its extension).
+pub fn is_document(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let path = lower.split(['?', '#']).next().unwrap_or(&lower);
+    DOCUMENT_EXTENSIONS
+        .iter()
+        .any(|ext| path.ends_with(&format!(".{ext}")))
+}
+
+/// Every playground link and element in `text`, in order.
+pub fn find(text: &str) -> Vec<Found> {
+    let mut found = Vec::new();
+    let elements = elements(text);
+    // An element's attributes are read as the element's, not as links of their own.
+    let in_element = |offset: usize| {
+        elements
+            .iter()
+            .any(|e| (e.start..e.end).contains(&offset))
+    };
+    for (offset, candidate) in candidates(text) {
+        if found.len() >= MAX_LINKS_PER_DOCUMENT {
+            break;
+        }
+        if in_element(offset) {
+            continue;
+        }
+        if let Some(target) = target_of(&candidate) {
+            found.push(Found {
+                line: line_of(text, offset),
+                target,
+            });
+        }
+    }
+    for Element {
+        start: offset,
+        attributes,
+        ..
+    } in &elements
+    {
+        let offset = *offset;
+        if found.len() >= MAX_LINKS_PER_DOCUMENT {
+            break;
+        }
+        let get = |name: &str| {
+            attributes
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+        };
+        let site = get("site").or(get("src")).unwrap_or("");
+        let target = match (get("scenario"), get("preset"), get("lesson")) {
+            (Some(link), _, _) => scenario_of(link),
+            (None, Some(name), _) => Target::Preset(name.to_string()),
+            (None, None, Some(id)) => Target::Lesson {
+                id: id.to_string(),
+                page: site.to_string(),
+            },
+            (None, None, None) => Target::Broken(
+                "<service-bus-playground> names no scenario, preset or lesson".into(),
+            ),
+        };
+        found.push(Found {
+            line: line_of(text, offset),
+            target,
+        });
+    }
+    found.sort_by_key(|f| f.line);
+    found
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// The strings of `text` an address could be: runs between the characters no address holds
+/// unescaped (space, quotes, angle and round brackets, backticks), with HTML's `&amp;` read.
+fn candidates(text: &str) -> impl Iterator<Item = (usize, String)> + '_ {
+    let ends = |c: char| c.is_whitespace() || "\"'<>()`[]{}|\\^".contains(c);
+    let mut start = 0;
+    let mut out = Vec::new();
+    for (i, c) in text
+        .char_indices()
+        .chain(std::iter::once((text.len(), ' ')))
+    {
+        if ends(c) {
+            let run = &text[start..i];
+            if (run.contains("#s=") || run.contains("preset=") || run.contains("lesson="))
+                && run.len() > 3
+            {
+                out.push((start, run.replace("&amp;", "&")));
+            }
+            start = i + c.len_utf8();
+        }
+    }
+    out.into_iter()
+}
+
+/// The playground target of an address, if it is a playground's: a `#s=` fragment, or a
+/// query naming a preset or a lesson.
+fn target_of(address: &str) -> Option<Target> {
+    let (before, fragment) = match address.split_once('#') {
+        Some((b, f)) => (b, Some(f)),
+        None => (address, None),
+    };
+    if let Some(fragment) = fragment.filter(|f| f.split('&').any(|p| p.starts_with("s="))) {
+        return Some(scenario_of(fragment));
+    }
+    let query = before.split_once('?').map(|(_, q)| q)?;
+    let value = |key: &str| {
+        query.split('&').find_map(|part| {
+            let (k, v) = part.split_once('=')?;
+            (k == key).then(|| {
+                percent_encoding::percent_decode_str(&v.replace('+', " "))
+                    .decode_utf8_lossy()
+                    .into_owned()
+            })
+        })
+    };
+    if let Some(name) = value("preset") {
+        return Some(Target::Preset(name));
+    }
+    value("lesson").map(|id| Target::Lesson {
+        id,
+        page: before.to_string(),
+    })
+}
+
+/// The scenario a share link (or its fragment) carries, or why it cannot be read.
+fn scenario_of(link: &str) -> Target {
+    match sbp_scenario::link::decode_link(link) {
+        Ok(link) => Target::Scenario(Box::new(link)),
+        Err(e) => Target::Broken(format!("its scenario cannot be read: {e}")),
+    }
+}
+
+/// A `<service-bus-playground ...>` start tag: its span in the text, and its attributes.
+struct Element {
+    start: usize,
+    end: usize,
+    attributes: Vec<(String, String)>,
+}
+
+/// Each `<service-bus-playground ...>` start tag of `text`: where it starts and ends, and its attributes with
+/// their values as written (quoted with " or ', or bare; `&amp;`, `&quot;`, `&#39;` read).
+fn elements(text: &str) -> Vec<Element> {
+    const TAG: &str = "<service-bus-playground";
+    let lower = text.to_ascii_lowercase();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = lower[from..].find(TAG).map(|i| from + i) {
+        let mut rest = &text[at + TAG.len()..];
+        from = at + TAG.len();
+        if !rest.starts_with(|c: char| c.is_whitespace() || c == '>' || c == '/') {
+            continue;
+        }
+        let mut attributes = Vec::new();
+        loop {
+            rest = rest.trim_start();
+            if rest.is_empty() || rest.starts_with('>') || rest.starts_with("/>") {
+                break;
+            }
+            let name_end = rest
+                .find(|c: char| c.is_whitespace() || c == '=' || c == '>' || c == '/')
+                .unwrap_or(rest.len());
+            let name = rest[..name_end].to_string();
+            rest = rest[name_end..].trim_start();
+            let mut value = String::new();
+            if let Some(after) = rest.strip_prefix('=') {
+                let after = after.trim_start();
+                let (v, remaining) = match after.chars().next() {
+                    // JSX's {"..."} and {'...'} too (MDX).
+                    Some('{') => {
+                        let inner = after[1..].trim_start();
+                        match inner.chars().next() {
+                            Some(q @ ('"' | '\'' | '`')) => {
+                                let end = inner[1..].find(q).map_or(inner.len(), |i| i + 1);
+                                let close =
+                                    inner[end..].find('}').map_or(inner.len(), |i| end + i + 1);
+                                (&inner[1..end], &inner[close.min(inner.len())..])
+                            }
+                            _ => {
+                                let end = after.find('}').map_or(after.len(), |i| i + 1);
+                                (&after[..end], &after[end..])
+                            }
+                        }
+                    }
+                    Some(q @ ('"' | '\'')) => {
+                        let end = after[1..].find(q).map_or(after.len(), |i| i + 1);
+                        (&after[1..end], &after[(end + 1).min(after.len())..])
+                    }
+                    _ => {
+                        let end = after
+                            .find(|c: char| c.is_whitespace() || c == '>')
+                            .unwrap_or(after.len());
+                        (&after[..end], &after[end..])
+                    }
+                };
+                value = v
+                    .replace("&quot;", "\"")
+                    .replace("&#39;", "'")
+                    .replace("&amp;", "&");
+                rest = remaining;
+            }
+            if name.is_empty() {
+                // Not an attribute: a character no name holds; step over it.
+                let mut chars = rest.chars();
+                chars.next();
+                rest = chars.as_str();
+                continue;
+            }
+            attributes.push((name, value));
+            if attributes.len() > 64 {
+                break;
+            }
+        }
+        out.push(Element {
+            start: at,
+            end: text.len() - rest.len(),
+            attributes,
+        });
+    }
+    out
+}
+
+/// `lessons/ID.json` beside the page `page` names (a URL, or a path relative to the
+/// document's folder); the id must be a lesson's (letters, digits, hyphens).
+pub fn lesson_file(page: &str, id: &str) -> Option<String> {
+    if !sbp_scenario::lesson::is_slug(id) {
+        return None;
+    }
+    let page = page.split(['?', '#']).next().unwrap_or(page);
+    let folder = match page.rfind('/') {
+        Some(i) => &page[..=i],
+        None => "",
+    };
+    Some(format!("{folder}lessons/{id}.json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::strategy::Strategy;
+
+    fn link(name: &str) -> String {
+        let scenario = sbp_scenario::presets::preset(name).unwrap().unwrap();
+        sbp_scenario::link::encode_link(&Link::at(scenario, None))
+    }
+
+    #[test]
+    fn links_in_markdown_html_and_mdx_each_on_its_line() {
+        let fragment = link("ttl-expiry-to-dlq");
+        let text = format!(
+            "# Guide\n\nOpen [the playground](https://example.com/pg/index.html?embed=1#{fragment}).\n\
+             <iframe src=\"playground/index.html?embed=1&amp;lang=de&amp;preset=sessions\" title=\"x\"></iframe>\n\
+             See `?lesson=ttl-basics` and [a section](#intro) and https://example.com/?q=1#top\n\
+             <service-bus-playground preset=\"topic-filters\" height=\"400\"></service-bus-playground>\n\
+             <service-bus-playground scenario={{\"#{fragment}\"}} />\n"
+        );
+        let found = find(&text);
+        let lines: Vec<usize> = found.iter().map(|f| f.line).collect();
+        assert_eq!(lines, vec![3, 4, 5, 6, 7]);
+        assert!(matches!(&found[0].target, Target::Scenario(l) if !l.scenario.expect.is_empty()));
+        assert!(matches!(&found[1].target, Target::Preset(p) if p == "sessions"));
+        assert!(matches!(&found[2].target, Target::Lesson { id, .. } if id == "ttl-basics"));
+        assert!(matches!(&found[3].target, Target::Preset(p) if p == "topic-filters"));
+        assert!(matches!(&found[4].target, Target::Scenario(_)));
+    }
+
+    #[test]
+    fn a_playground_link_that_cannot_be_read_is_named_broken() {
+        let found = find("[x](https://example.com/#s=1jnot-a-scenario)\n<service-bus-playground>");
+        assert_eq!(found.len(), 2);
+        assert!(found.iter().all(|f| matches!(f.target, Target::Broken(_))));
+    }
+
+    #[test]
+    fn a_lesson_file_is_beside_its_page_and_its_id_a_lesson_s() {
+        assert_eq!(
+            lesson_file("https://e.com/docs/pg/index.html", "ttl-basics").as_deref(),
+            Some("https://e.com/docs/pg/lessons/ttl-basics.json")
+        );
+        assert_eq!(
+            lesson_file("pg/", "a").as_deref(),
+            Some("pg/lessons/a.json")
+        );
+        assert_eq!(lesson_file("pg/", "../../etc/passwd"), None);
+    }
+
+    proptest::proptest! {
+        /// Any text, links and element tags cut anywhere included, is read without a panic,
+        /// and every line named is one of the text's.
+        #[test]
+        fn any_text_is_read_without_a_panic(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::string::string_regex(".{0,12}").unwrap(),
+                    proptest::sample::select(vec![
+                        "<service-bus-playground", " preset=", "\"", "'", "{\"", "}", ">", "/>",
+                        "#s=", "?lesson=", "&amp;", "scenario=", "\n", "é", "=", " ",
+                    ]).prop_map(str::to_string),
+                ],
+                0..40,
+            )
+        ) {
+            let text: String = parts.concat();
+            let lines = text.lines().count().max(1);
+            for f in find(&text) {
+                proptest::prop_assert!(f.line >= 1 && f.line <= lines + 1);
+            }
+        }
+    }
+
+    #[test]
+    fn documents_by_their_extension() {
+        assert!(is_document("docs/guide.md"));
+        assert!(is_document("https://e.com/Guide.HTML?x=1"));
+        assert!(!is_document("scenario.json"));
+    }
+}
