@@ -620,6 +620,7 @@ s-rule-subscription = nur ein Abonnement hat eine "rule"
 s-step-order = at { $at } liegt vor dem Schritt darüber; Schritte stehen in zeitlicher Reihenfolge
 s-expect-error = expect_error "{ $name }" ist kein Fehlername wie MessageLockLost, auch nicht "any" oder "client"
 s-expect-order = Erwartungen stehen in zeitlicher Reihenfolge
+s-dlq-count = { $path } hat keine Zählung { $name }: die Nachrichten einer Dead-Letter-Queue zählen dort als active (locked, solange sie empfangen sind); an der Entität zählt sie { $entity } dead_lettered
 s-max-entities = { $count } Entitäten; ein Namespace enthält höchstens { $max } (Grenze des Playgrounds)
 s-sweep-interval = namespace.sweep_interval ist mindestens { $min } (Grenze des Playgrounds)
 s-run-work = bis { $until } zu laufen kostet etwa { $work } Operationen (gesendete Nachrichten, Abfragen der Konsumenten, Sperrverlängerungen, Bereinigungen); der Playground führt höchstens { $max } aus (Grenze des Playgrounds): senken Sie die Raten, kürzen Sie den Lauf oder nehmen Sie weniger Konsumenten

@@ -638,6 +638,7 @@ s-rule-subscription = only a subscription has a "rule"
 s-step-order = at { $at } comes before the step above it; steps are in time order
 s-expect-error = expect_error "{ $name }" is not an error name such as MessageLockLost, nor "any" or "client"
 s-expect-order = expectations are in time order
+s-dlq-count = { $path } has no { $name } count: a dead-letter queue's own messages are counted as active (locked while received); the entity's count is { $entity } dead_lettered
 s-max-entities = { $count } entities; a namespace holds at most { $max } (playground limit)
 s-sweep-interval = namespace.sweep_interval is at least { $min } (playground limit)
 s-run-work = running to { $until } takes about { $work } operations (messages sent, consumer polls, lock renewals, sweeps); the playground runs at most { $max } (playground limit): lower the rates, shorten the run or use fewer consumers

@@ -620,6 +620,7 @@ s-rule-subscription = alleen een abonnement heeft een "rule"
 s-step-order = at { $at } komt vóór de stap erboven; stappen staan in tijdsvolgorde
 s-expect-error = expect_error "{ $name }" is geen foutnaam zoals MessageLockLost, en ook geen "any" of "client"
 s-expect-order = verwachtingen staan in tijdsvolgorde
+s-dlq-count = { $path } heeft geen telling { $name }: de berichten van een dead-letter-queue tellen daar als active (locked zolang ze ontvangen zijn); bij de entiteit telt { $entity } dead_lettered ze
 s-max-entities = { $count } entiteiten; een naamruimte bevat hoogstens { $max } (grens van de playground)
 s-sweep-interval = namespace.sweep_interval is minstens { $min } (grens van de playground)
 s-run-work = tot { $until } draaien kost ongeveer { $work } bewerkingen (verzonden berichten, polls van consumenten, verlengingen van vergrendelingen, opruimrondes); de playground voert hoogstens { $max } uit (grens van de playground): verlaag de snelheden, kort de run in of gebruik minder consumenten

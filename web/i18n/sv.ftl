@@ -620,6 +620,7 @@ s-rule-subscription = bara en prenumeration har en "rule"
 s-step-order = at { $at } kommer före steget ovanför; stegen står i tidsordning
 s-expect-error = expect_error "{ $name }" är inget felnamn som MessageLockLost, och inte heller "any" eller "client"
 s-expect-order = förväntningar står i tidsordning
+s-dlq-count = { $path } har ingen räkning { $name }: meddelandena i en kö för obeställbara meddelanden räknas där som active (locked medan de är mottagna); på entiteten räknas de av { $entity } dead_lettered
 s-max-entities = { $count } entiteter; ett namnområde rymmer högst { $max } (lekplatsens gräns)
 s-sweep-interval = namespace.sweep_interval är minst { $min } (lekplatsens gräns)
 s-run-work = att köra till { $until } kostar omkring { $work } operationer (skickade meddelanden, konsumenternas avfrågningar, låsförnyelser, rensningar); lekplatsen kör högst { $max } (lekplatsens gräns): sänk takterna, korta körningen eller använd färre konsumenter

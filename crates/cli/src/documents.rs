@@ -47,11 +47,7 @@ pub fn find(text: &str) -> Vec<Found> {
     let mut found = Vec::new();
     let elements = elements(text);
     // An element's attributes are read as the element's, not as links of their own.
-    let in_element = |offset: usize| {
-        elements
-            .iter()
-            .any(|e| (e.start..e.end).contains(&offset))
-    };
+    let in_element = |offset: usize| elements.iter().any(|e| (e.start..e.end).contains(&offset));
     for (offset, candidate) in candidates(text) {
         if found.len() >= MAX_LINKS_PER_DOCUMENT {
             break;

@@ -9,6 +9,55 @@ use sbp_engine::time::{format_instant, MAX_VALUE, NEVER};
 use sbp_engine::{EntitySettings, Perspective};
 use std::collections::BTreeMap;
 
+impl Simulation {
+    /// What shows now, as an expectation at this instant: each entity's active, locked and
+    /// dead-lettered counts (scheduled and deferred when there are any), and the message
+    /// `selected` (entity path, SequenceNumber) if it is there: its state, DeliveryCount and
+    /// DeadLetterReason, as peek shows them. The embed form's "Check that...": a link that
+    /// carries it fails `sbp check` once the scenario no longer does what the page shows.
+    pub fn expectation_now(&self, selected: Option<(&str, u64)>) -> Expectation {
+        let now = self.ns.now();
+        let mut expectation = Expectation {
+            at: crate::dur::Dur(now),
+            ..Expectation::default()
+        };
+        for entity in self.ns.entities() {
+            let have = entity.counts(now);
+            let when_any = |n: u64| (n > 0).then(|| CountDef::exactly(n));
+            expectation.counts.insert(
+                entity.path.clone(),
+                CountsDef {
+                    active: Some(CountDef::exactly(have.active)),
+                    locked: Some(CountDef::exactly(have.locked)),
+                    dead_lettered: Some(CountDef::exactly(have.dead_lettered)),
+                    scheduled: when_any(have.scheduled),
+                    deferred: when_any(have.deferred),
+                    ..CountsDef::default()
+                },
+            );
+        }
+        if let Some((path, seq)) = selected {
+            if let Some(view) = self.ns.message(path, seq, Perspective::Peek) {
+                let mut properties = BTreeMap::new();
+                let shown = view_json(&view);
+                for name in ["State", "DeliveryCount", "DeadLetterReason"] {
+                    if let Some(value) = shown.get(name).filter(|v| !v.is_null()) {
+                        properties.insert(name.to_string(), value.clone());
+                    }
+                }
+                expectation.messages.push(MessageExpect {
+                    entity: path.to_string(),
+                    seq,
+                    view: ViewDef::Peek,
+                    absent: false,
+                    properties,
+                });
+            }
+        }
+        expectation
+    }
+}
+
 /// "expect at t=10s: ...".
 fn at_instant(at: &str, what: Text) -> Text {
     text!("c-at", at = at, what = what)

@@ -221,6 +221,24 @@ impl Scenario {
                 return invalid(at_field(format!("expect[{i}]"), text!("s-expect-order")));
             }
             last = e.at.ms();
+            // A dead-letter queue's own messages are counted as active (locked while
+            // received); the entity's dead_lettered counts them from the entity's side.
+            for (path, counts) in e.counts.iter() {
+                let Some(entity) = path.strip_suffix("/$deadletterqueue") else {
+                    continue;
+                };
+                let refused = [
+                    ("dead_lettered", counts.dead_lettered.is_some()),
+                    ("scheduled", counts.scheduled.is_some()),
+                    ("duplicates_dropped", counts.duplicates_dropped.is_some()),
+                ];
+                if let Some((name, _)) = refused.iter().find(|(_, named)| *named) {
+                    return invalid(at_field(
+                        format!("expect[{i}]"),
+                        text!("s-dlq-count", path = path, name = *name, entity = entity),
+                    ));
+                }
+            }
         }
         self.check_bounds().map_err(ScenarioError::Invalid)
     }

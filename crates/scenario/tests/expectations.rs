@@ -315,3 +315,72 @@ fn r_flt_01_true_filter_and_false_filter_by_name() {
         assert!(err.contains("filter") || err.contains("Filter"), "{err}");
     }
 }
+
+/// The embed form's "Check that...": what shows at an instant, as an expectation there. The
+/// scenario that carries it passes; changed so that it no longer does what was shown, it fails
+/// naming the count and the message property (RCV-07: the third lapse dead-letters).
+#[test]
+fn r_rcv_07_what_shows_now_as_an_expectation_passes_and_fails_once_the_scenario_changes() {
+    let scenario = sbp_scenario::presets::preset("lapsed-locks-to-dlq")
+        .unwrap()
+        .unwrap();
+    let mut sim = Simulation::new(&scenario).unwrap();
+    let end = scenario.end();
+    sim.advance_to(end);
+    let dead = sim
+        .ns
+        .entities()
+        .find(|e| e.dlq_counts(end).active > 0)
+        .map(|e| e.path.clone())
+        .expect("a message dead-lettered by the end");
+    let dlq = format!("{dead}/$deadletterqueue");
+    let expectation = sim.expectation_now(Some((&dlq, 1)));
+    assert_eq!(expectation.messages.len(), 1, "{expectation:?}");
+    assert_eq!(
+        expectation.messages[0].properties.get("DeadLetterReason"),
+        Some(&serde_json::json!("MaxDeliveryCountExceeded"))
+    );
+    let mut checked = scenario.clone();
+    checked.expect = vec![expectation];
+    checked.validate().unwrap();
+    let mut again = Simulation::new(&checked).unwrap();
+    assert!(again.run_to_end(), "{:?}", again.failures);
+    // One more delivery allowed: the message is not dead-lettered at that instant.
+    let text = checked
+        .to_json_pretty()
+        .replace("\"max_delivery_count\": 3", "\"max_delivery_count\": 10");
+    assert_ne!(
+        text,
+        checked.to_json_pretty(),
+        "the preset names max_delivery_count 3"
+    );
+    let changed = sbp_scenario::Scenario::from_json(&text).unwrap();
+    let mut sim = Simulation::new(&changed).unwrap();
+    assert!(!sim.run_to_end());
+    let said = sim
+        .failures
+        .iter()
+        .map(|f| f.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(said.contains("dead_lettered"), "{said}");
+    assert!(said.contains(&dlq), "{said}");
+}
+
+/// A count on a dead-letter queue's own path: its messages are active there; a dead_lettered
+/// count on that path is refused naming the entity's count instead.
+#[test]
+fn a_dead_lettered_count_on_a_dead_letter_queue_path_is_refused_with_the_entity_s_name() {
+    let json = r#"{"version":1,"entities":[{"queue":"orders"}],
+        "expect":[{"at":"0s","counts":{"orders/$deadletterqueue":{"dead_lettered":1}}}]}"#;
+    let err = sbp_scenario::Scenario::from_json(json)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("orders/$deadletterqueue has no dead_lettered count")
+            && err.contains("orders dead_lettered"),
+        "{err}"
+    );
+    let fine = json.replace("dead_lettered", "active");
+    assert!(sbp_scenario::Scenario::from_json(&fine).is_ok());
+}
