@@ -1151,6 +1151,52 @@ test('Copy embed code makes an iframe for this scenario, speed, language and opt
   await p2.locator('.card').first().waitFor();
 });
 
+test('Copy embed code: the element for where the site will live, with checks sbp check runs; a local address is warned of', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en');
+  await send(page, { ttl: '1m' });
+  await page.click('.lane[data-entity="orders"] .card[data-seq="1"]');
+  await page.click('#embed-options summary');
+  // This page is served from 127.0.0.1: the form says so before any code is made.
+  await page.locator('#embed-local').waitFor();
+  await page.click('#embed-code');
+  await page.locator('#embed-local-code').waitFor();
+  // The element, for the site's real place, with what shows now as checks.
+  await page.selectOption('#embed-format', 'element');
+  await page.fill('#embed-site', 'docs.example.com/playground/');
+  await page.check('#embed-check');
+  await page.click('#embed-code');
+  await page.locator('#embed-local-code').waitFor({ state: 'detached' });
+  const code = await page.inputValue('#embed-snippet');
+  for (const part of ['<script type="module" src="https://docs.example.com/playground/element.js"></script>',
+    '<service-bus-playground site="https://docs.example.com/playground/"', 'scenario="#s=1', 'lang="en"', 'autoplay="1"', 'height="480"']) {
+    if (!code.includes(part)) throw new Error(`embed code lacks ${part}: ${code}`);
+  }
+  // sbp check reads it as a docs page holds it: the checks it carries pass.
+  const dir = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'sbp-embed-'));
+  fs.writeFileSync(path.join(dir, 'page.md'), `# Locks\n\n${code}\n`);
+  const sbp = path.resolve(root, '../target/debug/sbp');
+  const checked = execFileSync(sbp, ['check', '--require-expectations', path.join(dir, 'page.md')]).toString();
+  if (!/page\.md:4 scenario link \(\d+ events, 1 checks\)/.test(checked) || !checked.includes('1 passed, 0 failed')) {
+    throw new Error(`sbp check: ${checked}`);
+  }
+  // MDX: the element alone, with a JSX comment where the script would be.
+  await page.selectOption('#embed-format', 'mdx');
+  await page.click('#embed-code');
+  await page.waitForFunction(() => document.querySelector('#embed-snippet').value.startsWith('{/*'));
+  const mdx = await page.inputValue('#embed-snippet');
+  if (!mdx.startsWith('{/*') || mdx.includes('<script') || !mdx.includes('<service-bus-playground site=')) throw new Error(`MDX code: ${mdx}`);
+  // The element, on a page of this site, opens the same scenario.
+  fs.writeFileSync(path.join(root, 'element-test.html'), `<!doctype html><meta charset="utf-8"><title>t</title>${code.replaceAll('https://docs.example.com/playground/', url)}`);
+  try {
+    const host = await ctx.newPage();
+    await host.goto(url + 'element-test.html');
+    await host.locator('service-bus-playground iframe').waitFor();
+    await host.frameLocator('service-bus-playground iframe').locator('.lane[data-entity="orders"] .card[data-seq="1"]').waitFor();
+  } finally {
+    fs.rmSync(path.join(root, 'element-test.html'), { force: true });
+  }
+});
+
 test('a phone 390 px wide: nothing overflows, the lanes and a lesson are usable', async (ctx) => {
   const page = await ctx.newPage();
   await page.setViewportSize({ width: 390, height: 844 });

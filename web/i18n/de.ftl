@@ -55,6 +55,7 @@ play = Abspielen
 play-label = Die Uhr laufen lassen
 speed = Tempo
 error-speed = „{ $speed }“ ist kein Tempo
+error-query-at = „at={ $value }“ ist kein Zeitpunkt (zum Beispiel 90s oder 2m): das Szenario öffnet an seinem Anfang
 step-1s-label = Eine Sekunde weiter
 step-1m-label = Eine Minute weiter
 next-event = Nächstes Ereignis
@@ -437,6 +438,15 @@ embed-loop = Wiederholen
 embed-lanes = Bahnen
 embed-height = Höhe (px)
 embed-copy = Einbettungscode kopieren
+embed-format = Code für
+embed-format-html = eine Webseite (iframe)
+embed-format-element = eine Seite mit dem Element <service-bus-playground>
+embed-format-mdx = MDX (Docusaurus) oder React
+embed-check = Prüfen, dass weiter geschieht, was jetzt zu sehen ist (sbp check führt es aus)
+embed-site = Wo die Seite liegen wird
+embed-local = Diese Seite kommt von diesem Rechner: Leser anderswo können ihre Adresse nicht öffnen. Gib an, wo die Seite des Playgrounds liegen wird (ihr Ordner); der Code nennt dann diese.
+embed-local-code = Dieser Code nennt eine Adresse, die nur dieser Rechner öffnet: Leser anderswo sehen nichts. Trage ein, wo die Seite liegen wird.
+embed-mdx-script = element.js wird einmal für die ganze Website geladen (Docusaurus: scripts in docusaurus.config.js; siehe EMBEDDING.md)
 
 ## Der Lektionsbaukasten (builder.html)
 build-lesson = Lektion bauen

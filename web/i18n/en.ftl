@@ -61,6 +61,7 @@ play = Play
 play-label = Play the clock
 speed = Speed
 error-speed = "{ $speed }" is not a speed
+error-query-at = "at={ $value }" is not an instant (for example 90s or 2m): the scenario opens at its start
 step-1s-label = Step one second
 step-1m-label = Step one minute
 next-event = Next event
@@ -455,6 +456,15 @@ embed-loop = Loop
 embed-lanes = Lanes
 embed-height = Height (px)
 embed-copy = Copy embed code
+embed-format = Code for
+embed-format-html = a web page (iframe)
+embed-format-element = a page with the element <service-bus-playground>
+embed-format-mdx = MDX (Docusaurus) or React
+embed-check = Check that what shows now still happens (sbp check runs it)
+embed-site = Where the site will live
+embed-local = This page is served from this machine: readers elsewhere cannot open its address. Say where the playground's site will live (its folder), and the code names that.
+embed-local-code = This code names an address only this machine opens: readers elsewhere will see nothing. Fill in where the site will live.
+embed-mdx-script = element.js is loaded once for the site (Docusaurus: scripts in docusaurus.config.js; see EMBEDDING.md)
 
 ## The lesson builder (builder.html)
 build-lesson = Build a lesson

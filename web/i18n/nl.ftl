@@ -55,6 +55,7 @@ play = Afspelen
 play-label = De klok laten lopen
 speed = Snelheid
 error-speed = "{ $speed }" is geen snelheid
+error-query-at = "at={ $value }" is geen tijdstip (bijvoorbeeld 90s of 2m): het scenario opent bij het begin
 step-1s-label = Eén seconde verder
 step-1m-label = Eén minuut verder
 next-event = Volgende gebeurtenis
@@ -437,6 +438,15 @@ embed-loop = Herhalen
 embed-lanes = Banen
 embed-height = Hoogte (px)
 embed-copy = Insluitcode kopiëren
+embed-format = Code voor
+embed-format-html = een webpagina (iframe)
+embed-format-element = een pagina met het element <service-bus-playground>
+embed-format-mdx = MDX (Docusaurus) of React
+embed-check = Controleren dat wat nu te zien is blijft gebeuren (sbp check voert het uit)
+embed-site = Waar de site komt te staan
+embed-local = Deze pagina komt van deze computer: lezers elders kunnen het adres niet openen. Geef aan waar de site van de playground komt te staan (de map); de code noemt dan dat adres.
+embed-local-code = Deze code noemt een adres dat alleen deze computer opent: lezers elders zien niets. Vul in waar de site komt te staan.
+embed-mdx-script = element.js wordt één keer voor de hele site geladen (Docusaurus: scripts in docusaurus.config.js; zie EMBEDDING.md)
 
 ## De lesbouwer (builder.html)
 build-lesson = Les bouwen

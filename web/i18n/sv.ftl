@@ -55,6 +55,7 @@ play = Spela
 play-label = Låt klockan gå
 speed = Hastighet
 error-speed = "{ $speed }" är ingen hastighet
+error-query-at = "at={ $value }" är ingen tidpunkt (till exempel 90s eller 2m): scenariot öppnas vid sin början
 step-1s-label = En sekund framåt
 step-1m-label = En minut framåt
 next-event = Nästa händelse
@@ -437,6 +438,15 @@ embed-loop = Upprepa
 embed-lanes = Banor
 embed-height = Höjd (px)
 embed-copy = Kopiera inbäddningskod
+embed-format = Kod för
+embed-format-html = en webbsida (iframe)
+embed-format-element = en sida med elementet <service-bus-playground>
+embed-format-mdx = MDX (Docusaurus) eller React
+embed-check = Kontrollera att det som syns nu fortfarande händer (sbp check kör det)
+embed-site = Var webbplatsen kommer att ligga
+embed-local = Den här sidan kommer från den här datorn: läsare på andra ställen kan inte öppna adressen. Ange var playgroundens webbplats kommer att ligga (dess mapp), så anger koden den.
+embed-local-code = Den här koden anger en adress som bara den här datorn öppnar: läsare på andra ställen ser ingenting. Fyll i var webbplatsen kommer att ligga.
+embed-mdx-script = element.js laddas en gång för hela webbplatsen (Docusaurus: scripts i docusaurus.config.js; se EMBEDDING.md)
 
 ## Lektionsbyggaren (builder.html)
 build-lesson = Bygg en lektion

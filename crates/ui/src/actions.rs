@@ -512,15 +512,33 @@ fn entity_form(props: &FormProps) -> Html {
 /// Loads preset `name` (fetched: `presets/<name>.json`; "playground" is the starter). Its
 /// expectations are checked as it plays, as the CLI checks them.
 pub fn load_preset(store: &crate::state::StateHandle, name: &str) {
+    load_preset_at(store, name, None, None, None)
+}
+
+/// As [`load_preset`], opened at the instant `at` and the speed `speed` (a page's `?at=` and
+/// `?speed=`: the `<service-bus-playground>` element's `instant` and `speed`); `refused`
+/// (why one of them was not taken) is said once it has opened.
+pub fn load_preset_at(
+    store: &crate::state::StateHandle,
+    name: &str,
+    at: Option<sbp_engine::time::Instant>,
+    speed: Option<u32>,
+    refused: Option<String>,
+) {
     let load = {
         let store = store.clone();
         move |parsed: Result<Scenario, crate::browser::LoadError>| match parsed {
             Ok(scenario) => {
                 let title = scenario.name.clone();
+                let mut link = Link::at(scenario, at);
+                link.speed = speed;
                 store.dispatch(Action::Load {
-                    link: Box::new(Link::at(scenario, None)),
+                    link: Box::new(link),
                     notice: crate::i18n::tf("loaded", &[("title", &title)]),
                 });
+                if let Some(why) = refused {
+                    store.dispatch(Action::Error(why));
+                }
             }
             Err(e) => store.dispatch(Action::Error(e.to_string())),
         }

@@ -13,6 +13,7 @@ pub fn clock_bar(props: &StateProps) -> Html {
     let store = &props.store;
     let share_link = use_state(String::new);
     let embed_code = use_state(String::new);
+    let embed_local = use_state(|| false);
     let (now, utc, end, next) = {
         let mut sim = store.sim.borrow_mut();
         let now = sim.now();
@@ -94,16 +95,33 @@ pub fn clock_bar(props: &StateProps) -> Html {
     let on_embed = {
         let store = store.clone();
         let embed_code = embed_code.clone();
+        let embed_local = embed_local.clone();
         let inputs = embed_inputs.clone();
         Callback::from(move |_: MouseEvent| {
             let embed_code = embed_code.clone();
+            let embed_local = embed_local.clone();
             let inputs = inputs.clone();
             let lesson = store.lesson.as_ref().map(|run| run.lesson.id.clone());
-            browser::share_url(&mut store.sim.borrow_mut(), store.speed, move |url| {
-                let code = crate::embed::embed_code(&url, lesson.as_deref(), &inputs);
-                browser::copy_to_clipboard(&code);
-                embed_code.set(code);
+            // "Check that...": what shows now (the counts, the message open in the
+            // inspector) goes with the link as expectations at this instant.
+            let check = inputs.checks().then(|| {
+                let selected = store
+                    .selected
+                    .as_ref()
+                    .map(|(path, seq)| (path.as_str(), *seq));
+                store.sim.borrow().expectation_now(selected)
             });
+            browser::share_url_checked(
+                &mut store.sim.borrow_mut(),
+                store.speed,
+                check,
+                move |url| {
+                    let embed = crate::embed::embed_code(&url, lesson.as_deref(), &inputs);
+                    browser::copy_to_clipboard(&embed.code);
+                    embed_local.set(embed.local);
+                    embed_code.set(embed.code);
+                },
+            );
         })
     };
     let next_text = match &next {
@@ -163,6 +181,9 @@ pub fn clock_bar(props: &StateProps) -> Html {
                 <summary>{t("embed")}</summary>
                 {crate::embed::embed_options(&embed_inputs)}
                 <button id="embed-code" onclick={on_embed}>{t("embed-copy")}</button>
+                if !embed_code.is_empty() && *embed_local {
+                    <p class="hint warn" id="embed-local-code" role="status">{t("embed-local-code")}</p>
+                }
                 if !embed_code.is_empty() {
                     <textarea id="embed-snippet" readonly=true rows="4" aria-label={t("embed")} value={(*embed_code).clone()} />
                 }

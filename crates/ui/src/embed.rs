@@ -1,7 +1,10 @@
-//! The embed form (under the clock): its options, and the iframe snippet it makes for the
-//! current scenario, instant, speed, language and lesson.
+//! The embed form (under the clock): its options, and the code it makes for the current
+//! scenario, instant, speed, language and lesson: an iframe with embed.js for any page, or the
+//! `<service-bus-playground>` element (element.js, beside the site's index.html) for a page or
+//! MDX. The site's address is where the author says it will live; a local one is warned of.
 use crate::i18n::t;
-use web_sys::HtmlInputElement;
+use crate::markup::escape;
+use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
 /// The embed form's inputs, read when the code is made.
@@ -13,16 +16,42 @@ pub struct EmbedInputs {
     lanes: NodeRef,
     log: NodeRef,
     height: NodeRef,
+    format: NodeRef,
+    site: NodeRef,
+    check: NodeRef,
 }
 
-/// The embed form's options: autoplay, loop, the panels, the height. Uncontrolled inputs: a
-/// re-render leaves what the reader ticked.
+impl EmbedInputs {
+    /// Whether the author asked for "Check that...": the link carries what shows now as
+    /// expectations (`sbp check` runs them).
+    pub fn checks(&self) -> bool {
+        checked(&self.check)
+    }
+}
+
+/// The code's form: where it is pasted.
+#[derive(Clone, Copy, PartialEq)]
+enum Format {
+    /// An iframe and embed.js: any HTML page (MkDocs, a plain page).
+    Html,
+    /// `<script type=module src=element.js>` and the element: a page or a framework's.
+    Element,
+    /// The element alone, in JSX's terms (element.js is loaded once for the site).
+    Mdx,
+}
+
+/// The embed form's options: autoplay, loop, the panels, the height, the code's form, the
+/// checks, and the site's address. Uncontrolled inputs: a re-render leaves what the reader set.
 pub fn embed_options(inputs: &EmbedInputs) -> Html {
     let check = |node: &NodeRef, id: &'static str, key: &str, on: bool| {
         html! {
             <label class="check"><input type="checkbox" {id} ref={node.clone()} checked={on} />{" "}{t(key)}</label>
         }
     };
+    let local = crate::browser::on_loopback()
+        || web_sys::window()
+            .and_then(|w| w.location().protocol().ok())
+            .is_some_and(|p| p == "file:");
     html! {
         <>
             {check(&inputs.autoplay, "embed-autoplay", "embed-autoplay", true)}
@@ -31,6 +60,20 @@ pub fn embed_options(inputs: &EmbedInputs) -> Html {
             {check(&inputs.lanes, "embed-lanes", "embed-lanes", true)}
             {check(&inputs.log, "embed-log", "log", false)}
             <label>{t("embed-height")}{" "}<input id="embed-height" ref={inputs.height.clone()} value="480" size="5" /></label>
+            <label>{t("embed-format")}{" "}
+                <select id="embed-format" ref={inputs.format.clone()}>
+                    <option value="html" selected=true>{t("embed-format-html")}</option>
+                    <option value="element">{t("embed-format-element")}</option>
+                    <option value="mdx">{t("embed-format-mdx")}</option>
+                </select>
+            </label>
+            {check(&inputs.check, "embed-check", "embed-check", false)}
+            <label class="embed-site">{t("embed-site")}{" "}
+                <input id="embed-site" type="url" ref={inputs.site.clone()} placeholder="https://docs.example.com/playground/" size="32" />
+            </label>
+            if local {
+                <p class="hint warn" id="embed-local">{t("embed-local")}</p>
+            }
         </>
     }
 }
@@ -39,13 +82,65 @@ fn checked(node: &NodeRef) -> bool {
     node.cast::<HtmlInputElement>().is_some_and(|i| i.checked())
 }
 
-/// The iframe snippet that embeds `url` (a share link) with the options of the embed form:
-/// autoplay, loop, the panels, the height; the reader's language and lesson. The script
-/// (`web/embed.js`) lets the host page size the frame to its content (the page posts
-/// `sbp-size` messages).
-pub fn embed_code(url: &str, lesson: Option<&str>, inputs: &EmbedInputs) -> String {
+/// The code made, and whether it names an address only this machine can open.
+pub struct Embed {
+    pub code: String,
+    pub local: bool,
+}
+
+/// The site's folder (ending in `/`) and its page: the address the author gave (a folder or
+/// its index.html; `https://` added when no scheme is), else the page's own.
+fn site_of(inputs: &EmbedInputs, page: &str) -> (String, String) {
+    let given = inputs
+        .site
+        .cast::<HtmlInputElement>()
+        .map(|i| i.value().trim().to_string())
+        .unwrap_or_default();
+    let given = if given.is_empty() || given.contains("://") {
+        given
+    } else {
+        format!("https://{given}")
+    };
+    let url = web_sys::Url::new(&given)
+        .ok()
+        .filter(|u| u.protocol() == "https:" || u.protocol() == "http:");
+    let page = match url {
+        Some(url) => {
+            url.set_search("");
+            url.set_hash("");
+            url.href()
+        }
+        None => page.to_string(),
+    };
+    let folder = match page.rfind('/') {
+        Some(i) => page[..=i].to_string(),
+        None => page.clone(),
+    };
+    (folder, page)
+}
+
+/// Whether `address` is one only this machine opens (loopback, `.localhost`, a file).
+fn is_local(address: &str) -> bool {
+    let Ok(url) = web_sys::Url::new(address) else {
+        return true;
+    };
+    let host = url.hostname();
+    url.protocol() == "file:"
+        || host == "localhost"
+        || host.ends_with(".localhost")
+        || host.starts_with("127.")
+        || host == "[::1]"
+        || host == "0.0.0.0"
+}
+
+/// The code that embeds `url` (a share link) with the options of the embed form: autoplay,
+/// loop, the panels, the height; the reader's language and lesson; in the form chosen. Every
+/// value is URL-encoded (the browser's form encoding), and the whole address escaped for the
+/// attribute it lands in: the code is pasted into somebody's site.
+pub fn embed_code(url: &str, lesson: Option<&str>, inputs: &EmbedInputs) -> Embed {
     let (page, fragment) = url.split_once('#').unwrap_or((url, ""));
     let page = page.split('?').next().unwrap_or(page);
+    let (folder, page) = site_of(inputs, page);
     let panels: Vec<&str> = [
         ("map", &inputs.map),
         ("lanes", &inputs.lanes),
@@ -55,36 +150,81 @@ pub fn embed_code(url: &str, lesson: Option<&str>, inputs: &EmbedInputs) -> Stri
     .filter(|(_, node)| checked(node))
     .map(|(p, _)| p)
     .collect();
-    // Every value URL-encoded (the browser's form encoding), then the whole address escaped
-    // for the attribute it lands in: the snippet is pasted into somebody's site.
-    let query = web_sys::UrlSearchParams::new().ok();
-    if let Some(q) = &query {
-        q.append("embed", "1");
-        q.append("lang", crate::i18n::lang());
-        q.append("panels", &panels.join(","));
-        for (flag, node) in [("autoplay", &inputs.autoplay), ("loop", &inputs.looping)] {
-            if checked(node) {
-                q.append(flag, "1");
-            }
-        }
-        if let Some(id) = lesson.filter(|id| sbp_scenario::lesson::is_slug(id)) {
-            q.append("lesson", id);
-        }
-    }
-    let query = query
-        .map(|q| String::from(q.to_string()))
-        .unwrap_or_default();
+    let lesson = lesson.filter(|id| sbp_scenario::lesson::is_slug(id));
+    let flags: Vec<&str> = [("autoplay", &inputs.autoplay), ("loop", &inputs.looping)]
+        .into_iter()
+        .filter(|(_, node)| checked(node))
+        .map(|(flag, _)| flag)
+        .collect();
     let height = (inputs.height.cast::<HtmlInputElement>())
         .and_then(|i| i.value().trim().parse::<u32>().ok())
         .unwrap_or(480)
         .clamp(200, 4000);
-    let site = page.rsplit_once('/').map_or(page, |(dir, _)| dir);
     let fragment = String::from(js_sys::encode_uri(
         &js_sys::decode_uri(fragment).map_or_else(|_| fragment.to_string(), String::from),
     ));
-    let src = crate::markup::escape(&format!("{page}?{query}#{fragment}"));
-    let script = crate::markup::escape(&format!("{site}/embed.js"));
-    format!(
-        "<iframe src=\"{src}\" width=\"100%\" height=\"{height}\" style=\"border:0;max-width:100%\" loading=\"lazy\" title=\"Service Bus Playground\"></iframe>\n<script src=\"{script}\"></script>"
-    )
+    let format = match inputs.format.cast::<HtmlSelectElement>().map(|s| s.value()) {
+        Some(v) if v == "element" => Format::Element,
+        Some(v) if v == "mdx" => Format::Mdx,
+        _ => Format::Html,
+    };
+    let code = match format {
+        Format::Html => {
+            let query = web_sys::UrlSearchParams::new().ok();
+            if let Some(q) = &query {
+                q.append("embed", "1");
+                q.append("lang", crate::i18n::lang());
+                q.append("panels", &panels.join(","));
+                for flag in &flags {
+                    q.append(flag, "1");
+                }
+                if let Some(id) = lesson {
+                    q.append("lesson", id);
+                }
+            }
+            let query = query
+                .map(|q| String::from(q.to_string()))
+                .unwrap_or_default();
+            let src = escape(&format!("{page}?{query}#{fragment}"));
+            let script = escape(&format!("{folder}embed.js"));
+            format!(
+                "<iframe src=\"{src}\" width=\"100%\" height=\"{height}\" style=\"border:0;max-width:100%\" loading=\"lazy\" title=\"Service Bus Playground\"></iframe>\n<script src=\"{script}\"></script>"
+            )
+        }
+        Format::Element | Format::Mdx => {
+            let mut attributes = vec![
+                ("site", folder.clone()),
+                ("lang", crate::i18n::lang().to_string()),
+                ("panels", panels.join(",")),
+            ];
+            if let Some(id) = lesson {
+                attributes.push(("lesson", id.to_string()));
+            }
+            if !fragment.is_empty() {
+                attributes.push(("scenario", format!("#{fragment}")));
+            }
+            for flag in &flags {
+                attributes.push((flag, "1".to_string()));
+            }
+            attributes.push(("height", height.to_string()));
+            let element = format!(
+                "<service-bus-playground {}></service-bus-playground>",
+                attributes
+                    .iter()
+                    .map(|(name, value)| format!("{name}=\"{}\"", escape(value)))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+            if format == Format::Element {
+                let script = escape(&format!("{folder}element.js"));
+                format!("<script type=\"module\" src=\"{script}\"></script>\n{element}")
+            } else {
+                format!("{{/* {} */}}\n{element}", t("embed-mdx-script"))
+            }
+        }
+    };
+    Embed {
+        code,
+        local: is_local(&page),
+    }
 }
