@@ -61,13 +61,19 @@ fi
 # azure-servicebus (pure Python), pinned in tests/sdk/requirements.txt.
 if [ ! -x tests/sdk/.venv/bin/python ] || ! tests/sdk/.venv/bin/python -c "import azure.servicebus, mypy, pytest" 2>/dev/null \
   || [ ! -x tests/sdk/.venv/bin/maturin ]; then
-  say "installing the Python SDK for the endpoint's tests (tests/sdk/.venv)"
+  say "installing the Python SDK for the endpoint's tests and maturin for the wheel (tests/sdk/.venv)"
   if ! python3 -m venv tests/sdk/.venv 2>/dev/null; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
     python3 -m venv tests/sdk/.venv
   fi
   tests/sdk/.venv/bin/pip install -q -r tests/sdk/requirements.txt
+fi
+# The packages' tests (tests/package): React, MDX, a bundler and VitePress to try the npm
+# element in.
+if [ "${SETUP_BROWSER:-1}" = 1 ] && [ ! -d tests/package/node_modules/react-dom ]; then
+  say "installing the packages' test dependencies (tests/package) with npm"
+  (cd tests/package && npm ci --no-audit --no-fund --loglevel=error)
 fi
 if [ ! -d tests/sdk/js/node_modules/@azure/service-bus ] || [ ! -d tests/sdk/js/node_modules/typescript ] \
   || [ ! -d tests/sdk/js/node_modules/vitest ]; then

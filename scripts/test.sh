@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, then fmt, clippy, every test (property tests
 # included), the engine for wasm32, every preset through the CLI, a fuzz run, the UI build and
-# the browser tests.
+# the browser tests; then every package built and tried as its users install it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -27,6 +27,8 @@ step "every preset through the CLI"
 cargo run -q -p sbp-cli -- check
 step "every lesson through the CLI (start, computed answers, solutions reach their goals)"
 cargo run -q -p sbp-cli -- check $(find web/lessons -name "*.json" ! -name index.json | sort)
+step "this repository's documentation as a docs site's CI checks it (every playground link and embed, each with expectations)"
+cargo run -q -p sbp-cli -- check --require-expectations README.md docs web/embed-demo.html
 step "the real Python SDK against sbp serve (tests/sdk/run.sh), and its recorded run replayed"
 tests/sdk/run.sh
 step "every preset as Python and JavaScript code (sbp code) against sbp serve, each check as the playground showed"
@@ -42,4 +44,8 @@ if [ -f crates/ui/Cargo.toml ]; then
   ./scripts/build-ui.sh
   step "browser tests (headless chromium)"
   node tests/e2e/run.mjs
+  step "packages (scripts/package.sh): the site, sbp with the UI inside, the Python wheel, the npm package"
+  ./scripts/package.sh --ui-built
+  step "the packages as their users install them (tests/package/run.sh)"
+  tests/package/run.sh
 fi

@@ -212,7 +212,7 @@ pub fn check(
                 check_found(
                     &mut tally,
                     arg,
-                    &documents::find(arg),
+                    &documents::find(arg, false),
                     &Base::Folder(PathBuf::new()),
                     budget,
                 )?;
@@ -223,7 +223,7 @@ pub fn check(
                 .and_then(|u| fetch(u.as_str()).map(|t| (u, t)))
             {
                 Ok((url, text)) => {
-                    let found = documents::find(&text);
+                    let found = documents::find(&text, documents::is_markdown(arg));
                     check_document(&mut tally, arg, &found, &Base::Url(url), budget)?;
                 }
                 Err(why) => tally.say(Verdict::Failed, arg, "", &[why])?,
@@ -284,7 +284,7 @@ fn check_document_file<W: Write>(
             check_document(
                 tally,
                 file,
-                &documents::find(&text),
+                &documents::find(&text, documents::is_markdown(file)),
                 &Base::Folder(folder),
                 budget,
             )

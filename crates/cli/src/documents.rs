@@ -42,8 +42,25 @@ pub fn is_document(path: &str) -> bool {
         .any(|ext| path.ends_with(&format!(".{ext}")))
 }
 
-/// Every playground link and element in `text`, in order.
-pub fn find(text: &str) -> Vec<Found> {
+/// Whether `path` names a Markdown document (its code is not read for links).
+pub fn is_markdown(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let path = lower.split(['?', '#']).next().unwrap_or(&lower);
+    [".md", ".mdx", ".markdown"]
+        .iter()
+        .any(|ext| path.ends_with(ext))
+}
+
+/// Every playground link and element in `text`, in order. In Markdown (`markdown`), code is
+/// an example, not an embed: fenced blocks and `inline code` are not read.
+pub fn find(text: &str, markdown: bool) -> Vec<Found> {
+    let masked;
+    let text = if markdown {
+        masked = without_code(text);
+        masked.as_str()
+    } else {
+        text
+    };
     let mut found = Vec::new();
     let elements = elements(text);
     // An element's attributes are read as the element's, not as links of their own.
@@ -78,6 +95,10 @@ pub fn find(text: &str) -> Vec<Found> {
                 .find(|(n, _)| n.eq_ignore_ascii_case(name))
                 .map(|(_, v)| v.as_str())
         };
+        // `<service-bus-playground>` named in prose, with no attribute: not an embed.
+        if attributes.is_empty() {
+            continue;
+        }
         let site = get("site").or(get("src")).unwrap_or("");
         let target = match (get("scenario"), get("preset"), get("lesson")) {
             (Some(link), _, _) => scenario_of(link),
@@ -97,6 +118,57 @@ pub fn find(text: &str) -> Vec<Found> {
     }
     found.sort_by_key(|f| f.line);
     found
+}
+
+/// `text` with Markdown's code (fenced blocks, `inline code`) blanked out, its newlines kept so
+/// that lines and offsets stay where they were.
+fn without_code(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut fence: Option<&str> = None;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let opens = ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f));
+        match (fence, opens) {
+            (None, Some(f)) => {
+                fence = Some(f);
+                out.push_str(&blank(line));
+            }
+            (Some(f), Some(g)) if f == g => {
+                fence = None;
+                out.push_str(&blank(line));
+            }
+            (Some(_), _) => out.push_str(&blank(line)),
+            (None, None) => {
+                // Inline code: between runs of backticks of the same length.
+                let mut rest = line;
+                while let Some(start) = rest.find('`') {
+                    let ticks = rest[start..].len() - rest[start..].trim_start_matches('`').len();
+                    let marker = &rest[start..start + ticks];
+                    let after = &rest[start + ticks..];
+                    match after.find(marker) {
+                        Some(end) => {
+                            out.push_str(&rest[..start]);
+                            out.push_str(&blank(&rest[start..start + ticks + end + ticks]));
+                            rest = &after[end + ticks..];
+                        }
+                        None => {
+                            out.push_str(&rest[..start + ticks]);
+                            rest = after;
+                        }
+                    }
+                }
+                out.push_str(rest);
+            }
+        }
+    }
+    out
+}
+
+/// Spaces for each byte of `s` but its newlines.
+fn blank(s: &str) -> String {
+    s.bytes()
+        .map(|b| if b == b'\n' { '\n' } else { ' ' })
+        .collect()
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -287,11 +359,11 @@ mod tests {
         let text = format!(
             "# Guide\n\nOpen [the playground](https://example.com/pg/index.html?embed=1#{fragment}).\n\
              <iframe src=\"playground/index.html?embed=1&amp;lang=de&amp;preset=sessions\" title=\"x\"></iframe>\n\
-             See `?lesson=ttl-basics` and [a section](#intro) and https://example.com/?q=1#top\n\
+             See ?lesson=ttl-basics and [a section](#intro) and https://example.com/?q=1#top\n\
              <service-bus-playground preset=\"topic-filters\" height=\"400\"></service-bus-playground>\n\
              <service-bus-playground scenario={{\"#{fragment}\"}} />\n"
         );
-        let found = find(&text);
+        let found = find(&text, true);
         let lines: Vec<usize> = found.iter().map(|f| f.line).collect();
         assert_eq!(lines, vec![3, 4, 5, 6, 7]);
         assert!(matches!(&found[0].target, Target::Scenario(l) if !l.scenario.expect.is_empty()));
@@ -303,9 +375,25 @@ mod tests {
 
     #[test]
     fn a_playground_link_that_cannot_be_read_is_named_broken() {
-        let found = find("[x](https://example.com/#s=1jnot-a-scenario)\n<service-bus-playground>");
+        let found = find(
+            "[x](https://example.com/#s=1jnot-a-scenario)\n<service-bus-playground height=1>",
+            false,
+        );
         assert_eq!(found.len(), 2);
         assert!(found.iter().all(|f| matches!(f.target, Target::Broken(_))));
+    }
+
+    #[test]
+    fn code_in_markdown_is_an_example_and_prose_names_the_element_without_embedding_it() {
+        let text = "Use `?preset=NAME` or ``[x](#s=1z...)``.\n\n```html\n<iframe src=\"pg/?preset=x\">\n```\n\
+                    The `<service-bus-playground>` element, or <service-bus-playground> itself.\n\
+                    <iframe src=\"pg/?preset=sessions\"></iframe>\n";
+        let found = find(text, true);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].line, 7);
+        assert!(matches!(&found[0].target, Target::Preset(p) if p == "sessions"));
+        // In HTML, the same text is read whole.
+        assert_eq!(find(text, false).len(), 4);
     }
 
     #[test]
@@ -339,7 +427,7 @@ mod tests {
         ) {
             let text: String = parts.concat();
             let lines = text.lines().count().max(1);
-            for f in find(&text) {
+            for f in find(&text, parts.len() % 2 == 0) {
                 proptest::prop_assert!(f.line >= 1 && f.line <= lines + 1);
             }
         }
