@@ -4,7 +4,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { spawn, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { serve, startTraffic, CHROMIUM_ARGS } from './serve.mjs';
+import { serve, startTraffic, runTests, CHROMIUM_ARGS } from './serve.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist');
 const { server, url } = await serve(root);
@@ -1761,22 +1761,8 @@ test('live: an entity made through the management API shows on the page that fol
   }
 });
 
-let passed = 0, failed = 0;
 // `node run.mjs <words>` runs only the tests whose names hold those words.
-const only = process.argv.slice(2).join(' ');
-for (const { name, fn } of tests.filter((t) => t.name.includes(only))) {
-  const ctx = await browser.newContext();
-  try {
-    await fn(ctx);
-    passed++;
-    console.log(`ok   ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${name}\n     ${String(e.message || e).split('\n').slice(0, 3).join('\n     ')}`);
-  } finally {
-    await ctx.close();
-  }
-}
+const { passed, failed } = await runTests(browser, tests, process.argv.slice(2).join(' '));
 await browser.close();
 server.close();
 console.log(`${passed} passed, ${failed} failed`);

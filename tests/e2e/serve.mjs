@@ -44,3 +44,32 @@ export async function startTraffic(page, { rate, instances, mean }) {
   await page.fill('#consumer-time', mean);
   await page.click('#consumer-submit');
 }
+
+// A test that cannot run on this machine (a tool that cannot be installed), said as `skip`
+// with why instead of passing.
+export class Skip extends Error {}
+
+// Runs the `tests` ({ name, fn(ctx) }) whose names hold `only`, each in a fresh context of
+// `browser`: prints `ok`, `FAIL` with the first lines of why, or `skip`; returns the tally.
+export async function runTests(browser, tests, only = '') {
+  const tally = { passed: 0, failed: 0, skipped: 0 };
+  for (const { name, fn } of tests.filter((t) => t.name.includes(only))) {
+    const ctx = await browser.newContext();
+    try {
+      await fn(ctx);
+      tally.passed++;
+      console.log(`ok   ${name}`);
+    } catch (e) {
+      if (e instanceof Skip) {
+        tally.skipped++;
+        console.log(`skip ${name}\n     ${e.message}`);
+      } else {
+        tally.failed++;
+        console.log(`FAIL ${name}\n     ${String(e.message || e).split('\n').slice(0, 3).join('\n     ')}`);
+      }
+    } finally {
+      await ctx.close();
+    }
+  }
+  return tally;
+}

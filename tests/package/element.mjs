@@ -20,7 +20,7 @@ import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from '../e2e/node_modules/playwright-core/index.mjs';
-import { serve, CHROMIUM_ARGS } from '../e2e/serve.mjs';
+import { serve, runTests, Skip, CHROMIUM_ARGS } from '../e2e/serve.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../..');
@@ -200,7 +200,6 @@ function expectEqual(what, got, want) {
 
 const tests = [];
 const test = (name, fn) => tests.push({ name, fn });
-class Skip extends Error {}
 
 // --- Tests ---------------------------------------------------------------------------------
 
@@ -660,26 +659,7 @@ test('docs/EMBEDDING.md shows each snippet as it is tried here', async () => {
 
 // --- Run -----------------------------------------------------------------------------------
 
-let passed = 0, failed = 0, skipped = 0;
-const only = process.argv.slice(2).join(' ');
-for (const { name, fn } of tests.filter((t) => t.name.includes(only))) {
-  const ctx = await browser.newContext();
-  try {
-    await fn(ctx);
-    passed++;
-    console.log(`ok   ${name}`);
-  } catch (e) {
-    if (e instanceof Skip) {
-      skipped++;
-      console.log(`skip ${name}\n     ${e.message}`);
-    } else {
-      failed++;
-      console.log(`FAIL ${name}\n     ${String(e.message || e).split('\n').slice(0, 3).join('\n     ')}`);
-    }
-  } finally {
-    await ctx.close();
-  }
-}
+const { passed, failed, skipped } = await runTests(browser, tests, process.argv.slice(2).join(' '));
 await browser.close();
 server.close();
 fs.rmSync(tmp, { recursive: true, force: true });

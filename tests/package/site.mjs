@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serve, CHROMIUM_ARGS } from '../e2e/serve.mjs';
+import { serve, runTests, CHROMIUM_ARGS } from '../e2e/serve.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const out = path.join(repo, 'target/package');
@@ -83,21 +83,7 @@ test('the packaged sbp serves its UI from memory, compressed, from a folder with
   }
 });
 
-let passed = 0, failed = 0;
-const only = process.argv.slice(2).join(' ');
-for (const { name, fn } of tests.filter((t) => t.name.includes(only))) {
-  const ctx = await browser.newContext();
-  try {
-    await fn(ctx);
-    passed++;
-    console.log(`ok   ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${name}\n     ${String(e.message || e).split('\n').slice(0, 3).join('\n     ')}`);
-  } finally {
-    await ctx.close();
-  }
-}
+const { passed, failed } = await runTests(browser, tests, process.argv.slice(2).join(' '));
 await browser.close();
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

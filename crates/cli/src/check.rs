@@ -224,7 +224,7 @@ pub fn check(
             {
                 Ok((url, text)) => {
                     let found = documents::find(&text, documents::is_markdown(arg));
-                    check_document(&mut tally, arg, &found, &Base::Url(url), budget)?;
+                    check_found(&mut tally, arg, &found, &Base::Url(url), budget)?;
                 }
                 Err(why) => tally.say(Verdict::Failed, arg, "", &[why])?,
             }
@@ -281,7 +281,7 @@ fn check_document_file<W: Write>(
                 .parent()
                 .map(Path::to_path_buf)
                 .unwrap_or_default();
-            check_document(
+            check_found(
                 tally,
                 file,
                 &documents::find(&text, documents::is_markdown(file)),
@@ -293,7 +293,7 @@ fn check_document_file<W: Write>(
     }
 }
 
-fn check_document<W: Write>(
+fn check_found<W: Write>(
     tally: &mut Tally<'_, W>,
     name: &str,
     found: &[Found],
@@ -303,16 +303,6 @@ fn check_document<W: Write>(
     if found.is_empty() {
         return writeln!(tally.out, "{name}: no playground link");
     }
-    check_found(tally, name, found, base, budget)
-}
-
-fn check_found<W: Write>(
-    tally: &mut Tally<'_, W>,
-    name: &str,
-    found: &[Found],
-    base: &Base,
-    budget: u64,
-) -> std::io::Result<()> {
     for f in found {
         let at = format!("{name}:{}", f.line);
         match &f.target {
