@@ -3,19 +3,11 @@
 // hydrated in the browser, where links navigate client-side (pushState) between it and another
 // page. The element's script is not in the bundle: the page's head loads it (the `scripts` of
 // docusaurus.config.js), so the element takes its site from beside its own file.
-import { useEffect, useState } from 'react';
+import { useRouter } from './router.jsx';
 import Snippet from './docusaurus.mdx.js';
 
 export function App({ initialPath }) {
-  const [path, setPath] = useState(initialPath);
-  useEffect(() => {
-    const back = () => setPath(location.pathname);
-    addEventListener('popstate', back);
-    return () => removeEventListener('popstate', back);
-  }, []);
-  const link = (to, id, text) => (
-    <a id={id} href={to} onClick={(e) => { e.preventDefault(); history.pushState(null, '', to); setPath(to); }}>{text}</a>
-  );
+  const [path, link] = useRouter(initialPath);
   return (
     <>
       <nav>{link('/mdx/', 'nav-playground', 'Playground')} {link('/mdx/other', 'nav-other', 'Another page')}</nav>

@@ -2,8 +2,9 @@
 // navigation between them (pushState, no reload), the playground element on one. It imports the
 // package as a bundler does (`import 'service-bus-playground'`), so the element's file is inside
 // the bundle and the site is named by the `site` attribute.
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { createRoot } from 'react-dom/client';
+import { useRouter } from './router.jsx';
 import 'service-bus-playground';
 
 const SITE = '/docs/playground/site/';
@@ -21,15 +22,7 @@ function Playground() {
 }
 
 function App() {
-  const [path, setPath] = useState(location.pathname);
-  useEffect(() => {
-    const back = () => setPath(location.pathname);
-    addEventListener('popstate', back);
-    return () => removeEventListener('popstate', back);
-  }, []);
-  const link = (to, id, text) => (
-    <a id={id} href={to} onClick={(e) => { e.preventDefault(); history.pushState(null, '', to); setPath(to); }}>{text}</a>
-  );
+  const [path, link] = useRouter(location.pathname);
   return (
     <>
       <nav>{link('/react/', 'nav-playground', 'Playground')} {link('/react/other', 'nav-other', 'Another page')}</nav>
