@@ -11,8 +11,8 @@
 //   preset    a preset's name                       -> ?preset=
 //   lesson    a lesson's id                         -> ?lesson=
 //   scenario  a share link, or only its #fragment  -> #fragment (the scenario, instant, speed)
-//   instant   where a preset's clock starts ("90s", "2m")                -> ?at=
-//   speed     a preset's clock speed: 1, 10, 60, 100, 1000, 10000, 100000 -> ?speed=
+//   instant   where the clock starts ("90s", "2m"; a preset or scenario) -> ?at=
+//   speed     the clock's speed: 1, 10, 60, 100, 1000, 10000, 100000     -> ?speed=
 //   autoplay  play at once                          -> ?autoplay=1
 //   loop      start again once nothing more is due  -> ?loop=1
 //   panels    which panels: map, lanes, log, controls (comma-separated) -> ?panels=

@@ -54,6 +54,14 @@ test('the site tarball works at a sub-path: every page, no failed request, its p
     const at = await open(ctx, `${base}?lang=en&preset=lapsed-locks-to-dlq&at=20s&speed=10`, '#clock-rel');
     await at.locator('#clock-rel', { hasText: '20' }).waitFor();
     if (await at.inputValue('#speed') !== '10') throw new Error(`speed: ${await at.inputValue('#speed')}`);
+    // A share link opened at another instant and speed than its own: replayed to it.
+    const link = execFileSync(path.join(out, 'sbp'), ['encode', 'preset:lapsed-locks-to-dlq', '--at', '5s', '--speed', '60']).toString().trim();
+    const moved = await open(ctx, `${base}?lang=en&at=25s&speed=100#${link}`, '#clock-rel');
+    await moved.locator('#clock-rel', { hasText: '25' }).waitFor();
+    if (await moved.inputValue('#speed') !== '100') throw new Error(`speed: ${await moved.inputValue('#speed')}`);
+    // One that is not an instant is said, and the link opens where it would.
+    const refused = await open(ctx, `${base}?lang=en&at=soon#${link}`, '#clock-rel');
+    await refused.locator('#error-banner', { hasText: 'at=soon' }).waitFor();
   } finally {
     server.close();
     fs.rmSync(host, { recursive: true, force: true });

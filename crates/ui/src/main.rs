@@ -50,22 +50,9 @@ fn app() -> Html {
             live::start(&store);
             if let Some(name) = browser::query_value("preset") {
                 // `?at=90s&speed=10`: where the clock starts, and how fast it runs.
-                let at = browser::query_value("at").map(|v| {
-                    sbp_engine::time::parse_duration(&v)
-                        .map_err(|_| i18n::tf("error-query-at", &[("value", &v)]))
-                });
-                let speed = browser::query_value("speed").map(|v| {
-                    v.trim()
-                        .parse::<u32>()
-                        .ok()
-                        .filter(|x| sbp_ui::state::SPEEDS.contains(x))
-                        .ok_or_else(|| i18n::tf("error-speed", &[("speed", &v)]))
-                });
-                match (at.transpose(), speed.transpose()) {
-                    (Ok(at), Ok(speed)) => actions::load_preset_at(&store, &name, at, speed, None),
-                    (Err(why), _) | (_, Err(why)) => {
-                        actions::load_preset_at(&store, &name, None, None, Some(why))
-                    }
+                match sbp_ui::state::opening_from_query() {
+                    Ok((at, speed)) => actions::load_preset_at(&store, &name, at, speed, None),
+                    Err(why) => actions::load_preset_at(&store, &name, None, None, Some(why)),
                 }
             }
             if let Some(payload) = browser::lesson_payload() {

@@ -854,8 +854,21 @@ pub fn initial_state() -> AppState {
     // A lesson link (`#lesson=...`) is opened by the app once it runs (main.rs).
     if !fragment.is_empty() && browser::lesson_payload().is_none() {
         match sbp_scenario::link::decode_link(fragment) {
-            Ok(link) => {
+            Ok(mut link) => {
                 let name = link.scenario.name.clone();
+                // `?at=` and `?speed=` (the element's instant and speed) open the link there:
+                // another instant than its own is replayed to (its saved state is for its own).
+                let refused = match opening_from_query() {
+                    Ok((at, speed)) => {
+                        if let Some(at) = at.filter(|at| link.at != Some(*at)) {
+                            link.at = Some(at);
+                            link.checkpoint = None;
+                        }
+                        link.speed = speed.or(link.speed);
+                        None
+                    }
+                    Err(why) => Some(why),
+                };
                 let state = std::rc::Rc::new(state);
                 let loaded = yew::Reducible::reduce(
                     state,
@@ -868,7 +881,11 @@ pub fn initial_state() -> AppState {
                         },
                     },
                 );
-                return (*loaded).clone();
+                let mut loaded = (*loaded).clone();
+                if refused.is_some() {
+                    loaded.error = refused;
+                }
+                return loaded;
             }
             Err(e) => {
                 state.error = Some(crate::i18n::tf(
@@ -879,6 +896,27 @@ pub fn initial_state() -> AppState {
         }
     }
     state
+}
+
+/// The page's `?at=` (an instant: `90s`, `1m30s`) and `?speed=` (one of [`SPEEDS`]), or why
+/// one of them is not taken.
+pub fn opening_from_query() -> Result<(Option<Instant>, Option<u32>), String> {
+    let at = browser::query_value("at")
+        .map(|v| {
+            sbp_engine::time::parse_duration(&v)
+                .map_err(|_| crate::i18n::tf("error-query-at", &[("value", &v)]))
+        })
+        .transpose()?;
+    let speed = browser::query_value("speed")
+        .map(|v| {
+            v.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|x| SPEEDS.contains(x))
+                .ok_or_else(|| crate::i18n::tf("error-speed", &[("speed", &v)]))
+        })
+        .transpose()?;
+    Ok((at, speed))
 }
 
 fn starter() -> Simulation {
