@@ -11,6 +11,10 @@ trunk build lab.html --release --offline --dist dist/lab --public-url ./
 trunk build builder.html --release --offline --dist dist/builder --public-url ./
 # The emulator's Config.json in and out, a wasm of its own.
 trunk build emulator.html --release --offline --dist dist/emulator --public-url ./
+# The element's copy in the site is the site's own: the site it loads is the one it is in
+# (the npm package's element.js, beside its site/ folder, keeps './site/index.html').
+sed -i "s#^const SITE_BESIDE = './site/index.html';#const SITE_BESIDE = './index.html';#" dist/element.js
+grep -q "^const SITE_BESIDE = './index.html';" dist/element.js || { echo "dist/element.js: SITE_BESIDE not set" >&2; exit 1; }
 # The first visit's welcome texts, from the catalogs, into index.html's inline script.
 node scripts/first-screen.mjs dist
 node scripts/csp.mjs dist

@@ -10,6 +10,17 @@ cd "$(dirname "$0")/../.."
 say() { printf '\033[1m[packages]\033[0m %s\n' "$*"; }
 say "the site at a sub-path, sbp from any folder"
 node tests/package/site.mjs
+say "sbp check with the packaged sbp: a lesson element without site= read from the lessons it carries; the site's own pages passed over"
+docs=$(mktemp -d)
+mkdir -p "$docs/guide" && cp -r target/package/site "$docs/playground"
+printf '# Retries\n\n<service-bus-playground lesson="max-delivery-count"></service-bus-playground>\n' > "$docs/guide/retries.md"
+printf '<service-bus-playground lesson="no-such-lesson"></service-bus-playground>\n' > "$docs/guide/typo.md"
+out=$(target/package/sbp check --require-expectations "$docs" || true)
+rm -rf "$docs"
+echo "$out"
+grep -q "retries.md:3 lesson max-delivery-count (as this sbp carries it) (lesson" <<<"$out"
+grep -q "FAIL .*typo.md:1 lesson no-such-lesson" <<<"$out"
+if grep -q "playground/" <<<"$out"; then echo "the site's own pages were checked as docs" >&2; exit 1; fi
 say "the Python wheel in a fresh venv"
 tests/package/wheel.sh
 target/package-test/venv/bin/pip install -q twine==6.2.0

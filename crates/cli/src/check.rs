@@ -150,7 +150,10 @@ impl<W: Write> Tally<'_, W> {
                     self.say(
                         Verdict::Passed,
                         label,
-                        &format!("{events} events, {checks} checks"),
+                        &format!(
+                            "{events} events, {checks} {}",
+                            if checks == 1 { "check" } else { "checks" }
+                        ),
                         &[],
                     )
                 }
@@ -319,7 +322,7 @@ fn check_found<W: Write>(
             Target::Lesson { id, page } => {
                 let label = format!("{at} lesson {id}");
                 match lesson_text(base, page, id) {
-                    Ok(Some(text)) => {
+                    Ok(Some((text, read))) => {
                         let lesson = serde_json::from_str::<serde_json::Value>(&text)
                             .map_err(|e| e.to_string())
                             .and_then(|v| {
@@ -327,7 +330,7 @@ fn check_found<W: Write>(
                                     .map_err(|e| e.to_string())
                             });
                         match lesson {
-                            Ok(lesson) => tally.lesson(&label, &lesson)?,
+                            Ok(lesson) => tally.lesson(&format!("{label} ({read})"), &lesson)?,
                             Err(why) => tally.say(Verdict::Failed, &label, "", &[why])?,
                         }
                     }
@@ -335,8 +338,9 @@ fn check_found<W: Write>(
                         Verdict::Unchecked,
                         &label,
                         &format!(
-                            "its file lessons/{id}.json is not beside the page here; \
-                             `sbp check LESSON.json` checks a lesson file"
+                            "its file lessons/{id}.json is not beside the page here, and this \
+                             sbp carries no site (a packaged one does); `sbp check LESSON.json` \
+                             checks a lesson file"
                         ),
                         &[],
                     )?,
@@ -354,31 +358,43 @@ fn check_found<W: Write>(
     Ok(())
 }
 
-/// The lesson `id`'s file beside `page`: read from disk or fetched; None when a local page's
-/// folder does not hold it.
-fn lesson_text(base: &Base, page: &str, id: &str) -> Result<Option<String>, String> {
+/// The lesson `id`'s file: beside `page` on disk, else in the site this `sbp` carries (a
+/// packaged one: the lessons of its own version), else fetched beside a page on the web;
+/// with where it was read (for the report). None when none of these holds it.
+fn lesson_text(
+    base: &Base,
+    page: &str,
+    id: &str,
+) -> Result<Option<(String, &'static str)>, String> {
     let file = documents::lesson_file(page, id)
         .ok_or_else(|| format!("\"{id}\" is not a lesson's id (letters, digits and hyphens)"))?;
-    if file.starts_with("http://") || file.starts_with("https://") {
-        return fetch(&file).map(Some);
+    let on_the_web = file.starts_with("http://") || file.starts_with("https://");
+    if let (Base::Folder(folder), false) = (base, on_the_web) {
+        let path = folder.join(file.trim_start_matches('/'));
+        if path.is_file() {
+            return read_limited(&path.to_string_lossy()).map(|t| Some((t, "beside the page")));
+        }
     }
-    match base {
-        Base::Url(url) => {
+    if let Some(text) = crate::built_in::lesson(id) {
+        return Ok(Some((text, "as this sbp carries it")));
+    }
+    if crate::built_in::has_site() && !on_the_web && matches!(base, Base::Folder(_)) {
+        return Err(format!(
+            "there is no lesson \"{id}\" beside the page nor in this sbp's site"
+        ));
+    }
+    match (base, on_the_web) {
+        (_, true) => fetch(&file).map(|t| Some((t, "fetched"))),
+        (Base::Url(url), false) => {
             let url = url.join(&file).map_err(|e| format!("{file}: {e}"))?;
-            fetch(url.as_str()).map(Some)
+            fetch(url.as_str()).map(|t| Some((t, "fetched")))
         }
-        Base::Folder(folder) => {
-            let path = folder.join(file.trim_start_matches('/'));
-            if path.is_file() {
-                read_limited(&path.to_string_lossy()).map(Some)
-            } else {
-                Ok(None)
-            }
-        }
+        (Base::Folder(_), false) => Ok(None),
     }
 }
 
-/// The Markdown and HTML documents under `folder` (not in hidden folders or node_modules), in
+/// The Markdown and HTML documents under `folder` (not in hidden folders, node_modules or a
+/// copy of the playground's site), in
 /// order; at most [`documents::MAX_DOCUMENTS`].
 fn documents_under(folder: &Path) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
@@ -393,7 +409,11 @@ fn documents_under(folder: &Path) -> Result<Vec<PathBuf>, String> {
                 continue;
             };
             if kind.is_dir() {
-                if !name.starts_with('.') && name != "node_modules" {
+                // The playground's own site copied into the docs: its pages are not the docs'.
+                let playground = ["element.js", "embed.js", "lessons/index.json"]
+                    .iter()
+                    .all(|f| path.join(f).is_file());
+                if !name.starts_with('.') && name != "node_modules" && !playground {
                     todo.push(path);
                 }
             } else if kind.is_file() && documents::is_document(&name) {

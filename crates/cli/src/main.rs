@@ -1,4 +1,5 @@
 //! `sbp`: run Service Bus Playground scenario files headless.
+mod built_in;
 mod check;
 mod documents;
 mod fuzz;
@@ -807,7 +808,7 @@ fn serve(
     let ui = match ui {
         Some((http, dist)) => Some((
             listen_address("--http", &http, "127.0.0.1:8080, or none")?,
-            match (dist, built_in_ui()) {
+            match (dist, built_in::ui()) {
                 (Some(dist), _) => sbp_server::site::Site::Folder(dist),
                 (None, Some(files)) => sbp_server::site::Site::Memory(std::sync::Arc::new(files)),
                 (None, None) => sbp_server::site::Site::Folder(PathBuf::from("dist")),
@@ -1084,34 +1085,6 @@ fn serve(
         Ok::<(), Failure>(())
     })?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The UI built into this binary: the folder `SBP_UI_DIR` named when it was compiled with the
-/// `ui` feature (scripts/package.sh: the site with each file's brotli and gzip forms).
-#[cfg(feature = "ui")]
-static BUILT_IN_UI: include_dir::Dir<'static> = include_dir::include_dir!("$SBP_UI_DIR");
-
-/// The UI's files this binary carries, if it was built with them.
-fn built_in_ui() -> Option<sbp_server::site::Files> {
-    #[cfg(feature = "ui")]
-    {
-        fn walk(dir: &'static include_dir::Dir<'static>, out: &mut Vec<(String, &'static [u8])>) {
-            for entry in dir.entries() {
-                match entry {
-                    include_dir::DirEntry::Dir(d) => walk(d, out),
-                    include_dir::DirEntry::File(f) => {
-                        let path = f.path().to_string_lossy().replace('\\', "/");
-                        out.push((path, f.contents()));
-                    }
-                }
-            }
-        }
-        let mut files = Vec::new();
-        walk(&BUILT_IN_UI, &mut files);
-        Some(sbp_server::site::Files::new(files))
-    }
-    #[cfg(not(feature = "ui"))]
-    None
 }
 
 /// How often `sbp serve` gives free heap pages back to the system.

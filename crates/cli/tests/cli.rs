@@ -311,7 +311,7 @@ fn check_reads_the_playground_links_of_documents_folders_and_urls() {
     );
     assert!(out.contains("locks.md:3 preset sessions ("), "{out}");
     assert!(
-        out.contains("locks.md:4 lesson auto-delete-on-idle (lesson, 3 parts"),
+        out.contains("locks.md:4 lesson auto-delete-on-idle (beside the page) (lesson, 3 parts"),
         "{out}"
     );
     assert!(
@@ -357,7 +357,7 @@ fn check_reads_the_playground_links_of_documents_folders_and_urls() {
     let (code, out, _) = sbp(&["check", &format!("{site}/docs/locks.html")]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("locks.html:4 lesson auto-delete-on-idle (lesson, 3 parts"),
+        out.contains("locks.html:4 lesson auto-delete-on-idle (fetched) (lesson, 3 parts"),
         "{out}"
     );
     assert!(out.contains("3 passed, 0 failed, 1 unchecked"), "{out}");

@@ -10,28 +10,43 @@ use sbp_engine::{EntitySettings, Perspective};
 use std::collections::BTreeMap;
 
 impl Simulation {
-    /// What shows now, as an expectation at this instant: each entity's active, locked and
-    /// dead-lettered counts (scheduled and deferred when there are any), and the message
-    /// `selected` (entity path, SequenceNumber) if it is there: its state, DeliveryCount and
-    /// DeadLetterReason, as peek shows them. The embed form's "Check that...": a link that
-    /// carries it fails `sbp check` once the scenario no longer does what the page shows.
+    /// What shows now, as an expectation at this instant: each queue's and subscription's
+    /// counts (active, locked, scheduled, deferred, dead-lettered), its dead-letter queue's
+    /// (active, locked, deferred: what a dead-letter queue holds), and the message `selected`
+    /// (entity path, SequenceNumber) if it is there: its state, DeliveryCount and
+    /// DeadLetterReason, as peek shows them. The embed form's "Check that..." (a link that
+    /// carries it fails `sbp check` once the scenario no longer does what the page shows) and
+    /// the end of a run `sbp serve` records.
     pub fn expectation_now(&self, selected: Option<(&str, u64)>) -> Expectation {
         let now = self.ns.now();
         let mut expectation = Expectation {
             at: crate::dur::Dur(now),
             ..Expectation::default()
         };
+        let count = |n: u64| Some(CountDef::exactly(n));
         for entity in self.ns.entities() {
+            if entity.kind == sbp_engine::EntityKind::Topic {
+                continue;
+            }
             let have = entity.counts(now);
-            let when_any = |n: u64| (n > 0).then(|| CountDef::exactly(n));
             expectation.counts.insert(
                 entity.path.clone(),
                 CountsDef {
-                    active: Some(CountDef::exactly(have.active)),
-                    locked: Some(CountDef::exactly(have.locked)),
-                    dead_lettered: Some(CountDef::exactly(have.dead_lettered)),
-                    scheduled: when_any(have.scheduled),
-                    deferred: when_any(have.deferred),
+                    active: count(have.active),
+                    locked: count(have.locked),
+                    scheduled: count(have.scheduled),
+                    deferred: count(have.deferred),
+                    dead_lettered: count(have.dead_lettered),
+                    ..CountsDef::default()
+                },
+            );
+            let dlq = entity.dlq_counts(now);
+            expectation.counts.insert(
+                format!("{}/$deadletterqueue", entity.path),
+                CountsDef {
+                    active: count(dlq.active),
+                    locked: count(dlq.locked),
+                    deferred: count(dlq.deferred),
                     ..CountsDef::default()
                 },
             );

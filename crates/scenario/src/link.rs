@@ -150,6 +150,27 @@ pub fn link_to(sim: &mut crate::Simulation, speed: Option<u32>) -> Link {
     }
 }
 
+/// A link to `sim` as it is now whose scenario also carries what shows now as an expectation
+/// at this instant ([`crate::Simulation::expectation_now`]: the embed form's "Check that..."),
+/// with the checkpoint made for that scenario (so the link opens here without a replay).
+pub fn link_checking_now(
+    sim: &crate::Simulation,
+    selected: Option<(&str, u64)>,
+    speed: Option<u32>,
+) -> Link {
+    let mut with_check = sim.clone();
+    let check = with_check.expectation_now(selected);
+    // After every expectation already checked: it is checked when the run next moves on, and
+    // holds then (nothing more happens at this instant).
+    let index = with_check
+        .scenario
+        .expect
+        .partition_point(|e| e.at.ms() <= check.at.ms());
+    with_check.scenario.expect.insert(index, check);
+    with_check.next_expect = with_check.next_expect.min(index);
+    link_to(&mut with_check, speed)
+}
+
 /// A link opened: the simulation (at the link's instant when its checkpoint was taken up, else
 /// at t=0), the instant to run it to, and why a checkpoint was not taken up.
 pub struct Opened {

@@ -384,3 +384,37 @@ fn a_dead_lettered_count_on_a_dead_letter_queue_path_is_refused_with_the_entity_
     let fine = json.replace("dead_lettered", "active");
     assert!(sbp_scenario::Scenario::from_json(&fine).is_ok());
 }
+
+/// A link made with "Check that...": it opens at its instant from its own saved state (no
+/// notice that the state was not taken up), and its run from the start passes the check it
+/// carries, in the browser as in `sbp check` (RCV-07: the message dead-lettered there).
+#[test]
+fn r_rcv_07_a_link_checking_what_shows_now_opens_from_its_own_state_and_passes() {
+    let scenario = sbp_scenario::presets::preset("lapsed-locks-to-dlq")
+        .unwrap()
+        .unwrap();
+    let mut sim = Simulation::new(&scenario).unwrap();
+    sim.advance_to(scenario.end() / 2);
+    let before = sim.checked;
+    let link = sbp_scenario::link::link_checking_now(&sim, None, Some(10));
+    assert_eq!(
+        sim.scenario.expect.len(),
+        scenario.expect.len(),
+        "the page's own run is unchanged"
+    );
+    assert_eq!(link.scenario.expect.len(), scenario.expect.len() + 1);
+    let text = sbp_scenario::link::encode_link(&link);
+    let decoded = sbp_scenario::link::decode_link(&text).unwrap();
+    let mut opened = decoded.open(None).unwrap();
+    assert!(
+        opened.checkpoint_refused.is_none(),
+        "{:?}",
+        opened.checkpoint_refused
+    );
+    assert_eq!(opened.sim.now(), sim.now());
+    assert_eq!(opened.sim.checked, before);
+    assert!(opened.sim.run_to_end(), "{:?}", opened.sim.failures);
+    assert_eq!(opened.sim.checked, scenario.expect.len() + 1);
+    let mut replay = Simulation::new(&decoded.scenario).unwrap();
+    assert!(replay.run_to_end(), "{:?}", replay.failures);
+}

@@ -1019,35 +1019,9 @@ impl Broker {
     /// replay reaches it.
     pub fn recording(&mut self) -> Result<Scenario, String> {
         self.tick();
-        let now = self.sim.now();
         let mut s = self.run_so_far().scenario()?;
         s.name = "Recorded by sbp serve".into();
-        let mut expect = sbp_scenario::Expectation {
-            at: sbp_scenario::Dur(now),
-            ..Default::default()
-        };
-        let count = |n: u64| Some(sbp_scenario::CountDef::exactly(n));
-        for e in self.sim.ns.entities() {
-            if e.kind == sbp_engine::EntityKind::Topic {
-                continue;
-            }
-            for (path, c) in [
-                (e.path.clone(), e.counts(now)),
-                (format!("{}/$deadletterqueue", e.path), e.dlq_counts(now)),
-            ] {
-                expect.counts.insert(
-                    path,
-                    sbp_scenario::CountsDef {
-                        active: count(c.active),
-                        locked: count(c.locked),
-                        scheduled: count(c.scheduled),
-                        deferred: count(c.deferred),
-                        dead_lettered: count(c.dead_lettered),
-                        ..Default::default()
-                    },
-                );
-            }
-        }
+        let mut expect = self.sim.expectation_now(None);
         let totals = serde_json::to_value(self.sim.ns.metrics().total()).unwrap_or_default();
         for name in [
             "sent",

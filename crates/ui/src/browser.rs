@@ -85,23 +85,11 @@ pub fn json_payload(json: &str) -> String {
 /// browser's deflate, which answers later: the fragment is written here with a mark where each
 /// payload goes).
 pub fn share_url(sim: &mut Simulation, speed: u32, done: impl FnOnce(String) + 'static) {
-    share_url_checked(sim, speed, None, done)
+    share_link_url(sbp_scenario::link::link_to(sim, Some(speed)), done)
 }
 
-/// As [`share_url`], the link's scenario carrying `check` too: an expectation (at the current
-/// instant), placed among the scenario's own in time order.
-pub fn share_url_checked(
-    sim: &mut Simulation,
-    speed: u32,
-    check: Option<sbp_scenario::Expectation>,
-    done: impl FnOnce(String) + 'static,
-) {
-    let mut link = sbp_scenario::link::link_to(sim, Some(speed));
-    if let Some(check) = check {
-        let expect = &mut link.scenario.expect;
-        let at = expect.partition_point(|e| e.at.ms() <= check.at.ms());
-        expect.insert(at, check);
-    }
+/// The page's address for `link`, handed to `done` (as [`share_url`]).
+pub fn share_link_url(mut link: sbp_scenario::link::Link, done: impl FnOnce(String) + 'static) {
     let base = share_base();
     let json = serde_json::to_string(&link.scenario).unwrap_or_default();
     let checkpoint = link.checkpoint.take().unwrap_or_default();

@@ -103,25 +103,26 @@ pub fn clock_bar(props: &StateProps) -> Html {
             let inputs = inputs.clone();
             let lesson = store.lesson.as_ref().map(|run| run.lesson.id.clone());
             // "Check that...": what shows now (the counts, the message open in the
-            // inspector) goes with the link as expectations at this instant.
-            let check = inputs.checks().then(|| {
+            // inspector) goes with the link as an expectation at this instant.
+            let link = if inputs.checks() {
                 let selected = store
                     .selected
                     .as_ref()
                     .map(|(path, seq)| (path.as_str(), *seq));
-                store.sim.borrow().expectation_now(selected)
+                sbp_scenario::link::link_checking_now(
+                    &store.sim.borrow(),
+                    selected,
+                    Some(store.speed),
+                )
+            } else {
+                sbp_scenario::link::link_to(&mut store.sim.borrow_mut(), Some(store.speed))
+            };
+            browser::share_link_url(link, move |url| {
+                let embed = crate::embed::embed_code(&url, lesson.as_deref(), &inputs);
+                browser::copy_to_clipboard(&embed.code);
+                embed_local.set(embed.local);
+                embed_code.set(embed.code);
             });
-            browser::share_url_checked(
-                &mut store.sim.borrow_mut(),
-                store.speed,
-                check,
-                move |url| {
-                    let embed = crate::embed::embed_code(&url, lesson.as_deref(), &inputs);
-                    browser::copy_to_clipboard(&embed.code);
-                    embed_local.set(embed.local);
-                    embed_code.set(embed.code);
-                },
-            );
         })
     };
     let next_text = match &next {
