@@ -47,7 +47,8 @@ if (!manifest.repository && process.env.GITHUB_REPOSITORY) {
 fs.mkdirSync(out, { recursive: true });
 const stage = fs.mkdtempSync(path.join(out, 'stage-'));
 try {
-  for (const file of ['element.js', 'README.md']) fs.copyFileSync(path.join(here, file), path.join(stage, file));
+  for (const file of ['element.js', 'element.d.ts', 'react.d.ts', 'README.md']) fs.copyFileSync(path.join(here, file), path.join(stage, file));
+  fs.copyFileSync(path.join(here, '../../LICENSE'), path.join(stage, 'LICENSE'));
   fs.writeFileSync(path.join(stage, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   fs.cpSync(site, path.join(stage, 'site'), { recursive: true, dereference: true });
   const report = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', out], {

@@ -433,6 +433,37 @@ test('markup and quotes in every attribute inject nothing; a javascript: or data
   if (seen.errors.length) throw new Error(`page errors: ${seen.errors.join('; ')}`);
 });
 
+test('TypeScript: a TSX page with the element type-checks with React 19\'s types (service-bus-playground/react); a wrong attribute type is an error', async () => {
+  const dir = path.join(project, 'tsx');
+  fs.mkdirSync(dir, { recursive: true });
+  // React's types, from this test's own dependencies, where the project's resolution finds them.
+  const types = path.join(project, 'node_modules/@types');
+  if (!fs.existsSync(types)) fs.symlinkSync(path.join(here, 'node_modules/@types'), types);
+  const config = (files) => JSON.stringify({
+    compilerOptions: { strict: true, jsx: 'react-jsx', module: 'esnext', moduleResolution: 'bundler', target: 'es2022', lib: ['es2022', 'dom'], noEmit: true, types: [] },
+    files,
+  });
+  fs.writeFileSync(path.join(dir, 'page.tsx'), `import 'service-bus-playground';
+import type {} from 'service-bus-playground/react';
+export const Page = () => <service-bus-playground preset="ttl-expiry-to-dlq" autoplay height={300} site="/playground/site/" />;
+export const element: HTMLElement = document.createElement('service-bus-playground');
+`);
+  fs.writeFileSync(path.join(dir, 'wrong.tsx'), `import type {} from 'service-bus-playground/react';
+export const Wrong = () => <service-bus-playground loading="soon" />;
+`);
+  const tsc = path.join(here, 'node_modules/typescript/bin/tsc');
+  fs.writeFileSync(path.join(dir, 'tsconfig.json'), config(['page.tsx']));
+  sh('node', [tsc, '-p', dir]);
+  fs.writeFileSync(path.join(dir, 'tsconfig.json'), config(['wrong.tsx']));
+  let said = '';
+  try {
+    sh('node', [tsc, '-p', dir]);
+  } catch (e) {
+    said = String(e.stdout || '') + String(e.message || '');
+  }
+  if (!/TS2322/.test(said) || !said.includes('soon')) throw new Error(`tsc took loading="soon": ${said}`);
+});
+
 test('React: rendered by a React app (the package bundled), the element plays; navigating away and back unmounts and remounts it; a changed prop makes a new frame', async (ctx) => {
   const page = await ctx.newPage();
   const seen = watch(page);

@@ -463,8 +463,9 @@ embed-format-mdx = MDX (Docusaurus) or React
 embed-check = Check that what shows now still happens (sbp check runs it)
 embed-site = Where the site will live
 embed-local = This page is served from this machine: readers elsewhere cannot open its address. Say where the playground's site will live (its folder), and the code names that.
-embed-local-code = This code names an address only this machine opens: readers elsewhere will see nothing. Fill in where the site will live.
-embed-mdx-script = element.js is loaded once for the site (Docusaurus: scripts in docusaurus.config.js; see EMBEDDING.md)
+embed-local-code = This code names an address only this machine opens: readers elsewhere will see nothing. Give the address where the site will live (not this machine's).
+embed-site-bad = "{ $site }" is not a web address (such as https://docs.example.com/playground/): the code names this page's address instead.
+embed-mdx-script = element.js is loaded once for the site (Docusaurus: scripts in docusaurus.config.js; see the README of the npm package service-bus-playground)
 
 ## The lesson builder (builder.html)
 build-lesson = Build a lesson

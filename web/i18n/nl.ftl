@@ -445,8 +445,9 @@ embed-format-mdx = MDX (Docusaurus) of React
 embed-check = Controleren dat wat nu te zien is blijft gebeuren (sbp check voert het uit)
 embed-site = Waar de site komt te staan
 embed-local = Deze pagina komt van deze computer: lezers elders kunnen het adres niet openen. Geef aan waar de site van de playground komt te staan (de map); de code noemt dan dat adres.
-embed-local-code = Deze code noemt een adres dat alleen deze computer opent: lezers elders zien niets. Vul in waar de site komt te staan.
-embed-mdx-script = element.js wordt één keer voor de hele site geladen (Docusaurus: scripts in docusaurus.config.js; zie EMBEDDING.md)
+embed-local-code = Deze code noemt een adres dat alleen deze computer opent: lezers elders zien niets. Geef het adres waar de site komt te staan (niet dat van deze computer).
+embed-site-bad = "{ $site }" is geen webadres (zoals https://docs.example.com/playground/): de code noemt in plaats daarvan het adres van deze pagina.
+embed-mdx-script = element.js wordt één keer voor de hele site geladen (Docusaurus: scripts in docusaurus.config.js; zie de README van het npm-pakket service-bus-playground)
 
 ## De lesbouwer (builder.html)
 build-lesson = Les bouwen

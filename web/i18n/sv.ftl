@@ -445,8 +445,9 @@ embed-format-mdx = MDX (Docusaurus) eller React
 embed-check = Kontrollera att det som syns nu fortfarande händer (sbp check kör det)
 embed-site = Var webbplatsen kommer att ligga
 embed-local = Den här sidan kommer från den här datorn: läsare på andra ställen kan inte öppna adressen. Ange var playgroundens webbplats kommer att ligga (dess mapp), så anger koden den.
-embed-local-code = Den här koden anger en adress som bara den här datorn öppnar: läsare på andra ställen ser ingenting. Fyll i var webbplatsen kommer att ligga.
-embed-mdx-script = element.js laddas en gång för hela webbplatsen (Docusaurus: scripts i docusaurus.config.js; se EMBEDDING.md)
+embed-local-code = Den här koden anger en adress som bara den här datorn öppnar: läsare på andra ställen ser ingenting. Ange adressen där webbplatsen kommer att ligga (inte den här datorns).
+embed-site-bad = "{ $site }" är ingen webbadress (som https://docs.example.com/playground/): koden anger i stället den här sidans adress.
+embed-mdx-script = element.js laddas en gång för hela webbplatsen (Docusaurus: scripts i docusaurus.config.js; se README för npm-paketet service-bus-playground)
 
 ## Lektionsbyggaren (builder.html)
 build-lesson = Bygg en lektion

@@ -14,6 +14,7 @@ pub fn clock_bar(props: &StateProps) -> Html {
     let share_link = use_state(String::new);
     let embed_code = use_state(String::new);
     let embed_local = use_state(|| false);
+    let embed_site_refused = use_state(|| None::<String>);
     let (now, utc, end, next) = {
         let mut sim = store.sim.borrow_mut();
         let now = sim.now();
@@ -96,10 +97,12 @@ pub fn clock_bar(props: &StateProps) -> Html {
         let store = store.clone();
         let embed_code = embed_code.clone();
         let embed_local = embed_local.clone();
+        let embed_site_refused = embed_site_refused.clone();
         let inputs = embed_inputs.clone();
         Callback::from(move |_: MouseEvent| {
             let embed_code = embed_code.clone();
             let embed_local = embed_local.clone();
+            let embed_site_refused = embed_site_refused.clone();
             let inputs = inputs.clone();
             let lesson = store.lesson.as_ref().map(|run| run.lesson.id.clone());
             // "Check that...": what shows now (the counts, the message open in the
@@ -121,6 +124,7 @@ pub fn clock_bar(props: &StateProps) -> Html {
                 let embed = crate::embed::embed_code(&url, lesson.as_deref(), &inputs);
                 browser::copy_to_clipboard(&embed.code);
                 embed_local.set(embed.local);
+                embed_site_refused.set(embed.site_refused);
                 embed_code.set(embed.code);
             });
         })
@@ -182,6 +186,9 @@ pub fn clock_bar(props: &StateProps) -> Html {
                 <summary>{t("embed")}</summary>
                 {crate::embed::embed_options(&embed_inputs)}
                 <button id="embed-code" onclick={on_embed}>{t("embed-copy")}</button>
+                if let Some(site) = (*embed_site_refused).clone().filter(|_| !embed_code.is_empty()) {
+                    <p class="hint warn" id="embed-site-refused" role="status">{tf("embed-site-bad", &[("site", &site)])}</p>
+                }
                 if !embed_code.is_empty() && *embed_local {
                     <p class="hint warn" id="embed-local-code" role="status">{t("embed-local-code")}</p>
                 }

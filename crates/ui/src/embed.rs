@@ -82,28 +82,37 @@ fn checked(node: &NodeRef) -> bool {
     node.cast::<HtmlInputElement>().is_some_and(|i| i.checked())
 }
 
-/// The code made, and whether it names an address only this machine can open.
+/// The code made, whether it names an address only this machine can open, and a site address
+/// given that is not a web address.
 pub struct Embed {
     pub code: String,
     pub local: bool,
+    pub site_refused: Option<String>,
 }
 
 /// The site's folder (ending in `/`) and its page: the address the author gave (a folder or
-/// its index.html; `https://` added when no scheme is), else the page's own.
-fn site_of(inputs: &EmbedInputs, page: &str) -> (String, String) {
-    let given = inputs
+/// its index.html; `https://` added when no scheme is), else the page's own; and the address
+/// given when it is not a web address (the page's own is used instead).
+fn site_of(inputs: &EmbedInputs, page: &str) -> (String, String, Option<String>) {
+    let typed = inputs
         .site
         .cast::<HtmlInputElement>()
         .map(|i| i.value().trim().to_string())
         .unwrap_or_default();
-    let given = if given.is_empty() || given.contains("://") {
-        given
+    let given = if typed.is_empty() || typed.contains("://") {
+        typed.clone()
     } else {
-        format!("https://{given}")
+        format!("https://{typed}")
     };
-    let url = web_sys::Url::new(&given)
-        .ok()
-        .filter(|u| u.protocol() == "https:" || u.protocol() == "http:");
+    let url = web_sys::Url::new(&given).ok().filter(|u| {
+        let host = u.hostname();
+        (u.protocol() == "https:" || u.protocol() == "http:")
+            && !host.is_empty()
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-.[]:".contains(c))
+    });
+    let refused = (!typed.is_empty() && url.is_none()).then_some(typed);
     let page = match url {
         Some(url) => {
             url.set_search("");
@@ -116,7 +125,7 @@ fn site_of(inputs: &EmbedInputs, page: &str) -> (String, String) {
         Some(i) => page[..=i].to_string(),
         None => page.clone(),
     };
-    (folder, page)
+    (folder, page, refused)
 }
 
 /// Whether `address` is one only this machine opens (loopback, `.localhost`, a file).
@@ -140,7 +149,7 @@ fn is_local(address: &str) -> bool {
 pub fn embed_code(url: &str, lesson: Option<&str>, inputs: &EmbedInputs) -> Embed {
     let (page, fragment) = url.split_once('#').unwrap_or((url, ""));
     let page = page.split('?').next().unwrap_or(page);
-    let (folder, page) = site_of(inputs, page);
+    let (folder, page, refused) = site_of(inputs, page);
     let panels: Vec<&str> = [
         ("map", &inputs.map),
         ("lanes", &inputs.lanes),
@@ -226,5 +235,6 @@ pub fn embed_code(url: &str, lesson: Option<&str>, inputs: &EmbedInputs) -> Embe
     Embed {
         code,
         local: is_local(&page),
+        site_refused: refused,
     }
 }

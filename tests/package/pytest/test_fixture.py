@@ -70,3 +70,12 @@ def test_the_packaged_sbp_serves_its_ui_from_memory_compressed(sbp_serve):
         assert response.headers["content-type"] == "application/wasm"
     health = sbp_serve.health()
     assert health["listeners"]["admin_tls"]
+
+
+@pytest.mark.sbp(entities="preset:lapsed-locks-to-dlq")
+def test_a_test_serves_a_preset(sbp_serve):
+    with ServiceBusAdministrationClient.from_connection_string(
+        sbp_serve.admin_connection_string, connection_verify=sbp_serve.certificate
+    ) as admin:
+        assert [q.name for q in admin.list_queues()] == ["orders"]
+        assert admin.get_queue("orders").max_delivery_count == 3

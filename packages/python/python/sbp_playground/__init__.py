@@ -76,8 +76,8 @@ def sbp_serving(folder=None, entities="default"):
     (a temporary one when None); stopped on leaving.
 
     `entities`: "default" (a queue orders, a topic events with a subscription audit), None
-    (none: the test makes its own through the management API), or the path of a scenario or
-    an emulator Config.json.
+    (none: the test makes its own through the management API), the path of a scenario or an
+    emulator Config.json, or a preset ("preset:lapsed-locks-to-dlq").
     """
     with contextlib.ExitStack() as stack:
         if folder is None:

@@ -39,11 +39,11 @@ def sbp_serve(request, tmp_path):
     entities = "default"
     configured = request.config.getini("sbp_entities")
     if configured:
-        entities = str(request.config.rootpath / configured)
+        entities = configured if configured.startswith("preset:") else str(request.config.rootpath / configured)
     marker = request.node.get_closest_marker("sbp")
     if marker is not None and "entities" in marker.kwargs:
         entities = marker.kwargs["entities"]
-        if entities not in (None, "default"):
+        if entities not in (None, "default") and not str(entities).startswith("preset:"):
             # A path relative to the test's own file.
             entities = str(request.path.parent / entities)
     folder = tmp_path / "sbp"
