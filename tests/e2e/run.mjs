@@ -1162,10 +1162,15 @@ test('Copy embed code: the element for where the site will live, with checks sbp
   await page.locator('#embed-local-code').waitFor();
   // The element, for the site's real place, with what shows now as checks.
   await page.selectOption('#embed-format', 'element');
+  // An address that is not a web address is said, and this page's is used.
+  await page.fill('#embed-site', 'not a web address');
+  await page.click('#embed-code');
+  await page.locator('#embed-site-refused', { hasText: 'not a web address' }).waitFor();
   await page.fill('#embed-site', 'docs.example.com/playground/');
   await page.check('#embed-check');
   await page.click('#embed-code');
   await page.locator('#embed-local-code').waitFor({ state: 'detached' });
+  await page.locator('#embed-site-refused').waitFor({ state: 'detached' });
   const code = await page.inputValue('#embed-snippet');
   for (const part of ['<script type="module" src="https://docs.example.com/playground/element.js"></script>',
     '<service-bus-playground site="https://docs.example.com/playground/"', 'scenario="#s=1', 'lang="en"', 'autoplay="1"', 'height="480"']) {
@@ -1176,7 +1181,7 @@ test('Copy embed code: the element for where the site will live, with checks sbp
   fs.writeFileSync(path.join(dir, 'page.md'), `# Locks\n\n${code}\n`);
   const sbp = path.resolve(root, '../target/debug/sbp');
   const checked = execFileSync(sbp, ['check', '--require-expectations', path.join(dir, 'page.md')]).toString();
-  if (!/page\.md:4 scenario link \(\d+ events, 1 checks\)/.test(checked) || !checked.includes('1 passed, 0 failed')) {
+  if (!/page\.md:4 scenario link \(\d+ events, 1 check\)/.test(checked) || !checked.includes('1 passed, 0 failed')) {
     throw new Error(`sbp check: ${checked}`);
   }
   // MDX: the element alone, with a JSX comment where the script would be.
@@ -1191,7 +1196,12 @@ test('Copy embed code: the element for where the site will live, with checks sbp
     const host = await ctx.newPage();
     await host.goto(url + 'element-test.html');
     await host.locator('service-bus-playground iframe').waitFor();
-    await host.frameLocator('service-bus-playground iframe').locator('.lane[data-entity="orders"] .card[data-seq="1"]').waitFor();
+    const inFrame = host.frameLocator('service-bus-playground iframe');
+    await inFrame.locator('.lane[data-entity="orders"] .card[data-seq="1"]').waitFor();
+    // It opened from its own saved state: no word of a state not taken up, no error.
+    if (await inFrame.locator('#error-banner').count()) throw new Error(`the embed shows an error: ${await inFrame.locator('#error-banner').innerText()}`);
+    const notice = await inFrame.locator('#notice').count() ? await inFrame.locator('#notice').innerText() : '';
+    if (/saved state/i.test(notice)) throw new Error(`the embed says: ${notice}`);
   } finally {
     fs.rmSync(path.join(root, 'element-test.html'), { force: true });
   }
