@@ -15,6 +15,11 @@ pub const MAX_FILE: u64 = sbp_server::journal::MAX_STATE_BYTES as u64;
 /// A page or lesson fetched for `sbp check URL`: at most this many bytes, this long.
 pub const MAX_FETCH_BYTES: u64 = 16 * 1024 * 1024;
 pub const FETCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+/// All fetching of one `sbp check` run: past it, nothing more is fetched (said).
+pub const FETCH_BUDGET: std::time::Duration = std::time::Duration::from_secs(300);
+/// Answers kept for a second asking (each at most [`MAX_FETCH_BYTES`]: lessons and pages are
+/// small, but the bound holds anyway).
+const MAX_FETCHES_KEPT: usize = 64;
 
 /// Reads a scenario file of at most [`MAX_FILE`] bytes (a device that never ends, such as
 /// /dev/zero, is refused once it passes that).
@@ -86,6 +91,7 @@ struct Tally<'o, W: Write> {
     unchecked: usize,
     failed: usize,
     require_expectations: bool,
+    fetcher: Fetcher,
 }
 
 impl<W: Write> Tally<'_, W> {
@@ -208,6 +214,7 @@ pub fn check(
         unchecked: 0,
         failed: 0,
         require_expectations,
+        fetcher: Fetcher::new(),
     };
     for arg in &args {
         if arg.starts_with("http://") || arg.starts_with("https://") {
@@ -223,7 +230,7 @@ pub fn check(
             }
             match url::Url::parse(arg)
                 .map_err(|e| e.to_string())
-                .and_then(|u| fetch(u.as_str()).map(|t| (u, t)))
+                .and_then(|u| tally.fetcher.get(u.as_str()).map(|t| (u, t)))
             {
                 Ok((url, text)) => {
                     let found = documents::find(&text, documents::is_markdown(arg));
@@ -235,11 +242,25 @@ pub fn check(
             tally.scenario(arg, crate::check::load(arg), budget)?;
         } else if Path::new(arg).is_dir() {
             match documents_under(Path::new(arg)) {
-                Ok(files) => {
-                    if files.is_empty() {
+                Ok(Walked {
+                    documents,
+                    unread,
+                    passed_over,
+                }) => {
+                    for (dir, why) in unread {
+                        tally.say(Verdict::Failed, &dir.to_string_lossy(), "", &[why])?;
+                    }
+                    for dir in passed_over {
+                        writeln!(
+                            tally.out,
+                            "{}: a link to a folder, passed over (name it to check it)",
+                            dir.display()
+                        )?;
+                    }
+                    if documents.is_empty() {
                         writeln!(tally.out, "{arg}: no Markdown or HTML document")?;
                     }
-                    for file in files {
+                    for file in documents {
                         check_document_file(&mut tally, &file.to_string_lossy(), budget)?;
                     }
                 }
@@ -309,11 +330,17 @@ fn check_found<W: Write>(
     for f in found {
         let at = format!("{name}:{}", f.line);
         match &f.target {
-            Target::Scenario(link) => tally.scenario(
-                &format!("{at} scenario link"),
-                Ok(link.scenario.clone()),
-                budget,
-            )?,
+            Target::Scenario(link) => match sbp_scenario::link::decode_link(link) {
+                Ok(link) => {
+                    tally.scenario(&format!("{at} scenario link"), Ok(link.scenario), budget)?
+                }
+                Err(e) => tally.say(
+                    Verdict::Failed,
+                    &format!("{at} playground link"),
+                    "",
+                    &[format!("its scenario cannot be read: {e}")],
+                )?,
+            },
             Target::Preset(preset) => tally.scenario(
                 &format!("{at} preset {preset}"),
                 crate::check::load(&format!("preset:{preset}")),
@@ -321,7 +348,7 @@ fn check_found<W: Write>(
             )?,
             Target::Lesson { id, page } => {
                 let label = format!("{at} lesson {id}");
-                match lesson_text(base, page, id) {
+                match lesson_text(base, page, id, &mut tally.fetcher) {
                     Ok(Some((text, read))) => {
                         let lesson = serde_json::from_str::<serde_json::Value>(&text)
                             .map_err(|e| e.to_string())
@@ -365,6 +392,7 @@ fn lesson_text(
     base: &Base,
     page: &str,
     id: &str,
+    fetcher: &mut Fetcher,
 ) -> Result<Option<(String, &'static str)>, String> {
     let file = documents::lesson_file(page, id)
         .ok_or_else(|| format!("\"{id}\" is not a lesson's id (letters, digits and hyphens)"))?;
@@ -383,32 +411,72 @@ fn lesson_text(
             "there is no lesson \"{id}\" beside the page nor in this sbp's site"
         ));
     }
-    match (base, on_the_web) {
-        (_, true) => fetch(&file).map(|t| Some((t, "fetched"))),
-        (Base::Url(url), false) => {
-            let url = url.join(&file).map_err(|e| format!("{file}: {e}"))?;
-            fetch(url.as_str()).map(|t| Some((t, "fetched")))
+    let url = match (base, on_the_web) {
+        (_, true) => url::Url::parse(&file).map_err(|e| format!("{file}: {e}"))?,
+        (Base::Url(page), false) => page.join(&file).map_err(|e| format!("{file}: {e}"))?,
+        (Base::Folder(_), false) => return Ok(None),
+    };
+    // A page fetched names lessons on its own site only: it does not send this check to
+    // other hosts.
+    if let Base::Url(page) = base {
+        if url.origin() != page.origin() {
+            return Err(format!(
+                "its lesson file {url} is on another site than the page; it is not fetched"
+            ));
         }
-        (Base::Folder(_), false) => Ok(None),
     }
+    fetcher.get(url.as_str()).map(|t| Some((t, "fetched")))
+}
+
+/// What a folder holds for `sbp check`.
+struct Walked {
+    /// The Markdown and HTML documents, in order (a link to a file followed).
+    documents: Vec<PathBuf>,
+    /// Folders that could not be read, and why (the rest is read all the same).
+    unread: Vec<(PathBuf, String)>,
+    /// Links to folders, not followed (a link may lead back up: no loop is walked).
+    passed_over: Vec<PathBuf>,
 }
 
 /// The Markdown and HTML documents under `folder` (not in hidden folders, node_modules or a
-/// copy of the playground's site), in
-/// order; at most [`documents::MAX_DOCUMENTS`].
-fn documents_under(folder: &Path) -> Result<Vec<PathBuf>, String> {
-    let mut out = Vec::new();
+/// copy of the playground's site); at most [`documents::MAX_DOCUMENTS`].
+fn documents_under(folder: &Path) -> Result<Walked, String> {
+    let mut walked = Walked {
+        documents: Vec::new(),
+        unread: Vec::new(),
+        passed_over: Vec::new(),
+    };
     let mut todo = vec![folder.to_path_buf()];
     while let Some(dir) = todo.pop() {
-        let entries =
-            std::fs::read_dir(&dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if dir == folder => return Err(format!("cannot read {}: {e}", dir.display())),
+            Err(e) => {
+                let why = format!("cannot read this folder: {e}");
+                walked.unread.push((dir, why));
+                continue;
+            }
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            if kind.is_dir() {
+            // A link is followed to a file, never to a folder.
+            let (is_dir, is_file) = if kind.is_symlink() {
+                match std::fs::metadata(&path) {
+                    Ok(m) if m.is_dir() => {
+                        walked.passed_over.push(path);
+                        continue;
+                    }
+                    Ok(m) => (false, m.is_file()),
+                    Err(_) => continue,
+                }
+            } else {
+                (kind.is_dir(), kind.is_file())
+            };
+            if is_dir {
                 // The playground's own site copied into the docs: its pages are not the docs'.
                 let playground = ["element.js", "embed.js", "lessons/index.json"]
                     .iter()
@@ -416,9 +484,9 @@ fn documents_under(folder: &Path) -> Result<Vec<PathBuf>, String> {
                 if !name.starts_with('.') && name != "node_modules" && !playground {
                     todo.push(path);
                 }
-            } else if kind.is_file() && documents::is_document(&name) {
-                out.push(path);
-                if out.len() > documents::MAX_DOCUMENTS {
+            } else if is_file && documents::is_document(&name) {
+                walked.documents.push(path);
+                if walked.documents.len() > documents::MAX_DOCUMENTS {
                     return Err(format!(
                         "{} holds more than {} documents; name a smaller folder",
                         folder.display(),
@@ -428,14 +496,53 @@ fn documents_under(folder: &Path) -> Result<Vec<PathBuf>, String> {
             }
         }
     }
-    out.sort();
-    Ok(out)
+    walked.documents.sort();
+    walked.passed_over.sort();
+    Ok(walked)
 }
 
-/// A page's text over http(s): at most [`MAX_FETCH_BYTES`], within [`FETCH_TIMEOUT`].
-fn fetch(url: &str) -> Result<String, String> {
+/// Pages and lessons fetched over http(s), each once, all within [`FETCH_BUDGET`] for the run.
+struct Fetcher {
+    fetched: std::collections::HashMap<String, Result<String, String>>,
+    deadline: std::time::Instant,
+}
+
+impl Fetcher {
+    fn new() -> Fetcher {
+        Fetcher {
+            fetched: Default::default(),
+            deadline: std::time::Instant::now() + FETCH_BUDGET,
+        }
+    }
+
+    /// The text at `url`: at most [`MAX_FETCH_BYTES`], within [`FETCH_TIMEOUT`] and what is left
+    /// of the run's [`FETCH_BUDGET`]; the same answer for the same address.
+    fn get(&mut self, url: &str) -> Result<String, String> {
+        if let Some(answer) = self.fetched.get(url) {
+            return answer.clone();
+        }
+        let left = self
+            .deadline
+            .saturating_duration_since(std::time::Instant::now());
+        let answer = if left.is_zero() {
+            Err(format!(
+                "not fetched: this run's {} s for fetching are spent ({url})",
+                FETCH_BUDGET.as_secs()
+            ))
+        } else {
+            fetch(url, left.min(FETCH_TIMEOUT))
+        };
+        if self.fetched.len() < MAX_FETCHES_KEPT {
+            self.fetched.insert(url.to_string(), answer.clone());
+        }
+        answer
+    }
+}
+
+/// One page's text over http(s): at most [`MAX_FETCH_BYTES`], within `timeout`.
+fn fetch(url: &str, timeout: std::time::Duration) -> Result<String, String> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(FETCH_TIMEOUT))
+        .timeout_global(Some(timeout))
         .build()
         .into();
     let mut answer = agent

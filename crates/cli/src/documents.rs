@@ -2,7 +2,6 @@
 //! holds (a share link, `?preset=`, `?lesson=`, an iframe's `src`, a
 //! `<service-bus-playground>` element's attributes), found by their address's own marks, so
 //! one reader serves every format.
-use sbp_scenario::link::Link;
 
 /// The documents a folder is searched for.
 pub const DOCUMENT_EXTENSIONS: [&str; 5] = ["md", "mdx", "markdown", "html", "htm"];
@@ -10,6 +9,8 @@ pub const DOCUMENT_EXTENSIONS: [&str; 5] = ["md", "mdx", "markdown", "html", "ht
 pub const MAX_DOCUMENTS: usize = 10_000;
 /// Playground links taken from one document at most.
 pub const MAX_LINKS_PER_DOCUMENT: usize = 1_000;
+/// `<service-bus-playground>` tags read from one document at most (prose naming it included).
+pub const MAX_ELEMENTS: usize = 10_000;
 
 /// A playground found in a document: where, and what it asks for.
 #[derive(Debug)]
@@ -22,8 +23,9 @@ pub struct Found {
 /// What a playground link or element asks the playground to open.
 #[derive(Debug)]
 pub enum Target {
-    /// A scenario carried by the link itself (`#s=...`).
-    Scenario(Box<Link>),
+    /// A scenario carried by the link itself (`#s=...`): the link's text, decoded when it is
+    /// checked (one at a time: a document may hold many large ones).
+    Scenario(String),
     /// A preset by name (`?preset=NAME`).
     Preset(String),
     /// A lesson by id (`?lesson=ID`), with the address it was named by (its file is
@@ -61,47 +63,40 @@ pub fn find(text: &str, markdown: bool) -> Vec<Found> {
     } else {
         text
     };
-    let mut found = Vec::new();
     let elements = elements(text);
-    // An element's attributes are read as the element's, not as links of their own.
-    let in_element = |offset: usize| elements.iter().any(|e| (e.start..e.end).contains(&offset));
+    // An element's attributes are read as the element's, not as links of their own (the
+    // elements are in order and do not overlap).
+    let in_element = |offset: usize| {
+        let i = elements.partition_point(|e| e.end <= offset);
+        elements.get(i).is_some_and(|e| e.start <= offset)
+    };
+    let mut at: Vec<(usize, Target)> = Vec::new();
     for (offset, candidate) in candidates(text) {
-        if found.len() >= MAX_LINKS_PER_DOCUMENT {
+        if at.len() >= MAX_LINKS_PER_DOCUMENT {
             break;
         }
         if in_element(offset) {
             continue;
         }
         if let Some(target) = target_of(&candidate) {
-            found.push(Found {
-                line: line_of(text, offset),
-                target,
-            });
+            at.push((offset, target));
         }
     }
-    for Element {
-        start: offset,
-        attributes,
-        ..
-    } in &elements
-    {
-        let offset = *offset;
-        if found.len() >= MAX_LINKS_PER_DOCUMENT {
+    // `<service-bus-playground>` named in prose, with no attribute, is not an embed.
+    for element in elements.iter().filter(|e| !e.attributes.is_empty()) {
+        if at.len() >= 2 * MAX_LINKS_PER_DOCUMENT {
             break;
         }
         let get = |name: &str| {
-            attributes
+            element
+                .attributes
                 .iter()
                 .find(|(n, _)| n.eq_ignore_ascii_case(name))
                 .map(|(_, v)| v.as_str())
         };
-        // `<service-bus-playground>` named in prose, with no attribute: not an embed.
-        if attributes.is_empty() {
-            continue;
-        }
         let site = get("site").or(get("src")).unwrap_or("");
         let target = match (get("scenario"), get("preset"), get("lesson")) {
-            (Some(link), _, _) => scenario_of(link),
+            (Some(link), _, _) => Target::Scenario(link.to_string()),
             (None, Some(name), _) => Target::Preset(name.to_string()),
             (None, None, Some(id)) => Target::Lesson {
                 id: id.to_string(),
@@ -111,13 +106,22 @@ pub fn find(text: &str, markdown: bool) -> Vec<Found> {
                 "<service-bus-playground> names no scenario, preset or lesson".into(),
             ),
         };
-        found.push(Found {
-            line: line_of(text, offset),
-            target,
-        });
+        at.push((element.start, target));
     }
-    found.sort_by_key(|f| f.line);
-    found
+    at.sort_by_key(|(offset, _)| *offset);
+    at.truncate(MAX_LINKS_PER_DOCUMENT);
+    // Lines counted in one pass over the text.
+    let (mut line, mut counted) = (1, 0);
+    at.into_iter()
+        .map(|(offset, target)| {
+            line += text.as_bytes()[counted..offset]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            counted = offset;
+            Found { line, target }
+        })
+        .collect()
 }
 
 /// `text` with Markdown's code (fenced blocks, `inline code`) blanked out, its newlines kept so
@@ -171,14 +175,6 @@ fn blank(s: &str) -> String {
         .collect()
 }
 
-fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
-}
-
 /// The strings of `text` an address could be: runs between the characters no address holds
 /// unescaped (space, quotes, angle and round brackets, backticks), with HTML's `&amp;` read.
 fn candidates(text: &str) -> impl Iterator<Item = (usize, String)> + '_ {
@@ -210,7 +206,7 @@ fn target_of(address: &str) -> Option<Target> {
         None => (address, None),
     };
     if let Some(fragment) = fragment.filter(|f| f.split('&').any(|p| p.starts_with("s="))) {
-        return Some(scenario_of(fragment));
+        return Some(Target::Scenario(fragment.to_string()));
     }
     let query = before.split_once('?').map(|(_, q)| q)?;
     let value = |key: &str| {
@@ -232,14 +228,6 @@ fn target_of(address: &str) -> Option<Target> {
     })
 }
 
-/// The scenario a share link (or its fragment) carries, or why it cannot be read.
-fn scenario_of(link: &str) -> Target {
-    match sbp_scenario::link::decode_link(link) {
-        Ok(link) => Target::Scenario(Box::new(link)),
-        Err(e) => Target::Broken(format!("its scenario cannot be read: {e}")),
-    }
-}
-
 /// A `<service-bus-playground ...>` start tag: its span in the text, and its attributes.
 struct Element {
     start: usize,
@@ -257,13 +245,17 @@ fn elements(text: &str) -> Vec<Element> {
     while let Some(at) = lower[from..].find(TAG).map(|i| from + i) {
         let mut rest = &text[at + TAG.len()..];
         from = at + TAG.len();
+        if out.len() >= MAX_ELEMENTS {
+            break;
+        }
         if !rest.starts_with(|c: char| c.is_whitespace() || c == '>' || c == '/') {
             continue;
         }
         let mut attributes = Vec::new();
         loop {
             rest = rest.trim_start();
-            if rest.is_empty() || rest.starts_with('>') || rest.starts_with("/>") {
+            // `<`: another tag begins, this one was never closed.
+            if rest.is_empty() || rest.starts_with(['>', '<']) || rest.starts_with("/>") {
                 break;
             }
             let name_end = rest
@@ -273,35 +265,7 @@ fn elements(text: &str) -> Vec<Element> {
             rest = rest[name_end..].trim_start();
             let mut value = String::new();
             if let Some(after) = rest.strip_prefix('=') {
-                let after = after.trim_start();
-                let (v, remaining) = match after.chars().next() {
-                    // JSX's {"..."} and {'...'} too (MDX).
-                    Some('{') => {
-                        let inner = after[1..].trim_start();
-                        match inner.chars().next() {
-                            Some(q @ ('"' | '\'' | '`')) => {
-                                let end = inner[1..].find(q).map_or(inner.len(), |i| i + 1);
-                                let close =
-                                    inner[end..].find('}').map_or(inner.len(), |i| end + i + 1);
-                                (&inner[1..end], &inner[close.min(inner.len())..])
-                            }
-                            _ => {
-                                let end = after.find('}').map_or(after.len(), |i| i + 1);
-                                (&after[..end], &after[end..])
-                            }
-                        }
-                    }
-                    Some(q @ ('"' | '\'')) => {
-                        let end = after[1..].find(q).map_or(after.len(), |i| i + 1);
-                        (&after[1..end], &after[(end + 1).min(after.len())..])
-                    }
-                    _ => {
-                        let end = after
-                            .find(|c: char| c.is_whitespace() || c == '>')
-                            .unwrap_or(after.len());
-                        (&after[..end], &after[end..])
-                    }
-                };
+                let (v, remaining) = attribute_value(after.trim_start());
                 value = v
                     .replace("&quot;", "\"")
                     .replace("&#39;", "'")
@@ -320,13 +284,65 @@ fn elements(text: &str) -> Vec<Element> {
                 break;
             }
         }
+        let end = text.len() - rest.len();
+        // The next tag is looked for after this one: tags do not overlap.
+        from = end.max(from);
         out.push(Element {
             start: at,
-            end: text.len() - rest.len(),
+            end,
             attributes,
         });
     }
     out
+}
+
+/// An attribute's value at the start of `after` (what follows `=`), and the text after it:
+/// quoted with `"` or `'`, JSX's `{"..."}` (MDX), an expression `{...}`, or bare. A value ends
+/// at its closing quote or brace, and at the latest at its line's end: so no value is looked
+/// for past a line, and reading a document stays linear in its size however its tags are cut.
+fn attribute_value(after: &str) -> (&str, &str) {
+    let line_end = |s: &str| s.find('\n').unwrap_or(s.len());
+    let quoted = |s: &str, q: char| -> (usize, usize) {
+        // (the value's length, where what follows starts)
+        let line = line_end(s);
+        match s[..line].find(q) {
+            Some(i) => (i, i + q.len_utf8()),
+            None => (line, line),
+        }
+    };
+    match after.chars().next() {
+        Some('{') => {
+            let inner = after[1..].trim_start();
+            match inner.chars().next() {
+                Some(q @ ('"' | '\'' | '`')) => {
+                    let body = &inner[1..];
+                    let (len, next) = quoted(body, q);
+                    let rest = body[next..].trim_start();
+                    (&body[..len], rest.strip_prefix('}').unwrap_or(rest))
+                }
+                _ => {
+                    let stop = after.find(['}', '>', '\n']).unwrap_or(after.len());
+                    let end = if after[stop..].starts_with('}') {
+                        stop + 1
+                    } else {
+                        stop
+                    };
+                    (&after[..end], &after[end..])
+                }
+            }
+        }
+        Some(q @ ('"' | '\'')) => {
+            let body = &after[1..];
+            let (len, next) = quoted(body, q);
+            (&body[..len], &body[next..])
+        }
+        _ => {
+            let end = after
+                .find(|c: char| c.is_whitespace() || c == '>')
+                .unwrap_or(after.len());
+            (&after[..end], &after[end..])
+        }
+    }
 }
 
 /// `lessons/ID.json` beside the page `page` names (a URL, or a path relative to the
@@ -350,7 +366,7 @@ mod tests {
 
     fn link(name: &str) -> String {
         let scenario = sbp_scenario::presets::preset(name).unwrap().unwrap();
-        sbp_scenario::link::encode_link(&Link::at(scenario, None))
+        sbp_scenario::link::encode_link(&sbp_scenario::link::Link::at(scenario, None))
     }
 
     #[test]
@@ -366,7 +382,8 @@ mod tests {
         let found = find(&text, true);
         let lines: Vec<usize> = found.iter().map(|f| f.line).collect();
         assert_eq!(lines, vec![3, 4, 5, 6, 7]);
-        assert!(matches!(&found[0].target, Target::Scenario(l) if !l.scenario.expect.is_empty()));
+        assert!(matches!(&found[0].target, Target::Scenario(l)
+            if !sbp_scenario::link::decode_link(l).unwrap().scenario.expect.is_empty()));
         assert!(matches!(&found[1].target, Target::Preset(p) if p == "sessions"));
         assert!(matches!(&found[2].target, Target::Lesson { id, .. } if id == "ttl-basics"));
         assert!(matches!(&found[3].target, Target::Preset(p) if p == "topic-filters"));
@@ -380,7 +397,10 @@ mod tests {
             false,
         );
         assert_eq!(found.len(), 2);
-        assert!(found.iter().all(|f| matches!(f.target, Target::Broken(_))));
+        assert!(
+            matches!(&found[0].target, Target::Scenario(l) if sbp_scenario::link::decode_link(l).is_err())
+        );
+        assert!(matches!(found[1].target, Target::Broken(_)));
     }
 
     #[test]
@@ -431,6 +451,29 @@ mod tests {
                 proptest::prop_assert!(f.line >= 1 && f.line <= lines + 1);
             }
         }
+    }
+
+    /// Tags cut anywhere (a value never closed, an expression never ended), many of them, stay
+    /// linear: each value ends at its line's end at the latest, and tags do not overlap.
+    #[test]
+    fn unterminated_values_end_at_their_line_and_tags_do_not_overlap() {
+        let text = "<service-bus-playground a={x\n".repeat(20_000)
+            + "<service-bus-playground preset=\"sessions\n"
+            + "<service-bus-playground lesson='ttl-basics' scenario=\n";
+        // Each tag ends at its own line (its value never closed), none overlaps the next, and
+        // no more than MAX_ELEMENTS are read.
+        let tags = elements(&text);
+        assert_eq!(tags.len(), MAX_ELEMENTS);
+        for (i, tag) in tags.iter().enumerate() {
+            assert_eq!(tag.start, i * "<service-bus-playground a={x\n".len());
+            assert!(tag.end <= tag.start + "<service-bus-playground a={x\n".len());
+        }
+        assert_eq!(find(&text, false).len(), MAX_LINKS_PER_DOCUMENT);
+        let text = "<service-bus-playground preset=\"sessions\n<service-bus-playground lesson='ttl-basics' scenario=\n";
+        let found = find(text, false);
+        assert!(matches!(&found[0].target, Target::Preset(p) if p == "sessions"));
+        assert_eq!(found[1].line, 2);
+        assert!(matches!(&found[1].target, Target::Scenario(l) if l.is_empty()));
     }
 
     #[test]

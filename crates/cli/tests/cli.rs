@@ -302,7 +302,16 @@ fn check_reads_the_playground_links_of_documents_folders_and_urls() {
     );
     std::fs::write(docs.join("guide/locks.md"), &page).unwrap();
     std::fs::write(docs.join("node_modules/skipped.md"), "[x](pg/#s=1jbroken)").unwrap();
+    // A link to a document is followed; a link to a folder (here, a loop) is not.
+    std::os::unix::fs::symlink(docs.join("guide/locks.md"), docs.join("linked.md")).unwrap();
+    std::os::unix::fs::symlink(&docs, docs.join("loop")).unwrap();
     let folder = docs.to_str().unwrap();
+    let (code, out, _) = sbp(&["check", folder]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("linked.md:2 scenario link (3 events, 2 checks)"), "{out}");
+    assert!(out.contains("loop: a link to a folder, passed over"), "{out}");
+    std::fs::remove_file(docs.join("linked.md")).unwrap();
+    std::fs::remove_file(docs.join("loop")).unwrap();
     let (code, out, _) = sbp(&["check", folder]);
     assert_eq!(code, 0, "{out}");
     assert!(
@@ -347,9 +356,12 @@ fn check_reads_the_playground_links_of_documents_folders_and_urls() {
         "{out}"
     );
     // A page over http: its links, and the lesson beside it fetched.
+    // The lesson named twice is fetched once (the server answers two requests only).
+    let twice = page.replace("pg/", "playground/")
+        + "<service-bus-playground lesson=\"auto-delete-on-idle\" site=\"playground/\"></service-bus-playground>\n";
     let site = serve_pages(
         vec![
-            ("/docs/locks.html", page.replace("pg/", "playground/")),
+            ("/docs/locks.html", twice),
             ("/docs/playground/lessons/auto-delete-on-idle.json", lesson),
         ],
         2,
@@ -360,7 +372,11 @@ fn check_reads_the_playground_links_of_documents_folders_and_urls() {
         out.contains("locks.html:4 lesson auto-delete-on-idle (fetched) (lesson, 3 parts"),
         "{out}"
     );
-    assert!(out.contains("3 passed, 0 failed, 1 unchecked"), "{out}");
+    assert!(
+        out.contains("locks.html:6 lesson auto-delete-on-idle (fetched) (lesson, 3 parts"),
+        "{out}"
+    );
+    assert!(out.contains("4 passed, 0 failed, 1 unchecked"), "{out}");
     // A URL that does not answer is named.
     let (code, out, _) = sbp(&["check", "http://127.0.0.1:9/nothing.md"]);
     assert_eq!(code, 1, "{out}");

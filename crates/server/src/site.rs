@@ -64,9 +64,13 @@ impl Files {
             .map(|(path, plain)| {
                 let mut hasher = std::collections::hash_map::DefaultHasher::new();
                 plain.hash(&mut hasher);
-                let content_type = mime_guess::from_path(path)
-                    .first_raw()
-                    .unwrap_or("application/octet-stream");
+                // The catalogs (`.ftl`) are text the page reads.
+                let content_type = match path.rsplit_once('.').map(|(_, ext)| ext) {
+                    Some("ftl") => "text/plain; charset=utf-8",
+                    _ => mime_guess::from_path(path)
+                        .first_raw()
+                        .unwrap_or("application/octet-stream"),
+                };
                 let file = File {
                     plain,
                     brotli: all.get(&format!("{path}.br")).copied(),
@@ -100,9 +104,11 @@ impl Files {
         };
         let Some(file) = self.by_path.get(&wanted) else {
             if self.by_path.contains_key(&format!("{path}/index.html")) {
+                // From the file's own name, not the request's path: `//lab` is not sent to the
+                // host `lab`.
                 let to = match uri.query() {
-                    Some(q) => format!("{}/?{q}", uri.path()),
-                    None => format!("{}/", uri.path()),
+                    Some(q) => format!("/{path}/?{q}"),
+                    None => format!("/{path}/"),
                 };
                 if let Ok(to) = HeaderValue::from_str(&to) {
                     return (StatusCode::PERMANENT_REDIRECT, [(header::LOCATION, to)])
@@ -117,12 +123,16 @@ impl Files {
         // Revalidated each time: the pages' names are not hashed (index.html, i18n/...).
         answer.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
         answer.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+        answer.insert(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        );
         let held = headers
             .get(header::IF_NONE_MATCH)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|tags| {
                 tags.split(',')
-                    .any(|t| t.trim().trim_start_matches("W/") == file.etag)
+                    .any(|t| t.trim() == "*" || t.trim().trim_start_matches("W/") == file.etag)
             });
         if held {
             return (StatusCode::NOT_MODIFIED, answer).into_response();
@@ -157,10 +167,16 @@ fn accepts_encoding(headers: &HeaderMap, coding: &str) -> bool {
         .any(|item| {
             let mut parts = item.split(';').map(str::trim);
             let named = parts.next().is_some_and(|c| c.eq_ignore_ascii_case(coding));
+            // `q=0` (any case, any zeros) refuses it; a weight that is not a number does too.
             let refused = parts.any(|p| {
-                p.strip_prefix("q=")
-                    .and_then(|q| q.parse::<f32>().ok())
-                    .is_some_and(|q| q <= 0.0)
+                let Some((name, weight)) = p.split_once('=') else {
+                    return false;
+                };
+                name.trim().eq_ignore_ascii_case("q")
+                    && weight
+                        .trim()
+                        .parse::<f32>()
+                        .map_or(true, |q| q.is_nan() || q <= 0.0)
             });
             named && !refused
         })
@@ -229,6 +245,12 @@ mod tests {
         let r = get(&files, "/lab?lang=de", &[]);
         assert_eq!(r.status(), StatusCode::PERMANENT_REDIRECT);
         assert_eq!(r.headers()[header::LOCATION], "/lab/?lang=de");
+        // Not to the host `lab`: the address is the file's own.
+        let r = get(&files, "//lab?x=1", &[]);
+        assert_eq!(r.headers()[header::LOCATION], "/lab/?x=1");
+        let r = get(&files, "/", &[("accept-encoding", "br;q=NaN")]);
+        assert!(r.headers().get(header::CONTENT_ENCODING).is_none());
+        assert_eq!(r.headers()[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
         for missing in [
             "/nothing",
             "/../index.html.br",
@@ -238,10 +260,12 @@ mod tests {
             assert_eq!(get(&files, missing, &[]).status(), StatusCode::NOT_FOUND);
         }
         let etag = get(&files, "/", &[]).headers()[header::ETAG].clone();
-        let mut held = HeaderMap::new();
-        held.insert(header::IF_NONE_MATCH, etag);
-        let r = files.answer(&Method::GET, &"/".parse().unwrap(), &held);
-        assert_eq!(r.status(), StatusCode::NOT_MODIFIED);
+        for tag in [etag, HeaderValue::from_static("*")] {
+            let mut held = HeaderMap::new();
+            held.insert(header::IF_NONE_MATCH, tag);
+            let r = files.answer(&Method::GET, &"/".parse().unwrap(), &held);
+            assert_eq!(r.status(), StatusCode::NOT_MODIFIED);
+        }
         let r = files.answer(&Method::POST, &"/".parse().unwrap(), &HeaderMap::new());
         assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
         assert!(files.by_path.contains_key("index.html"));
