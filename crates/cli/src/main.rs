@@ -183,6 +183,11 @@ enum Cmd {
         /// SERVICEBUS_ADMIN_CONNECTION) starts from an empty namespace.
         #[arg(long = "no-entities", conflicts_with = "play")]
         no_entities: bool,
+        /// Stop, as on Ctrl+C, when the standard input closes: a test harness that started this
+        /// server gives it a pipe, so the server ends with the harness however that ends (kill
+        /// -9 included).
+        #[arg(long = "stop-with-stdin")]
+        stop_with_stdin: bool,
         /// Run the scenario first to its end (its last step or expectation, as `sbp run`), then
         /// serve from there.
         #[arg(long)]
@@ -609,6 +614,7 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
             admin_tls,
             tls_cert,
             no_entities,
+            stop_with_stdin,
         } => {
             // Connections print from other threads: the standard output is not held here.
             drop(out);
@@ -634,6 +640,7 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
                     admin,
                     admin_tls: admin_tls.zip(tls_cert),
                     no_entities,
+                    stop_with_stdin,
                 },
             )
         }
@@ -753,6 +760,7 @@ struct Serving {
     admin: Option<String>,
     admin_tls: Option<(String, PathBuf)>,
     no_entities: bool,
+    stop_with_stdin: bool,
 }
 
 fn serve(
@@ -772,6 +780,7 @@ fn serve(
         admin,
         admin_tls,
         no_entities,
+        stop_with_stdin,
     } = serving;
     let admin = admin
         .map(|a| listen_address("--admin", &a, "127.0.0.1:5300"))
@@ -1053,7 +1062,14 @@ fn serve(
                 }
             })
         });
-        stop_signal().await;
+        if stop_with_stdin {
+            tokio::select! {
+                _ = stop_signal() => {}
+                _ = stdin_closed() => {}
+            }
+        } else {
+            stop_signal().await;
+        }
         if let Some(path) = &ready_file {
             let _ = std::fs::remove_file(path);
         }
@@ -1119,6 +1135,18 @@ fn save_state(shared: &sbp_server::Shared, path: &Path, force: bool) -> bool {
             false
         }
     }
+}
+
+/// The standard input's end (what is read is passed over), on a thread of its own.
+async fn stdin_closed() {
+    let (closed, wait) = tokio::sync::oneshot::channel::<()>();
+    std::thread::spawn(move || {
+        let mut sink = [0u8; 4096];
+        let mut input = std::io::stdin().lock();
+        while matches!(std::io::Read::read(&mut input, &mut sink), Ok(n) if n > 0) {}
+        let _ = closed.send(());
+    });
+    let _ = wait.await;
 }
 
 /// Ctrl+C, or SIGTERM where there is one.

@@ -3,6 +3,9 @@ wheel, the real SDK): the `sbp_serve` fixture comes from the package's pytest pl
 conftest; sbp is the wheel's, which serves the UI from inside itself."""
 
 import json
+import subprocess
+import sys
+import time
 import urllib.request
 from datetime import timedelta
 
@@ -79,3 +82,34 @@ def test_a_test_serves_a_preset(sbp_serve):
     ) as admin:
         assert [q.name for q in admin.list_queues()] == ["orders"]
         assert admin.get_queue("orders").max_delivery_count == 3
+
+
+def _gone(pid):
+    """Whether process `pid` has ended (gone, or a zombie nobody has reaped yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_a_server_ends_with_the_process_that_started_it_even_on_kill_9(tmp_path):
+    harness = tmp_path / "harness.py"
+    harness.write_text(
+        "import sys, time\n"
+        "from sbp_playground import sbp_serving\n"
+        "with sbp_serving(sys.argv[1]) as server:\n"
+        "    print(server.pid, flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    folder = tmp_path / "sbp"
+    folder.mkdir()
+    started = subprocess.Popen([sys.executable, str(harness), str(folder)], stdout=subprocess.PIPE, text=True)
+    pid = int(started.stdout.readline())
+    assert not _gone(pid)
+    started.kill()
+    started.wait()
+    deadline = time.monotonic() + 10
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(pid), f"sbp serve {pid} outlived the process that started it"

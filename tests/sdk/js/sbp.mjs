@@ -17,9 +17,11 @@ export async function startSbp({ entities, sbp = process.env.SBP ?? "sbp" } = {}
   const args = ["serve", ...(entities ? [entities] : []),
     "--amqp", "127.0.0.1:0", "--http", "127.0.0.1:0",
     "--admin-tls", "127.0.0.1:0", "--tls-cert", certificate,
-    "--ready-file", readyFile, "--quiet"];
+    "--ready-file", readyFile, "--quiet",
+    // It ends with this process however this one ends (its end closes the pipe).
+    "--stop-with-stdin"];
   const log = openSync(join(folder, "sbp.log"), "w");
-  const server = spawn(sbp, args, { stdio: ["ignore", log, log] });
+  const server = spawn(sbp, args, { stdio: ["pipe", log, log] });
   let failed = null;
   server.on("error", (e) => { failed = e; }); // not found, not executable
   const deadline = Date.now() + 30_000;

@@ -44,6 +44,7 @@ class Sbp:
         self.certificate = str(certificate)
         self.http = "http://" + ready["listeners"]["http"]
         self.playground = ready.get("live")
+        self.pid = ready.get("pid")
 
     def _post(self, path):
         request = urllib.request.Request(
@@ -84,6 +85,8 @@ def sbp_serving(folder=None, entities="default"):
             folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="sbp-"))
         folder = pathlib.Path(folder)
         ready_file = folder / "ready.json"
+        # One left by an earlier server in this folder says nothing of this one.
+        ready_file.unlink(missing_ok=True)
         certificate = folder / "localhost.pem"
         command = [sbp_binary(), "serve"]
         if entities is None:
@@ -97,10 +100,14 @@ def sbp_serving(folder=None, entities="default"):
             "--tls-cert", str(certificate),
             "--ready-file", str(ready_file),
             "--quiet",
+            # It ends with this process however this one ends (its end closes the pipe).
+            "--stop-with-stdin",
         ]
         log_path = folder / "sbp.log"
         log = stack.enter_context(open(log_path, "w"))
-        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT
+        )
         try:
             deadline = time.monotonic() + START_TIMEOUT_SECONDS
             while not ready_file.exists():
