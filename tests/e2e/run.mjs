@@ -1591,6 +1591,20 @@ test('embed.js sizes a frame only from its own frame and origin, and only within
   // A report within bounds from the frame itself is taken.
   await frame.evaluate(() => window.parent.postMessage({ type: 'sbp-size', height: 432 }, '*'));
   await page.waitForFunction(() => document.getElementById('embed-ttl').style.height === '432px');
+  // Another frame of the page's own origin that is not a playground's is not resized by it.
+  await page.evaluate(() => {
+    const other = document.createElement('iframe');
+    other.id = 'not-a-playground';
+    other.src = 'icon.svg';
+    document.body.append(other);
+    return new Promise((r) => other.addEventListener('load', r));
+  });
+  const other = page.frames().find((f) => f.url().endsWith('icon.svg'));
+  const otherBefore = await page.evaluate(() => document.getElementById('not-a-playground').style.height);
+  await other.evaluate(() => window.parent.postMessage({ type: 'sbp-size', height: 999 }, '*'));
+  await page.waitForTimeout(200);
+  const otherAfter = await page.evaluate(() => document.getElementById('not-a-playground').style.height);
+  if (otherAfter !== otherBefore) throw new Error(`a frame that is not a playground was resized to ${otherAfter}`);
 });
 
 test('every page carries a Content-Security-Policy and runs under it', async (ctx) => {

@@ -308,8 +308,14 @@ fn check_reads_the_playground_links_of_documents_folders_and_urls() {
     let folder = docs.to_str().unwrap();
     let (code, out, _) = sbp(&["check", folder]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("linked.md:2 scenario link (3 events, 2 checks)"), "{out}");
-    assert!(out.contains("loop: a link to a folder, passed over"), "{out}");
+    assert!(
+        out.contains("linked.md:2 scenario link (3 events, 2 checks)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("loop: a link to a folder, passed over"),
+        "{out}"
+    );
     std::fs::remove_file(docs.join("linked.md")).unwrap();
     std::fs::remove_file(docs.join("loop")).unwrap();
     let (code, out, _) = sbp(&["check", folder]);

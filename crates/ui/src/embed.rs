@@ -133,13 +133,18 @@ fn is_local(address: &str) -> bool {
     let Ok(url) = web_sys::Url::new(address) else {
         return true;
     };
-    let host = url.hostname();
+    let hostname = url.hostname().to_ascii_lowercase();
+    // `localhost.` is `localhost`; `[::ffff:7f00:1]` is 127.0.0.1 written as IPv6.
+    let host = hostname.trim_end_matches('.');
     url.protocol() == "file:"
         || host == "localhost"
         || host.ends_with(".localhost")
         || host.starts_with("127.")
         || host == "[::1]"
+        || host.starts_with("[::ffff:7f")
+        || host.starts_with("[::ffff:127.")
         || host == "0.0.0.0"
+        || host == "[::]"
 }
 
 /// The code that embeds `url` (a share link) with the options of the embed form: autoplay,
