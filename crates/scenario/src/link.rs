@@ -152,23 +152,40 @@ pub fn link_to(sim: &mut crate::Simulation, speed: Option<u32>) -> Link {
 
 /// A link to `sim` as it is now whose scenario also carries what shows now as an expectation
 /// at this instant ([`crate::Simulation::expectation_now`]: the embed form's "Check that..."),
-/// with the checkpoint made for that scenario (so the link opens here without a replay).
+/// with the checkpoint made for that scenario (so the link opens here without a replay). The
+/// copy it is made from is the link's own state taken up again (the code a link opens with,
+/// rather than a clone of the whole simulation: the page's wasm stays as small).
 pub fn link_checking_now(
-    sim: &crate::Simulation,
+    sim: &mut crate::Simulation,
     selected: Option<(&str, u64)>,
     speed: Option<u32>,
 ) -> Link {
-    let mut with_check = sim.clone();
-    let check = with_check.expectation_now(selected);
+    let check = sim.expectation_now(selected);
+    let mut link = link_to(sim, speed);
     // After every expectation already checked: it is checked when the run next moves on, and
     // holds then (nothing more happens at this instant).
-    let index = with_check
+    let index = link
         .scenario
         .expect
         .partition_point(|e| e.at.ms() <= check.at.ms());
-    with_check.scenario.expect.insert(index, check);
-    with_check.next_expect = with_check.next_expect.min(index);
-    link_to(&mut with_check, speed)
+    let opened = link
+        .checkpoint
+        .is_some()
+        .then(|| link.open(None).ok())
+        .flatten()
+        .filter(|o| o.checkpoint_refused.is_none());
+    match opened {
+        Some(mut opened) => {
+            opened.sim.scenario.expect.insert(index, check);
+            opened.sim.next_expect = opened.sim.next_expect.min(index);
+            link_to(&mut opened.sim, speed)
+        }
+        // No state to carry (t=0): the link replays, checking on its way.
+        None => {
+            link.scenario.expect.insert(index, check);
+            link
+        }
+    }
 }
 
 /// A link opened: the simulation (at the link's instant when its checkpoint was taken up, else

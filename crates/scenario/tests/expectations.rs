@@ -396,7 +396,7 @@ fn r_rcv_07_a_link_checking_what_shows_now_opens_from_its_own_state_and_passes()
     let mut sim = Simulation::new(&scenario).unwrap();
     sim.advance_to(scenario.end() / 2);
     let before = sim.checked;
-    let link = sbp_scenario::link::link_checking_now(&sim, None, Some(10));
+    let link = sbp_scenario::link::link_checking_now(&mut sim, None, Some(10));
     assert_eq!(
         sim.scenario.expect.len(),
         scenario.expect.len(),

@@ -113,7 +113,7 @@ pub fn clock_bar(props: &StateProps) -> Html {
                     .as_ref()
                     .map(|(path, seq)| (path.as_str(), *seq));
                 sbp_scenario::link::link_checking_now(
-                    &store.sim.borrow(),
+                    &mut store.sim.borrow_mut(),
                     selected,
                     Some(store.speed),
                 )
