@@ -244,13 +244,6 @@ async function firstScreen(throttled, runs = 5) {
   return { runs, welcome_ms: median(times.welcome), app_ms: median(times.app), welcome_all: times.welcome.map(Math.round), app_all: times.app.map(Math.round) };
 }
 
-// `node tests/e2e/bench.mjs first-screen`: the slow phone's first visit alone.
-if (process.argv[2] === 'first-screen') {
-  console.log(JSON.stringify(await firstScreen(true)));
-  await browser.close();
-  server.close();
-  process.exit(0);
-}
 if (process.argv[2] === 'rewind') {
   console.log(JSON.stringify(await backlogRewind()));
   await browser.close();
