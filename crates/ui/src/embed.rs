@@ -69,7 +69,7 @@ pub fn embed_options(inputs: &EmbedInputs) -> Html {
             </label>
             {check(&inputs.check, "embed-check", "embed-check", false)}
             <label class="embed-site">{t("embed-site")}{" "}
-                <input id="embed-site" type="url" ref={inputs.site.clone()} placeholder="https://docs.example.com/playground/" size="32" />
+                <input id="embed-site" type="url" ref={inputs.site.clone()} placeholder="https://example.org/docs/pg/" size="32" />
             </label>
             if local {
                 <p class="hint warn" id="embed-local">{t("embed-local")}</p>
