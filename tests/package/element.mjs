@@ -203,12 +203,12 @@ const test = (name, fn) => tests.push({ name, fn });
 
 // --- Tests ---------------------------------------------------------------------------------
 
-test('the tarball holds element.js, site/ and README.md, with the workspace version; it imports where there is no DOM', async () => {
+test('the tarball holds element.js, its types, site/, README.md and LICENSE, with the workspace version; it imports where there is no DOM', async () => {
   const files = sh('tar', ['tzf', tgz]).trim().split('\n');
-  for (const f of ['package/element.js', 'package/README.md', 'package/package.json', 'package/site/index.html', 'package/site/embed.js']) {
+  for (const f of ['package/element.js', 'package/element.d.ts', 'package/react.d.ts', 'package/README.md', 'package/LICENSE', 'package/package.json', 'package/site/index.html', 'package/site/embed.js']) {
     if (!files.includes(f)) throw new Error(`the tarball lacks ${f}`);
   }
-  const stray = files.filter((f) => !/^package\/(element\.js|README\.md|package\.json|site\/.+)$/.test(f));
+  const stray = files.filter((f) => !/^package\/(element\.js|element\.d\.ts|react\.d\.ts|README\.md|LICENSE|package\.json|site\/.+)$/.test(f));
   if (stray.length) throw new Error(`the tarball holds more: ${stray.join(', ')}`);
   if (!files.some((f) => f.endsWith('.wasm'))) throw new Error('the tarball has no wasm');
   const cargo = /\[workspace\.package\][^[]*?^version\s*=\s*"([^"]+)"/m.exec(fs.readFileSync(path.join(repo, 'Cargo.toml'), 'utf8'))[1];
