@@ -14,11 +14,17 @@ from azure.servicebus import ServiceBusClient, ServiceBusMessage
 from azure.servicebus.management import ServiceBusAdministrationClient
 
 
-def test_a_lock_lapses_on_the_moved_clock_and_the_message_is_dead_lettered_RCV_07(sbp_serve):
+@pytest.fixture
+def admin(sbp_serve):
+    """The management API of the test's server (its own localhost certificate trusted)."""
     with ServiceBusAdministrationClient.from_connection_string(
         sbp_serve.admin_connection_string, connection_verify=sbp_serve.certificate
-    ) as admin:
-        admin.create_queue("invoices", lock_duration=timedelta(seconds=30), max_delivery_count=1)
+    ) as client:
+        yield client
+
+
+def test_a_lock_lapses_on_the_moved_clock_and_the_message_is_dead_lettered_RCV_07(sbp_serve, admin):
+    admin.create_queue("invoices", lock_duration=timedelta(seconds=30), max_delivery_count=1)
     with ServiceBusClient.from_connection_string(sbp_serve.connection_string) as client:
         with client.get_queue_sender("invoices") as sender:
             sender.send_messages(ServiceBusMessage("invoice 1"))
@@ -45,20 +51,14 @@ def test_each_test_has_a_server_of_its_own_at_the_default_entities(sbp_serve):
 
 
 @pytest.mark.sbp(entities="Config.json")
-def test_a_test_serves_an_emulator_config_of_its_own(sbp_serve):
-    with ServiceBusAdministrationClient.from_connection_string(
-        sbp_serve.admin_connection_string, connection_verify=sbp_serve.certificate
-    ) as admin:
-        assert [q.name for q in admin.list_queues()] == ["payments"]
-        assert admin.get_queue("payments").max_delivery_count == 4
+def test_a_test_serves_an_emulator_config_of_its_own(sbp_serve, admin):
+    assert [q.name for q in admin.list_queues()] == ["payments"]
+    assert admin.get_queue("payments").max_delivery_count == 4
 
 
 @pytest.mark.sbp(entities=None)
-def test_a_test_with_no_entity_makes_its_own(sbp_serve):
-    with ServiceBusAdministrationClient.from_connection_string(
-        sbp_serve.admin_connection_string, connection_verify=sbp_serve.certificate
-    ) as admin:
-        assert list(admin.list_queues()) == []
+def test_a_test_with_no_entity_makes_its_own(sbp_serve, admin):
+    assert list(admin.list_queues()) == []
 
 
 def test_the_packaged_sbp_serves_its_ui_from_memory_compressed(sbp_serve):
@@ -76,12 +76,9 @@ def test_the_packaged_sbp_serves_its_ui_from_memory_compressed(sbp_serve):
 
 
 @pytest.mark.sbp(entities="preset:lapsed-locks-to-dlq")
-def test_a_test_serves_a_preset(sbp_serve):
-    with ServiceBusAdministrationClient.from_connection_string(
-        sbp_serve.admin_connection_string, connection_verify=sbp_serve.certificate
-    ) as admin:
-        assert [q.name for q in admin.list_queues()] == ["orders"]
-        assert admin.get_queue("orders").max_delivery_count == 3
+def test_a_test_serves_a_preset(sbp_serve, admin):
+    assert [q.name for q in admin.list_queues()] == ["orders"]
+    assert admin.get_queue("orders").max_delivery_count == 3
 
 
 def _gone(pid):
