@@ -142,7 +142,9 @@ enum Cmd {
     },
     /// List the presets, or write them as files into a folder.
     Presets {
-        #[arg(long)]
+        /// Write each preset as NAME.json into this folder (made when missing), instead of
+        /// listing them.
+        #[arg(long, value_name = "FOLDER")]
         write: Option<PathBuf>,
     },
     /// Serve an AMQP endpoint that the Service Bus SDKs connect to with the emulator's

@@ -35,6 +35,8 @@ pub struct Broker {
     held: Locks,
     /// Whether each operation is printed (instant, client, entity, what, rule).
     pub verbose: bool,
+    /// The rule of what the last step did ([`Broker::last_step_rule`]).
+    last_step_rule: Option<&'static str>,
     /// The live view's feed (`crate::live`): each recorded step and the clock, sent while the
     /// broker is held, so a page sees them in the order they happened.
     pub live: tokio::sync::broadcast::Sender<LiveEvent>,
@@ -245,6 +247,7 @@ impl Broker {
             calls,
             held: Locks::from(held),
             verbose: false,
+            last_step_rule: None,
             live: tokio::sync::broadcast::channel(LIVE_BACKLOG).0,
             skew_ms: 0,
             speed: 1,
@@ -419,12 +422,25 @@ impl Broker {
         Some(std::time::Duration::from_millis(wait as u64))
     }
 
+    /// The rule of what the last step did, as the terminal tags it (`[RCV-05]`); None when it
+    /// logged nothing that names one (a peek, an empty receive).
+    pub fn last_step_rule(&self) -> Option<&'static str> {
+        self.last_step_rule
+    }
+
+    /// How many events the run has logged so far (the log keeps the newest; this counts all).
+    fn events_logged(&self) -> u64 {
+        self.sim.ns.log_dropped() + self.sim.ns.log().len() as u64
+    }
+
     /// Runs `action` as a step of the run now: recorded, journaled, sent to the live pages and
     /// printed; what the engine answered.
     pub fn run(&mut self, client: &str, action: Action) -> Result<Vec<Reply>, BrokerError> {
         self.tick();
         let words = Step::new(action.clone()).action_text();
         let steps = self.sim.scenario.timeline.len();
+        // Events ever logged before the step: what it logs is after them.
+        let logged = self.events_logged();
         let result = self.sim.push_step_replies(Step::new(action));
         let recorded = self.sim.scenario.timeline.len() > steps;
         // The step as recorded (with its expect_error when it failed), at its place in the run.
@@ -452,21 +468,26 @@ impl Broker {
         }
         self.prune_locks();
         self.note_touched();
+        // The rule of what this step did (its last event that names one): a peek or an empty
+        // receive logs nothing, and names no rule.
+        let new = self.events_logged().saturating_sub(logged);
+        let log = self.sim.ns.log();
+        self.last_step_rule = log[log.len().saturating_sub(new as usize)..]
+            .iter()
+            .rev()
+            .find_map(|e| e.rule)
+            .map(|r| r.id());
         if self.verbose {
             let at = format_instant(self.sim.now());
             let rule = self
-                .sim
-                .ns
-                .log()
-                .last()
-                .and_then(|e| e.rule)
-                .map(|r| r.id())
-                .unwrap_or("-");
+                .last_step_rule
+                .map(|r| format!("  [{r}]"))
+                .unwrap_or_default();
             // A closed standard output (`sbp serve | head`) does not stop the server.
             use std::io::Write as _;
             let mut out = std::io::stdout();
             let _ = match &result {
-                Ok(_) => writeln!(out, "{at:>10}  {client:<24} {words}  [{rule}]"),
+                Ok(_) => writeln!(out, "{at:>10}  {client:<24} {words}{rule}"),
                 Err(e) => writeln!(
                     out,
                     "{at:>10}  {client:<24} {words}  failed: {} {}",
