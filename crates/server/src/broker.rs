@@ -470,9 +470,8 @@ impl Broker {
         self.note_touched();
         // The rule of what this step did (its last event that names one): a peek or an empty
         // receive logs nothing, and names no rule.
-        let new = self.events_logged().saturating_sub(logged);
-        let log = self.sim.ns.log();
-        self.last_step_rule = log[log.len().saturating_sub(new as usize)..]
+        self.last_step_rule = events_since(&self.sim.ns, logged)
+            .0
             .iter()
             .rev()
             .find_map(|e| e.rule)
@@ -689,18 +688,14 @@ impl Broker {
     /// receiver may find a message now. Events the log dropped unread (a step that made more
     /// than it keeps) touch every queue.
     fn note_touched(&mut self) {
-        let dropped = self.sim.ns.log_dropped();
-        let log = self.sim.ns.log();
-        if self.log_seen < dropped {
+        let (events, unread_dropped) = events_since(&self.sim.ns, self.log_seen);
+        if unread_dropped {
             self.touched_all = true;
         }
-        let from = usize::try_from(self.log_seen.saturating_sub(dropped))
-            .unwrap_or(usize::MAX)
-            .min(log.len());
-        for e in &log[from..] {
+        for e in events {
             self.touched.insert((e.entity, e.dlq));
         }
-        self.log_seen = dropped + log.len() as u64;
+        self.log_seen = self.events_logged();
     }
 
     /// The queues touched since the last call (all of them: None).
@@ -1066,6 +1061,17 @@ impl Broker {
         s.expect = vec![expect];
         Ok(s)
     }
+}
+
+/// The events `ns` logged after the first `seen` it ever logged, as far as its log still holds
+/// them, and whether some of those were dropped from the log before being read.
+fn events_since(ns: &sbp_engine::Namespace, seen: u64) -> (&[sbp_engine::Event], bool) {
+    let dropped = ns.log_dropped();
+    let log = ns.log();
+    let from = usize::try_from(seen.saturating_sub(dropped))
+        .unwrap_or(usize::MAX)
+        .min(log.len());
+    (&log[from..], seen < dropped)
 }
 
 /// The system's wall clock in Unix milliseconds.
