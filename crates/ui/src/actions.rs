@@ -512,26 +512,25 @@ fn entity_form(props: &FormProps) -> Html {
 /// Loads preset `name` (fetched: `presets/<name>.json`; "playground" is the starter). Its
 /// expectations are checked as it plays, as the CLI checks them.
 pub fn load_preset(store: &crate::state::StateHandle, name: &str) {
-    load_preset_at(store, name, None, None, None)
+    load_preset_opened(store, name, false)
 }
 
-/// As [`load_preset`], opened at the instant `at` and the speed `speed` (a page's `?at=` and
-/// `?speed=`: the `<service-bus-playground>` element's `instant` and `speed`); `refused`
-/// (why one of them was not taken) is said once it has opened.
-pub fn load_preset_at(
-    store: &crate::state::StateHandle,
-    name: &str,
-    at: Option<sbp_engine::time::Instant>,
-    speed: Option<u32>,
-    refused: Option<String>,
-) {
+/// As [`load_preset`], for the page's `?preset=`: opened where its `?at=` and `?speed=` say
+/// ([`crate::state::open_as_the_query_asks`]), and why not when one is refused.
+pub fn load_preset_from_page(store: &crate::state::StateHandle, name: &str) {
+    load_preset_opened(store, name, true)
+}
+
+fn load_preset_opened(store: &crate::state::StateHandle, name: &str, as_the_query_asks: bool) {
     let load = {
         let store = store.clone();
         move |parsed: Result<Scenario, crate::browser::LoadError>| match parsed {
             Ok(scenario) => {
                 let title = scenario.name.clone();
-                let mut link = Link::at(scenario, at);
-                link.speed = speed;
+                let mut link = Link::at(scenario, None);
+                let refused = as_the_query_asks
+                    .then(|| crate::state::open_as_the_query_asks(&mut link))
+                    .flatten();
                 store.dispatch(Action::Load {
                     link: Box::new(link),
                     notice: crate::i18n::tf("loaded", &[("title", &title)]),

@@ -50,10 +50,7 @@ fn app() -> Html {
             live::start(&store);
             if let Some(name) = browser::query_value("preset") {
                 // `?at=90s&speed=10`: where the clock starts, and how fast it runs.
-                match sbp_ui::state::opening_from_query() {
-                    Ok((at, speed)) => actions::load_preset_at(&store, &name, at, speed, None),
-                    Err(why) => actions::load_preset_at(&store, &name, None, None, Some(why)),
-                }
+                actions::load_preset_from_page(&store, &name);
             }
             if let Some(payload) = browser::lesson_payload() {
                 lesson::open_payload(&store, &payload);

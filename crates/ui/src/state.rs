@@ -856,19 +856,7 @@ pub fn initial_state() -> AppState {
         match sbp_scenario::link::decode_link(fragment) {
             Ok(mut link) => {
                 let name = link.scenario.name.clone();
-                // `?at=` and `?speed=` (the element's instant and speed) open the link there:
-                // another instant than its own is replayed to (its saved state is for its own).
-                let refused = match opening_from_query() {
-                    Ok((at, speed)) => {
-                        if let Some(at) = at.filter(|at| link.at != Some(*at)) {
-                            link.at = Some(at);
-                            link.checkpoint = None;
-                        }
-                        link.speed = speed.or(link.speed);
-                        None
-                    }
-                    Err(why) => Some(why),
-                };
+                let refused = open_as_the_query_asks(&mut link);
                 let state = std::rc::Rc::new(state);
                 let loaded = yew::Reducible::reduce(
                     state,
@@ -898,25 +886,40 @@ pub fn initial_state() -> AppState {
     state
 }
 
-/// The page's `?at=` (an instant: `90s`, `1m30s`) and `?speed=` (one of [`SPEEDS`]), or why
-/// one of them is not taken.
-pub fn opening_from_query() -> Result<(Option<Instant>, Option<u32>), String> {
-    let at = browser::query_value("at")
-        .map(|v| {
-            sbp_engine::time::parse_duration(&v)
-                .map_err(|_| crate::i18n::tf("error-query-at", &[("value", &v)]))
-        })
-        .transpose()?;
-    let speed = browser::query_value("speed")
-        .map(|v| {
-            v.trim()
-                .parse::<u32>()
-                .ok()
-                .filter(|x| SPEEDS.contains(x))
-                .ok_or_else(|| crate::i18n::tf("error-speed", &[("speed", &v)]))
-        })
-        .transpose()?;
-    Ok((at, speed))
+/// `link` opened where the page's `?at=` (an instant: `90s`, `1m30s`) and `?speed=` (one of
+/// [`SPEEDS`]) say: the `<service-bus-playground>` element's `instant` and `speed`. Another
+/// instant than the link's own is replayed to (its saved state is for its own). Why one of
+/// them is not taken, if so (the link is then left as it was).
+pub fn open_as_the_query_asks(link: &mut Link) -> Option<String> {
+    let asked = || -> Result<(Option<Instant>, Option<u32>), String> {
+        let at = browser::query_value("at")
+            .map(|v| {
+                sbp_engine::time::parse_duration(&v)
+                    .map_err(|_| crate::i18n::tf("error-query-at", &[("value", &v)]))
+            })
+            .transpose()?;
+        let speed = browser::query_value("speed")
+            .map(|v| {
+                v.trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|x| SPEEDS.contains(x))
+                    .ok_or_else(|| crate::i18n::tf("error-speed", &[("speed", &v)]))
+            })
+            .transpose()?;
+        Ok((at, speed))
+    };
+    match asked() {
+        Ok((at, speed)) => {
+            if let Some(at) = at.filter(|at| link.at != Some(*at)) {
+                link.at = Some(at);
+                link.checkpoint = None;
+            }
+            link.speed = speed.or(link.speed);
+            None
+        }
+        Err(why) => Some(why),
+    }
 }
 
 fn starter() -> Simulation {
