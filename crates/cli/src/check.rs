@@ -238,8 +238,6 @@ pub fn check(
                 }
                 Err(why) => tally.say(Verdict::Failed, arg, "", &[why])?,
             }
-        } else if arg.starts_with("preset:") {
-            tally.scenario(arg, crate::check::load(arg), budget)?;
         } else if Path::new(arg).is_dir() {
             match documents_under(Path::new(arg)) {
                 Ok(Walked {
@@ -343,7 +341,7 @@ fn check_found<W: Write>(
             },
             Target::Preset(preset) => tally.scenario(
                 &format!("{at} preset {preset}"),
-                crate::check::load(&format!("preset:{preset}")),
+                load(&format!("preset:{preset}")),
                 budget,
             )?,
             Target::Lesson { id, page } => {
