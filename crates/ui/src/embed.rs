@@ -48,10 +48,9 @@ pub fn embed_options(inputs: &EmbedInputs) -> Html {
             <label class="check"><input type="checkbox" {id} ref={node.clone()} checked={on} />{" "}{t(key)}</label>
         }
     };
-    let local = crate::browser::on_loopback()
-        || web_sys::window()
-            .and_then(|w| w.location().protocol().ok())
-            .is_some_and(|p| p == "file:");
+    let local = web_sys::window()
+        .and_then(|w| w.location().href().ok())
+        .is_some_and(|page| is_local(&page));
     html! {
         <>
             {check(&inputs.autoplay, "embed-autoplay", "embed-autoplay", true)}
