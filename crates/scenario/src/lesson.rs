@@ -139,7 +139,8 @@ pub struct Answer {
 }
 
 impl Question {
-    fn target(&self) -> (&str, u64) {
+    /// The message asked about: its entity and SequenceNumber.
+    pub fn target(&self) -> (&str, u64) {
         match self {
             Question::InstantOf { entity, seq, .. }
             | Question::Property { entity, seq, .. }

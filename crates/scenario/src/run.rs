@@ -377,7 +377,7 @@ impl Simulation {
         }
         if let Some(by_name) = self.settle_by_name(action)? {
             self.ns.apply(at, by_name)?;
-            return Ok(text!("out-ok"));
+            return Ok(action.done_text());
         }
         let commands = action
             .commands(&self.ns)
@@ -403,7 +403,7 @@ impl Simulation {
                 // DUP-02: acknowledged, dropped.
                 Reply::Sent { seq: 0 } => duplicates += 1,
                 Reply::Sent { seq } => sent.push(seq),
-                Reply::Done => summary = text!("out-ok"),
+                Reply::Done => summary = action.done_text(),
                 Reply::Session(v) => {
                     summary = text!(
                         "out-session",

@@ -243,6 +243,21 @@ impl Action {
         }
     }
 
+    /// What the action did, said when the broker answered only "done": "#1 completed in
+    /// orders" for a settlement, "done: delete audit" for the others.
+    pub fn done_text(&self) -> Text {
+        let settled = |key: &'static str, s: &SettleDef| text!(key, seq = s.seq, from = &s.from);
+        match self {
+            Action::Complete(s) => settled("out-completed", s),
+            Action::Abandon(s) => settled("out-abandoned", s),
+            Action::Release(s) => settled("out-released", s),
+            Action::DeadLetter(s) => settled("out-dead-lettered", s),
+            Action::Defer(s) => settled("out-deferred", s),
+            Action::RenewLock(s) => settled("out-lock-renewed", s),
+            other => text!("out-done", action = other.text()),
+        }
+    }
+
     /// The playground's limits on what the action asks for (the broker's own rules are checked
     /// when it runs). The error names the field and the limit.
     pub fn validate(&self, tier: sbp_engine::Tier) -> Result<(), Text> {

@@ -87,20 +87,44 @@ pub fn actions(store: &crate::state::StateHandle) -> Html {
         "entities" => entity_form(&form),
         _ => send_form(&form),
     };
+    // The ARIA tabs pattern: one Tab stop (the selected tab), the arrow keys, Home and End move
+    // along the tabs and open the one they reach.
+    let onkeydown = {
+        let store = store.clone();
+        let shown = shown.clone();
+        Callback::from(move |e: KeyboardEvent| {
+            let at = shown.iter().position(|t| *t == tab).unwrap_or(0);
+            let last = shown.len().saturating_sub(1);
+            let to = match e.key().as_str() {
+                "ArrowRight" | "ArrowDown" => (at + 1) % (last + 1),
+                "ArrowLeft" | "ArrowUp" => at.checked_sub(1).unwrap_or(last),
+                "Home" => 0,
+                "End" => last,
+                _ => return,
+            };
+            e.prevent_default();
+            if let Some(&next) = shown.get(to) {
+                store.dispatch(Action::Tab(next));
+                crate::browser::focus_soon(vec![format!("#tab-{next}")]);
+            }
+        })
+    };
     html! {
         <>
-        <div class="tabs" role="tablist" aria-label={crate::i18n::t("area-actions")}>
+        <div class="tabs" role="tablist" aria-label={crate::i18n::t("area-actions")} {onkeydown}>
             { for shown.iter().map(|&t| {
                 let store = store.clone();
                 let onclick = Callback::from(move |_: MouseEvent| store.dispatch(Action::Tab(t)));
+                let selected = t == tab;
                 html! {
-                    <button role="tab" id={format!("tab-{t}")} aria-selected={(t == tab).to_string()}
-                        class={classes!("tab", (t == tab).then_some("selected"))} {onclick}>{crate::i18n::t(&format!("tab-{t}"))}</button>
+                    <button role="tab" id={format!("tab-{t}")} aria-selected={selected.to_string()}
+                        aria-controls="tab-panel" tabindex={if selected { "0" } else { "-1" }}
+                        class={classes!("tab", selected.then_some("selected"))} {onclick}>{crate::i18n::t(&format!("tab-{t}"))}</button>
                 }
             }) }
         </div>
         // Keyed by the tab: another section is a new form, not this one's state reused.
-        <div role="tabpanel" key={tab}>{section}</div>
+        <div role="tabpanel" id="tab-panel" aria-labelledby={format!("tab-{tab}")} key={tab}>{section}</div>
         // Every section has a duration field: the rule for one typed without a unit, once.
         <p class="hint" id="duration-rule">{crate::i18n::t("duration-rule")}</p>
         </>

@@ -341,12 +341,31 @@ impl From<FetchError> for LoadError {
 
 /// Once the page has drawn what an action changed, puts the keyboard's focus on the first
 /// element one of `selectors` finds (an element an action removed would drop it to the page's
-/// top).
+/// top), and keeps it in view.
 pub fn focus_soon(selectors: Vec<String>) {
+    focus_later(selectors, Focus::Always);
+}
+
+/// As [`focus_soon`], only if the focus was lost: the control it was on went away, and it
+/// fell to the page's body.
+pub fn focus_soon_if_lost(selectors: Vec<String>) {
+    focus_later(selectors, Focus::IfLost);
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Focus {
+    Always,
+    IfLost,
+}
+
+fn focus_later(selectors: Vec<String>, when: Focus) {
     gloo_timers::callback::Timeout::new(0, move || {
         let Some(document) = web_sys::window().and_then(|w| w.document()) else {
             return;
         };
+        if when == Focus::IfLost && focused(&document).is_some() {
+            return;
+        }
         let found = selectors
             .iter()
             .find_map(|s| document.query_selector(s).ok().flatten());
@@ -354,9 +373,58 @@ pub fn focus_soon(selectors: Vec<String>) {
             found.and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok())
         {
             let _ = element.focus();
+            bring_focus_into_view();
         }
     })
     .forget();
+}
+
+/// The element that has the keyboard's focus, if it is not the page itself.
+fn focused(document: &web_sys::Document) -> Option<web_sys::Element> {
+    document
+        .active_element()
+        .filter(|e| !matches!(e.tag_name().as_str(), "BODY" | "HTML"))
+}
+
+/// Scrolls the element that has the keyboard's focus back into view when a change of the page
+/// (a message, a panel that grew) moved it out of the window or under the clock bar that stays
+/// on top (WCAG 2.4.11).
+pub fn keep_focus_in_view() {
+    gloo_timers::callback::Timeout::new(0, bring_focus_into_view).forget();
+}
+
+fn bring_focus_into_view() {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let Some(document) = window.document() else {
+        return;
+    };
+    let Some(focused) = focused(&document) else {
+        return;
+    };
+    let clock = document.query_selector(".clock").ok().flatten();
+    if clock.as_ref().is_some_and(|c| c.contains(Some(&focused))) {
+        return;
+    }
+    // The clock bar covers the page's top while it is stuck there.
+    let covered = clock
+        .map(|c| c.get_bounding_client_rect())
+        .filter(|r| r.top() <= 0.5)
+        .map_or(0.0, |r| r.bottom());
+    let height = window
+        .inner_height()
+        .ok()
+        .and_then(|h| h.as_f64())
+        .unwrap_or(0.0);
+    let rect = focused.get_bounding_client_rect();
+    // What is taller than the window shows from its top.
+    let fits = rect.height() + 16.0 <= height - covered;
+    if rect.top() < covered || (rect.bottom() > height && !fits) {
+        window.scroll_by_with_x_and_y(0.0, rect.top() - covered - 8.0);
+    } else if rect.bottom() > height {
+        window.scroll_by_with_x_and_y(0.0, rect.bottom() - height + 8.0);
+    }
 }
 
 /// Takes away the first visit's static welcome (index.html paints it before the wasm runs) and

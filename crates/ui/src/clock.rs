@@ -2,8 +2,8 @@
 //! timeline slider and the share button.
 use crate::browser;
 use crate::i18n::{t, tf};
-use crate::state::StateProps;
 use crate::state::{Action, SPEEDS};
+use crate::state::{StateHandle, StateProps};
 use sbp_engine::time::{format_instant, Instant, MINUTE, SECOND};
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
@@ -178,10 +178,13 @@ pub fn clock_bar(props: &StateProps) -> Html {
                 </div>
             }
             <div class="next" id="next-text">{tf("next", &[("next", &next_text)])}</div>
+            // Named by its visible label (WCAG 2.5.3), its value said as an instant, not in ms.
             <label class="timeline">{t("timeline")}{" "}
                 <input id="timeline" type="range" min="0" max={slider_max.to_string()} step="100"
-                    value={now.to_string()} onchange={on_seek} aria-label={t("timeline-label")} />
+                    value={now.to_string()} onchange={on_seek} title={t("timeline-label")}
+                    aria-valuetext={format_instant(now)} />
             </label>
+            {status_line(store)}
             <details class="embed-options" id="embed-options">
                 <summary>{t("embed")}</summary>
                 {crate::embed::embed_options(&embed_inputs)}
@@ -202,5 +205,26 @@ pub fn clock_bar(props: &StateProps) -> Html {
                 </label>
             }
         </section>
+    }
+}
+
+/// What the last action did (the notice) and what went wrong (the error), on a line of the clock
+/// bar that is always there: a screen reader announces a change of a live region's text, where
+/// a region inserted with its text is often missed (WCAG 4.1.3); and a message never pushes the
+/// page, and the control the reader is on, down (2.4.11).
+fn status_line(store: &StateHandle) -> Html {
+    let dismiss = crate::state::on_click(store, || Action::Dismiss);
+    html! {
+        <div class="status-line" id="status-line">
+            <div role="alert" class="alerts">
+                if let Some(err) = &store.error {
+                    <span class="banner error" id="error-banner"><strong>{t("error-prefix")}</strong>{err.clone()}</span>
+                }
+            </div>
+            <div role="status" id="notice" class="notice">{store.notice.clone().unwrap_or_default()}</div>
+            if store.error.is_some() || store.notice.is_some() {
+                <button class="link i i-close" id="dismiss" onclick={dismiss} aria-label={t("dismiss")}></button>
+            }
+        </div>
     }
 }

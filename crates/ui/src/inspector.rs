@@ -319,6 +319,12 @@ fn rules_markup() -> Markup {
     out
 }
 
+/// The life line's label rows (baselines: two above the axis, one below it; ExpiresAt's label
+/// is below them all).
+const LABEL_ROWS: [f64; 3] = [12.0, 24.0, 56.0];
+/// A label's width per character (9px text, a rule id's letters and digits).
+const LABEL_CHAR: f64 = 5.6;
+
 /// The message's life on one line: each event a mark at its instant naming its rule, each lock
 /// a span from its delivery to its settlement or lapse, its ExpiresAt; hovering a mark shows the
 /// event, clicking it moves the clock there. Drawn as SVG text; the click is read from `data-at`.
@@ -403,27 +409,51 @@ fn life_line(
         "<line class=\"now\" x1=\"{0}\" y1=\"22\" x2=\"{0}\" y2=\"50\"/>",
         fmt(x(now.min(end)))
     );
-    for (i, e) in events.iter().enumerate() {
+    // Each label goes on the first of three rows where it overlaps none before it; a label
+    // that fits on none is left out (its mark keeps its title, and the history lists it).
+    let mut rows_end = [f64::NEG_INFINITY; LABEL_ROWS.len()];
+    for e in events {
         let rule = e.rule.map(|r| r.id()).unwrap_or("");
-        let y = if i % 2 == 0 { 12.0 } else { 24.0 };
+        let at = x(e.at);
         // A label near an end is anchored inward, so that it is not cut by the frame.
-        let anchor = match x(e.at) {
-            left if left < 40.0 => "start",
-            right if right > W - 40.0 => "end",
-            _ => "middle",
+        let width = rule.chars().count() as f64 * LABEL_CHAR;
+        let (anchor, left) = match at {
+            left if left < 40.0 => ("start", left),
+            right if right > W - 40.0 => ("end", right - width),
+            middle => ("middle", middle - width / 2.0),
         };
+        let row = (!rule.is_empty())
+            .then(|| rows_end.iter().position(|end| *end + 3.0 <= left))
+            .flatten();
+        if let Some(row) = row {
+            rows_end[row] = left + width;
+        }
         markup!(out,
-            "<g class=\"mark {}\" data-at=\"{}\" tabindex=\"0\"><circle cx=\"{}\" cy=\"36\" r=\"5\"/><text x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text><title>{} {}{}: {}</title></g>",
+            "<g class=\"mark {}\" data-at=\"{}\" tabindex=\"0\"><circle cx=\"{}\" cy=\"36\" r=\"5\"/>",
             e.kind.name(),
             e.at,
-            fmt(x(e.at)),
-            fmt(x(e.at)),
-            fmt(y),
-            anchor,
-            rule,
+            fmt(at)
+        );
+        if let Some(row) = row {
+            markup!(
+                out,
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"{}\">{}</text>",
+                fmt(at),
+                fmt(LABEL_ROWS[row]),
+                anchor,
+                rule
+            );
+        }
+        markup!(
+            out,
+            "<title>{} {}{}: {}</title></g>",
             format_instant(e.at),
             e.kind.name(),
-            if rule.is_empty() { String::new() } else { format!(" ({rule})") },
+            if rule.is_empty() {
+                String::new()
+            } else {
+                format!(" ({rule})")
+            },
             say(e)
         );
     }

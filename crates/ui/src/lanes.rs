@@ -360,7 +360,8 @@ fn card(
         <li class={classes!("card", class, requeued.then_some("requeued"))} data-seq={seq.to_string()} data-state={class}>
             <button class="card-body" onclick={select} title={tf("inspect", &[("seq", &seq.to_string()), ("id", &m.message_id)])}>
                 <span class="seq">{format!("#{seq}")}</span>
-                <span class="mid">{m.message_id.clone()}</span>
+                // Read as "#1 MessageId 1 Active...", not "#1 1 Active".
+                <span class="mid"><span class="visually-hidden">{"MessageId "}</span>{m.message_id.clone()}</span>
                 <span class="state">{state}</span>
                 <span class="expiry">{expiry}</span>
                 if let Some(until) = c.locked_until {

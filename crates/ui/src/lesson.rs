@@ -104,10 +104,28 @@ pub fn load_index(done: Box<dyn FnOnce()>) {
     });
 }
 
+/// Who opened a lesson: the page's address (the focus stays where the browser put it: an
+/// embedded lesson must not pull its host page's scroll), or the reader, on a button (the
+/// focus goes to the lesson's first part, WCAG 2.4.3).
+#[derive(Clone, Copy, PartialEq)]
+pub enum Opener {
+    Page,
+    Reader,
+}
+
+/// Where the keyboard's focus goes when a part of a lesson begins: the part's heading (or,
+/// once the lesson is finished, what it says then).
+const PART_FOCUS: [&str; 2] = ["#lesson-complete", "#lesson-step"];
+
+/// Puts the focus on the part that begins (after Next, Restart, Start this part again).
+fn focus_part() {
+    crate::browser::focus_soon(PART_FOCUS.iter().map(|s| s.to_string()).collect());
+}
+
 /// A lesson link's lesson (its JSON, packed as a scenario link's is), started.
 pub fn open_payload(store: &StateHandle, payload: &str) {
     let json = sbp_scenario::link::decode_payload(payload).map_err(LoadError::Scenario);
-    begin(store, "#lesson", json);
+    begin(store, "#lesson", json, Opener::Page);
 }
 
 /// A workshop's lessons in order (`?lessons=a,b,c`), or none.
@@ -177,22 +195,27 @@ pub fn question_alone(store: &StateHandle) -> bool {
 }
 
 /// Fetches and starts lesson `id`.
-pub fn start(store: &StateHandle, id: &str) {
+pub fn start(store: &StateHandle, id: &str, opener: Opener) {
     if !sbp_scenario::lesson::is_slug(id) {
         return store.dispatch(Action::Error(tf("no-lesson", &[("id", id)])));
     }
     let store = store.clone();
     let id = id.to_string();
     crate::browser::fetch_text(&format!("lessons/{id}.json"), move |text| {
-        begin(&store, &id, text.map_err(LoadError::from))
+        begin(&store, &id, text.map_err(LoadError::from), opener)
     });
 }
 
 /// Reads a lesson's JSON and starts it, or says why it cannot (one place for every way a
 /// lesson arrives: fetched by id, or carried by a link).
-fn begin(store: &StateHandle, id: &str, json: Result<String, LoadError>) {
+fn begin(store: &StateHandle, id: &str, json: Result<String, LoadError>, opener: Opener) {
     match json.and_then(|t| Lesson::from_json(&t).map_err(LoadError::Lesson)) {
-        Ok(lesson) => store.dispatch(Action::StartLesson(Rc::new(lesson))),
+        Ok(lesson) => {
+            store.dispatch(Action::StartLesson(Rc::new(lesson)));
+            if opener == Opener::Reader {
+                focus_part();
+            }
+        }
         Err(e) => store.dispatch(Action::Error(tf(
             "lesson-broken",
             &[("id", id), ("error", &e.to_string())],
@@ -207,11 +230,12 @@ pub fn lesson_list(store: &StateHandle) -> Html {
     // Storage read once for the whole list.
     let progress = stored_progress();
     html! {
-        <ol class="lesson-list" id="lesson-list">
+        // Not numbered by the list: each title carries its number ("1. ...": read "1. 1.").
+        <ul class="lesson-list" id="lesson-list">
             { for listed.iter().map(|l| {
                 let store = store.clone();
                 let id = l.id.clone();
-                let onclick = Callback::from(move |_: MouseEvent| start(&store, &id));
+                let onclick = Callback::from(move |_: MouseEvent| start(&store, &id, Opener::Reader));
                 let done = parts_done(&progress, &l.id).min(l.parts);
                 html! {
                     <li>
@@ -226,7 +250,7 @@ pub fn lesson_list(store: &StateHandle) -> Html {
                     </li>
                 }
             }) }
-        </ol>
+        </ul>
     }
 }
 
@@ -237,7 +261,7 @@ pub fn welcome(store: &StateHandle) -> Html {
         let store = store.clone();
         Callback::from(move |_: MouseEvent| {
             if let Some(first) = track().first() {
-                start(&store, &first.id);
+                start(&store, &first.id, Opener::Reader);
             }
         })
     };
@@ -277,17 +301,33 @@ pub fn lesson_panel(props: &StateProps) -> Html {
     let restart = {
         let store = store.clone();
         let lesson = run.lesson.clone();
-        Callback::from(move |_: MouseEvent| store.dispatch(Action::StartLesson(lesson.clone())))
+        Callback::from(move |_: MouseEvent| {
+            store.dispatch(Action::StartLesson(lesson.clone()));
+            focus_part();
+        })
     };
+    // A goal reached when the control the reader was on went with it ("Show me"): the focus
+    // goes to what says so. Reached while they work elsewhere (the Send form), it stays there
+    // and the status line says it.
+    {
+        let reached = run.reached;
+        let part = run.part;
+        use_effect_with((part, reached), move |&(_, reached)| {
+            if reached {
+                crate::browser::focus_soon_if_lost(vec!["#goal-reached".into()]);
+            }
+        });
+    }
     let total = run.lesson.parts.len();
     let header = html! {
         <header class="lesson-head">
             <h2 id="lesson-title">{text(&run.lesson.title, lang).to_string()}</h2>
-            <span class="lesson-step" id="lesson-step">{tf("lesson-part", &[("part", &(run.part + 1).min(total).to_string()), ("total", &total.to_string())])}</span>
+            // Where the focus goes when a part begins.
+            <h3 class="lesson-step" id="lesson-step" tabindex="-1">{tf("lesson-part", &[("part", &(run.part + 1).min(total).to_string()), ("total", &total.to_string())])}</h3>
             <div class="row wrap">
                 <button id="lesson-undo" class="i i-undo" onclick={d(|| Action::Undo)}>{t("undo")}</button>
                 <button id="lesson-restart" onclick={restart}>{t("lesson-restart")}</button>
-                <button id="lesson-exit" onclick={d(|| Action::LessonExit)}>{t("lesson-exit")}</button>
+                <button id="lesson-exit" onclick={then_focus(store, || Action::LessonExit, &["#main"])}>{t("lesson-exit")}</button>
             </div>
         </header>
     };
@@ -302,20 +342,21 @@ pub fn lesson_panel(props: &StateProps) -> Html {
         let after = match next {
             Some(id) => {
                 let store = store.clone();
-                let onclick = Callback::from(move |_: MouseEvent| start(&store, &id));
+                let onclick =
+                    Callback::from(move |_: MouseEvent| start(&store, &id, Opener::Reader));
                 html! { <button class="primary big ia i-forward" id="next-lesson" {onclick}>{t("next-lesson")}</button> }
             }
             None => lesson_list(store),
         };
         return html! {
-            <section class="lesson" id="lesson" aria-live="polite">
+            <section class="lesson" id="lesson">
                 {header}
-                <p class="lesson-done" id="lesson-complete">{t("lesson-complete")}</p>
+                <p class="lesson-done" id="lesson-complete" tabindex="-1">{t("lesson-complete")}</p>
                 {after}
             </section>
         };
     };
-    let next = html! { <button class="primary ia i-forward" id="lesson-next" onclick={d(|| Action::LessonNext)}>{t("lesson-next")}</button> };
+    let next = html! { <button class="primary ia i-forward" id="lesson-next" onclick={then_focus(store, || Action::LessonNext, &PART_FOCUS)}>{t("lesson-next")}</button> };
     let body = match part.kind() {
         Some(PartKind::Predict) => predict(store, &run, &typed, next),
         Some(PartKind::Do) => goal(store, &run, lang, next),
@@ -325,17 +366,33 @@ pub fn lesson_panel(props: &StateProps) -> Html {
     // style rule outlines what the selector matches while the part shows, so what is drawn
     // again (the map) stays outlined. The lesson reader allows no character that could end the
     // rule (`{`, `}`, `;`...), and Yew writes it as text.
+    // The focus ring stays visible on what is outlined (WCAG 2.4.7): the outline steps out
+    // and the ring is drawn inside it.
     let outline = part.highlight.as_deref().map(|s| {
-        format!(":is({s}){{outline:3px solid #e08a00}}:is({s}) line{{stroke:#e08a00!important;stroke-width:6px!important}}")
+        format!(":is({s}){{outline:3px solid #e08a00;outline-offset:2px}}:is({s}):focus-visible{{outline:3px solid #7fb3ff;outline-offset:1px;box-shadow:0 0 0 4px #fff,0 0 0 7px #e08a00}}:is({s}) line{{stroke:#e08a00!important;stroke-width:6px!important}}@media (forced-colors:active){{:is({s}){{outline-style:dashed}}:is({s}):focus-visible{{outline-style:solid}}}}")
     });
     html! {
-        <section class={classes!("lesson", part.kind().map(kind_class))} id="lesson" aria-live="polite">
+        <section class={classes!("lesson", part.kind().map(kind_class))} id="lesson">
             if let Some(rule) = outline { <style>{rule}</style> }
             {header}
             <p class="lesson-text" id="lesson-text">{part.text(lang).to_string()}</p>
             {body}
         </section>
     }
+}
+
+/// A click that dispatches `action()`, then puts the focus on the first of `focus` the page
+/// shows (the button clicked may be gone: the focus would fall to the page's top, WCAG 2.4.3).
+fn then_focus(
+    store: &StateHandle,
+    action: fn() -> Action,
+    focus: &'static [&'static str],
+) -> Callback<MouseEvent> {
+    let store = store.clone();
+    Callback::from(move |_: MouseEvent| {
+        store.dispatch(action());
+        crate::browser::focus_soon(focus.iter().map(|s| s.to_string()).collect());
+    })
 }
 
 fn kind_class(kind: PartKind) -> &'static str {
@@ -345,6 +402,9 @@ fn kind_class(kind: PartKind) -> &'static str {
         PartKind::Do => "do",
     }
 }
+
+/// Where the focus goes once a prediction is answered: the outcome.
+const REVEAL: &str = "#predict-reveal";
 
 /// A prediction: choices (or a typed value), then the true outcome next to it.
 fn predict(store: &StateHandle, run: &LessonRun, typed: &NodeRef, next: Html) -> Html {
@@ -368,14 +428,31 @@ fn predict(store: &StateHandle, run: &LessonRun, typed: &NodeRef, next: Html) ->
             _ => answer.value.clone(),
         };
         // The outcome happened on the clock: the learner can watch it happen.
+        // The focus goes to what it shows: the lane of the message asked about.
+        let lane = part.ask.as_ref().map(|q| {
+            sbp_engine::namespace::split_queue_path(q.target().0)
+                .0
+                .to_string()
+        });
         let watch = answer
             .at
             .zip(run.asked_at)
             .is_some_and(|(at, asked)| at > asked)
-            .then(|| crate::state::on_click(store, || Action::LessonWatch));
+            .then(|| {
+                let store = store.clone();
+                Callback::from(move |_: MouseEvent| {
+                    store.dispatch(Action::LessonWatch);
+                    if let Some(lane) = &lane {
+                        crate::browser::focus_soon(vec![format!(
+                            ".lane[data-entity=\"{}\"]",
+                            lane.replace(['\\', '"'], "")
+                        )]);
+                    }
+                })
+            });
         return html! {
             <>
-            <p class={classes!("reveal", if right { "right" } else { "wrong" })} id="predict-reveal">
+            <p class={classes!("reveal", if right { "right" } else { "wrong" })} id="predict-reveal" tabindex="-1">
                 {tf(if right { "predict-right" } else { "predict-wrong" }, &[("given", given), ("answer", &value)])}{at}
             </p>
             <div class="row wrap">
@@ -389,7 +466,10 @@ fn predict(store: &StateHandle, run: &LessonRun, typed: &NodeRef, next: Html) ->
     }
     let answer = |given: String| {
         let store = store.clone();
-        Callback::from(move |_: MouseEvent| store.dispatch(Action::LessonAnswer(given.clone())))
+        Callback::from(move |_: MouseEvent| {
+            store.dispatch(Action::LessonAnswer(given.clone()));
+            crate::browser::focus_soon(vec![REVEAL.into()]);
+        })
     };
     if !part.choices.is_empty() {
         return html! {
@@ -403,7 +483,8 @@ fn predict(store: &StateHandle, run: &LessonRun, typed: &NodeRef, next: Html) ->
         let typed = typed.clone();
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
-            store.dispatch(Action::LessonAnswer(crate::form::text(&typed)))
+            store.dispatch(Action::LessonAnswer(crate::form::text(&typed)));
+            crate::browser::focus_soon(vec![REVEAL.into()]);
         })
     };
     let instant = matches!(part.ask, Some(Question::InstantOf { .. }));
@@ -431,12 +512,11 @@ fn goal(store: &StateHandle, run: &LessonRun, lang: &str, next: Html) -> Html {
     if run.reached {
         return html! {
             <>
-            <p class="reveal right ia i-check" id="goal-reached">{t("goal-reached")}</p>
+            <p class="reveal right ia i-check" id="goal-reached" tabindex="-1">{t("goal-reached")}</p>
             {next}
             </>
         };
     }
-    let d = |a: fn() -> Action| crate::state::on_click(store, a);
     // Once the learner has done something, what still differs from the goal is said, with the
     // way back to where the part began (a wrong first step may leave the goal out of reach:
     // the goal may name message #1, and #1 is already sent).
@@ -449,23 +529,31 @@ fn goal(store: &StateHandle, run: &LessonRun, lang: &str, next: Html) -> Html {
             .first()
             .map(ToString::to_string)
     });
+    let hint = {
+        let store = store.clone();
+        Callback::from(move |_: MouseEvent| {
+            store.dispatch(Action::LessonHint);
+            crate::browser::focus_soon_if_lost(vec!["#hints li:last-child".into()]);
+        })
+    };
     html! {
         <>
         if let Some(what) = unmet {
             <div class="goal-unmet" id="goal-unmet">
                 <p>{tf("goal-unmet", &[("what", &what)])}</p>
                 <p class="hint">{t("goal-again-why")}</p>
-                <button id="lesson-again" onclick={d(|| Action::LessonAgain)}>{t("lesson-again")}</button>
+                <button id="lesson-again" onclick={then_focus(store, || Action::LessonAgain, &PART_FOCUS)}>{t("lesson-again")}</button>
             </div>
         }
-        <ul class="hints" id="hints">
-            { for part.hints.iter().take(run.hints).map(|h| html! { <li>{text(h, lang).to_string()}</li> }) }
+        // A hint shown is announced; the last one takes the focus from its button, which goes.
+        <ul class="hints" id="hints" aria-live="polite">
+            { for part.hints.iter().take(run.hints).map(|h| html! { <li tabindex="-1">{text(h, lang).to_string()}</li> }) }
         </ul>
         <div class="row wrap">
             if run.hints < part.hints.len() {
-                <button id="lesson-hint" onclick={d(|| Action::LessonHint)}>{t("lesson-hint")}</button>
+                <button id="lesson-hint" onclick={hint}>{t("lesson-hint")}</button>
             }
-            <button id="lesson-show-me" onclick={d(|| Action::LessonShowMe)}>{t("lesson-show-me")}</button>
+            <button id="lesson-show-me" onclick={crate::state::on_click(store, || Action::LessonShowMe)}>{t("lesson-show-me")}</button>
         </div>
         </>
     }

@@ -40,7 +40,7 @@ fn app() -> Html {
             match browser::take_first_screen().as_deref() {
                 Some("lesson") => {
                     if let Some(first) = lesson::track().first() {
-                        lesson::start(&store, &first.id);
+                        lesson::start(&store, &first.id, lesson::Opener::Reader);
                     }
                 }
                 Some("sandbox") => store.dispatch(Action::CloseWelcome),
@@ -57,10 +57,14 @@ fn app() -> Html {
             } else if let Some(id) =
                 browser::query_value("lesson").or_else(|| lesson::chain().into_iter().next())
             {
-                lesson::start(&store, &id);
+                lesson::start(&store, &id, lesson::Opener::Page);
             }
         });
     }
+    // A message shown (or taken away) never leaves the focused control out of view.
+    use_effect_with((store.notice.clone(), store.error.clone()), |_| {
+        browser::keep_focus_in_view()
+    });
     // The benchmark's per-tick timing.
     use_effect_with(store.version, move |_| browser::tick_rendered());
     // The current scenario survives a reload (saved every few hundred ms while the clock runs).
@@ -82,26 +86,6 @@ fn app() -> Html {
         });
     }
 
-    let dismiss = {
-        let store = store.clone();
-        Callback::from(move |_| store.dispatch(Action::Dismiss))
-    };
-    let banner = html! {
-        <>
-        if let Some(err) = &store.error {
-            <div class="banner error" role="alert" id="error-banner">
-                <strong>{t("error-prefix")}</strong>{err.clone()}
-                <button class="link i i-close" onclick={dismiss.clone()} aria-label={t("dismiss")}></button>
-            </div>
-        }
-        if let Some(note) = &store.notice {
-            <div class="banner notice" role="status" id="notice">{note.clone()}
-                <button class="link i i-close" onclick={dismiss} aria-label={t("dismiss")}></button>
-            </div>
-        }
-        </>
-    };
-
     let lessons = sbp_ui::state::on_click(&store, || Action::ShowWelcome);
     let undo = sbp_ui::state::on_click(&store, || Action::Undo);
     // A link's fragment is a scenario here: the skip link moves the focus itself.
@@ -118,7 +102,6 @@ fn app() -> Html {
             <main class="embed">
                 <h1 class="visually-hidden">{t("app-title")}</h1>
                 {parts::clock(&store)}
-                {banner}
                 {parts::lesson(&store)}
                 if shows("map") || browser::query_flag("map") {
                     {parts::map(&store)}
@@ -155,7 +138,6 @@ fn app() -> Html {
             <actions::ScenarioMenu store={store.clone()} />
         </header>
         {parts::clock(&store)}
-        {banner}
         <main id="main" tabindex="-1" class={classes!("layout", lesson::question_alone(&store).then_some("workshop-question"))}>
             <section class="left" aria-label={t("area-actions")}>
                 if store.live.is_some() {

@@ -28,6 +28,9 @@ pub struct AppState {
     pub playing: bool,
     /// Playing stops at this instant (a prediction's outcome, watched).
     pub stop_at: Option<Instant>,
+    /// While playing: the instant and the log's position where it started, so that what
+    /// happened meanwhile is said once when it stops (not at every tick).
+    played_from: Option<(Instant, u64)>,
     pub speed: u32,
     /// A message for the user about what went wrong (bad link, failed operation...).
     pub error: Option<String>,
@@ -179,6 +182,7 @@ impl AppState {
             last_slow_ms: 0.0,
             playing: false,
             stop_at: None,
+            played_from: None,
             speed: 10,
             error: None,
             notice: None,
@@ -254,6 +258,11 @@ impl Reducible for AppState {
             }
             (_, action) => action,
         };
+        // A run that goes on playing from another instant starts its summary there.
+        let moved = matches!(
+            action,
+            Action::Seek(_) | Action::Reset | Action::Undo | Action::LessonWatch
+        );
         match action {
             Action::Live(msg) => {
                 if s.live_left {
@@ -386,7 +395,16 @@ impl Reducible for AppState {
                     Err(e) => s.error = Some(e.to_string()),
                 }
             }
-            Action::Select(sel) => s.selected = sel,
+            Action::Select(sel) => {
+                // Said, for a screen reader, as what opened in the inspector.
+                if let Some((path, seq)) = &sel {
+                    s.notice = Some(crate::i18n::tf(
+                        "inspector-opened",
+                        &[("seq", &seq.to_string()), ("path", path)],
+                    ));
+                }
+                s.selected = sel;
+            }
             Action::Error(message) => s.error = Some(message),
             Action::Dismiss => {
                 s.error = None;
@@ -495,6 +513,7 @@ impl Reducible for AppState {
             }
             Action::LessonExit => s.lesson = None,
         }
+        s.say_what_played(&self, moved);
         // A goal is checked live: reached once, it stays reached (and the progress is kept).
         let reached = s.lesson.as_deref().and_then(|run| {
             let goal = run.part()?.goal.as_ref()?;
@@ -504,11 +523,18 @@ impl Reducible for AppState {
             run.reached = true;
             run.done = run.done.max(run.part + 1);
             s.playing = false;
+            s.notice = Some(crate::i18n::t("goal-reached"));
             s.lesson = Some(Rc::new(run));
         }
         s.sample();
         Rc::new(s)
     }
+}
+
+/// Events the run has logged so far, the dropped ones counted (a position in the log that
+/// stays put as older events are dropped).
+fn log_position(sim: &Simulation) -> u64 {
+    sim.ns.log_dropped() + sim.ns.log().len() as u64
 }
 
 /// How long watching a prediction's outcome takes at most (wall ms, at the speed chosen).
@@ -535,6 +561,54 @@ pub fn replay(sim: &mut Simulation, rewind: &mut Rewind, at: Instant) -> Option<
 }
 
 impl AppState {
+    /// When the clock starts playing, notes where; when it stops, says in the notice what
+    /// happened meanwhile (the events by kind), once: a screen reader hears a summary, not
+    /// every tick (WCAG 4.1.3).
+    fn say_what_played(&mut self, before: &AppState, moved: bool) {
+        let same_run = Rc::ptr_eq(&self.sim, &before.sim);
+        if self.playing && (!before.playing || !same_run || moved) {
+            let sim = self.sim.borrow();
+            self.played_from = Some((sim.now(), log_position(&sim)));
+            return;
+        }
+        if self.playing || !before.playing || !same_run || self.error.is_some() {
+            return;
+        }
+        let Some((from, position)) = self.played_from.take() else {
+            return;
+        };
+        let sim = self.sim.borrow();
+        let log = sim.ns.log();
+        let skip = usize::try_from(position.saturating_sub(sim.ns.log_dropped()))
+            .unwrap_or(usize::MAX)
+            .min(log.len());
+        let mut kinds: Vec<(&str, usize)> = Vec::new();
+        for e in &log[skip..] {
+            let name = e.kind.name();
+            match kinds.iter_mut().find(|(k, _)| *k == name) {
+                Some((_, n)) => *n += 1,
+                None => kinds.push((name, 1)),
+            }
+        }
+        let span = [
+            ("from", sbp_engine::time::format_instant(from)),
+            ("to", sbp_engine::time::format_instant(sim.now())),
+        ];
+        let what: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+        self.notice = Some(if what.is_empty() {
+            crate::i18n::tf("played-quiet", &[("from", &span[0].1), ("to", &span[1].1)])
+        } else {
+            crate::i18n::tf(
+                "played",
+                &[
+                    ("from", &span[0].1),
+                    ("to", &span[1].1),
+                    ("what", &what.join(", ")),
+                ],
+            )
+        });
+    }
+
     fn set_live(&mut self, change: impl FnOnce(&mut Live)) {
         if let Some(live) = &self.live {
             let mut next = (**live).clone();
