@@ -925,6 +925,198 @@ test('accessibility: axe finds nothing serious on every page; a skip link first;
   } finally { await other.close(); }
 });
 
+// Where the keyboard's focus is, and that it shows: its top inside the window, not under the
+// clock bar stuck on top (WCAG 2.4.3 focus order, 2.4.11 focus not obscured).
+async function focusIs(page, selector, what) {
+  try {
+    await page.waitForFunction((sel) => document.activeElement && document.activeElement.matches(sel), selector, { timeout: 5000 });
+  } catch {
+    const on = await page.evaluate(() => { const a = document.activeElement; return a ? `${a.tagName.toLowerCase()}#${a.id}.${a.className}` : 'nothing'; });
+    throw new Error(`${what}: the focus is on ${on}, not ${selector}`);
+  }
+  const seen = await page.evaluate(() => {
+    const r = document.activeElement.getBoundingClientRect();
+    const clock = document.querySelector('.clock')?.getBoundingClientRect();
+    return { top: r.top, height: innerHeight, covered: clock && clock.top <= 0.5 ? clock.bottom : 0 };
+  });
+  if (seen.top < seen.covered - 1 || seen.top >= seen.height) {
+    throw new Error(`${what}: ${selector} has the focus but is out of view (top ${Math.round(seen.top)}; the window shows ${Math.round(seen.covered)} to ${seen.height})`);
+  }
+}
+// Presses Tab (or Shift+Tab) until `selector` has the focus.
+async function tabTo(page, selector, { back = false } = {}) {
+  for (let i = 0; i < 120; i++) {
+    await page.keyboard.press(back ? 'Shift+Tab' : 'Tab');
+    if (await page.evaluate((sel) => document.activeElement && document.activeElement.matches(sel), selector)) return;
+  }
+  throw new Error(`120 presses of ${back ? 'Shift+Tab' : 'Tab'} did not reach ${selector}`);
+}
+const status = (page, text) => page.locator('#notice[role="status"]', { hasText: text }).waitFor();
+
+test('keyboard alone: lesson 1 from the welcome to its end, the focus on each new part, each outcome and what it plays, always in view; the status line says what happened', async (ctx) => {
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(10000);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto(url + '?lang=en');
+  await page.waitForSelector('#welcome');
+  // One status region, there and empty before anything happens (a region created with its
+  // text is often not announced).
+  if (await page.locator('#notice[role="status"]').textContent() !== '') throw new Error('no empty status region at the start');
+  await tabTo(page, '#start-first-lesson');
+  await page.keyboard.press('Enter');
+  await focusIs(page, '#lesson-step', 'after "Start the first lesson"');
+  await page.locator('#lesson-step', { hasText: 'Part 1 of 5' }).waitFor();
+  // The part outlines the TimeToLive field; the focus ring still shows on it (2.4.7).
+  await tabTo(page, '#send-ttl', { back: true });
+  const ring = await page.evaluate(() => getComputedStyle(document.activeElement).outlineColor);
+  if (ring !== 'rgb(127, 179, 255)') throw new Error(`the outlined field's focus ring is ${ring}`);
+  await tabTo(page, '#lesson-next');
+  await page.keyboard.press('Enter');
+  await focusIs(page, '#lesson-step', 'after Next');
+  await page.locator('#lesson-step', { hasText: 'Part 2 of 5' }).waitFor();
+  await tabTo(page, '#send-ttl', { back: true });
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('30s');
+  await page.keyboard.press('Enter');
+  // The goal is reached while the reader works in the Send form: the focus stays there, the
+  // status line says so.
+  await status(page, 'Goal reached');
+  await focusIs(page, '#send-ttl', 'after a send that reaches the goal');
+  await tabTo(page, '#lesson-next');
+  await page.keyboard.press('Enter');
+  await focusIs(page, '#lesson-step', 'after Next to a prediction');
+  await tabTo(page, '#predict-input');
+  await page.keyboard.type('30s');
+  await page.keyboard.press('Enter');
+  await focusIs(page, '#predict-reveal', 'after Check');
+  await page.locator('#predict-reveal.right').waitFor();
+  await tabTo(page, '#predict-watch');
+  await page.keyboard.press('Enter');
+  await focusIs(page, '.lane[data-entity="orders"]', 'after "Watch it happen"');
+  // Playing stops at the outcome and says, once, what happened meanwhile.
+  await status(page, 'Played from t=0s to t=30s: DeadLettered ×1');
+  await tabTo(page, '#lesson-next', { back: true });
+  await page.keyboard.press('Enter');
+  await focusIs(page, '#lesson-step', 'after Next to a choice');
+  await tabTo(page, '[data-choice="TTLExpiredException"]');
+  await page.keyboard.press('Enter');
+  await focusIs(page, '#predict-reveal', 'after a choice');
+  await tabTo(page, '#lesson-next');
+  await page.keyboard.press('Enter');
+  await focusIs(page, '#lesson-step', 'after Next to the last part');
+  await tabTo(page, '#lesson-next');
+  await page.keyboard.press('Enter');
+  await focusIs(page, '#lesson-complete', 'after the last Next');
+});
+
+test('keyboard alone: the control tabs follow the ARIA tabs pattern; send, receive, inspect and complete keep the focus in view and are each said in the status line', async (ctx) => {
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(10000);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto(url + '?lang=en&preset=playground');
+  await page.waitForSelector('.clock');
+  // The button that sends stays in view: no message pushes it down (2.4.11).
+  await page.focus('#send-ttl');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('MaxValue');
+  await tabTo(page, '#send-button');
+  await page.keyboard.press('Enter');
+  await status(page, 'sent #1');
+  await focusIs(page, '#send-button', 'after Send');
+  // The tabs: one Tab stop; the arrows, Home and End move along them and open what they reach.
+  await tabTo(page, '[role="tab"]', { back: true });
+  await focusIs(page, '#tab-send', 'Shift+Tab from the Send form');
+  const stops = await page.locator('[role="tab"][tabindex="0"]').count();
+  if (stops !== 1) throw new Error(`${stops} tabs are Tab stops`);
+  await page.keyboard.press('ArrowRight');
+  await focusIs(page, '#tab-receive', 'ArrowRight on the Send tab');
+  await page.locator('#tab-receive[aria-selected="true"]').waitFor();
+  if (await page.getAttribute('[role="tabpanel"]', 'aria-labelledby') !== 'tab-receive') throw new Error('the panel is not named by its tab');
+  await page.keyboard.press('End');
+  await focusIs(page, '#tab-entities', 'End');
+  await page.keyboard.press('Home');
+  await focusIs(page, '#tab-send', 'Home');
+  await page.keyboard.press('ArrowLeft');
+  await focusIs(page, '#tab-entities', 'ArrowLeft on the first tab');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  await focusIs(page, '#tab-receive', 'on to Receive');
+  await tabTo(page, '#receive-button');
+  await page.keyboard.press('Enter');
+  await status(page, 'got #1');
+  await focusIs(page, '#receive-button', 'after Receive');
+  await tabTo(page, '.card[data-state="locked"] .card-body');
+  await page.keyboard.press('Enter');
+  await status(page, '#1 in orders shown in the inspector');
+  await tabTo(page, '.card[data-state="locked"] .settle button.complete');
+  await page.keyboard.press('Enter');
+  await status(page, '#1 completed in orders');
+  await focusIs(page, '.lane[data-entity="orders"]', 'after Complete');
+  // Cards are read with the name of what they show.
+  const card = await page.locator('.lane[data-entity="orders"]').ariaSnapshot();
+  if (card.includes('"#1 1 ')) throw new Error(`a card reads as its bare numbers: ${card}`);
+});
+
+test('the timeline is named by its label and says its value as an instant; lists do not number what is numbered; life-line labels do not overlap', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en&preset=lapsed-locks-to-dlq');
+  const slider = page.getByRole('slider', { name: 'Timeline' });
+  if (await slider.getAttribute('aria-valuetext') !== 't=0s') throw new Error(`the timeline says ${await slider.getAttribute('aria-valuetext')}`);
+  await page.click('#step-1m');
+  await page.waitForFunction(() => document.querySelector('#timeline').getAttribute('aria-valuetext') === 't=1m');
+  await dlq(page).locator('.card .card-body').first().click();
+  await page.locator('#life-line').waitFor();
+  const overlaps = await page.evaluate(() => {
+    const boxes = [...document.querySelectorAll('#life-line text')].map((t) => [t.textContent, t.getBBox()]);
+    const found = [];
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const [a, p] = boxes[i]; const [b, q] = boxes[j];
+      if (p.x < q.x + q.width && q.x < p.x + p.width && p.y < q.y + q.height && q.y < p.y + p.height) found.push(`${a} and ${b}`);
+    }
+    return { found, shown: boxes.length };
+  });
+  if (overlaps.found.length || overlaps.shown < 5) throw new Error(`life-line labels: ${overlaps.shown} shown, overlapping: ${overlaps.found.join('; ')}`);
+  await page.click('#open-lessons');
+  const list = await page.locator('#lesson-list').evaluate((l) => l.tagName);
+  if (list !== 'UL') throw new Error('the lesson list numbers titles that carry their numbers ("1. 1.")');
+});
+
+// The page in Windows' contrast themes (forced colours) and at 200 % zoom (a 1280x800 window
+// at twice the size): nothing serious for axe; icons, the selected tab and the map drawn in the
+// system's colours.
+test('accessibility: forced colours and 200 % zoom: axe finds nothing serious; icons, the selected tab and the map keep to the system\'s colours', async () => {
+  const ctx = await browser.newContext({ bypassCSP: true, viewport: { width: 640, height: 400 }, deviceScaleFactor: 2 });
+  try {
+    for (const forced of ['active', 'none']) {
+      for (const suffix of ['?lang=en&preset=lapsed-locks-to-dlq&at=1m', '?lang=sv&lesson=ttl-basics', '?lang=de']) {
+        const page = await ctx.newPage();
+        await page.emulateMedia({ forcedColors: forced });
+        await page.goto(url + suffix);
+        await page.waitForSelector('h1');
+        await page.waitForTimeout(300);
+        const found = await axeSerious(page);
+        if (found.length) throw new Error(`${suffix}, forced colours ${forced}, 200 %: ${found.join('; ')}`);
+        if (forced === 'active' && suffix.includes('preset')) {
+          const look = await page.evaluate(() => {
+            const play = document.querySelector('#play');
+            const box = document.querySelector('.map .node .box');
+            const tab = document.querySelector('.tab.selected');
+            return {
+              icon: getComputedStyle(play, '::before').backgroundColor,
+              button: getComputedStyle(play).backgroundColor,
+              box: box && getComputedStyle(box).fill,
+              tab: getComputedStyle(tab).textDecorationLine,
+            };
+          });
+          if (look.icon === look.button) throw new Error(`the Play icon is drawn in its button's background (${look.icon})`);
+          if (!look.box || look.box === 'rgb(247, 249, 252)') throw new Error(`the map's boxes keep their light fill (${look.box})`);
+          if (look.tab !== 'underline') throw new Error('the selected tab looks like the others');
+        }
+        await page.close();
+      }
+    }
+  } finally { await ctx.close(); }
+});
+
 test('the first visit\'s welcome is painted before the wasm runs, in the reader\'s language; a choice made on it is carried out', async (ctx) => {
   const page = await ctx.newPage();
   let release;

@@ -363,3 +363,29 @@ fn the_catalogs_rule_texts_match_the_engine() {
         None
     );
 }
+
+/// What a settlement did is said as what happened to which message (the browser's status line
+/// reads it out), not as the broker's bare "done".
+#[test]
+fn a_settlement_says_what_happened_to_which_message() {
+    let mut sim =
+        Simulation::new(&Scenario::from_json(sbp_scenario::presets::PRESETS[0].1).unwrap())
+            .unwrap();
+    let step = |json: &str| {
+        serde_json::from_str::<Step>(&json.replacen('{', r#"{"at": "0s", "#, 1)).unwrap()
+    };
+    sim.push_step(step(r#"{"send": {"to": "orders"}}"#))
+        .unwrap();
+    let got = sim.push_step(step(r#"{"receive": {"from": "orders"}}"#));
+    assert_eq!(got.unwrap().to_string(), "got #1");
+    let seq = sim.ns.log().last().map_or(0, |e| e.seq);
+    let done = sim.push_step(step(&format!(
+        r#"{{"complete": {{"from": "orders", "seq": {seq}}}}}"#
+    )));
+    assert_eq!(
+        done.unwrap().to_string(),
+        format!("#{seq} completed in orders")
+    );
+    let fault = sim.push_step(step(r#"{"fault": "service_update"}"#));
+    assert!(fault.unwrap().to_string().starts_with("done: fault"));
+}

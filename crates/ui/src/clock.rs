@@ -215,7 +215,7 @@ pub fn clock_bar(props: &StateProps) -> Html {
 fn status_line(store: &StateHandle) -> Html {
     let dismiss = crate::state::on_click(store, || Action::Dismiss);
     html! {
-        <div class="status-line" id="status-line">
+        <div class="clock-status" id="clock-status">
             <div role="alert" class="alerts">
                 if let Some(err) = &store.error {
                     <span class="banner error" id="error-banner"><strong>{t("error-prefix")}</strong>{err.clone()}</span>
