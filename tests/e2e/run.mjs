@@ -974,6 +974,17 @@ test('keyboard alone: lesson 1 from the welcome to its end, the focus on each ne
   await page.keyboard.press('Enter');
   await focusIs(page, '#lesson-step', 'after Next');
   await page.locator('#lesson-step', { hasText: 'Part 2 of 5' }).waitFor();
+  // A wrong TimeToLive: the status line says what the goal lacks; "Start this part again"
+  // puts the focus on the part's heading.
+  await tabTo(page, '#send-ttl', { back: true });
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('10s');
+  await page.keyboard.press('Enter');
+  await status(page, 'Not reached yet: orders #1 TimeToLive');
+  await focusIs(page, '#send-ttl', 'after a send that misses the goal');
+  await tabTo(page, '#lesson-again');
+  await page.keyboard.press('Enter');
+  await focusIs(page, '#lesson-step', 'after "Start this part again"');
   await tabTo(page, '#send-ttl', { back: true });
   await page.keyboard.press('Control+A');
   await page.keyboard.type('30s');

@@ -166,17 +166,21 @@ pub fn clock_bar(props: &StateProps) -> Html {
                 }
                 <button id="share" onclick={on_share} title={t("share-label")}>{t("share")}</button>
             </div>
-            if let Some((step, note)) = narration {
-                <p class="narration" id="narration" aria-live="polite">{tf("narration", &[("step", &step.to_string()), ("note", &note)])}</p>
-            }
-            if let Some((checked, failed, first)) = checks {
-                <div class={classes!("checks", (failed > 0).then_some("failed"))} id="checks" aria-live="polite">
+            // Live regions are always there, empty when there is nothing to say: a region
+            // inserted with its text is often not announced.
+            <p class="narration" id="narration" aria-live="polite">
+                if let Some((step, note)) = narration {
+                    {tf("narration", &[("step", &step.to_string()), ("note", &note)])}
+                }
+            </p>
+            <div class={classes!("checks", checks.as_ref().is_some_and(|c| c.1 > 0).then_some("failed"))} id="checks" aria-live="polite">
+                if let Some((checked, failed, first)) = checks {
                     {tf("checks", &[("checked", &checked.to_string()), ("failed", &failed.to_string())])}
                     if failed > 0 {
                         <ul>{ for first.into_iter().map(|f| html! { <li>{f}</li> }) }</ul>
                     }
-                </div>
-            }
+                }
+            </div>
             <div class="next" id="next-text">{tf("next", &[("next", &next_text)])}</div>
             // Named by its visible label (WCAG 2.5.3), its value said as an instant, not in ms.
             <label class="timeline">{t("timeline")}{" "}

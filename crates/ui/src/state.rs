@@ -258,6 +258,8 @@ impl Reducible for AppState {
             }
             (_, action) => action,
         };
+        // A step of the learner's (the lesson's goal says what it still lacks after one).
+        let stepped = matches!(action, Action::Do(_) | Action::DoAt(..));
         // A run that goes on playing from another instant starts its summary there.
         let moved = matches!(
             action,
@@ -515,16 +517,33 @@ impl Reducible for AppState {
         }
         s.say_what_played(&self, moved);
         // A goal is checked live: reached once, it stays reached (and the progress is kept).
-        let reached = s.lesson.as_deref().and_then(|run| {
+        // After a step of the learner's that does not reach it, the status line says what it
+        // still lacks, as the lesson panel shows it.
+        let unmet = s.lesson.as_deref().and_then(|run| {
             let goal = run.part()?.goal.as_ref()?;
-            (!run.reached && s.sim.borrow_mut().unmet(goal).is_empty()).then(|| run.clone())
+            (!run.reached).then(|| s.sim.borrow_mut().unmet(goal))
         });
-        if let Some(mut run) = reached {
-            run.reached = true;
-            run.done = run.done.max(run.part + 1);
-            s.playing = false;
-            s.notice = Some(crate::i18n::t("goal-reached"));
-            s.lesson = Some(Rc::new(run));
+        match unmet {
+            Some(unmet) if unmet.is_empty() => {
+                if let Some(run) = s.lesson.as_deref() {
+                    let mut run = run.clone();
+                    run.reached = true;
+                    run.done = run.done.max(run.part + 1);
+                    s.playing = false;
+                    s.notice = Some(crate::i18n::t("goal-reached"));
+                    s.lesson = Some(Rc::new(run));
+                }
+            }
+            Some(unmet) if stepped && s.error.is_none() => {
+                if let Some(first) = unmet.first() {
+                    let lacks = crate::i18n::tf("goal-unmet", &[("what", &first.to_string())]);
+                    s.notice = Some(match s.notice.take() {
+                        Some(done) => format!("{done}. {lacks}"),
+                        None => lacks,
+                    });
+                }
+            }
+            _ => {}
         }
         s.sample();
         Rc::new(s)
