@@ -937,7 +937,8 @@ async function focusIs(page, selector, what) {
   const seen = await page.evaluate(() => {
     const r = document.activeElement.getBoundingClientRect();
     const clock = document.querySelector('.clock')?.getBoundingClientRect();
-    return { top: r.top, height: innerHeight, covered: clock && clock.top <= 0.5 ? clock.bottom : 0 };
+    const inClock = document.activeElement.closest('.clock');
+    return { top: r.top, height: innerHeight, covered: clock && clock.top <= 0.5 && !inClock ? clock.bottom : 0 };
   });
   if (seen.top < seen.covered - 1 || seen.top >= seen.height) {
     throw new Error(`${what}: ${selector} has the focus but is out of view (top ${Math.round(seen.top)}; the window shows ${Math.round(seen.covered)} to ${seen.height})`);
@@ -980,7 +981,7 @@ test('keyboard alone: lesson 1 from the welcome to its end, the focus on each ne
   await page.keyboard.press('Control+A');
   await page.keyboard.type('10s');
   await page.keyboard.press('Enter');
-  await status(page, 'Not reached yet: orders #1 TimeToLive');
+  await status(page, /Not reached yet: .*orders #1 TimeToLive/);
   await focusIs(page, '#send-ttl', 'after a send that misses the goal');
   await tabTo(page, '#lesson-again');
   await page.keyboard.press('Enter');
@@ -1005,7 +1006,7 @@ test('keyboard alone: lesson 1 from the welcome to its end, the focus on each ne
   await page.keyboard.press('Enter');
   await focusIs(page, '.lane[data-entity="orders"]', 'after "Watch it happen"');
   // Playing stops at the outcome and says, once, what happened meanwhile.
-  await status(page, 'Played from t=0s to t=30s: DeadLettered ×1');
+  await status(page, 'From t=0s to t=30s: DeadLettered ×1');
   await tabTo(page, '#lesson-next', { back: true });
   await page.keyboard.press('Enter');
   await focusIs(page, '#lesson-step', 'after Next to a choice');
@@ -1066,6 +1067,89 @@ test('keyboard alone: the control tabs follow the ARIA tabs pattern; send, recei
   // Cards are read with the name of what they show.
   const card = await page.locator('.lane[data-entity="orders"]').ariaSnapshot();
   if (card.includes('"#1 1 ')) throw new Error(`a card reads as its bare numbers: ${card}`);
+});
+
+test('the focus is never lost to the page: a card that moves on while focused, a field drawn again with its error, a message dismissed; an error is tied to its field', async (ctx) => {
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(10000);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto(url + '?lang=en&preset=playground');
+  await page.waitForSelector('.clock');
+  // A card focused while its message expires into the DLQ: the focus follows it there.
+  await send(page, { ttl: '2s', id: 'short' });
+  const card = '.lane[data-entity="orders"] > ol .card[data-seq="1"] .card-body';
+  await page.locator(card).waitFor();
+  await page.focus(card);
+  // The clock moved without taking the focus (as a tick of Play does).
+  await page.evaluate(() => document.querySelector('#step-1m').click());
+  await focusIs(page, '.lane[data-entity="orders"] .dlq .card[data-seq="1"] .card-body', 'after the focused card expired into the DLQ');
+  // "+1 min" said what happened meanwhile.
+  await status(page, 'From t=0s to t=1m: DeadLettered ×1');
+  // A refused setting: the field is drawn again with its error, keeps the focus, is marked
+  // invalid and described by the error.
+  await page.click('#tab-entities');
+  await page.fill('#entity-name', 'payments');
+  await page.focus('#entity-lock');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('2s');
+  await page.keyboard.press('Enter');
+  await page.locator('#entity-form .field-error').waitFor();
+  await focusIs(page, '#entity-lock, #entity-create, #entity-form input', 'after a refused setting');
+  const tied = await page.evaluate(() => {
+    const field = document.querySelector('#entity-lock');
+    const error = document.querySelector('#entity-form .field-error');
+    return field.getAttribute('aria-invalid') === 'true' && (field.getAttribute('aria-describedby') || '').split(' ').includes(error.id);
+  });
+  if (!tied) throw new Error('the refused field is not marked invalid and described by its error');
+  // Dismissing the status line's message: the focus stays on the line.
+  await page.click('#step-1s');
+  await page.focus('#dismiss');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => !document.querySelector('#dismiss'));
+  await focusIs(page, '#clock-status, #clock-status *', 'after dismissing the message');
+});
+
+test('the status line says again what is said again, and what the page did outside the broker (a link copied); an empty or unreadable prediction is refused next to its field', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en&preset=playground');
+  await page.evaluate(() => {
+    window.announced = 0;
+    new MutationObserver((changes) => { window.announced += changes.length; }).observe(document.querySelector('#notice'), { childList: true, subtree: true, characterData: true });
+  });
+  await page.click('#next-event');
+  await status(page, 'Nothing is due');
+  const once = await page.evaluate(() => window.announced);
+  await page.click('#next-event');
+  await page.waitForFunction((n) => window.announced > n, once);
+  await page.click('#share');
+  await status(page, 'The link is copied');
+  const lesson = await fresh(ctx, '?lang=en&lesson=ttl-basics');
+  await lesson.click('#lesson-next');
+  await send(lesson, { ttl: '30s' });
+  await lesson.click('#lesson-next');
+  for (const [typed, said] of [['', 'Type your answer first'], ['soon', '"soon" is not an instant']]) {
+    await lesson.fill('#predict-input', typed);
+    await lesson.click('#predict-check');
+    await lesson.locator('#predict-error', { hasText: said }).waitFor();
+    if (await lesson.getAttribute('#predict-input', 'aria-invalid') !== 'true') throw new Error('the refused answer is not marked invalid');
+    if (await lesson.locator('#predict-reveal').count()) throw new Error(`"${typed}" used the question up`);
+  }
+  await lesson.fill('#predict-input', '30s');
+  await lesson.click('#predict-check');
+  await lesson.locator('#predict-reveal.right').waitFor();
+});
+
+test('the language picker moves through languages with the arrow keys and applies one on Enter; "Lessons" takes the focus to the list it shows', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en');
+  await page.focus('#lang');
+  await page.keyboard.press('ArrowDown');
+  await page.waitForTimeout(300);
+  if (await page.evaluate(() => document.documentElement.lang) !== 'en') throw new Error('an arrow key switched the language');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.documentElement.lang === 'de');
+  if (await page.getAttribute('#lang option[value="sv"]', 'lang') !== 'sv') throw new Error('a language is not named in its own language');
+  await page.focus('#open-lessons');
+  await page.keyboard.press('Enter');
+  await focusIs(page, '#welcome-title', 'after "Lessons"');
 });
 
 test('the timeline is named by its label and says its value as an instant; lists do not number what is numbered; life-line labels do not overlap', async (ctx) => {

@@ -228,6 +228,20 @@ impl Question {
 
     /// Whether `given` (what the learner chose or typed) is the answer: times compared as
     /// durations ("1m" = "60s" = "t=1m"), anything else as words, case and spaces aside.
+    /// Whether `given` can be an answer at all: something typed, and for an instant an instant
+    /// ("40s", "t=40s") or "never". One that cannot is refused before it uses the question up.
+    pub fn reads(&self, given: &str) -> bool {
+        let given = given.trim();
+        match self {
+            _ if given.is_empty() => false,
+            Question::InstantOf { .. } => {
+                given.eq_ignore_ascii_case("never")
+                    || parse_duration(given.trim_start_matches("t=")).is_ok()
+            }
+            _ => true,
+        }
+    }
+
     pub fn is_right(&self, answer: &Answer, given: &str) -> bool {
         let given = given.trim();
         let time = |s: &str| parse_duration(s.trim().trim_start_matches("t=")).ok();

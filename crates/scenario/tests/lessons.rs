@@ -208,3 +208,29 @@ fn a_lesson_id_that_is_not_a_slug_is_refused() {
     v["id"] = "ttl-basics-2".into();
     assert!(sbp_scenario::lesson::Lesson::from_json(&v.to_string()).is_ok());
 }
+
+/// A typed answer that cannot be one is refused before it uses the question up: nothing typed,
+/// or for an instant something that is neither an instant nor "never".
+#[test]
+fn a_typed_answer_that_cannot_be_one_is_refused() {
+    use sbp_scenario::lesson::Question;
+    let instant = Question::InstantOf {
+        event: "DeadLettered".into(),
+        entity: "orders".into(),
+        seq: 1,
+    };
+    for given in ["30s", "t=30s", " 30 ", "1m 30s", "never", "NEVER"] {
+        assert!(instant.reads(given), "{given:?} is an instant");
+    }
+    for given in ["", "   ", "soon", "30 apples", "t="] {
+        assert!(!instant.reads(given), "{given:?} is no instant");
+    }
+    let property = Question::Property {
+        event: None,
+        entity: "orders".into(),
+        seq: 1,
+        property: "DeliveryCount".into(),
+        view: Default::default(),
+    };
+    assert!(property.reads("2") && !property.reads(" "));
+}

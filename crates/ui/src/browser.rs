@@ -343,40 +343,38 @@ impl From<FetchError> for LoadError {
 /// element one of `selectors` finds (an element an action removed would drop it to the page's
 /// top), and keeps it in view.
 pub fn focus_soon(selectors: Vec<String>) {
-    focus_later(selectors, Focus::Always);
-}
-
-/// As [`focus_soon`], only if the focus was lost: the control it was on went away, and it
-/// fell to the page's body.
-pub fn focus_soon_if_lost(selectors: Vec<String>) {
-    focus_later(selectors, Focus::IfLost);
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Focus {
-    Always,
-    IfLost,
-}
-
-fn focus_later(selectors: Vec<String>, when: Focus) {
     gloo_timers::callback::Timeout::new(0, move || {
         let Some(document) = web_sys::window().and_then(|w| w.document()) else {
             return;
         };
-        if when == Focus::IfLost && focused(&document).is_some() {
-            return;
-        }
-        let found = selectors
+        if let Some(element) = selectors
             .iter()
-            .find_map(|s| document.query_selector(s).ok().flatten());
-        if let Some(element) =
-            found.and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok())
+            .find_map(|s| document.query_selector(s).ok().flatten())
         {
-            let _ = element.focus();
-            bring_focus_into_view();
+            focus_on(&element);
         }
     })
     .forget();
+}
+
+/// Focuses `element`; one that cannot take the focus gives it to the first control inside it,
+/// or (none) takes it with `tabindex=-1`.
+fn focus_on(element: &web_sys::Element) {
+    use wasm_bindgen::JsCast;
+    const CONTROLS: &str = "button, input, select, textarea, a[href], [tabindex]";
+    let target = if element.matches(CONTROLS).unwrap_or(false) {
+        Some(element.clone())
+    } else {
+        element.query_selector(CONTROLS).ok().flatten()
+    };
+    let target = target.unwrap_or_else(|| {
+        let _ = element.set_attribute("tabindex", "-1");
+        element.clone()
+    });
+    if let Ok(html) = target.dyn_into::<web_sys::HtmlElement>() {
+        let _ = html.focus();
+    }
+    bring_focus_into_view();
 }
 
 /// The element that has the keyboard's focus, if it is not the page itself.
@@ -384,6 +382,95 @@ fn focused(document: &web_sys::Document) -> Option<web_sys::Element> {
     document
         .active_element()
         .filter(|e| !matches!(e.tag_name().as_str(), "BODY" | "HTML"))
+}
+
+thread_local! {
+    /// The element that took the keyboard's focus last, and where the focus goes if the page
+    /// takes it away (selectors, first found first).
+    static LAST_FOCUS: std::cell::RefCell<Option<(web_sys::Element, Vec<String>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Follows the keyboard's focus (called once, at start): what takes it is kept out from under
+/// the clock bar (WCAG 2.4.11), and remembered for [`restore_lost_focus`].
+pub fn watch_focus() {
+    use wasm_bindgen::JsCast;
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let on_focus =
+        wasm_bindgen::closure::Closure::<dyn Fn(web_sys::Event)>::new(|e: web_sys::Event| {
+            let Some(element) = e
+                .target()
+                .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            else {
+                return;
+            };
+            let chain = focus_chain(&element);
+            LAST_FOCUS.with(|last| *last.borrow_mut() = Some((element, chain)));
+            keep_focus_in_view();
+        });
+    let _ = document.add_event_listener_with_callback("focusin", on_focus.as_ref().unchecked_ref());
+    on_focus.forget();
+}
+
+/// Where the focus goes if `element` goes: an element with the same id (a form drawn again),
+/// the same message's card wherever it is in its lane (a lock lapsed, a message dead-lettered)
+/// and the lane, in a lesson what replaced the control (the goal reached, the last hint), then
+/// the closest enclosing element with an id that is still there.
+fn focus_chain(element: &web_sys::Element) -> Vec<String> {
+    let mut chain = Vec::new();
+    let clean = |s: String| s.replace(['\\', '"'], "");
+    if !element.id().is_empty() {
+        chain.push(format!("#{}", clean(element.id())));
+    }
+    let card = element.closest(".card[data-seq]").ok().flatten();
+    let lane = element.closest(".lane[data-entity]").ok().flatten();
+    if let Some(lane) = lane {
+        let entity = clean(lane.get_attribute("data-entity").unwrap_or_default());
+        if let Some(card) = card {
+            let seq = clean(card.get_attribute("data-seq").unwrap_or_default());
+            chain.push(format!(
+                ".lane[data-entity=\"{entity}\"] .card[data-seq=\"{seq}\"] .card-body"
+            ));
+        }
+        chain.push(format!(".lane[data-entity=\"{entity}\"]"));
+    }
+    if element.closest("#lesson").ok().flatten().is_some() {
+        chain.extend(["#goal-reached", "#hints li:last-child", "#lesson-step"].map(String::from));
+    }
+    let mut up = element.parent_element();
+    while let Some(ancestor) = up {
+        if !ancestor.id().is_empty() {
+            chain.push(format!("#{}", clean(ancestor.id())));
+        }
+        up = ancestor.parent_element();
+    }
+    chain
+}
+
+/// After the page is drawn: if the element that had the focus is gone (and with it the focus,
+/// to the page's body), the focus goes where [`focus_chain`] said (WCAG 2.4.3). A focus the
+/// reader took away themselves (a click on the page) is left where it is.
+pub fn restore_lost_focus() {
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    if focused(&document).is_some() {
+        return;
+    }
+    // Taken out before focusing: the focus handler writes it.
+    let chain = LAST_FOCUS.with(|last| match last.borrow().as_ref() {
+        Some((element, chain)) if !element.is_connected() => Some(chain.clone()),
+        _ => None,
+    });
+    if let Some(element) = chain
+        .iter()
+        .flatten()
+        .find_map(|s| document.query_selector(s).ok().flatten())
+    {
+        focus_on(&element);
+    }
 }
 
 /// Scrolls the element that has the keyboard's focus back into view when a change of the page

@@ -84,9 +84,11 @@ pub fn clock_bar(props: &StateProps) -> Html {
         let share_link = share_link.clone();
         Callback::from(move |_: MouseEvent| {
             let share_link = share_link.clone();
+            let said = store.clone();
             browser::share_url(&mut store.sim.borrow_mut(), store.speed, move |url| {
                 browser::copy_to_clipboard(&url);
                 share_link.set(url);
+                said.dispatch(Action::Notice(t("link-copied")));
             });
         })
     };
@@ -120,9 +122,11 @@ pub fn clock_bar(props: &StateProps) -> Html {
             } else {
                 sbp_scenario::link::link_to(&mut store.sim.borrow_mut(), Some(store.speed))
             };
+            let said = store.clone();
             browser::share_link_url(link, move |url| {
                 let embed = crate::embed::embed_code(&url, lesson.as_deref(), &inputs);
                 browser::copy_to_clipboard(&embed.code);
+                said.dispatch(Action::Notice(t("embed-copied")));
                 embed_local.set(embed.local);
                 embed_site_refused.set(embed.site_refused);
                 embed_code.set(embed.code);
@@ -220,12 +224,18 @@ fn status_line(store: &StateHandle) -> Html {
     let dismiss = crate::state::on_click(store, || Action::Dismiss);
     html! {
         <div class="clock-status" id="clock-status">
+            // Keyed by the count of actions that said something: the same words said again
+            // are a new node, announced again.
             <div role="alert" class="alerts">
                 if let Some(err) = &store.error {
-                    <span class="banner error" id="error-banner"><strong>{t("error-prefix")}</strong>{err.clone()}</span>
+                    <span class="banner error" id="error-banner" key={store.said}><strong>{t("error-prefix")}</strong>{err.clone()}</span>
                 }
             </div>
-            <div role="status" id="notice" class="notice">{store.notice.clone().unwrap_or_default()}</div>
+            <div role="status" id="notice" class="notice">
+                if let Some(notice) = &store.notice {
+                    <span key={store.said}>{notice.clone()}</span>
+                }
+            </div>
             if store.error.is_some() || store.notice.is_some() {
                 <button class="link i i-close" id="dismiss" onclick={dismiss} aria-label={t("dismiss")}></button>
             }

@@ -23,16 +23,33 @@ pub fn opt(s: String) -> Option<String> {
 /// uncontrolled: its first value is set once, by the form that owns it ([`set_values`]), since a
 /// `value` written on every render would wipe what the reader typed.
 pub fn field(id: &'static str, node: &NodeRef, placeholder: bool, kind: &'static str) -> Html {
+    field_with(id, node, placeholder, kind, None)
+}
+
+/// As [`field`]; with `error` (the id of the error said next to it) the field is marked
+/// invalid and described by the error too (WCAG 3.3.1).
+fn field_with(
+    id: &'static str,
+    node: &NodeRef,
+    placeholder: bool,
+    kind: &'static str,
+    error: Option<&str>,
+) -> Html {
     let hint = if placeholder {
         t(&format!("{id}-ph"))
     } else {
         String::new()
     };
     let (placeholder, below) = placeholder_or_hint(hint);
-    let described = below.as_ref().map(|_| format!("{id}-hint"));
+    let hint_id = below.as_ref().map(|_| format!("{id}-hint"));
+    let described = match (&hint_id, error) {
+        (Some(h), Some(e)) => Some(format!("{h} {e}")),
+        (h, e) => h.clone().or(e.map(String::from)),
+    };
     html! {
-        <label>{t(id)}{" "}<input ref={node.clone()} {id} type={kind} {placeholder} aria-describedby={described.clone()} />
-            if let Some(below) = below { <small class="field-hint" id={described}>{below}</small> }
+        <label>{t(id)}{" "}<input ref={node.clone()} {id} type={kind} {placeholder} aria-describedby={described}
+                aria-invalid={error.map(|_| "true")} />
+            if let Some(below) = below { <small class="field-hint" id={hint_id}>{below}</small> }
         </label>
     }
 }
@@ -314,22 +331,24 @@ pub fn data_form(props: &DataFormProps) -> Html {
             run(0);
         })
     };
+    let error_id = format!("{}-error", props.id);
     html! {
         <form class="card-form" id={props.id} {onsubmit} aria-label={t(props.id)}>
             <h2>{t(props.id)}</h2>
             if props.hint { <p class="hint">{t(&format!("{}-hint", props.id))}</p> }
             { for props.fields.iter().zip(refs.iter()).enumerate().map(|(i, (f, r))| {
+                let invalid = (placed == Some(i)).then_some(error_id.as_str());
                 let input = match &f.kind {
-                    Kind::Text => field(f.id, r, f.placeholder, "text"),
+                    Kind::Text => field_with(f.id, r, f.placeholder, "text", invalid),
                     Kind::Check => html! { <label class="check"><input ref={r.clone()} id={f.id} type="checkbox" />{" "}{t(f.id)}</label> },
                     Kind::Choice(options) => html! { <label>{t(f.id)}{" "}{choice(r, f.id, options)}</label> },
                 };
                 match &*error {
-                    Some((_, m)) if placed == Some(i) => html! { <>{input}<p class="field-error" role="alert">{m.clone()}</p></> },
+                    Some((_, m)) if invalid.is_some() => html! { <>{input}<p class="field-error" role="alert" id={error_id.clone()}>{m.clone()}</p></> },
                     _ => input,
                 }
             }) }
-            if let (Some((_, m)), None) = (&*error, placed) { <p class="field-error" role="alert">{m.clone()}</p> }
+            if let (Some((_, m)), None) = (&*error, placed) { <p class="field-error" role="alert" id={error_id.clone()}>{m.clone()}</p> }
             <div class="row wrap">
             { for props.buttons.iter().enumerate().map(|(i, id)| {
                 if i == 0 {

@@ -129,7 +129,8 @@ fn properties_table(
     let mut out = Markup::new();
     markup!(
         out,
-        "<table><thead><tr><th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>",
+        "<div class=\"table-scroll\" tabindex=\"0\" role=\"region\" aria-label=\"{}\"><table><thead><tr><th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>",
+        t("inspector"),
         t("property"),
         t("as-peek"),
         t("as-receive")
@@ -154,7 +155,7 @@ fn properties_table(
             b
         );
     }
-    markup!(out, "</tbody></table>");
+    markup!(out, "</tbody></table></div>");
     out
 }
 
@@ -272,9 +273,17 @@ fn dead_letter_form(store: &crate::state::StateHandle, path: &str, seq: u64, hol
                 description: value(&description, &example),
                 ..def.clone()
             };
+            let lane = sbp_engine::namespace::split_queue_path(&settle.from)
+                .0
+                .replace(['\\', '"'], "");
             store.dispatch(crate::state::Action::Do(Box::new(sbp_scenario::Step::new(
                 sbp_scenario::Action::DeadLetter(settle),
             ))));
+            // The form goes with the lock: the focus goes to the message, now in the DLQ.
+            crate::browser::focus_soon(vec![
+                format!(".lane[data-entity=\"{lane}\"] .dlq .card[data-seq=\"{seq}\"] .card-body"),
+                format!(".lane[data-entity=\"{lane}\"]"),
+            ]);
         })
     };
     html! {
@@ -328,6 +337,8 @@ const LABEL_CHAR: f64 = 5.6;
 /// The message's life on one line: each event a mark at its instant naming its rule, each lock
 /// a span from its delivery to its settlement or lapse, its ExpiresAt; hovering a mark shows the
 /// event, clicking it moves the clock there. Drawn as SVG text; the click is read from `data-at`.
+/// The marks are no Tab stops: the history under the line says each event, and the timeline
+/// moves the clock from the keyboard.
 fn life_line(
     store: &crate::state::StateHandle,
     sim: &sbp_scenario::Simulation,
@@ -428,8 +439,9 @@ fn life_line(
         if let Some(row) = row {
             rows_end[row] = left + width;
         }
-        markup!(out,
-            "<g class=\"mark {}\" data-at=\"{}\" tabindex=\"0\"><circle cx=\"{}\" cy=\"36\" r=\"5\"/>",
+        markup!(
+            out,
+            "<g class=\"mark {}\" data-at=\"{}\"><circle cx=\"{}\" cy=\"36\" r=\"5\"/>",
             e.kind.name(),
             e.at,
             fmt(at)

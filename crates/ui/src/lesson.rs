@@ -245,7 +245,8 @@ pub fn lesson_list(store: &StateHandle) -> Html {
                         if l.parts > 0 && done == l.parts {
                             <span class="progress i i-check" role="img" aria-label={t("lesson-finished")}></span>
                         } else {
-                            <span class="progress">{format!("{done}/{}", l.parts)}</span>
+                            <span class="progress"><span aria-hidden="true">{format!("{done}/{}", l.parts)}</span>
+                                <span class="visually-hidden">{tf("lesson-progress", &[("done", &done.to_string()), ("total", &l.parts.to_string())])}</span></span>
                         }
                     </li>
                 }
@@ -275,7 +276,7 @@ pub fn welcome(store: &StateHandle) -> Html {
     };
     html! {
         <section class="welcome" id="welcome" aria-label={t("welcome-title")}>
-            <h2>{t("welcome-title")}</h2>
+            <h2 id="welcome-title" tabindex="-1">{t("welcome-title")}</h2>
             <p>{t("welcome-what")}</p>
             <div class="row wrap">
                 <button class="primary big" id="start-first-lesson" onclick={first}>{t("start-first-lesson")}</button>
@@ -293,6 +294,14 @@ pub fn welcome(store: &StateHandle) -> Html {
 pub fn lesson_panel(props: &StateProps) -> Html {
     let store = &props.store;
     let typed = use_node_ref();
+    // A typed answer that cannot be one (empty, not an instant): why, next to the field.
+    let refused = use_state(|| None::<String>);
+    {
+        let refused = refused.clone();
+        use_effect_with(store.lesson.as_ref().map(|run| run.part), move |_| {
+            refused.set(None)
+        });
+    }
     let Some(run) = store.lesson.clone() else {
         return html! {};
     };
@@ -306,18 +315,6 @@ pub fn lesson_panel(props: &StateProps) -> Html {
             focus_part();
         })
     };
-    // A goal reached when the control the reader was on went with it ("Show me"): the focus
-    // goes to what says so. Reached while they work elsewhere (the Send form), it stays there
-    // and the status line says it.
-    {
-        let reached = run.reached;
-        let part = run.part;
-        use_effect_with((part, reached), move |&(_, reached)| {
-            if reached {
-                crate::browser::focus_soon_if_lost(vec!["#goal-reached".into()]);
-            }
-        });
-    }
     let total = run.lesson.parts.len();
     let header = html! {
         <header class="lesson-head">
@@ -358,7 +355,7 @@ pub fn lesson_panel(props: &StateProps) -> Html {
     };
     let next = html! { <button class="primary ia i-forward" id="lesson-next" onclick={then_focus(store, || Action::LessonNext, &PART_FOCUS)}>{t("lesson-next")}</button> };
     let body = match part.kind() {
-        Some(PartKind::Predict) => predict(store, &run, &typed, next),
+        Some(PartKind::Predict) => predict(store, &run, &typed, &refused, next),
         Some(PartKind::Do) => goal(store, &run, lang, next),
         _ => next,
     };
@@ -407,7 +404,13 @@ fn kind_class(kind: PartKind) -> &'static str {
 const REVEAL: &str = "#predict-reveal";
 
 /// A prediction: choices (or a typed value), then the true outcome next to it.
-fn predict(store: &StateHandle, run: &LessonRun, typed: &NodeRef, next: Html) -> Html {
+fn predict(
+    store: &StateHandle,
+    run: &LessonRun,
+    typed: &NodeRef,
+    refused: &UseStateHandle<Option<String>>,
+    next: Html,
+) -> Html {
     let Some(part) = run.part() else {
         return next;
     };
@@ -481,9 +484,22 @@ fn predict(store: &StateHandle, run: &LessonRun, typed: &NodeRef, next: Html) ->
     let check = {
         let store = store.clone();
         let typed = typed.clone();
+        let refused = refused.clone();
+        let question = part.ask.clone();
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
-            store.dispatch(Action::LessonAnswer(crate::form::text(&typed)));
+            let given = crate::form::text(&typed);
+            if question.as_ref().is_some_and(|q| !q.reads(&given)) {
+                let why = match question {
+                    Some(Question::InstantOf { .. }) if !given.trim().is_empty() => {
+                        tf("predict-not-instant", &[("given", given.trim())])
+                    }
+                    _ => t("predict-empty"),
+                };
+                return refused.set(Some(why));
+            }
+            refused.set(None);
+            store.dispatch(Action::LessonAnswer(given));
             crate::browser::focus_soon(vec![REVEAL.into()]);
         })
     };
@@ -496,9 +512,13 @@ fn predict(store: &StateHandle, run: &LessonRun, typed: &NodeRef, next: Html) ->
     html! {
         <>
         <form class="row wrap" onsubmit={check}>
-            <input id="predict-input" ref={typed.clone()} {placeholder} aria-label={t("predict-answer")} />
+            <input id="predict-input" ref={typed.clone()} {placeholder} aria-label={t("predict-answer")}
+                aria-invalid={refused.as_ref().map(|_| "true")} aria-describedby={refused.as_ref().map(|_| "predict-error")} />
             <button type="submit" class="primary" id="predict-check">{t("predict-check")}</button>
         </form>
+        if let Some(why) = refused.as_ref() {
+            <p class="field-error" role="alert" id="predict-error">{why.clone()}</p>
+        }
         if instant { <p class="hint" id="predict-duration-rule">{t("duration-rule")}</p> }
         </>
     }
@@ -529,13 +549,6 @@ fn goal(store: &StateHandle, run: &LessonRun, lang: &str, next: Html) -> Html {
             .first()
             .map(ToString::to_string)
     });
-    let hint = {
-        let store = store.clone();
-        Callback::from(move |_: MouseEvent| {
-            store.dispatch(Action::LessonHint);
-            crate::browser::focus_soon_if_lost(vec!["#hints li:last-child".into()]);
-        })
-    };
     html! {
         <>
         if let Some(what) = unmet {
@@ -545,13 +558,14 @@ fn goal(store: &StateHandle, run: &LessonRun, lang: &str, next: Html) -> Html {
                 <button id="lesson-again" onclick={then_focus(store, || Action::LessonAgain, &PART_FOCUS)}>{t("lesson-again")}</button>
             </div>
         }
-        // A hint shown is announced; the last one takes the focus from its button, which goes.
+        // A hint shown is announced; the last one takes the focus from its button, which goes
+        // (`browser::restore_lost_focus`), as the goal reached does from "Show me".
         <ul class="hints" id="hints" aria-live="polite">
             { for part.hints.iter().take(run.hints).map(|h| html! { <li tabindex="-1">{text(h, lang).to_string()}</li> }) }
         </ul>
         <div class="row wrap">
             if run.hints < part.hints.len() {
-                <button id="lesson-hint" onclick={hint}>{t("lesson-hint")}</button>
+                <button id="lesson-hint" onclick={crate::state::on_click(store, || Action::LessonHint)}>{t("lesson-hint")}</button>
             }
             <button id="lesson-show-me" onclick={crate::state::on_click(store, || Action::LessonShowMe)}>{t("lesson-show-me")}</button>
         </div>

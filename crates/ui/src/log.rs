@@ -78,7 +78,8 @@ pub fn event_log(props: &LogProps) -> Html {
     let mut table = Markup::new();
     markup!(
         table,
-        "<table id=\"event-log\"><thead><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>",
+        "<div class=\"table-scroll\" tabindex=\"0\" role=\"region\" aria-label=\"{}\"><table id=\"event-log\"><thead><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>",
+        t("log"),
         t("col-time"),
         t("col-entity"),
         t("seq"),
@@ -87,7 +88,7 @@ pub fn event_log(props: &LogProps) -> Html {
         t("col-what")
     );
     table.push(&rows);
-    markup!(table, "</tbody></table>");
+    markup!(table, "</tbody></table></div>");
     html! {
         <section class="log" aria-label={t("log")}>
             <h2>{t("log")}</h2>

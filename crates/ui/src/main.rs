@@ -65,8 +65,12 @@ fn app() -> Html {
     use_effect_with((store.notice.clone(), store.error.clone()), |_| {
         browser::keep_focus_in_view()
     });
-    // The benchmark's per-tick timing.
-    use_effect_with(store.version, move |_| browser::tick_rendered());
+    // The benchmark's per-tick timing; the focus kept when what had it is gone.
+    use_effect_with(store.version, move |_| {
+        browser::tick_rendered();
+        browser::restore_lost_focus();
+    });
+    use_effect_with((), |_| browser::watch_focus());
     // The current scenario survives a reload (saved every few hundred ms while the clock runs).
     {
         let sim = store.sim.clone();
@@ -86,7 +90,14 @@ fn app() -> Html {
         });
     }
 
-    let lessons = sbp_ui::state::on_click(&store, || Action::ShowWelcome);
+    // The welcome shows above the header: the focus goes to it (the button stays below).
+    let lessons = {
+        let store = store.clone();
+        Callback::from(move |_: MouseEvent| {
+            store.dispatch(Action::ShowWelcome);
+            browser::focus_soon(vec!["#welcome-title".into()]);
+        })
+    };
     let undo = sbp_ui::state::on_click(&store, || Action::Undo);
     // A link's fragment is a scenario here: the skip link moves the focus itself.
     let skip = Callback::from(|e: MouseEvent| {
@@ -214,27 +225,61 @@ fn send_lab_frame() -> Html {
     }
 }
 
-/// The language picker: the catalog is fetched, then every panel re-renders in it.
+/// The language picker: the catalog is fetched, then every panel re-renders in it. Chosen with
+/// the mouse, it applies at once; moved through with the arrow keys, only on Enter or when the
+/// keyboard leaves it (each step would redraw the whole page in another language, WCAG 3.2.2).
 fn language_picker(store: &sbp_ui::state::StateHandle) -> Html {
-    let store = store.clone();
-    let onchange = Callback::from(move |e: Event| {
-        let chosen = e
-            .target_unchecked_into::<web_sys::HtmlSelectElement>()
-            .value();
-        let Some(lang) = sbp_scenario::catalog::supported(&chosen) else {
-            return;
-        };
+    const MOVING: &str = "data-moving";
+    let apply = {
         let store = store.clone();
-        i18n::load(lang, true, move |loaded| match loaded {
-            Ok(()) => store.dispatch(Action::Relabel),
-            Err(e) => store.dispatch(Action::Error(e.to_string())),
-        });
+        move |select: web_sys::HtmlSelectElement| {
+            let _ = select.remove_attribute(MOVING);
+            let Some(lang) = sbp_scenario::catalog::supported(&select.value()) else {
+                return;
+            };
+            if lang == i18n::lang() {
+                return;
+            }
+            let store = store.clone();
+            i18n::load(lang, true, move |loaded| match loaded {
+                Ok(()) => store.dispatch(Action::Relabel),
+                Err(e) => store.dispatch(Action::Error(e.to_string())),
+            });
+        }
+    };
+    let onchange = {
+        let apply = apply.clone();
+        Callback::from(move |e: Event| {
+            let select = e.target_unchecked_into::<web_sys::HtmlSelectElement>();
+            if !select.has_attribute(MOVING) {
+                apply(select);
+            }
+        })
+    };
+    let onkeydown = {
+        let apply = apply.clone();
+        Callback::from(move |e: KeyboardEvent| {
+            let select = e.target_unchecked_into::<web_sys::HtmlSelectElement>();
+            match e.key().as_str() {
+                "Enter" => apply(select),
+                "ArrowUp" | "ArrowDown" | "Home" | "End" | "PageUp" | "PageDown" => {
+                    let _ = select.set_attribute(MOVING, "");
+                }
+                _ => {}
+            }
+        })
+    };
+    let onblur = Callback::from(move |e: FocusEvent| {
+        let select = e.target_unchecked_into::<web_sys::HtmlSelectElement>();
+        if select.has_attribute(MOVING) {
+            apply(select);
+        }
     });
     html! {
         <label class="lang">{t("language")}{" "}
-            <select id="lang" {onchange}>
+            <select id="lang" {onchange} {onkeydown} {onblur}>
                 { for sbp_scenario::catalog::LANGUAGES.iter().map(|(code, name)| html! {
-                    <option value={*code} selected={*code == i18n::lang()}>{*name}</option>
+                    <option value={*code} lang={*code} selected={*code == i18n::lang()}>{*name}</option>
                 }) }
             </select>
         </label>

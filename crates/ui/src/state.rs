@@ -36,6 +36,9 @@ pub struct AppState {
     pub error: Option<String>,
     /// The result of the last action, in words.
     pub notice: Option<String>,
+    /// Counts the actions that said something (a notice or an error): the status line draws
+    /// each one afresh, so that the same words said again are announced again.
+    pub said: u64,
     /// The message shown in the inspector: (entity path, SequenceNumber).
     pub selected: Option<(String, u64)>,
     pub embed: bool,
@@ -141,6 +144,8 @@ pub enum Action {
     Do(Box<Step>),
     /// A user action recorded for a later instant (a fault on a schedule).
     DoAt(Box<Step>, Instant),
+    /// Something the page did outside the reducer, said in the status line (a link copied).
+    Notice(String),
     Select(Option<(String, u64)>),
     Error(String),
     Dismiss,
@@ -186,6 +191,7 @@ impl AppState {
             speed: 10,
             error: None,
             notice: None,
+            said: 0,
             selected: None,
             embed,
             looping: false,
@@ -258,6 +264,27 @@ impl Reducible for AppState {
             }
             (_, action) => action,
         };
+        // An action that says what it did: what the status line said before goes, and what it
+        // says now is drawn afresh (announced even in the same words).
+        let says = matches!(
+            action,
+            Action::Do(_)
+                | Action::DoAt(..)
+                | Action::Notice(_)
+                | Action::Error(_)
+                | Action::StepBy(_)
+                | Action::JumpNext
+                | Action::Reset
+                | Action::Seek(_)
+                | Action::Undo
+                | Action::Select(Some(_))
+                | Action::Play
+                | Action::Pause
+                | Action::LessonAgain
+        );
+        if says {
+            s.notice = None;
+        }
         // A step of the learner's (the lesson's goal says what it still lacks after one).
         let stepped = matches!(action, Action::Do(_) | Action::DoAt(..));
         // A run that goes on playing from another instant starts its summary there.
@@ -323,8 +350,10 @@ impl Reducible for AppState {
             }
             Action::StepBy(d) => {
                 let mut sim = s.sim.borrow_mut();
+                let since = (sim.now(), log_position(&sim));
                 let target = sim.now().saturating_add(d);
-                s.notice = replay(&mut sim, &mut s.rewind.borrow_mut(), target);
+                s.notice = replay(&mut sim, &mut s.rewind.borrow_mut(), target)
+                    .or_else(|| Some(what_happened(&sim, since)));
             }
             Action::JumpNext => {
                 let mut sim = s.sim.borrow_mut();
@@ -348,7 +377,17 @@ impl Reducible for AppState {
                 s.seek(0);
                 s.notice = s.notice.or(Some(crate::i18n::t("back-to-start")));
             }
-            Action::Seek(at) => s.seek(at.max(0)),
+            Action::Seek(at) => {
+                let since = {
+                    let sim = s.sim.borrow();
+                    (sim.now(), log_position(&sim))
+                };
+                s.seek(at.max(0));
+                // Forward, what happened on the way is said (back, the slider says the instant).
+                if at > since.0 && s.notice.is_none() && s.error.is_none() {
+                    s.notice = Some(what_happened(&s.sim.borrow(), since));
+                }
+            }
             Action::SetSpeed(x) => {
                 if SPEEDS.contains(&x) {
                     s.speed = x;
@@ -408,6 +447,7 @@ impl Reducible for AppState {
                 s.selected = sel;
             }
             Action::Error(message) => s.error = Some(message),
+            Action::Notice(message) => s.notice = Some(message),
             Action::Dismiss => {
                 s.error = None;
                 s.notice = None;
@@ -545,8 +585,39 @@ impl Reducible for AppState {
             }
             _ => {}
         }
+        if says && (s.notice.is_some() || s.error.is_some()) {
+            s.said += 1;
+        }
         s.sample();
         Rc::new(s)
+    }
+}
+
+/// What happened in the run since `since` (an instant and the log's position then), in one
+/// line: the instants, and the events by kind ("DeadLettered ×1").
+fn what_happened(sim: &Simulation, (from, position): (Instant, u64)) -> String {
+    let log = sim.ns.log();
+    let skip = usize::try_from(position.saturating_sub(sim.ns.log_dropped()))
+        .unwrap_or(usize::MAX)
+        .min(log.len());
+    let mut kinds: Vec<(&str, usize)> = Vec::new();
+    for e in &log[skip..] {
+        let name = e.kind.name();
+        match kinds.iter_mut().find(|(k, _)| *k == name) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((name, 1)),
+        }
+    }
+    let from = sbp_engine::time::format_instant(from);
+    let to = sbp_engine::time::format_instant(sim.now());
+    let what: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+    if what.is_empty() {
+        crate::i18n::tf("played-quiet", &[("from", &from), ("to", &to)])
+    } else {
+        crate::i18n::tf(
+            "played",
+            &[("from", &from), ("to", &to), ("what", &what.join(", "))],
+        )
     }
 }
 
@@ -593,39 +664,9 @@ impl AppState {
         if self.playing || !before.playing || !same_run || self.error.is_some() {
             return;
         }
-        let Some((from, position)) = self.played_from.take() else {
-            return;
-        };
-        let sim = self.sim.borrow();
-        let log = sim.ns.log();
-        let skip = usize::try_from(position.saturating_sub(sim.ns.log_dropped()))
-            .unwrap_or(usize::MAX)
-            .min(log.len());
-        let mut kinds: Vec<(&str, usize)> = Vec::new();
-        for e in &log[skip..] {
-            let name = e.kind.name();
-            match kinds.iter_mut().find(|(k, _)| *k == name) {
-                Some((_, n)) => *n += 1,
-                None => kinds.push((name, 1)),
-            }
+        if let Some(since) = self.played_from.take() {
+            self.notice = Some(what_happened(&self.sim.borrow(), since));
         }
-        let span = [
-            ("from", sbp_engine::time::format_instant(from)),
-            ("to", sbp_engine::time::format_instant(sim.now())),
-        ];
-        let what: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
-        self.notice = Some(if what.is_empty() {
-            crate::i18n::tf("played-quiet", &[("from", &span[0].1), ("to", &span[1].1)])
-        } else {
-            crate::i18n::tf(
-                "played",
-                &[
-                    ("from", &span[0].1),
-                    ("to", &span[1].1),
-                    ("what", &what.join(", ")),
-                ],
-            )
-        });
     }
 
     fn set_live(&mut self, change: impl FnOnce(&mut Live)) {
