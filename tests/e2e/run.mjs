@@ -953,27 +953,34 @@ async function tabTo(page, selector, { back = false } = {}) {
   throw new Error(`120 presses of ${back ? 'Shift+Tab' : 'Tab'} did not reach ${selector}`);
 }
 const status = (page, text) => page.locator('#notice[role="status"]', { hasText: text }).waitFor();
-
-test('keyboard alone: lesson 1 from the welcome to its end, the focus on each new part, each outcome and what it plays, always in view; the status line says what happened', async (ctx) => {
+// Tabs to `selector`, presses Enter, and expects the focus on `focus` then, in view.
+async function activate(page, selector, focus, what, { back = false } = {}) {
+  await tabTo(page, selector, { back });
+  await page.keyboard.press('Enter');
+  await focusIs(page, focus, what);
+}
+// A page in a 1280x800 window (a laptop), opened at `suffix` once `ready` shows.
+async function laptop(ctx, suffix, ready) {
   const page = await ctx.newPage();
   page.setDefaultTimeout(10000);
   await page.setViewportSize({ width: 1280, height: 800 });
-  await page.goto(url + '?lang=en');
-  await page.waitForSelector('#welcome');
+  await page.goto(url + suffix);
+  await page.waitForSelector(ready);
+  return page;
+}
+
+test('keyboard alone: lesson 1 from the welcome to its end, the focus on each new part, each outcome and what it plays, always in view; the status line says what happened', async (ctx) => {
+  const page = await laptop(ctx, '?lang=en', '#welcome');
   // One status region, there and empty before anything happens (a region created with its
   // text is often not announced).
   if (await page.locator('#notice[role="status"]').textContent() !== '') throw new Error('no empty status region at the start');
-  await tabTo(page, '#start-first-lesson');
-  await page.keyboard.press('Enter');
-  await focusIs(page, '#lesson-step', 'after "Start the first lesson"');
+  await activate(page, '#start-first-lesson', '#lesson-step', 'after "Start the first lesson"');
   await page.locator('#lesson-step', { hasText: 'Part 1 of 5' }).waitFor();
   // The part outlines the TimeToLive field; the focus ring still shows on it (2.4.7).
   await tabTo(page, '#send-ttl', { back: true });
   const ring = await page.evaluate(() => getComputedStyle(document.activeElement).outlineColor);
   if (ring !== 'rgb(127, 179, 255)') throw new Error(`the outlined field's focus ring is ${ring}`);
-  await tabTo(page, '#lesson-next');
-  await page.keyboard.press('Enter');
-  await focusIs(page, '#lesson-step', 'after Next');
+  await activate(page, '#lesson-next', '#lesson-step', 'after Next');
   await page.locator('#lesson-step', { hasText: 'Part 2 of 5' }).waitFor();
   // A wrong TimeToLive: the status line says what the goal lacks; "Start this part again"
   // puts the focus on the part's heading.
@@ -983,9 +990,7 @@ test('keyboard alone: lesson 1 from the welcome to its end, the focus on each ne
   await page.keyboard.press('Enter');
   await status(page, /Not reached yet: .*orders #1 TimeToLive/);
   await focusIs(page, '#send-ttl', 'after a send that misses the goal');
-  await tabTo(page, '#lesson-again');
-  await page.keyboard.press('Enter');
-  await focusIs(page, '#lesson-step', 'after "Start this part again"');
+  await activate(page, '#lesson-again', '#lesson-step', 'after "Start this part again"');
   await tabTo(page, '#send-ttl', { back: true });
   await page.keyboard.press('Control+A');
   await page.keyboard.type('30s');
@@ -994,39 +999,23 @@ test('keyboard alone: lesson 1 from the welcome to its end, the focus on each ne
   // status line says so.
   await status(page, 'Goal reached');
   await focusIs(page, '#send-ttl', 'after a send that reaches the goal');
-  await tabTo(page, '#lesson-next');
-  await page.keyboard.press('Enter');
-  await focusIs(page, '#lesson-step', 'after Next to a prediction');
+  await activate(page, '#lesson-next', '#lesson-step', 'after Next to a prediction');
   await tabTo(page, '#predict-input');
   await page.keyboard.type('30s');
   await page.keyboard.press('Enter');
   await focusIs(page, '#predict-reveal', 'after Check');
   await page.locator('#predict-reveal.right').waitFor();
-  await tabTo(page, '#predict-watch');
-  await page.keyboard.press('Enter');
-  await focusIs(page, '.lane[data-entity="orders"]', 'after "Watch it happen"');
+  await activate(page, '#predict-watch', '.lane[data-entity="orders"]', 'after "Watch it happen"');
   // Playing stops at the outcome and says, once, what happened meanwhile.
   await status(page, 'From t=0s to t=30s: DeadLettered ×1');
-  await tabTo(page, '#lesson-next', { back: true });
-  await page.keyboard.press('Enter');
-  await focusIs(page, '#lesson-step', 'after Next to a choice');
-  await tabTo(page, '[data-choice="TTLExpiredException"]');
-  await page.keyboard.press('Enter');
-  await focusIs(page, '#predict-reveal', 'after a choice');
-  await tabTo(page, '#lesson-next');
-  await page.keyboard.press('Enter');
-  await focusIs(page, '#lesson-step', 'after Next to the last part');
-  await tabTo(page, '#lesson-next');
-  await page.keyboard.press('Enter');
-  await focusIs(page, '#lesson-complete', 'after the last Next');
+  await activate(page, '#lesson-next', '#lesson-step', 'after Next to a choice', { back: true });
+  await activate(page, '[data-choice="TTLExpiredException"]', '#predict-reveal', 'after a choice');
+  await activate(page, '#lesson-next', '#lesson-step', 'after Next to the last part');
+  await activate(page, '#lesson-next', '#lesson-complete', 'after the last Next');
 });
 
 test('keyboard alone: the control tabs follow the ARIA tabs pattern; send, receive, inspect and complete keep the focus in view and are each said in the status line', async (ctx) => {
-  const page = await ctx.newPage();
-  page.setDefaultTimeout(10000);
-  await page.setViewportSize({ width: 1280, height: 800 });
-  await page.goto(url + '?lang=en&preset=playground');
-  await page.waitForSelector('.clock');
+  const page = await laptop(ctx, '?lang=en&preset=playground', '.clock');
   // The button that sends stays in view: no message pushes it down (2.4.11).
   await page.focus('#send-ttl');
   await page.keyboard.press('Control+A');
@@ -1070,11 +1059,7 @@ test('keyboard alone: the control tabs follow the ARIA tabs pattern; send, recei
 });
 
 test('the focus is never lost to the page: a card that moves on while focused, a field drawn again with its error, a message dismissed; an error is tied to its field', async (ctx) => {
-  const page = await ctx.newPage();
-  page.setDefaultTimeout(10000);
-  await page.setViewportSize({ width: 1280, height: 800 });
-  await page.goto(url + '?lang=en&preset=playground');
-  await page.waitForSelector('.clock');
+  const page = await laptop(ctx, '?lang=en&preset=playground', '.clock');
   // A card focused while its message expires into the DLQ: the focus follows it there.
   await send(page, { ttl: '2s', id: 'short' });
   const card = '.lane[data-entity="orders"] > ol .card[data-seq="1"] .card-body';
