@@ -1547,6 +1547,23 @@ test('no text is cut: every placeholder fits its field, the log keeps its words 
   }
 });
 
+test('on a wide screen the log fits its panel and its "What happened" column stays readable', async () => {
+  const ctx = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
+  try {
+    const page = await ctx.newPage();
+    await page.goto(url + '?lang=en&preset=story-crashing-consumer&at=2m');
+    await page.waitForSelector('#event-log tbody tr');
+    const seen = await page.evaluate(() => {
+      const panel = document.querySelector('.log').getBoundingClientRect();
+      const table = document.querySelector('#event-log').getBoundingClientRect();
+      const what = Math.min(...[...document.querySelectorAll('#event-log tbody td:nth-child(6)')].map((td) => td.getBoundingClientRect().width));
+      return { overflow: table.right - panel.right, what };
+    });
+    if (seen.overflow > 0) throw new Error(`the log runs ${Math.round(seen.overflow)} px off its panel`);
+    if (seen.what < 200) throw new Error(`"What happened" is ${Math.round(seen.what)} px wide`);
+  } finally { await ctx.close(); }
+});
+
 // The engine's state at an instant, as `sbp state` prints it (the CLI: the same engine, run
 // straight to that instant in one go).
 function engineState(preset, ms) {
