@@ -362,21 +362,28 @@ impl Namespace {
         self.advance_to(now);
         let operation = command.name();
         let target = command.target().map(str::to_string);
+        // A settlement names its message: its rejection does too.
+        let settled = match &command {
+            Command::Settle { seq, .. } => Some(*seq),
+            _ => None,
+        };
         let mut result = self.dispatch(command);
         if let Err(err) = &mut result {
             self.track(err);
             let entity = target.as_deref().and_then(|p| self.resolve(p).ok());
             let (entity, dlq) = entity.map_or((u32::MAX, false), |q| (q.entity, q.dlq));
+            // RCV-08: a settlement refused for its lock names the rule.
+            let lock_lost = settled.is_some() && err.kind == ErrorKind::MessageLockLost;
             self.record(Event {
                 at: self.now,
                 entity,
                 dlq,
-                seq: 0,
+                seq: settled.unwrap_or(0),
                 kind: EventKind::Rejected {
                     operation: Cow::Borrowed(operation),
                     error: err.kind,
                 },
-                rule: None,
+                rule: lock_lost.then_some(crate::rules::Rule::Rcv08),
             });
         }
         result
