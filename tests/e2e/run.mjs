@@ -94,6 +94,22 @@ test('a share link opens exactly that state', async (ctx) => {
   if (t1 !== t2) throw new Error(`clock ${t1} != ${t2}`);
 });
 
+test('a share link that opens at its instant says its log is not in it, and going back on the timeline replays the events', async (ctx) => {
+  const page = await fresh(ctx, '?lang=en&preset=lapsed-locks-to-dlq');
+  await page.click('#step-1m');
+  await page.click('#share');
+  const link = await page.inputValue('#share-link');
+  const p2 = await fresh(ctx, '?lang=en' + link.slice(link.indexOf('#')));
+  await p2.locator('#clock-rel', { hasText: 't=1m' }).waitFor();
+  await p2.locator('.log .hint', { hasText: 'a link opens at its instant with the state there but without its event log' }).waitFor();
+  const seek = (ms) => p2.locator('#timeline').evaluate((el, v) => { el.value = String(v); el.dispatchEvent(new Event('change', { bubbles: true })); }, ms);
+  await seek(0);
+  await seek(60000);
+  await p2.locator('#clock-rel', { hasText: 't=1m' }).waitFor();
+  await p2.locator('#event-log td', { hasText: 'MaxDeliveryCountExceeded' }).first().waitFor();
+  if (await p2.locator('.log .hint').count()) throw new Error('the replayed run still says its events are not shown');
+});
+
 test('a share link far into a traffic run carries its state and opens there without a replay', async (ctx) => {
   const page = await fresh(ctx);
   await startTraffic(page, { rate: 2000, instances: 10, mean: '4ms' });

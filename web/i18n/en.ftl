@@ -146,7 +146,7 @@ settle-renew = Renew lock
 
 ## The event log
 log = Event log
-log-dropped = The { $count } oldest events were dropped to save memory; the metrics still count them.
+log-dropped = The { $count } earlier events are not shown: a long run keeps only the newest, and a link opens at its instant with the state there but without its event log. Going back on the Timeline replays them; the metrics count them.
 log-filter = Filter
 log-filter-ph = entity, #seq, kind or rule, e.g. orders DeadLettered
 col-time = Time

@@ -778,9 +778,14 @@ impl AppState {
         let mut sim = self.sim.borrow_mut();
         let mut rewind = self.rewind.borrow_mut();
         if !rewind.seek(&mut sim, at) {
-            // No checkpoint at or before `at` (the first is at t=0): start afresh.
+            // No checkpoint at or before `at` (a link opened at its instant has its first
+            // there): start afresh, and keep checkpoints of this run from t=0 on, so that going
+            // on replays with the events a link's checkpoint did not carry.
             match Simulation::with_default_log_limit(&sim.scenario, LOG_LIMIT) {
-                Ok(fresh) => *sim = fresh,
+                Ok(fresh) => {
+                    *sim = fresh;
+                    *rewind = Rewind::starting_at(&mut sim);
+                }
                 Err(e) => {
                     self.error = Some(crate::i18n::tf(
                         "error-unchanged",
