@@ -2011,6 +2011,14 @@ test('live: a Python program of one\'s own watched in the page; a lock lapsed fr
     await page.locator('#event-log', { hasText: '#2: lock lapsed without settlement' }).waitFor();
     prog.go();
     await prog.line('lock lost');
+    // The run saved from the page carries what it reached, as `sbp serve --record` writes it:
+    // `sbp check` replays it to there and checks it (not "0 checks").
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#live-save')]);
+    const saved = path.join(fs.mkdtempSync(path.join(path.resolve(root, '../target'), 'live-save-')), 'run.json');
+    await download.saveAs(saved);
+    const checked = execFileSync(path.resolve(root, '../target/debug/sbp'), ['check', '--require-expectations', saved], { encoding: 'utf8' });
+    if (!/[1-9]\d* checks?\b/.test(checked) || !/1 passed/.test(checked)) throw new Error(`sbp check of the saved run: ${checked}`);
+    fs.rmSync(path.dirname(saved), { recursive: true, force: true });
     // Paused, the page holds still while the server goes on; its link reopens exactly there,
     // and a page opened with a link asks nothing of any server.
     await page.click('#live-follow');

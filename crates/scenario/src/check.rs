@@ -73,6 +73,38 @@ impl Simulation {
     }
 }
 
+impl Simulation {
+    /// What a recorded run reached, as an expectation at its last instant: every entity's and
+    /// dead-letter queue's counts ([`Simulation::expectation_now`]) and the namespace's totals
+    /// (sent, completed, expired, dead-lettered, abandoned, settlements refused for a lost
+    /// lock, locks lapsed), so `sbp check` proves that the replay reaches it. What `sbp serve
+    /// --record` writes and the live page saves.
+    pub fn recorded_expectation(&self) -> Expectation {
+        let mut expect = self.expectation_now(None);
+        let totals = serde_json::to_value(self.ns.metrics().total()).unwrap_or_default();
+        for name in [
+            "sent",
+            "completed",
+            "expired",
+            "dead_lettered",
+            "abandoned",
+            "lock_lost",
+            "locks_lapsed",
+        ] {
+            if let Some(n) = totals.get(name).and_then(serde_json::Value::as_u64) {
+                expect.metrics.insert(
+                    name.to_string(),
+                    crate::RangeDef {
+                        min: Some(n),
+                        max: Some(n),
+                    },
+                );
+            }
+        }
+        expect
+    }
+}
+
 /// "expect at t=10s: ...".
 fn at_instant(at: &str, what: Text) -> Text {
     text!("c-at", at = at, what = what)

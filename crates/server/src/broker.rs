@@ -1037,27 +1037,7 @@ impl Broker {
         self.tick();
         let mut s = self.run_so_far().scenario()?;
         s.name = "Recorded by sbp serve".into();
-        let mut expect = self.sim.expectation_now(None);
-        let totals = serde_json::to_value(self.sim.ns.metrics().total()).unwrap_or_default();
-        for name in [
-            "sent",
-            "completed",
-            "expired",
-            "dead_lettered",
-            "abandoned",
-            "lock_lost",
-            "locks_lapsed",
-        ] {
-            if let Some(n) = totals.get(name).and_then(serde_json::Value::as_u64) {
-                expect.metrics.insert(
-                    name.to_string(),
-                    sbp_scenario::RangeDef {
-                        min: Some(n),
-                        max: Some(n),
-                    },
-                );
-            }
-        }
+        let expect = self.sim.recorded_expectation();
         s.expect = vec![expect];
         Ok(s)
     }
