@@ -61,10 +61,8 @@ fn app() -> Html {
             }
         });
     }
-    // A message shown (or taken away) never leaves the focused control out of view.
-    use_effect_with((store.notice.clone(), store.error.clone()), |_| {
-        browser::keep_focus_in_view()
-    });
+    // A message said never leaves the focused control out of view.
+    use_effect_with(store.said, |_| browser::keep_focus_in_view());
     // The benchmark's per-tick timing; the focus kept when what had it is gone.
     use_effect_with(store.version, move |_| {
         browser::tick_rendered();
@@ -226,8 +224,8 @@ fn send_lab_frame() -> Html {
 }
 
 /// The language picker: the catalog is fetched, then every panel re-renders in it. Chosen with
-/// the mouse, it applies at once; moved through with the arrow keys, only on Enter or when the
-/// keyboard leaves it (each step would redraw the whole page in another language, WCAG 3.2.2).
+/// the mouse, it applies at once; moved through with the arrow keys, only on Enter or when Tab
+/// leaves it (each step would redraw the whole page in another language, WCAG 3.2.2).
 fn language_picker(store: &sbp_ui::state::StateHandle) -> Html {
     const MOVING: &str = "data-moving";
     let apply = {
@@ -256,28 +254,20 @@ fn language_picker(store: &sbp_ui::state::StateHandle) -> Html {
             }
         })
     };
-    let onkeydown = {
-        let apply = apply.clone();
-        Callback::from(move |e: KeyboardEvent| {
-            let select = e.target_unchecked_into::<web_sys::HtmlSelectElement>();
-            match e.key().as_str() {
-                "Enter" => apply(select),
-                "ArrowUp" | "ArrowDown" | "Home" | "End" | "PageUp" | "PageDown" => {
-                    let _ = select.set_attribute(MOVING, "");
-                }
-                _ => {}
-            }
-        })
-    };
-    let onblur = Callback::from(move |e: FocusEvent| {
+    let onkeydown = Callback::from(move |e: KeyboardEvent| {
         let select = e.target_unchecked_into::<web_sys::HtmlSelectElement>();
-        if select.has_attribute(MOVING) {
-            apply(select);
+        match e.key().as_str() {
+            // Enter, or the keyboard leaving the picker, applies what the arrows chose.
+            "Enter" | "Tab" if select.has_attribute(MOVING) => apply(select),
+            "ArrowUp" | "ArrowDown" | "Home" | "End" | "PageUp" | "PageDown" => {
+                let _ = select.set_attribute(MOVING, "");
+            }
+            _ => {}
         }
     });
     html! {
         <label class="lang">{t("language")}{" "}
-            <select id="lang" {onchange} {onkeydown} {onblur}>
+            <select id="lang" {onchange} {onkeydown}>
                 { for sbp_scenario::catalog::LANGUAGES.iter().map(|(code, name)| html! {
                     <option value={*code} lang={*code} selected={*code == i18n::lang()}>{*name}</option>
                 }) }
