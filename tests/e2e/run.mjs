@@ -1998,6 +1998,9 @@ test('live: a Python program of one\'s own watched in the page; a lock lapsed fr
       return el && el.textContent !== before;
     }, left);
     await page.locator('#live-clients', { hasText: 'receives from orders' }).waitFor();
+    // Whose DeliveryCount the page shows: .NET's, and what the Python SDK shows is said (MSG-02).
+    await page.locator('.lane[data-entity="orders"] .card[data-seq="1"] .dc', { hasText: 'DeliveryCount 1 (.NET)' }).waitFor();
+    await page.locator('#live-delivery-count', { hasText: 'The Python and JavaScript SDKs show one less' }).waitFor();
     await page.locator('#live-badge', { hasText: 'clients connected: 1' }).waitFor();
     // The settlement.
     prog.go();

@@ -1023,6 +1023,7 @@ live-title = Live: sbp serve
 live-badge = live · verbundene Clients: { $clients }
 live-lost = Der Server ist weg: neuer Versuch jede Sekunde (starten Sie sbp serve neu, und diese Seite folgt ihm).
 live-how = Diese Seite folgt dem sbp serve, der sie ausliefert: Was Ihre Programme mit der ausgegebenen Verbindungszeichenfolge tun, erscheint hier, während es geschieht, in Bahnen, Karte, Inspektor und Protokoll. Die Seite spielt die aufgezeichneten Schritte des Servers mit derselben Engine nach und zeigt so genau den Zustand des Servers.
+live-delivery-count = DeliveryCount auf den Karten und im Inspektor ist so, wie .NET ihn zeigt: 1 bei der ersten Zustellung mit Sperre. Die Python- und JavaScript-SDKs zeigen eins weniger (0 bei der ersten Zustellung), MSG-02.
 live-receiver = empfängt von { $entity } (Link { $name })
 live-sender = sendet an { $entity } (Link { $name })
 live-server-now = Server-Uhr: { $at }

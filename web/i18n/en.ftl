@@ -1041,6 +1041,7 @@ live-title = Live: sbp serve
 live-badge = live · clients connected: { $clients }
 live-lost = The server is gone: trying again every second (start sbp serve again and this page follows it).
 live-how = This page follows the sbp serve that serves it: what your programs do with the connection string it printed shows here as it happens, in lanes, map, inspector and log. The page replays the server's recorded steps with the same engine, so it shows exactly the server's state.
+live-delivery-count = DeliveryCount on the cards and in the inspector is as .NET shows it: 1 on the first locked delivery. The Python and JavaScript SDKs show one less (0 on the first delivery), MSG-02.
 live-receiver = receives from { $entity } (link { $name })
 live-sender = sends to { $entity } (link { $name })
 live-server-now = Server clock: { $at }

@@ -1023,6 +1023,7 @@ live-title = Live: sbp serve
 live-badge = live · verbonden clients: { $clients }
 live-lost = De server is weg: elke seconde een nieuwe poging (start sbp serve opnieuw en deze pagina volgt hem).
 live-how = Deze pagina volgt de sbp serve die haar serveert: wat je programma's doen met de verbindingsreeks die hij toonde, verschijnt hier terwijl het gebeurt, in banen, kaart, inspector en logboek. De pagina speelt de opgenomen stappen van de server na met dezelfde engine en toont zo precies de toestand van de server.
+live-delivery-count = DeliveryCount op de kaarten en in de inspector is zoals .NET hem toont: 1 bij de eerste levering met vergrendeling. De Python- en JavaScript-SDK's tonen één minder (0 bij de eerste levering), MSG-02.
 live-receiver = ontvangt van { $entity } (link { $name })
 live-sender = verzendt naar { $entity } (link { $name })
 live-server-now = Serverklok: { $at }

@@ -1023,6 +1023,7 @@ live-title = Live: sbp serve
 live-badge = live · anslutna klienter: { $clients }
 live-lost = Servern är borta: nytt försök varje sekund (starta sbp serve igen så följer sidan den).
 live-how = Den här sidan följer den sbp serve som levererar den: det dina program gör med anslutningssträngen den skrev ut syns här medan det händer, i banor, karta, inspektör och logg. Sidan spelar upp serverns inspelade steg med samma motor och visar därför exakt serverns tillstånd.
+live-delivery-count = DeliveryCount på korten och i granskaren är som .NET visar den: 1 vid den första låsta leveransen. Python- och JavaScript-SDK:erna visar en mindre (0 vid den första leveransen), MSG-02.
 live-receiver = tar emot från { $entity } (länk { $name })
 live-sender = skickar till { $entity } (länk { $name })
 live-server-now = Serverns klocka: { $at }

@@ -298,6 +298,7 @@ fn card(
     let (state, class) = status_words(&c.status);
     // A property a prediction asks about is hidden until the learner answers.
     let masked = crate::lesson::masked(store);
+    let live = store.live.is_some();
     let hidden = |property: &str| {
         masked
             .as_ref()
@@ -370,7 +371,9 @@ fn card(
                 if let Some(at) = c.enqueues_at {
                     <span class="sched">{tf("enqueued-in", &[("left", &countdown(now, at))])}</span>
                 }
-                <span class="dc">{if hidden("DeliveryCount") { "DeliveryCount ?".to_string() } else { format!("DeliveryCount {}", c.delivery_count) }}</span>
+                // Following an SDK's run, the count is said to be .NET's (MSG-02; the live
+                // panel says what the Python and JavaScript SDKs show).
+                <span class="dc">{if hidden("DeliveryCount") { "DeliveryCount ?".to_string() } else if live { format!("DeliveryCount {} (.NET)", c.delivery_count) } else { format!("DeliveryCount {}", c.delivery_count) }}</span>
                 if let Some(id) = m.session_id() {
                     <span class="sid">{format!("SessionId {id}")}</span>
                 }

@@ -179,6 +179,8 @@ pub fn live_panel(props: &crate::state::StateProps) -> Html {
             <h2>{t("live-title")}</h2>
             <p id="live-badge" class={classes!("badge", (!live.connected).then_some("lost"))} role="status">{badge}</p>
             <p class="hint">{t("live-how")}</p>
+            // Whose DeliveryCount the page shows (MSG-02): the SDKs differ by one.
+            <p class="hint" id="live-delivery-count">{t("live-delivery-count")}</p>
             <ul id="live-clients">
                 { for live.clients.iter().map(|c| html! {
                     <li title={c.name.clone()}><strong>{c.name.clone()}</strong>
