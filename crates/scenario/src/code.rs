@@ -181,7 +181,7 @@ fn count_paths(ns: &Namespace, e: &Expectation) -> Vec<(String, Option<&'static 
 
 /// How many events the simulation has logged so far (those its log dropped included).
 fn logged(sim: &Simulation) -> usize {
-    sim.ns.log_dropped() as usize + sim.ns.log().len()
+    sim.ns.events_logged() as usize
 }
 
 /// A program being written.
@@ -1470,12 +1470,12 @@ impl Code {
 
     /// Comments on what the playground logged since `seen` (a count of events ever logged).
     fn happened(&mut self, sim: &Simulation, seen: usize) -> usize {
-        let log = sim.ns.log();
         let total = logged(sim);
-        let start = log.len().saturating_sub(total - seen);
         // In the reader's words (the CLI's: English).
         let new: Vec<String> = sbp_engine::text::with_current(|words| {
-            log[start..]
+            sim.ns
+                .events_since(seen as u64)
+                .0
                 .iter()
                 .map(|e| {
                     let said = crate::words::event_text(words, &sim.ns, e);

@@ -179,7 +179,7 @@ impl Question {
         let entity = entity.strip_suffix("/$deadletterqueue").unwrap_or(entity);
         let until = sim.now().saturating_add(HORIZON);
         let mut budget = WORK;
-        let mut seen = run.ns.log().len() + run.ns.log_dropped() as usize;
+        let mut seen = run.ns.events_logged();
         loop {
             let next = run.next_due().filter(|&t| t <= until);
             let Some(next) = next else {
@@ -188,11 +188,10 @@ impl Question {
             if !run.advance_within(next, &mut budget) && budget == 0 {
                 return self.unanswered();
             }
-            let total = run.ns.log().len() + run.ns.log_dropped() as usize;
-            let fresh = total.saturating_sub(seen).min(run.ns.log().len());
-            seen = total;
-            let start = run.ns.log().len() - fresh;
-            let found = run.ns.log()[start..]
+            let found = run
+                .ns
+                .events_since(seen)
+                .0
                 .iter()
                 .find(|e| {
                     e.seq == seq && run.ns.entity_name(e.entity) == entity && self.wants(&e.kind)
@@ -213,6 +212,7 @@ impl Question {
                     at: Some(e.at),
                 };
             }
+            seen = run.ns.events_logged();
         }
     }
 

@@ -428,11 +428,6 @@ impl Broker {
         self.last_step_rule
     }
 
-    /// How many events the run has logged so far (the log keeps the newest; this counts all).
-    fn events_logged(&self) -> u64 {
-        self.sim.ns.log_dropped() + self.sim.ns.log().len() as u64
-    }
-
     /// Runs `action` as a step of the run now: recorded, journaled, sent to the live pages and
     /// printed; what the engine answered.
     pub fn run(&mut self, client: &str, action: Action) -> Result<Vec<Reply>, BrokerError> {
@@ -440,7 +435,7 @@ impl Broker {
         let words = Step::new(action.clone()).action_text();
         let steps = self.sim.scenario.timeline.len();
         // Events ever logged before the step: what it logs is after them.
-        let logged = self.events_logged();
+        let logged = self.sim.ns.events_logged();
         let result = self.sim.push_step_replies(Step::new(action));
         let recorded = self.sim.scenario.timeline.len() > steps;
         // The step as recorded (with its expect_error when it failed), at its place in the run.
@@ -470,7 +465,10 @@ impl Broker {
         self.note_touched();
         // The rule of what this step did (its last event that names one): a peek or an empty
         // receive logs nothing, and names no rule.
-        self.last_step_rule = events_since(&self.sim.ns, logged)
+        self.last_step_rule = self
+            .sim
+            .ns
+            .events_since(logged)
             .0
             .iter()
             .rev()
@@ -688,14 +686,14 @@ impl Broker {
     /// receiver may find a message now. Events the log dropped unread (a step that made more
     /// than it keeps) touch every queue.
     fn note_touched(&mut self) {
-        let (events, unread_dropped) = events_since(&self.sim.ns, self.log_seen);
+        let (events, unread_dropped) = self.sim.ns.events_since(self.log_seen);
         if unread_dropped {
             self.touched_all = true;
         }
         for e in events {
             self.touched.insert((e.entity, e.dlq));
         }
-        self.log_seen = self.events_logged();
+        self.log_seen = self.sim.ns.events_logged();
     }
 
     /// The queues touched since the last call (all of them: None).
@@ -1041,17 +1039,6 @@ impl Broker {
         s.expect = vec![expect];
         Ok(s)
     }
-}
-
-/// The events `ns` logged after the first `seen` it ever logged, as far as its log still holds
-/// them, and whether some of those were dropped from the log before being read.
-fn events_since(ns: &sbp_engine::Namespace, seen: u64) -> (&[sbp_engine::Event], bool) {
-    let dropped = ns.log_dropped();
-    let log = ns.log();
-    let from = usize::try_from(seen.saturating_sub(dropped))
-        .unwrap_or(usize::MAX)
-        .min(log.len());
-    (&log[from..], seen < dropped)
 }
 
 /// The system's wall clock in Unix milliseconds.

@@ -408,7 +408,7 @@ pub fn namespace_map(props: &MapProps) -> Html {
     let sim = store.sim.borrow();
     let now = sim.now();
     let map = sim.ns.map();
-    let total = sim.ns.log_dropped() + sim.ns.log().len() as u64;
+    let total = sim.ns.events_logged();
     let sim_id = std::rc::Rc::as_ptr(&store.sim) as usize;
     let layout = layout(&map);
     motion

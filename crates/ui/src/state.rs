@@ -350,7 +350,7 @@ impl Reducible for AppState {
             }
             Action::StepBy(d) => {
                 let mut sim = s.sim.borrow_mut();
-                let since = (sim.now(), log_position(&sim));
+                let since = (sim.now(), sim.ns.events_logged());
                 let target = sim.now().saturating_add(d);
                 s.notice = replay(&mut sim, &mut s.rewind.borrow_mut(), target)
                     .or_else(|| Some(what_happened(&sim, since)));
@@ -380,7 +380,7 @@ impl Reducible for AppState {
             Action::Seek(at) => {
                 let since = {
                     let sim = s.sim.borrow();
-                    (sim.now(), log_position(&sim))
+                    (sim.now(), sim.ns.events_logged())
                 };
                 s.seek(at.max(0));
                 // Forward, what happened on the way is said (back, the slider says the instant).
@@ -596,12 +596,8 @@ impl Reducible for AppState {
 /// What happened in the run since `since` (an instant and the log's position then), in one
 /// line: the instants, and the events by kind ("DeadLettered ×1").
 fn what_happened(sim: &Simulation, (from, position): (Instant, u64)) -> String {
-    let log = sim.ns.log();
-    let skip = usize::try_from(position.saturating_sub(sim.ns.log_dropped()))
-        .unwrap_or(usize::MAX)
-        .min(log.len());
     let mut kinds: Vec<(&str, usize)> = Vec::new();
-    for e in &log[skip..] {
+    for e in sim.ns.events_since(position).0 {
         let name = e.kind.name();
         match kinds.iter_mut().find(|(k, _)| *k == name) {
             Some((_, n)) => *n += 1,
@@ -619,12 +615,6 @@ fn what_happened(sim: &Simulation, (from, position): (Instant, u64)) -> String {
             &[("from", &from), ("to", &to), ("what", &what.join(", "))],
         )
     }
-}
-
-/// Events the run has logged so far, the dropped ones counted (a position in the log that
-/// stays put as older events are dropped).
-fn log_position(sim: &Simulation) -> u64 {
-    sim.ns.log_dropped() + sim.ns.log().len() as u64
 }
 
 /// How long watching a prediction's outcome takes at most (wall ms, at the speed chosen).
@@ -658,7 +648,7 @@ impl AppState {
         let same_run = Rc::ptr_eq(&self.sim, &before.sim);
         if self.playing && (!before.playing || !same_run || moved) {
             let sim = self.sim.borrow();
-            self.played_from = Some((sim.now(), log_position(&sim)));
+            self.played_from = Some((sim.now(), sim.ns.events_logged()));
             return;
         }
         if self.playing || !before.playing || !same_run || self.error.is_some() {

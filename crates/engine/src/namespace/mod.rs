@@ -209,6 +209,19 @@ impl Namespace {
     pub fn log_dropped(&self) -> u64 {
         self.log_dropped
     }
+    /// How many events the namespace has ever logged, the dropped ones counted: a position in
+    /// the log that stays put as older events are dropped.
+    pub fn events_logged(&self) -> u64 {
+        self.log_dropped + self.log.len() as u64
+    }
+    /// The events logged after the first `seen` ([`Namespace::events_logged`] then), as far as
+    /// the log still holds them, and whether some of those were dropped before being read.
+    pub fn events_since(&self, seen: u64) -> (&[Event], bool) {
+        let from = usize::try_from(seen.saturating_sub(self.log_dropped))
+            .unwrap_or(usize::MAX)
+            .min(self.log.len());
+        (&self.log[from..], seen < self.log_dropped)
+    }
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
     }
