@@ -341,7 +341,7 @@ impl From<FetchError> for LoadError {
 
 /// Once the page has drawn what an action changed, puts the keyboard's focus on the first
 /// element one of `selectors` finds (an element an action removed would drop it to the page's
-/// top), and keeps it in view.
+/// top).
 pub fn focus_soon(selectors: Vec<String>) {
     gloo_timers::callback::Timeout::new(0, move || {
         let Some(document) = web_sys::window().and_then(|w| w.document()) else {
@@ -371,10 +371,10 @@ fn focus_on(element: &web_sys::Element) {
         let _ = element.set_attribute("tabindex", "-1");
         element.clone()
     });
+    // Taking the focus brings it into view ([`watch_focus`]).
     if let Ok(html) = target.dyn_into::<web_sys::HtmlElement>() {
         let _ = html.focus();
     }
-    bring_focus_into_view();
 }
 
 /// The element that has the keyboard's focus, if it is not the page itself.
@@ -427,14 +427,12 @@ fn focus_chain(element: &web_sys::Element) -> Vec<String> {
     let card = element.closest(".card[data-seq]").ok().flatten();
     let lane = element.closest(".lane[data-entity]").ok().flatten();
     if let Some(lane) = lane {
-        let entity = clean(lane.get_attribute("data-entity").unwrap_or_default());
-        if let Some(card) = card {
-            let seq = clean(card.get_attribute("data-seq").unwrap_or_default());
-            chain.push(format!(
-                ".lane[data-entity=\"{entity}\"] .card[data-seq=\"{seq}\"] .card-body"
-            ));
+        let entity = lane.get_attribute("data-entity").unwrap_or_default();
+        let seq = card.and_then(|c| c.get_attribute("data-seq")?.parse::<u64>().ok());
+        if let Some(seq) = seq {
+            chain.push(card_selector(&entity, seq));
         }
-        chain.push(format!(".lane[data-entity=\"{entity}\"]"));
+        chain.push(lane_selector(&entity));
     }
     if element.closest("#lesson").ok().flatten().is_some() {
         chain.extend(["#goal-reached", "#hints li:last-child", "#lesson-step"].map(String::from));
@@ -556,13 +554,26 @@ fn fetch_boxed(url: &str, done: Box<dyn FnOnce(Result<String, FetchError>)>) {
     let _ = xhr.send();
 }
 
+/// The selector of the lane of entity `lane` (a queue's, topic's or subscription's path).
+pub fn lane_selector(lane: &str) -> String {
+    format!(".lane[data-entity=\"{}\"]", lane.replace(['\\', '"'], ""))
+}
+
+/// The selector of message `seq`'s card in the lane of `lane`, wherever it is there (its
+/// dead-letter queue's part included).
+pub fn card_selector(lane: &str, seq: u64) -> String {
+    format!(
+        "{} .card[data-seq=\"{seq}\"] .card-body",
+        lane_selector(lane)
+    )
+}
+
 /// Scrolls the lane of entity `path` into view and flashes it (a click on the map).
 pub fn show_lane(path: &str) {
     let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
         return;
     };
-    let selector = format!("[data-entity=\"{}\"]", path.replace(['\\', '"'], ""));
-    if let Ok(Some(lane)) = doc.query_selector(&selector) {
+    if let Ok(Some(lane)) = doc.query_selector(&lane_selector(path)) {
         lane.scroll_into_view();
         let _ = lane.class_list().remove_1("flash");
         let _ = lane.class_list().add_1("flash");

@@ -273,16 +273,16 @@ fn dead_letter_form(store: &crate::state::StateHandle, path: &str, seq: u64, hol
                 description: value(&description, &example),
                 ..def.clone()
             };
-            let lane = sbp_engine::namespace::split_queue_path(&settle.from)
-                .0
-                .replace(['\\', '"'], "");
+            let lane = crate::browser::lane_selector(
+                sbp_engine::namespace::split_queue_path(&settle.from).0,
+            );
             store.dispatch(crate::state::Action::Do(Box::new(sbp_scenario::Step::new(
                 sbp_scenario::Action::DeadLetter(settle),
             ))));
             // The form goes with the lock: the focus goes to the message, now in the DLQ.
             crate::browser::focus_soon(vec![
-                format!(".lane[data-entity=\"{lane}\"] .dlq .card[data-seq=\"{seq}\"] .card-body"),
-                format!(".lane[data-entity=\"{lane}\"]"),
+                format!("{lane} .dlq .card[data-seq=\"{seq}\"] .card-body"),
+                lane,
             ]);
         })
     };

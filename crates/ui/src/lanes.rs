@@ -352,8 +352,8 @@ fn card(
             // on its lane (not thrown back to the top of the page).
             let (lane, _) = split_queue_path(&path);
             crate::browser::focus_soon(vec![
-                format!(".lane[data-entity=\"{lane}\"] .card[data-seq=\"{seq}\"] .card-body"),
-                format!(".lane[data-entity=\"{lane}\"]"),
+                crate::browser::card_selector(lane, seq),
+                crate::browser::lane_selector(lane),
             ]);
         })
     };

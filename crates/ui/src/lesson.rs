@@ -446,10 +446,7 @@ fn predict(
                 Callback::from(move |_: MouseEvent| {
                     store.dispatch(Action::LessonWatch);
                     if let Some(lane) = &lane {
-                        crate::browser::focus_soon(vec![format!(
-                            ".lane[data-entity=\"{}\"]",
-                            lane.replace(['\\', '"'], "")
-                        )]);
+                        crate::browser::focus_soon(vec![crate::browser::lane_selector(lane)]);
                     }
                 })
             });
