@@ -16,15 +16,18 @@ fn r_rcv_05_each_operation_is_told_with_the_rule_of_what_it_did_and_a_peek_with_
     };
     broker.send("sender", send).unwrap();
     assert_eq!(broker.last_step_rule(), Some("TTL-01"));
-    let got = broker
-        .receive(
-            "receiver",
-            "orders",
-            "r",
-            sbp_engine::ReceiveMode::PeekLock,
-            1,
-        )
-        .unwrap();
+    let receive = |broker: &mut Broker| {
+        broker
+            .receive(
+                "receiver",
+                "orders",
+                "r",
+                sbp_engine::ReceiveMode::PeekLock,
+                1,
+            )
+            .unwrap()
+    };
+    let got = receive(&mut broker);
     assert_eq!(broker.last_step_rule(), Some("RCV-02"));
     let token = got[0].lock_token.clone().expect("a lock token");
     broker
@@ -33,15 +36,7 @@ fn r_rcv_05_each_operation_is_told_with_the_rule_of_what_it_did_and_a_peek_with_
     assert_eq!(broker.last_step_rule(), Some("RCV-05"));
     broker.peek("receiver", "orders", None, 10).unwrap();
     assert_eq!(broker.last_step_rule(), None, "a peek");
-    let none = broker
-        .receive(
-            "receiver",
-            "orders",
-            "r",
-            sbp_engine::ReceiveMode::PeekLock,
-            1,
-        )
-        .unwrap();
+    let none = receive(&mut broker);
     assert!(none.is_empty());
     assert_eq!(broker.last_step_rule(), None, "an empty receive");
 }

@@ -281,28 +281,21 @@ fn r_rcv_08_a_refused_settlement_is_logged_with_its_message_and_the_rule() {
     queue(&mut ns, "q", settings());
     ns.send("q", msg("a", None)).unwrap();
     recv(&mut ns, "q", 1);
-    let complete = Command::Settle {
+    let complete = |from: &str| Command::Settle {
         receiver: R.into(),
-        from: "q".into(),
+        from: from.into(),
         seq: 1,
         settlement: Settlement::Complete,
         lock_token: None,
     };
-    let err = ns.apply(31 * SECOND, complete).unwrap_err();
+    let err = ns.apply(31 * SECOND, complete("q")).unwrap_err();
     assert_eq!(err.kind, ErrorKind::MessageLockLost);
     let logged = ns.log().last().expect("the rejection is logged");
     assert_eq!(logged.kind.name(), "Rejected");
     assert_eq!(logged.seq, 1);
     assert_eq!(logged.rule, Some(sbp_engine::rules::Rule::Rcv08));
     // Another refusal (no such entity) names neither.
-    let nowhere = Command::Settle {
-        receiver: R.into(),
-        from: "nowhere".into(),
-        seq: 1,
-        settlement: Settlement::Complete,
-        lock_token: None,
-    };
-    let err = ns.apply(31 * SECOND, nowhere).unwrap_err();
+    let err = ns.apply(31 * SECOND, complete("nowhere")).unwrap_err();
     assert_ne!(err.kind, ErrorKind::MessageLockLost);
     assert_eq!(ns.log().last().and_then(|e| e.rule), None);
 }
