@@ -1,0 +1,450 @@
+//! JavaScript (Node.js, CommonJS), with @azure/service-bus: an `async function main()`,
+//! camelCase names, options objects, Long SequenceNumbers, and `check` comparing each reply.
+use super::target::{Consumers, Entity, Field, Out, Producer, Rule, Settlement, Target};
+use crate::code_text;
+use crate::model::{ModeDef, ProcessingDef, SessionOpDef};
+use crate::Text;
+use sbp_engine::text;
+use sbp_engine::time::Duration;
+use sbp_engine::PropertyValue;
+use std::collections::BTreeMap;
+
+pub(super) struct JavaScript;
+
+/// A subscription as its topic and name, or a path (the arguments of a call).
+fn names(entity: &Entity) -> String {
+    match entity {
+        Entity::Path(p) => p.clone(),
+        Entity::Subscription(t, n) => format!("{t}, {n}"),
+    }
+}
+
+impl Target for JavaScript {
+    fn comment(&self) -> &'static str {
+        "//"
+    }
+
+    fn lit(&self, s: &str) -> String {
+        code_text::javascript_literal(s)
+    }
+
+    fn base64(&self, b64: &str) -> String {
+        format!("Buffer.from({b64}, \"base64\")")
+    }
+
+    fn repeated_body(&self, size: u64) -> String {
+        format!("\"x\".repeat({size})")
+    }
+
+    fn member(&self, pascal: &str) -> String {
+        let mut chars = pascal.chars();
+        chars
+            .next()
+            .map(|c| c.to_ascii_lowercase().to_string() + chars.as_str())
+            .unwrap_or_default()
+    }
+
+    fn boolean(&self, b: bool) -> String {
+        b.to_string()
+    }
+
+    fn none(&self) -> &'static str {
+        "undefined"
+    }
+
+    /// ISO 8601, as the administration client takes a duration.
+    fn duration(&self, ms: Duration) -> String {
+        self.lit(&crate::emulator::format_iso(ms))
+    }
+
+    fn time_to_live(&self, ms: Duration) -> String {
+        ms.to_string()
+    }
+
+    /// One number type, which rhea sends as an AMQP int when it fits 32 bits, so a long is
+    /// written as its number; a uuid as its text.
+    fn value(&self, v: &PropertyValue) -> String {
+        match v {
+            PropertyValue::String(s) => self.lit(s),
+            PropertyValue::Int(n) => n.to_string(),
+            PropertyValue::Long(n) => n.to_string(),
+            PropertyValue::Double(d) if d.is_nan() => "NaN".into(),
+            PropertyValue::Double(d) if d.is_infinite() && *d > 0.0 => "Infinity".into(),
+            PropertyValue::Double(d) if d.is_infinite() => "-Infinity".into(),
+            PropertyValue::Double(d) => sbp_engine::time::format_decimal(*d, 6),
+            PropertyValue::Bool(b) => b.to_string(),
+            PropertyValue::Null => "null".into(),
+            PropertyValue::Timestamp(ms) => format!(
+                "new Date({})",
+                self.lit(&sbp_engine::utc::format_utc(0, *ms))
+            ),
+            PropertyValue::Uuid(_) => self.lit(&v.to_string()),
+        }
+    }
+
+    fn prelude(&self, out: &mut Out, title: &str, words: &[(&str, Text)]) {
+        out.say(text!(
+            "code-header",
+            title = title,
+            sdk = "@azure/service-bus"
+        ));
+        out.note("npm install @azure/service-bus long");
+        out.line("const { ServiceBusClient, ServiceBusAdministrationClient } = require(\"@azure/service-bus\");");
+        out.line("const Long = require(\"long\");");
+        out.line("");
+        out.settings(
+            [
+                "const connection = process.env.SERVICEBUS_CONNECTION || \"<connection string>\";",
+                "const adminConnection = process.env.SERVICEBUS_ADMIN_CONNECTION;",
+                "const SPEED = Number(process.env.SBP_SPEED || \"1\");",
+            ],
+            words,
+            "const {name} = {lit};",
+            code_text::javascript_literal,
+        );
+        out.line("const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));");
+        out.say(text!("code-retries"));
+        out.line("");
+        out.line("async function main() {");
+        out.indent = 1;
+        out.lines(include_str!("templates/javascript-helpers.js"));
+    }
+
+    fn actors(&self) -> &'static str {
+        include_str!("templates/javascript-actors.js")
+    }
+
+    fn work(&self, p: Option<&ProcessingDef>) -> String {
+        super::target::work_in_ms(p, "random()", "Math.log")
+    }
+
+    fn start_producer(&self, p: &Producer) -> String {
+        let Producer {
+            name,
+            to,
+            rate,
+            limit,
+            prefix,
+            ttl_ms,
+            spike,
+            ..
+        } = p;
+        format!(
+            "startProducer({name}, {to}, {rate}, {limit}, {prefix}, {ttl_ms}, [{}, {}, {}]);",
+            spike.0, spike.1, spike.2
+        )
+    }
+
+    fn start_consumers(&self, c: &Consumers) -> String {
+        format!(
+            "startConsumers({}, {}, {}, {}, {}, {}, {}, {}, {});",
+            c.name,
+            c.from,
+            c.instances,
+            self.boolean(c.mode == ModeDef::PeekLock),
+            c.work,
+            c.crash,
+            c.abandon,
+            c.dead_letter,
+            c.restart_ms
+        )
+    }
+
+    fn stop_actors(&self, name: &str) -> String {
+        format!("stopActors({name});")
+    }
+
+    fn end(&self, out: &mut Out, actors: bool) {
+        out.line("");
+        if actors {
+            out.line("for (const stop of stops.values()) stop.stopped = true;");
+            out.line("await Promise.all(actors);");
+        }
+        out.lines(include_str!("templates/javascript-end.js"));
+        out.indent = 0;
+        out.line("}");
+        out.line("");
+        out.line("main().catch((e) => { console.error(e); process.exit(1); });");
+    }
+
+    fn admin_open(&self) -> &'static str {
+        "if (admin) {"
+    }
+
+    fn admin_close(&self, out: &mut Out, otherwise: &str) {
+        out.line(&format!("}} else {otherwise}"));
+    }
+
+    fn existing(&self) -> &'static str {
+        "console.log(EXISTING);"
+    }
+
+    fn stop_checking(&self, why: &str) -> String {
+        format!("{{ checking = false; console.log({why}); }}")
+    }
+
+    fn create(&self, kind: &str, target: &str, options: &[(String, String)]) -> String {
+        let fields: Vec<String> = options.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        format!(
+            "await admin.create{kind}({target}, {{ {} }});",
+            fields.join(", ")
+        )
+    }
+
+    fn create_subscription_with_rule(
+        &self,
+        _target: &str,
+        _options: &[(String, String)],
+        _rule: &Rule,
+    ) -> Option<String> {
+        None
+    }
+
+    fn add_rule(&self, topic: &str, subscription: &str, rule: &Rule) -> String {
+        let action = rule
+            .action
+            .as_ref()
+            .map(|a| format!(", {a}"))
+            .unwrap_or_default();
+        format!(
+            "await admin.createRule({topic}, {subscription}, {}, {}{action});",
+            rule.name, rule.filter
+        )
+    }
+
+    fn remove_rule(&self, topic: &str, subscription: &str, name: &str) -> String {
+        format!("await admin.deleteRule({topic}, {subscription}, {name});")
+    }
+
+    fn sql_action(&self, action: &str) -> String {
+        format!("{{ sqlExpression: {action} }}")
+    }
+
+    fn sql_filter(&self, filter: &str) -> String {
+        format!("{{ sqlExpression: {filter} }}")
+    }
+
+    fn true_filter(&self) -> String {
+        "{ sqlExpression: \"1=1\" }".into()
+    }
+
+    fn correlation_filter(
+        &self,
+        fields: &[(String, String)],
+        properties: &BTreeMap<String, PropertyValue>,
+    ) -> String {
+        let mut f: Vec<String> = fields.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        if !properties.is_empty() {
+            f.push(format!(
+                "applicationProperties: {}",
+                self.dictionary(properties)
+            ));
+        }
+        format!("{{ {} }}", f.join(", "))
+    }
+
+    fn update(&self, kind: &str, entity: &Entity) -> (String, String) {
+        (
+            format!(
+                "const properties = await admin.get{kind}({});",
+                names(entity)
+            ),
+            format!("await admin.update{kind}(properties);"),
+        )
+    }
+
+    fn end_of_statement(&self) -> &'static str {
+        ";"
+    }
+
+    fn braces(&self) -> Option<(&'static str, &'static str)> {
+        Some(("{", "}"))
+    }
+
+    fn delete(&self, entity: &Entity) -> String {
+        match entity {
+            Entity::Subscription(t, n) => format!("await admin.deleteSubscription({t}, {n});"),
+            Entity::Path(p) => format!("await admin.deleteQueue({p}); // or deleteTopic"),
+        }
+    }
+
+    fn wait(&self, until: i64, on: &str) -> String {
+        format!("await waitUntil({until}); // {on}")
+    }
+
+    fn mode(&self, m: ModeDef) -> &'static str {
+        match m {
+            ModeDef::PeekLock => "\"peekLock\"",
+            ModeDef::ReceiveAndDelete => "\"receiveAndDelete\"",
+        }
+    }
+
+    fn receiver(&self, name: &str, path: &str, m: ModeDef) -> String {
+        format!("receiver({name}, {path}, {})", self.mode(m))
+    }
+
+    fn sender(&self, to: &str, _topic: bool) -> String {
+        format!("sender({to})")
+    }
+
+    fn receive(&self, rx: &str, count: u32, expected: usize) -> String {
+        format!("await receive({rx}, {count}, {expected})")
+    }
+
+    fn peek(&self, rx: &str, count: u32, from_seq: Option<String>) -> String {
+        match from_seq {
+            Some(s) => format!("await {rx}.peekMessages({count}, {{ fromSequenceNumber: {s} }})"),
+            None => format!("await {rx}.peekMessages({count})"),
+        }
+    }
+
+    fn receive_deferred(&self, rx: &str, seqs: &[String]) -> String {
+        format!("await {rx}.receiveDeferredMessages([{}])", seqs.join(", "))
+    }
+
+    fn sequence_number(&self, seq: u64) -> String {
+        format!("Long.fromNumber({seq})")
+    }
+
+    fn close_receiver(&self, rx: &str) -> String {
+        format!("await {rx}.close();")
+    }
+
+    fn got(&self, out: &mut Out, call: Option<&str>, expr: &str) {
+        out.line("{");
+        out.indent += 1;
+        out.line(&format!("const got = {expr};"));
+        if let Some(key) = call {
+            out.line(&format!("calls.set({key}, got);"));
+        }
+    }
+
+    fn settlement(&self, s: Settlement) -> String {
+        match s {
+            Settlement::Complete => "completeMessage(m)".into(),
+            Settlement::Abandon => "abandonMessage(m)".into(),
+            Settlement::Defer => "deferMessage(m)".into(),
+            Settlement::RenewLock => "renewMessageLock(m)".into(),
+            Settlement::DeadLetter(reason, description) => format!(
+                "deadLetterMessage(m, {{ deadLetterReason: {reason}, deadLetterErrorDescription: {description} }})"
+            ),
+        }
+    }
+
+    fn settle(&self, out: &mut Out, call: &str, index: usize, rx: &str, settlement: &str) {
+        out.line("{");
+        out.line(&format!("    const m = message({call}, {index});"));
+        out.line(&format!("    if (m) await {rx}.{settlement};"));
+        out.line("}");
+    }
+
+    fn cancel_scheduled(&self, sender: &str, key: &str) -> String {
+        format!("await {sender}.cancelScheduledMessages(scheduled.get({key}));")
+    }
+
+    fn joined(&self, text: &str, number: &str) -> String {
+        format!("{text} + ({number})")
+    }
+
+    fn message(
+        &self,
+        body: String,
+        fields: &[(String, String)],
+        properties: &BTreeMap<String, PropertyValue>,
+    ) -> String {
+        let mut f: Vec<String> = vec![format!("body: {body}")];
+        f.extend(fields.iter().map(|(k, v)| format!("{k}: {v}")));
+        if !properties.is_empty() {
+            f.push(format!(
+                "applicationProperties: {}",
+                self.dictionary(properties)
+            ));
+        }
+        format!("{{ {} }}", f.join(", "))
+    }
+
+    fn send(&self, sender: &str, message: &str) -> String {
+        format!("await {sender}.sendMessages({message});")
+    }
+
+    fn schedule(&self, sender: &str, message: &str, key: &str, at: i64) -> String {
+        format!("scheduled.set({key}, (await {sender}.scheduleMessages({message}, new Date(start + {at} / SPEED)))[0]);")
+    }
+
+    fn repeat(&self, out: &mut Out, n: u32, call: &str) {
+        out.line(&format!("for (let i = 1; i <= {n}; i++) {{"));
+        out.indent += 1;
+        out.line(call);
+        out.indent -= 1;
+        out.line("}");
+    }
+
+    fn session_key(&self, name: &str, path: &str) -> String {
+        self.lit(&format!("{name}|{path}|peekLock"))
+    }
+
+    fn accept_session(&self, key: &str, entity: &Entity, id: Option<&str>) -> String {
+        let entity = names(entity);
+        let accept = match id {
+            Some(id) => {
+                format!("acceptSession({entity}, {id}, {{ maxAutoLockRenewalDurationInMs: 0 }})")
+            }
+            None => format!("acceptNextSession({entity}, {{ maxAutoLockRenewalDurationInMs: 0 }})"),
+        };
+        format!("receivers.set({key}, await client.{accept});")
+    }
+
+    fn session_op(&self, op: SessionOpDef, rx: &str, _key: &str, state: &str) -> String {
+        match op {
+            SessionOpDef::RenewLock => format!("await {rx}.renewSessionLock();"),
+            SessionOpDef::GetState => format!("console.log(await {rx}.getSessionState());"),
+            SessionOpDef::SetState => format!("await {rx}.setSessionState({state});"),
+            SessionOpDef::Accept | SessionOpDef::Close => format!("await {rx}.close();"),
+        }
+    }
+
+    fn session_id(&self, rx: &str) -> String {
+        format!("String({rx}.sessionId)")
+    }
+
+    fn forget_receiver(&self, key: &str) -> Option<String> {
+        Some(format!("receivers.delete({key});"))
+    }
+
+    fn try_open(&self) -> &'static str {
+        "try {"
+    }
+
+    fn caught(&self, out: &mut Out, what: &str, kind: &str, none: &str) {
+        out.line(&format!("check({what}, {kind}, {none});"));
+        out.indent -= 1;
+        out.line("} catch (e) {");
+        out.line(&format!("    check({what}, {kind}, failure(e));"));
+        out.line("}");
+    }
+
+    fn check(&self, what: &str, showed: &str, returned: &str) -> String {
+        format!("check({what}, {showed}, {returned});")
+    }
+
+    fn counted(&self, path: &str, shown: &str) -> String {
+        format!("await counted({path}, {shown})")
+    }
+
+    fn count(&self, var: &str) -> String {
+        format!("String({var}.length)")
+    }
+
+    fn each(&self, var: &str, field: Field) -> String {
+        let f = match field {
+            Field::MessageId => "messageId",
+            Field::DeliveryCount => "deliveryCount",
+            Field::DeadLetterReason => "deadLetterReason",
+        };
+        format!("{var}.map((m) => String(m.{f} ?? \"\")).join(\",\")")
+    }
+
+    fn delivery_count_below_net(&self) -> u32 {
+        1
+    }
+}

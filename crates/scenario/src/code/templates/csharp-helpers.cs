@@ -1,0 +1,90 @@
+await using var client = new ServiceBusClient(connection, new ServiceBusClientOptions { RetryOptions = new ServiceBusRetryOptions { MaxRetries = 0 } });
+var admin = adminConnection is null ? null : new ServiceBusAdministrationClient(adminConnection);
+var start = DateTimeOffset.UtcNow;
+var receivers = new Dictionary<string, ServiceBusReceiver>();
+var senders = new Dictionary<string, ServiceBusSender>();
+var calls = new Dictionary<string, IReadOnlyList<ServiceBusReceivedMessage>>();
+var scheduled = new Dictionary<string, long>();
+var differences = new List<string>();
+var checking = true;
+ServiceBusReceiver Receiver(string name, string path, ServiceBusReceiveMode mode)
+{
+    var key = $"{name}|{path}|{mode}";
+    if (!receivers.TryGetValue(key, out var r))
+    {
+        var options = new ServiceBusReceiverOptions { ReceiveMode = mode };
+        var parts = path.Split("/subscriptions/");
+        r = parts.Length == 2 ? client.CreateReceiver(parts[0], parts[1], options) : client.CreateReceiver(path, options);
+        receivers[key] = r;
+    }
+    return r;
+}
+ServiceBusSender Sender(string path)
+{
+    if (!senders.TryGetValue(path, out var s)) senders[path] = s = client.CreateSender(path);
+    return s;
+}
+async Task WaitUntil(long ms)
+{
+    var delay = start.AddMilliseconds(ms / SPEED) - DateTimeOffset.UtcNow;
+    if (delay > TimeSpan.Zero) await Task.Delay(delay);
+}
+// Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.
+async Task<IReadOnlyList<ServiceBusReceivedMessage>> ReceiveAsync(ServiceBusReceiver r, int count, int expected)
+{
+    var got = new List<ServiceBusReceivedMessage>();
+    var deadline = DateTimeOffset.UtcNow.AddSeconds(5);
+    while (true)
+    {
+        var wait = got.Count < expected ? deadline - DateTimeOffset.UtcNow : TimeSpan.FromMilliseconds(100);
+        if (wait < TimeSpan.FromMilliseconds(100)) wait = TimeSpan.FromMilliseconds(100);
+        got.AddRange(await r.ReceiveMessagesAsync(count - got.Count, wait));
+        if (got.Count >= expected || got.Count >= count || DateTimeOffset.UtcNow >= deadline) return got;
+    }
+}
+// What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
+// Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).
+async Task<string> Counted(string path, string showed)
+{
+    var r = Receiver("sbp-counts", path, ServiceBusReceiveMode.PeekLock);
+    var deadline = DateTimeOffset.UtcNow.AddSeconds(5);
+    while (true)
+    {
+        var states = new Dictionary<string, int> { ["active"] = 0, ["deferred"] = 0, ["scheduled"] = 0 };
+        long next = 1;
+        try
+        {
+            for (var i = 0; i < 100; i++)
+            {
+                var got = await r.PeekMessagesAsync(100, next);
+                if (got.Count == 0) break;
+                foreach (var m in got) { var s = m.State.ToString().ToLowerInvariant(); states[s] = states.GetValueOrDefault(s) + 1; }
+                next = got[^1].SequenceNumber + 1;
+            }
+        }
+        catch (Exception e) { return Failure(e); }
+        var shown = string.Join(", ", states.Select(kv => $"{kv.Key} {kv.Value}"));
+        if (shown == showed || DateTimeOffset.UtcNow >= deadline) return shown;
+        await Task.Delay(100);
+    }
+}
+void Check(string what, string showed, string returned)
+{
+    if (!checking) Console.WriteLine($"{NOT_CHECKED}: {what}: {returned}");
+    else if (showed == returned) Console.WriteLine($"{SAME}: {what}: {returned}");
+    else { differences.Add(what); Console.WriteLine($"{DIFFERS}: {what}: {SHOWED} {showed}, {RETURNED} {returned}"); }
+}
+ServiceBusReceivedMessage? Message(string call, int i)
+{
+    if (calls.TryGetValue(call, out var got) && i < got.Count) return got[i];
+    Check($"{call}: message {i + 1}", "received", "not received");
+    return null;
+}
+long Seq(string call, int i) => Message(call, i)?.SequenceNumber ?? -1;
+string Failure(Exception e) => e is ServiceBusException s ? s.Reason.ToString() switch
+{
+    "MessagingEntityNotFound" => "MessagingEntityNotFound",
+    "ServiceBusy" => "ServerBusy",
+    "ServiceTimeout" => "ServiceTimeout",
+    var reason => reason,
+} : e is InvalidOperationException ? "InvalidOperation" : e.GetType().Name;

@@ -1,0 +1,98 @@
+client = ServiceBusClient.from_connection_string(CONNECTION, retry_total=0)
+admin = ServiceBusAdministrationClient.from_connection_string(ADMIN_CONNECTION) if ADMIN_CONNECTION else None
+start = datetime.now(timezone.utc)
+began = time.monotonic()
+receivers: Dict[Tuple[str, str, ServiceBusReceiveMode], ServiceBusReceiver] = {}
+senders: Dict[str, ServiceBusSender] = {}
+calls: Dict[str, List[ServiceBusReceivedMessage]] = {}
+scheduled: Dict[str, int] = {}
+differences: List[str] = []
+checking = [True]
+
+
+def receiver(name: str, path: str, mode: ServiceBusReceiveMode) -> ServiceBusReceiver:
+    key = (name, path, mode)
+    if key not in receivers:
+        if "/subscriptions/" in path:
+            topic, subscription = path.split("/subscriptions/")
+            receivers[key] = client.get_subscription_receiver(topic, subscription, receive_mode=mode)
+        else:
+            receivers[key] = client.get_queue_receiver(path, receive_mode=mode)
+    return receivers[key]
+
+
+def sender(path: str, topic: bool) -> ServiceBusSender:
+    if path not in senders:
+        senders[path] = client.get_topic_sender(path) if topic else client.get_queue_sender(path)
+    return senders[path]
+
+
+def wait_until(ms: int) -> None:
+    delay = began + ms / 1000 / SPEED - time.monotonic()
+    if delay > 0:
+        time.sleep(delay)
+
+
+def receive(r: ServiceBusReceiver, count: int, expected: int) -> List[ServiceBusReceivedMessage]:
+    # Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.
+    got: List[ServiceBusReceivedMessage] = []
+    deadline = time.monotonic() + 5
+    while True:
+        wait = max(deadline - time.monotonic(), 0.1) if len(got) < expected else 0.1
+        got += r.receive_messages(max_message_count=count - len(got), max_wait_time=wait)
+        if len(got) >= expected or len(got) >= count or time.monotonic() >= deadline:
+            return got
+
+
+def counted(path: str, showed: str) -> str:
+    # What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
+    # Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).
+    r = receiver("sbp-counts", path, ServiceBusReceiveMode.PEEK_LOCK)
+    deadline = time.monotonic() + 5
+    while True:
+        states: Dict[str, int] = {"active": 0, "deferred": 0, "scheduled": 0}
+        next_seq = 1
+        try:
+            for _ in range(100):
+                got = r.peek_messages(max_message_count=100, sequence_number=next_seq)
+                if not got:
+                    break
+                for m in got:
+                    state = str(m.state.name).lower()
+                    states[state] = states.get(state, 0) + 1
+                next_seq = (got[-1].sequence_number or 0) + 1
+        except Exception as e:  # noqa: BLE001 - the error is what the broker returned
+            return failure(e)
+        shown = ", ".join(f"{k} {v}" for k, v in states.items())
+        if shown == showed or time.monotonic() >= deadline:
+            return shown
+        time.sleep(0.1)
+
+
+def check(what: str, showed: str, returned: str) -> None:
+    if not checking[0]:
+        print(f"{NOT_CHECKED}: {what}: {returned}")
+    elif showed == returned:
+        print(f"{SAME}: {what}: {returned}")
+    else:
+        differences.append(what)
+        print(f"{DIFFERS}: {what}: {SHOWED} {showed}, {RETURNED} {returned}")
+
+
+def message(call: str, i: int) -> Optional[ServiceBusReceivedMessage]:
+    got = calls.get(call, [])
+    if i < len(got):
+        return got[i]
+    check(f"{call}: message {i + 1}", "received", "not received")
+    return None
+
+
+def seq(call: str, i: int) -> int:
+    m = message(call, i)
+    return m.sequence_number or -1 if m else -1
+
+
+def failure(e: Exception) -> str:
+    return ERRORS.get(type(e).__name__, type(e).__name__)
+
+
