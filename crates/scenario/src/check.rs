@@ -113,6 +113,14 @@ impl Simulation {
     /// way in the browser and the CLI.
     pub(crate) fn check(&mut self, at: &str, e: &Expectation) {
         self.checked += 1;
+        let mut failures = Vec::new();
+        self.failures_of(at, e, &mut failures);
+        self.failures.extend(failures);
+    }
+
+    /// What of `e` does not hold now, added to `out` (`at` names the instant in each). Only
+    /// reads: checking changes nothing.
+    pub(crate) fn failures_of(&self, at: &str, e: &Expectation, out: &mut Vec<Text>) {
         for (path, want) in &e.counts {
             // An entity, or its dead-letter sub-queue ("orders/$deadletterqueue").
             let now = self.ns.now();
@@ -125,8 +133,7 @@ impl Simulation {
                 })
             });
             let Some((have, duplicates)) = have else {
-                self.failures
-                    .push(at_instant(at, text!("c-no-entity", path = path)));
+                out.push(at_instant(at, text!("c-no-entity", path = path)));
                 continue;
             };
             let fields = [
@@ -144,7 +151,7 @@ impl Simulation {
             ];
             for (name, want, have) in fields {
                 if let Some(want) = want.filter(|w| !w.holds(have)) {
-                    self.failures.push(at_instant(
+                    out.push(at_instant(
                         at,
                         text!(
                             "c-count",
@@ -160,36 +167,35 @@ impl Simulation {
         for (path, want) in &e.exists {
             let have = self.ns.entity(path).is_some();
             if have != *want {
-                self.failures.push(at_instant(
+                out.push(at_instant(
                     at,
                     text!(if *want { "c-missing" } else { "c-exists" }, path = path),
                 ));
             }
         }
-        self.check_messages_and_metrics(at, e);
-        self.check_events(at, e);
-        self.check_returned(at, e);
-        self.check_settings(at, e);
+        self.check_messages_and_metrics(at, e, out);
+        self.check_events(at, e, out);
+        self.check_returned(at, e, out);
+        self.check_settings(at, e, out);
     }
 
     /// Message and metric expectations: checked the same way in the browser and the CLI.
-    fn check_messages_and_metrics(&mut self, at: &str, e: &Expectation) {
+    fn check_messages_and_metrics(&self, at: &str, e: &Expectation, out: &mut Vec<Text>) {
         for m in &e.messages {
-            self.check_message(at, m);
+            self.check_message(at, m, out);
         }
         if !e.metrics.is_empty() {
             let totals = serde_json::to_value(self.ns.metrics().total()).unwrap_or_default();
             for (name, range) in &e.metrics {
                 let Some(have) = totals.get(name).and_then(serde_json::Value::as_u64) else {
-                    self.failures
-                        .push(at_instant(at, text!("c-no-metric", name = name)));
+                    out.push(at_instant(at, text!("c-no-metric", name = name)));
                     continue;
                 };
                 if range.min.is_some_and(|min| have < min)
                     || range.max.is_some_and(|max| have > max)
                 {
                     let show = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-                    self.failures.push(at_instant(
+                    out.push(at_instant(
                         at,
                         text!(
                             "c-metric",
@@ -205,7 +211,7 @@ impl Simulation {
     }
 
     /// `events`: how many events of a kind the log holds.
-    fn check_events(&mut self, at: &str, e: &Expectation) {
+    fn check_events(&self, at: &str, e: &Expectation, out: &mut Vec<Text>) {
         for (name, range) in &e.events {
             let have = self
                 .ns
@@ -215,7 +221,7 @@ impl Simulation {
                 .count() as u64;
             if range.min.is_some_and(|min| have < min) || range.max.is_some_and(|max| have > max) {
                 let show = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-                self.failures.push(at_instant(
+                out.push(at_instant(
                     at,
                     text!(
                         "c-events",
@@ -229,7 +235,7 @@ impl Simulation {
         }
     }
 
-    fn check_message(&mut self, at: &str, want: &MessageExpect) {
+    fn check_message(&self, at: &str, want: &MessageExpect, out: &mut Vec<Text>) {
         let perspective = match want.view {
             ViewDef::Peek => Perspective::Peek,
             ViewDef::Receive => Perspective::Receive,
@@ -237,27 +243,25 @@ impl Simulation {
         let label = text!("c-message", path = &want.entity, seq = want.seq);
         let Some(view) = self.ns.message(&want.entity, want.seq, perspective) else {
             if !want.absent {
-                self.failures
-                    .push(at_instant(at, text!("c-not-there", label = label)));
+                out.push(at_instant(at, text!("c-not-there", label = label)));
             }
             return;
         };
         if want.absent {
-            self.failures
-                .push(at_instant(at, text!("c-not-absent", label = label)));
+            out.push(at_instant(at, text!("c-not-absent", label = label)));
             return;
         }
         let have = view_json(&view);
-        self.check_properties(&at_instant(at, label), &want.properties, &have);
+        self.check_properties(&at_instant(at, label), &want.properties, &have, out);
     }
 
     /// `returned`: what a named call got (RCV-01's received-and-deleted messages too, which are
     /// no longer stored).
-    fn check_returned(&mut self, at: &str, e: &Expectation) {
+    fn check_returned(&self, at: &str, e: &Expectation, out: &mut Vec<Text>) {
         for (name, want) in &e.returned {
             let label = at_instant(at, text!("c-call", name = name));
             let Some(call) = self.named.get(name).cloned() else {
-                self.failures.push(text!(
+                out.push(text!(
                     "c-what",
                     label = label,
                     what = text!("c-no-call", name = name)
@@ -266,7 +270,7 @@ impl Simulation {
             };
             let seqs: Vec<u64> = call.messages.iter().map(|m| m.sequence_number).collect();
             if let Some(count) = want.count.filter(|c| !c.holds(seqs.len() as u64)) {
-                self.failures.push(text!(
+                out.push(text!(
                     "c-what",
                     label = label.clone(),
                     what = text!("c-call-count", want = count.describe(), have = seqs.len())
@@ -279,7 +283,7 @@ impl Simulation {
                         .collect::<Vec<_>>()
                         .join(", ")
                 };
-                self.failures.push(text!(
+                out.push(text!(
                     "c-what",
                     label = label.clone(),
                     what = text!(
@@ -291,7 +295,7 @@ impl Simulation {
             }
             for (i, props) in want.messages.iter().enumerate() {
                 let Some(view) = call.messages.get(i) else {
-                    self.failures.push(text!(
+                    out.push(text!(
                         "c-what",
                         label = label.clone(),
                         what = text!("c-no-message", number = i + 1)
@@ -300,7 +304,7 @@ impl Simulation {
                 };
                 let have = view_json(view);
                 let label = text!("c-call-message", label = label.clone(), number = i + 1);
-                self.check_properties(&label, props, &have);
+                self.check_properties(&label, props, &have, out);
             }
             if !want.session.is_empty() {
                 match &call.session {
@@ -310,9 +314,9 @@ impl Simulation {
                             "LockedUntil": v.locked_until,
                             "State": v.state,
                         });
-                        self.check_properties(&label, &want.session, &have);
+                        self.check_properties(&label, &want.session, &have, out);
                     }
-                    None => self.failures.push(text!(
+                    None => out.push(text!(
                         "c-what",
                         label = label.clone(),
                         what = text!("c-no-session-call")
@@ -323,28 +327,33 @@ impl Simulation {
     }
 
     /// `settings`: an entity's settings under the management API's names.
-    fn check_settings(&mut self, at: &str, e: &Expectation) {
+    fn check_settings(&self, at: &str, e: &Expectation, out: &mut Vec<Text>) {
         for (path, want) in &e.settings {
             let Some(entity) = self.ns.entity(path) else {
-                self.failures
-                    .push(at_instant(at, text!("c-no-entity", path = path)));
+                out.push(at_instant(at, text!("c-no-entity", path = path)));
                 continue;
             };
             let have = settings_view(&entity.settings);
-            self.check_properties(&at_instant(at, text!("c-plain", what = path)), want, &have);
+            self.check_properties(
+                &at_instant(at, text!("c-plain", what = path)),
+                want,
+                &have,
+                out,
+            );
         }
     }
 
     fn check_properties(
-        &mut self,
+        &self,
         label: &Text,
         want: &BTreeMap<String, serde_json::Value>,
         have: &serde_json::Value,
+        out: &mut Vec<Text>,
     ) {
         for (name, expected) in want {
             let actual = have.get(name).unwrap_or(&serde_json::Value::Null);
             if have.get(name).is_none() && !is_check(expected) {
-                self.failures.push(text!(
+                out.push(text!(
                     "c-what",
                     label = label.clone(),
                     what = text!("c-no-property", name = name)
@@ -352,7 +361,7 @@ impl Simulation {
                 continue;
             }
             if let Err(msg) = self.property_matches(name, expected, actual) {
-                self.failures.push(text!(
+                out.push(text!(
                     "c-property",
                     label = label.clone(),
                     name = name,

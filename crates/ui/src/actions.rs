@@ -2,7 +2,7 @@
 //! and the scenario menu (presets, open a link). Each action becomes a scenario step.
 use crate::form::*;
 use crate::state::Action;
-use crate::state::{StateProps, TABS};
+use crate::state::{StateProps, Tab};
 use sbp_engine::time::Instant;
 use sbp_engine::EntityKind;
 use sbp_scenario::link::{decode_link, Link};
@@ -59,33 +59,32 @@ pub fn actions(store: &crate::state::StateHandle) -> Html {
         subscriptions,
     };
     // The sections as tabs, so the lanes stay in view; a lesson shows only the ones it needs.
-    let shown: Vec<&'static str> = match store.lesson.as_deref() {
-        Some(run) if !run.lesson.controls.is_empty() => TABS
-            .iter()
-            .copied()
-            .filter(|t| run.lesson.controls.iter().any(|c| c == t))
+    let shown: Vec<Tab> = match store.lesson.as_deref() {
+        Some(run) if !run.lesson.controls.is_empty() => Tab::ALL
+            .into_iter()
+            .filter(|t| run.lesson.controls.iter().any(|c| c == t.id()))
             .collect(),
-        _ => TABS.to_vec(),
+        _ => Tab::ALL.to_vec(),
     };
     let tab = if shown.contains(&store.tab) {
         store.tab
     } else {
-        shown.first().copied().unwrap_or("send")
+        shown.first().copied().unwrap_or(Tab::Send)
     };
     // The forms are plain functions, not components: they have no hooks, and each DataForm
     // re-renders only when its own fields change.
     let section = match tab {
-        "receive" => receive_form(&form),
-        "faults" => fault_form(&form),
-        "traffic" => html! {
+        Tab::Receive => receive_form(&form),
+        Tab::Faults => fault_form(&form),
+        Tab::Traffic => html! {
             <>
             {crate::traffic::actors(store)}
             {crate::traffic::producer_form(&form)}
             {crate::traffic::consumer_form(&form)}
             </>
         },
-        "entities" => entity_form(&form),
-        _ => send_form(&form),
+        Tab::Entities => entity_form(&form),
+        Tab::Send => send_form(&form),
     };
     // The ARIA tabs pattern: one Tab stop (the selected tab), the arrow keys, Home and End move
     // along the tabs and open the one they reach.
@@ -105,7 +104,7 @@ pub fn actions(store: &crate::state::StateHandle) -> Html {
             e.prevent_default();
             if let Some(&next) = shown.get(to) {
                 store.dispatch(Action::Tab(next));
-                crate::browser::focus_soon(vec![format!("#tab-{next}")]);
+                crate::browser::focus_soon(vec![format!("#tab-{}", next.id())]);
             }
         })
     };
@@ -117,14 +116,14 @@ pub fn actions(store: &crate::state::StateHandle) -> Html {
                 let onclick = Callback::from(move |_: MouseEvent| store.dispatch(Action::Tab(t)));
                 let selected = t == tab;
                 html! {
-                    <button role="tab" id={format!("tab-{t}")} aria-selected={selected.to_string()}
+                    <button role="tab" id={format!("tab-{}", t.id())} aria-selected={selected.to_string()}
                         aria-controls="tab-panel" tabindex={if selected { "0" } else { "-1" }}
-                        class={classes!("tab", selected.then_some("selected"))} {onclick}>{crate::i18n::t(&format!("tab-{t}"))}</button>
+                        class={classes!("tab", selected.then_some("selected"))} {onclick}>{crate::i18n::t(&format!("tab-{}", t.id()))}</button>
                 }
             }) }
         </div>
         // Keyed by the tab: another section is a new form, not this one's state reused.
-        <div role="tabpanel" id="tab-panel" aria-labelledby={format!("tab-{tab}")} key={tab}>{section}</div>
+        <div role="tabpanel" id="tab-panel" aria-labelledby={format!("tab-{}", tab.id())} key={tab.id()}>{section}</div>
         // Every section has a duration field: the rule for one typed without a unit, once.
         <p class="hint" id="duration-rule">{crate::i18n::t("duration-rule")}</p>
         </>
@@ -540,7 +539,7 @@ pub fn load_preset(store: &crate::state::StateHandle, name: &str) {
 }
 
 /// As [`load_preset`], for the page's `?preset=`: opened where its `?at=` and `?speed=` say
-/// ([`crate::state::open_as_the_query_asks`]), and why not when one is refused.
+/// ([`crate::startup::open_as_the_query_asks`]), and why not when one is refused.
 pub fn load_preset_from_page(store: &crate::state::StateHandle, name: &str) {
     load_preset_opened(store, name, true)
 }
@@ -553,7 +552,7 @@ fn load_preset_opened(store: &crate::state::StateHandle, name: &str, as_the_quer
                 let title = scenario.name.clone();
                 let mut link = Link::at(scenario, None);
                 let refused = as_the_query_asks
-                    .then(|| crate::state::open_as_the_query_asks(&mut link))
+                    .then(|| crate::startup::open_as_the_query_asks(&mut link))
                     .flatten();
                 store.dispatch(Action::Load {
                     link: Box::new(link),

@@ -15,12 +15,12 @@ pub fn clock_bar(props: &StateProps) -> Html {
     let embed_code = use_state(String::new);
     let embed_local = use_state(|| false);
     let embed_site_refused = use_state(|| None::<String>);
-    let (now, utc, end, next) = {
-        let mut sim = store.sim.borrow_mut();
+    let (now, utc, end) = {
+        let sim = store.sim.borrow();
         let now = sim.now();
-        let next = sim.next_event();
-        (now, sim.utc(now), sim.end(), next)
+        (now, sim.utc(now), sim.end())
     };
+    let next = &store.next;
     // The slider reaches past the furthest instant run so far: back there is a rewind too.
     let furthest = store.rewind.borrow().furthest();
     let slider_max = end.max(now).max(furthest).max(MINUTE) + MINUTE;
@@ -44,7 +44,7 @@ pub fn clock_bar(props: &StateProps) -> Html {
                 .map(|n| (o.index + 1, n))
         })
     };
-    let d = |a: fn() -> Action| crate::state::on_click(store, a);
+    let d = |a: fn() -> Action| crate::browser::on_click(store, a);
     // Following a server, a step or a jump moves the server's clock (the SDKs see it).
     let live = store.live.is_some();
     // By `by` ms, or to the next event (None).
@@ -133,7 +133,7 @@ pub fn clock_bar(props: &StateProps) -> Html {
             });
         })
     };
-    let next_text = match &next {
+    let next_text = match next {
         Some((at, what)) => tf(
             "next-at",
             &[
@@ -221,7 +221,7 @@ pub fn clock_bar(props: &StateProps) -> Html {
 /// a region inserted with its text is often missed (WCAG 4.1.3); and a message never pushes the
 /// page, and the control the reader is on, down (2.4.11).
 fn status_line(store: &StateHandle) -> Html {
-    let dismiss = crate::state::on_click(store, || Action::Dismiss);
+    let dismiss = crate::browser::on_click(store, || Action::Dismiss);
     html! {
         <div class="clock-status" id="clock-status">
             // Keyed by the count of actions that said something: the same words said again

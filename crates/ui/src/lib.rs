@@ -16,7 +16,9 @@ pub mod map;
 pub mod markup;
 pub mod metrics;
 pub mod plot;
+pub mod reduce;
 pub mod sendlab;
+pub mod startup;
 pub mod state;
 pub mod traffic;
 

@@ -1,0 +1,179 @@
+//! The reducer run natively: each action from a state to the next, as the page dispatches it.
+//! (No catalog is installed here, so the texts are their keys.)
+use crate::state::{Action, AppState, LiveMsg, Tab};
+use sbp_scenario::lesson::Lesson;
+use sbp_scenario::link::Link;
+use sbp_scenario::{Scenario, Simulation, Step};
+use std::rc::Rc;
+use yew::Reducible;
+
+const QUEUE: &str = r#"{"version": 1, "entities": [{"queue": "orders", "dead_lettering_on_message_expiration": true}],
+  "timeline": [{"at": "0s", "send": {"to": "orders", "ttl": "10s"}}]}"#;
+
+fn state(json: &str) -> Rc<AppState> {
+    let scenario = Scenario::from_json(json).expect("a valid scenario");
+    Rc::new(AppState::new(
+        Simulation::new(&scenario).expect("a run"),
+        false,
+    ))
+}
+
+fn reduce(s: &Rc<AppState>, action: Action) -> Rc<AppState> {
+    s.clone().reduce(action)
+}
+
+/// A send to orders as the send form records it (at the current instant).
+fn send() -> Step {
+    let scenario = Scenario::from_json(QUEUE).expect("a valid scenario");
+    scenario.timeline[0].clone()
+}
+
+fn counts(s: &AppState) -> (i64, u64, u64) {
+    let sim = s.sim.borrow();
+    let c = sim.ns.total_counts();
+    (sim.now(), c.active, c.dead_lettered)
+}
+
+#[test]
+fn a_tick_while_paused_is_the_same_state() {
+    let s = state(QUEUE);
+    let next = reduce(
+        &s,
+        Action::Tick {
+            elapsed_ms: 50.0,
+            wall_ms: 1_000.0,
+        },
+    );
+    assert!(Rc::ptr_eq(&s, &next));
+}
+
+#[test]
+fn playing_moves_the_clock_by_the_wall_time_times_the_speed() {
+    let s = state(QUEUE);
+    let s = reduce(&s, Action::SetSpeed(10));
+    let s = reduce(&s, Action::Play);
+    let s = reduce(
+        &s,
+        Action::Tick {
+            elapsed_ms: 100.0,
+            wall_ms: 100.0,
+        },
+    );
+    assert_eq!(s.sim.borrow().now(), 1_000);
+    let s = reduce(&s, Action::Pause);
+    assert!(!s.playing);
+    // What played is said once, when it stops.
+    assert_eq!(s.notice.as_deref(), Some("played"));
+}
+
+#[test]
+fn a_speed_not_offered_is_refused_and_changes_nothing_else() {
+    let s = state(QUEUE);
+    let next = reduce(&s, Action::SetSpeed(7));
+    assert_eq!(next.speed, s.speed);
+    assert_eq!(next.error.as_deref(), Some("speed-not-offered"));
+    assert_eq!(counts(&next), counts(&s));
+}
+
+#[test]
+fn a_step_is_recorded_said_and_taken_back_by_undo() {
+    let s = state(r#"{"version": 1, "entities": [{"queue": "orders"}]}"#);
+    let s = reduce(&s, Action::Do(Box::new(send())));
+    assert_eq!(s.sim.borrow().scenario.timeline.len(), 1);
+    assert_eq!(counts(&s).1, 1);
+    assert!(s.notice.is_some() && s.said == 1);
+    let s = reduce(&s, Action::Undo);
+    assert_eq!(s.sim.borrow().scenario.timeline.len(), 0);
+    assert_eq!(counts(&s).1, 0);
+    assert_eq!(s.notice.as_deref(), Some("undone"));
+}
+
+#[test]
+fn a_refused_step_changes_nothing_but_the_error() {
+    let s = state(r#"{"version": 1, "entities": [{"queue": "orders"}]}"#);
+    let mut step = send();
+    if let Some(sbp_scenario::step::Action::Send(d)) = &mut step.action {
+        d.to = "nowhere".into();
+    }
+    let next = reduce(&s, Action::Do(Box::new(step)));
+    assert!(next.error.is_some());
+    assert_eq!(counts(&next), counts(&s));
+}
+
+#[test]
+fn a_seek_back_and_forth_is_the_run_replayed_there() {
+    let s = state(QUEUE);
+    let s = reduce(&s, Action::Seek(30_000));
+    assert_eq!(counts(&s), (30_000, 0, 1));
+    let s = reduce(&s, Action::Seek(5_000));
+    let mut fresh = Simulation::new(&Scenario::from_json(QUEUE).expect("valid")).expect("a run");
+    fresh.advance_to(5_000);
+    assert_eq!(counts(&s), (5_000, fresh.ns.total_counts().active, 0));
+    assert_eq!(counts(&s).1, 1);
+    let s = reduce(&s, Action::Reset);
+    assert_eq!(counts(&s).0, 0);
+}
+
+#[test]
+fn following_a_server_leaves_the_clock_and_the_steps_to_it() {
+    let s = state(QUEUE);
+    let scenario = Scenario::from_json(QUEUE).expect("valid");
+    let s = reduce(
+        &s,
+        Action::Live(LiveMsg::Opened {
+            scenario: Box::new(scenario),
+            now: 2_000,
+            clients: Vec::new(),
+        }),
+    );
+    assert!(s.live.as_ref().is_some_and(|l| l.following));
+    assert_eq!(s.sim.borrow().now(), 2_000);
+    // The page's own steps are refused; a step of the clock is ignored.
+    let refused = reduce(&s, Action::Do(Box::new(send())));
+    assert_eq!(refused.error.as_deref(), Some("live-read-only"));
+    assert_eq!(refused.sim.borrow().scenario.timeline.len(), 1);
+    assert!(Rc::ptr_eq(&s, &reduce(&s, Action::StepBy(1_000))));
+    // The server's clock moves the page's; leaving with a preset ends the following.
+    let s = reduce(&s, Action::Live(LiveMsg::Now(4_000, None)));
+    assert_eq!(s.sim.borrow().now(), 4_000);
+    let link = Link::at(Scenario::from_json(QUEUE).expect("valid"), None);
+    let s = reduce(
+        &s,
+        Action::Load {
+            link: Box::new(link),
+            notice: String::new(),
+        },
+    );
+    assert!(s.live.is_none() && s.live_left);
+    let fed = reduce(&s, Action::Live(LiveMsg::Now(9_000, None)));
+    assert!(Rc::ptr_eq(&s, &fed));
+}
+
+#[test]
+fn the_tab_is_one_of_the_sections() {
+    let s = state(QUEUE);
+    assert_eq!(s.tab, Tab::Send);
+    let s = reduce(&s, Action::Tab(Tab::Faults));
+    assert_eq!(s.tab, Tab::Faults);
+    for tab in Tab::ALL {
+        assert_eq!(Tab::from_id(tab.id()), Some(tab));
+    }
+    assert_eq!(Tab::from_id("settings"), None);
+}
+
+#[test]
+fn a_lesson_starts_at_its_first_part_with_its_tab_and_moves_on() {
+    let lesson = Lesson::from_json(include_str!("../../../../web/lessons/ttl-basics.json"))
+        .expect("lesson 1 reads");
+    let s = state(QUEUE);
+    let s = reduce(&s, Action::Tab(Tab::Entities));
+    let s = reduce(&s, Action::StartLesson(Rc::new(lesson)));
+    let run = s.lesson.clone().expect("a lesson runs");
+    assert_eq!(run.part, 0);
+    assert_eq!(s.tab, Tab::Send);
+    assert_eq!(s.sim.borrow().scenario.timeline.len(), 0);
+    let s = reduce(&s, Action::LessonNext);
+    assert_eq!(s.lesson.as_ref().map(|r| (r.part, r.done)), Some((1, 1)));
+    let s = reduce(&s, Action::LessonExit);
+    assert!(s.lesson.is_none());
+}
