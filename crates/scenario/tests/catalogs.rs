@@ -19,12 +19,11 @@ fn catalog(lang: &str) -> Catalog {
 /// keys chosen by a match (`"ev-..."`, `"status-..."`...).
 fn keys_used() -> BTreeSet<String> {
     let mut keys = BTreeSet::new();
-    let mut sources: Vec<PathBuf> = std::fs::read_dir(root().join("crates/ui/src"))
-        .expect("the UI sources")
-        .map(|e| e.expect("a file").path())
-        .collect();
-    // The engine's and the scenario layer's texts (`text!("k", ..)`, `Text::new("k")`).
+    let mut sources: Vec<PathBuf> = Vec::new();
+    // The UI's, the engine's and the scenario layer's texts (`text!("k", ..)`, `Text::new("k")`),
+    // each folder with its subfolders.
     let mut dirs = vec![
+        root().join("crates/ui/src"),
         root().join("crates/engine/src"),
         root().join("crates/scenario/src"),
     ];
