@@ -380,7 +380,12 @@ fn next_frame(rng: &mut Pcg64Mcg, m: &mut Model) -> Vec<u8> {
             if receives {
                 m.receiving.push(handle);
             }
-            encode(channel, &attach(rng, handle, receives), &[])
+            let role = if receives {
+                Role::Receiver
+            } else {
+                Role::Sender
+            };
+            encode(channel, &attach(rng, handle, role), &[])
         }
         200..=349 => {
             let handle = m.handle(rng, true);
@@ -452,7 +457,7 @@ fn begin() -> Performative {
     })
 }
 
-fn attach(rng: &mut Pcg64Mcg, handle: u32, client_receives: bool) -> Performative {
+fn attach(rng: &mut Pcg64Mcg, handle: u32, client_role: Role) -> Performative {
     let address = if rng.random_bool(0.5) {
         "orders"
     } else {
@@ -476,11 +481,7 @@ fn attach(rng: &mut Pcg64Mcg, handle: u32, client_receives: bool) -> Performativ
     Performative::Attach(Attach {
         name: format!("link-{}", rng.random_range(0..8)),
         handle: handle.into(),
-        role: if client_receives {
-            Role::Receiver
-        } else {
-            Role::Sender
-        },
+        role: client_role.clone(),
         snd_settle_mode: if rng.random_bool(0.8) {
             SenderSettleMode::Unsettled
         } else {
@@ -494,7 +495,7 @@ fn attach(rng: &mut Pcg64Mcg, handle: u32, client_receives: bool) -> Performativ
         }))),
         unsettled: None,
         incomplete_unsettled: false,
-        initial_delivery_count: (!client_receives).then(|| rng.random()),
+        initial_delivery_count: (client_role == Role::Sender).then(|| rng.random()),
         max_message_size: None,
         offered_capabilities: None,
         desired_capabilities: None,

@@ -74,16 +74,12 @@ fn begin() -> Performative {
     })
 }
 
-/// An attach of `handle` to `address`: the client receives (peek-lock) or sends.
-fn attach(handle: u32, address: &str, client_receives: bool) -> Performative {
+/// An attach of `handle` to `address` in the client's role: it receives (peek-lock) or sends.
+fn attach(handle: u32, address: &str, client_role: Role) -> Performative {
     Performative::Attach(Attach {
         name: format!("link-{handle}"),
         handle: handle.into(),
-        role: if client_receives {
-            Role::Receiver
-        } else {
-            Role::Sender
-        },
+        role: client_role.clone(),
         snd_settle_mode: SenderSettleMode::Unsettled,
         rcv_settle_mode: ReceiverSettleMode::Second,
         source: Some(Box::new(Source {
@@ -96,7 +92,7 @@ fn attach(handle: u32, address: &str, client_receives: bool) -> Performative {
         }))),
         unsettled: None,
         incomplete_unsettled: false,
-        initial_delivery_count: (!client_receives).then_some(0),
+        initial_delivery_count: (client_role == Role::Sender).then_some(0),
         max_message_size: None,
         offered_capabilities: None,
         desired_capabilities: None,
@@ -263,7 +259,7 @@ async fn a_disposition_over_every_id_settles_what_was_delivered_and_answers_at_o
         shared.lock().send("test", def).unwrap();
     }
     let mut raw = Raw::session(addr).await;
-    raw.send(0, attach(0, "orders", true), &[]).await;
+    raw.send(0, attach(0, "orders", Role::Receiver), &[]).await;
     raw.until(|p| matches!(p, Performative::Attach(_))).await;
     raw.send(0, credit(0, 0, 3, false), &[]).await;
     for _ in 0..3 {
@@ -322,7 +318,7 @@ async fn unfinished_transfers_are_held_to_the_tier_and_a_budget_and_given_back()
     let chunk = vec![0x40u8; 100 * 1024];
     let mut raw = Raw::session(addr).await;
     for h in 0..3 {
-        raw.send(0, attach(h, "orders", false), &[]).await;
+        raw.send(0, attach(h, "orders", Role::Sender), &[]).await;
         raw.until(|p| matches!(p, Performative::Flow(_))).await;
     }
     // Link 0: 256 KiB + 64 KiB may gather; the fourth 100 KiB frame passes it.
@@ -359,7 +355,7 @@ async fn unfinished_transfers_are_held_to_the_tier_and_a_budget_and_given_back()
     let counts = shared.lock().sim.ns.entity("orders").unwrap().counts(0);
     assert_eq!(counts.active, 0, "nothing unfinished was taken as a send");
     // A transfer on a link the server sends on, and one on a handle never attached.
-    raw.send(0, attach(7, "orders", true), &[]).await;
+    raw.send(0, attach(7, "orders", Role::Receiver), &[]).await;
     raw.until(|p| matches!(p, Performative::Attach(_))).await;
     raw.send(0, transfer(7, 9, false, false), &message(10))
         .await;
@@ -371,7 +367,7 @@ async fn unfinished_transfers_are_held_to_the_tier_and_a_budget_and_given_back()
     assert!(condition_of(&e).contains("UnattachedHandle"), "{e:?}");
     // A connection that goes with unfinished transfers gives their bytes back.
     let mut other = Raw::session(addr).await;
-    other.send(0, attach(0, "orders", false), &[]).await;
+    other.send(0, attach(0, "orders", Role::Sender), &[]).await;
     other.until(|p| matches!(p, Performative::Flow(_))).await;
     other.send(0, transfer(0, 0, true, false), &chunk).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -464,10 +460,10 @@ async fn a_management_answer_is_split_at_the_clients_max_frame_size() {
     raw.until(|p| matches!(p, Performative::Open(_))).await;
     raw.send(0, begin(), &[]).await;
     raw.until(|p| matches!(p, Performative::Begin(_))).await;
-    raw.send(0, attach(0, "orders/$management", false), &[])
+    raw.send(0, attach(0, "orders/$management", Role::Sender), &[])
         .await;
     raw.until(|p| matches!(p, Performative::Flow(_))).await;
-    raw.send(0, attach(1, "orders/$management", true), &[])
+    raw.send(0, attach(1, "orders/$management", Role::Receiver), &[])
         .await;
     raw.until(|p| matches!(p, Performative::Attach(a) if a.handle.0 == 1))
         .await;
@@ -519,7 +515,7 @@ async fn a_management_answer_is_split_at_the_clients_max_frame_size() {
 async fn many_flows_and_receive_calls_leave_nothing_behind_that_grows() {
     let (addr, shared) = start(Limits::default()).await;
     let mut raw = Raw::session(addr).await;
-    raw.send(0, attach(0, "orders", true), &[]).await;
+    raw.send(0, attach(0, "orders", Role::Receiver), &[]).await;
     raw.until(|p| matches!(p, Performative::Attach(_))).await;
     let flow = |n: u32| credit(0, n, 1, true);
     // Each drained flow is an SDK receive call that ends without a message.

@@ -1,6 +1,6 @@
 //! C#, with Azure.Messaging.ServiceBus: top-level statements, `await` on every call, the
 //! administration client's `Create…Options`, and `Check` comparing each reply.
-use super::target::{Consumers, Entity, Field, Out, Producer, Rule, Settlement, Target};
+use super::target::{Consumers, Entity, Field, Out, Producer, Rule, SendTo, Settlement, Target};
 use crate::code_text;
 use crate::model::{ModeDef, ProcessingDef, SessionOpDef};
 use crate::Text;
@@ -307,7 +307,7 @@ impl Target for CSharp {
         format!("Receiver({name}, {path}, {})", self.mode(m))
     }
 
-    fn sender(&self, to: &str, _topic: bool) -> String {
+    fn sender(&self, to: &str, _kind: SendTo) -> String {
         format!("Sender({to})")
     }
 

@@ -1,6 +1,6 @@
 //! JavaScript (Node.js, CommonJS), with @azure/service-bus: an `async function main()`,
 //! camelCase names, options objects, Long SequenceNumbers, and `check` comparing each reply.
-use super::target::{Consumers, Entity, Field, Out, Producer, Rule, Settlement, Target};
+use super::target::{Consumers, Entity, Field, Out, Producer, Rule, SendTo, Settlement, Target};
 use crate::code_text;
 use crate::model::{ModeDef, ProcessingDef, SessionOpDef};
 use crate::Text;
@@ -283,7 +283,7 @@ impl Target for JavaScript {
         format!("receiver({name}, {path}, {})", self.mode(m))
     }
 
-    fn sender(&self, to: &str, _topic: bool) -> String {
+    fn sender(&self, to: &str, _kind: SendTo) -> String {
         format!("sender({to})")
     }
 

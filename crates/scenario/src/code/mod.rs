@@ -24,7 +24,7 @@ use sbp_engine::{
     EntityKind, EntitySettings, MessageState, MessageView, Namespace, Reply, SubscriptionRule,
 };
 pub use target::EMULATOR_CONNECTION;
-use target::{Consumers, Entity, Field, Out, Producer, Rule, Settlement, Target};
+use target::{Consumers, Entity, Field, Out, Producer, Rule, SendTo, Settlement, Target};
 
 /// The languages code is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,6 +201,23 @@ fn entity(t: &dyn Target, path: &str) -> Entity {
     }
 }
 
+/// What an entity's settings are written for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Written {
+    /// Its creation: what differs from the service's defaults.
+    Created,
+    /// An update: every setting an update may change.
+    Updated,
+}
+
+/// How messages were fetched: received (kept under the receive call's name, for the
+/// settlements after it) or peeked.
+#[derive(Clone, Copy)]
+enum Fetched<'a> {
+    Received(&'a str),
+    Peeked,
+}
+
 /// A program being written.
 struct Code {
     t: &'static dyn Target,
@@ -370,11 +387,12 @@ impl Code {
     }
 
     /// One entity's settings as the language names them (durations written by `duration`).
-    /// At `creation`: what differs from the service's defaults, RequiresSession and
+    /// At its creation: what differs from the service's defaults, RequiresSession and
     /// RequiresDuplicateDetection included. For an update: every setting an update may change,
     /// with its value (off and MaxValue too), so that it writes only what it changes; the two
     /// fixed at creation are never written.
-    fn options(&self, kind: &str, s: &EntitySettings, creation: bool) -> Vec<(String, String)> {
+    fn options(&self, kind: &str, s: &EntitySettings, written: Written) -> Vec<(String, String)> {
+        let creation = written == Written::Created;
         let t = self.t;
         let mut o: Vec<(&str, String)> = Vec::new();
         let d = |ms: Duration| t.duration(ms);
@@ -433,7 +451,7 @@ impl Code {
         s: &EntitySettings,
         rule: Option<(&str, &SubscriptionRule)>,
     ) {
-        let options = self.options(kind, s, true);
+        let options = self.options(kind, s, Written::Created);
         let target = match topic {
             Some(t) => format!("{}, {}", self.lit(t), self.lit(name)),
             None => self.lit(name),
@@ -623,7 +641,7 @@ impl Code {
     /// The checks of what a receive or a peek returned (in `var`): how many, their MessageIds
     /// where the scenario gave them, DeliveryCount as the SDK counts it, and a dead-letter
     /// queue's DeadLetterReason.
-    fn check_messages(&mut self, what: &str, var: &str, got: &[MessageView], peeked: bool) {
+    fn check_messages(&mut self, what: &str, var: &str, got: &[MessageView], fetched: Fetched) {
         let count = self.t.count(var);
         let n = got.len().to_string();
         self.check(
@@ -643,7 +661,7 @@ impl Code {
                 &e,
             );
         }
-        if !peeked {
+        if let Fetched::Received(_) = fetched {
             // .NET's DeliveryCount is the playground's; Python's and JavaScript's the AMQP
             // count, one less (docs/RULES.md, DeliveryCount per SDK).
             let less = self.t.delivery_count_below_net();
@@ -691,21 +709,25 @@ impl Code {
                 _ => Vec::new(),
             })
             .collect();
-        let is_topic = |path: &str| {
-            sim.ns
-                .entity(path)
-                .is_some_and(|e| e.kind == EntityKind::Topic)
+        let send_to = |path: &str| match sim.ns.entity(path).map(|e| e.kind) {
+            Some(EntityKind::Topic) => SendTo::Topic,
+            _ => SendTo::Queue,
         };
         match action {
             Action::Send(s) => {
                 let first = sim.ns.entity(&s.to).map_or(1, |e| e.next_seq);
-                self.send(s, is_topic(&s.to), first)
+                self.send(s, send_to(&s.to), first)
             }
             Action::Receive(r) => {
                 let rx = self.receiver(&r.receiver, &r.from, r.mode);
                 let receive = t.receive(&rx, r.count.unwrap_or(1), got.len());
                 let call = self.receive_call(&r.from, &got);
-                self.got(Some(&call), &receive, &what, &got, replies.is_some());
+                self.got(
+                    Fetched::Received(&call),
+                    &receive,
+                    &what,
+                    replies.map(|_| &got[..]),
+                );
                 if let Some(d) = r.max_auto_lock_renewal {
                     self.out
                         .say(text!("code-auto-renew", duration = format_duration(d.ms())));
@@ -716,14 +738,19 @@ impl Code {
                 // A SequenceNumber the program received has its own number there.
                 let from = p.from_seq.map(|s| self.seq_expr(&p.from, s));
                 let peek = t.peek(&rx, p.count.unwrap_or(1), from);
-                self.got(None, &peek, &what, &got, replies.is_some());
+                self.got(Fetched::Peeked, &peek, &what, replies.map(|_| &got[..]));
             }
             Action::ReceiveDeferred(r) => {
                 let rx = self.receiver(&r.receiver, &r.from, ModeDef::PeekLock);
                 let seqs: Vec<String> = r.seqs.iter().map(|s| self.seq_expr(&r.from, *s)).collect();
                 let call = self.receive_call(&r.from, &got);
                 let receive = t.receive_deferred(&rx, &seqs);
-                self.got(Some(&call), &receive, &what, &got, replies.is_some());
+                self.got(
+                    Fetched::Received(&call),
+                    &receive,
+                    &what,
+                    replies.map(|_| &got[..]),
+                );
             }
             Action::Complete(s)
             | Action::Abandon(s)
@@ -759,7 +786,7 @@ impl Code {
             }
             Action::CancelScheduled(c) => {
                 let key = self.lit(&format!("{}#{}", c.to, c.seq));
-                let sender = t.sender(&self.lit(&c.to), is_topic(&c.to));
+                let sender = t.sender(&self.lit(&c.to), send_to(&c.to));
                 self.line(&t.cancel_scheduled(&sender, &key));
             }
             Action::Create(d) => {
@@ -789,9 +816,9 @@ impl Code {
                     // Only what the step changes, switched off too; never a setting fixed at
                     // creation (RequiresSession, RequiresDuplicateDetection).
                     let after = u.settings.apply_to(&e.settings);
-                    let before = self.options(kind, &e.settings, false);
+                    let before = self.options(kind, &e.settings, Written::Updated);
                     let options: Vec<(String, String)> = self
-                        .options(kind, &after, false)
+                        .options(kind, &after, Written::Updated)
                         .into_iter()
                         .filter(|o| !before.contains(o))
                         .collect();
@@ -853,7 +880,7 @@ impl Code {
                 let producer = Producer {
                     name: self.lit(&p.name),
                     to: self.lit(&p.to),
-                    topic: is_topic(&p.to),
+                    to_kind: send_to(&p.to),
                     rate: decimal(p.rate),
                     limit: p.max_messages.unwrap_or(MAX_PRODUCED).min(MAX_PRODUCED),
                     prefix: self.lit(
@@ -921,13 +948,16 @@ impl Code {
         }
     }
 
-    /// `expr` (a receive, kept under `call`, or a peek) checked against `got` (when the
-    /// playground's call succeeded).
-    fn got(&mut self, call: Option<&str>, expr: &str, what: &str, got: &[MessageView], ok: bool) {
-        let key = call.map(|c| self.lit(c));
+    /// `expr` (a receive or a peek) kept as the program's `got`, and checked against what the
+    /// playground's call returned (`got`; None when it failed: its error is checked instead).
+    fn got(&mut self, fetched: Fetched, expr: &str, what: &str, got: Option<&[MessageView]>) {
+        let key = match fetched {
+            Fetched::Received(call) => Some(self.lit(call)),
+            Fetched::Peeked => None,
+        };
         self.t.got(&mut self.out, key.as_deref(), expr);
-        if ok {
-            self.check_messages(what, "got", got, call.is_none());
+        if let Some(got) = got {
+            self.check_messages(what, "got", got, fetched);
         }
         if let Some((_, close)) = self.t.braces() {
             self.out.indent -= 1;
@@ -974,7 +1004,7 @@ impl Code {
 
     /// A send step: `count` messages; a scheduled one is kept under the playground's
     /// SequenceNumber (from `first`), which cancelling it names.
-    fn send(&mut self, s: &SendDef, topic: bool, first: u64) {
+    fn send(&mut self, s: &SendDef, to: SendTo, first: u64) {
         let t = self.t;
         let n = s.count.unwrap_or(1).max(1);
         let section = match s.body.section {
@@ -1015,7 +1045,7 @@ impl Code {
             }
         }
         let message = t.message(body, &fields, &s.properties);
-        let sender = t.sender(&self.lit(&s.to), topic);
+        let sender = t.sender(&self.lit(&s.to), to);
         // The playground's SequenceNumber of a scheduled message keys what cancelling it needs.
         let key = if n == 1 {
             self.lit(&format!("{}#{first}", s.to))

@@ -1,6 +1,6 @@
 //! Python, with azure-servicebus: synchronous calls, snake_case names, keyword arguments, and
 //! `check` comparing each reply.
-use super::target::{Consumers, Entity, Field, Out, Producer, Rule, Settlement, Target};
+use super::target::{Consumers, Entity, Field, Out, Producer, Rule, SendTo, Settlement, Target};
 use crate::code_text;
 use crate::model::{ModeDef, ProcessingDef, SessionOpDef};
 use crate::Text;
@@ -148,7 +148,7 @@ impl Target for Python {
         } = p;
         format!(
             "start_producer({name}, {to}, {}, {rate}, {limit}, {prefix}, {ttl_ms}, ({}, {}, {}))",
-            self.boolean(p.topic),
+            self.boolean(p.to_kind == SendTo::Topic),
             spike.0,
             spike.1,
             spike.2
@@ -311,8 +311,8 @@ impl Target for Python {
         format!("receiver({name}, {path}, {})", self.mode(m))
     }
 
-    fn sender(&self, to: &str, topic: bool) -> String {
-        format!("sender({to}, {})", self.boolean(topic))
+    fn sender(&self, to: &str, kind: SendTo) -> String {
+        format!("sender({to}, {})", self.boolean(kind == SendTo::Topic))
     }
 
     fn receive(&self, rx: &str, count: u32, expected: usize) -> String {

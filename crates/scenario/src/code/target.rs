@@ -96,6 +96,13 @@ pub(super) struct Rule {
     pub action: Option<String>,
 }
 
+/// What a sender sends to (Python's client has a sender of each kind).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum SendTo {
+    Queue,
+    Topic,
+}
+
 /// A settlement of a received message.
 pub(super) enum Settlement<'a> {
     Complete,
@@ -118,7 +125,7 @@ pub(super) enum Field {
 pub(super) struct Producer {
     pub name: String,
     pub to: String,
-    pub topic: bool,
+    pub to_kind: SendTo,
     pub rate: String,
     pub limit: u64,
     pub prefix: String,
@@ -243,7 +250,7 @@ pub(super) trait Target {
     /// The program's receiver `name` on `path` (literals) in mode `m`.
     fn receiver(&self, name: &str, path: &str, m: ModeDef) -> String;
     /// The program's sender to `to` (a literal).
-    fn sender(&self, to: &str, topic: bool) -> String;
+    fn sender(&self, to: &str, kind: SendTo) -> String;
     fn receive(&self, rx: &str, count: u32, expected: usize) -> String;
     fn peek(&self, rx: &str, count: u32, from_seq: Option<String>) -> String;
     fn receive_deferred(&self, rx: &str, seqs: &[String]) -> String;

@@ -640,15 +640,12 @@ mod tests {
         })
     }
 
-    fn attach(handle: u32, client_receives: bool) -> Performative {
+    /// An attach of `handle` to orders, in the client's role (a receiver's link, or a sender's).
+    fn attach(handle: u32, client_role: Role) -> Performative {
         Performative::Attach(Attach {
             name: format!("l{handle}"),
             handle: handle.into(),
-            role: if client_receives {
-                Role::Receiver
-            } else {
-                Role::Sender
-            },
+            role: client_role.clone(),
             snd_settle_mode: SenderSettleMode::Unsettled,
             rcv_settle_mode: ReceiverSettleMode::First,
             source: Some(Box::new(Source {
@@ -661,7 +658,7 @@ mod tests {
             }))),
             unsettled: None,
             incomplete_unsettled: false,
-            initial_delivery_count: (!client_receives).then_some(0),
+            initial_delivery_count: (client_role == Role::Sender).then_some(0),
             max_message_size: None,
             offered_capabilities: None,
             desired_capabilities: None,
@@ -699,7 +696,7 @@ mod tests {
     #[test]
     fn a_send_is_attached_credited_taken_and_acknowledged() {
         let (mut c, shared, now) = opened();
-        c.on_frame(now, frame(0, attach(0, false), &[]));
+        c.on_frame(now, frame(0, attach(0, Role::Sender), &[]));
         let out = said(&mut c, now);
         let Some(Performative::Attach(a)) = &out[0].0 else {
             panic!("{out:?}")
@@ -763,7 +760,7 @@ mod tests {
             ..Default::default()
         };
         shared.lock().send("test", def).expect("sent");
-        c.on_frame(now, frame(0, attach(1, true), &[]));
+        c.on_frame(now, frame(0, attach(1, Role::Receiver), &[]));
         said(&mut c, now);
         c.on_frame(now, frame(0, credit(1, 5), &[]));
         let out = said(&mut c, now);
@@ -821,7 +818,7 @@ mod tests {
         assert_eq!(c.state(), State::Opened, "the connection goes on");
         // What the client sent before it heard the end is passed over; its end answers ours
         // (nothing said back); then the channel takes a new session.
-        c.on_frame(now, frame(0, attach(0, false), &[]));
+        c.on_frame(now, frame(0, attach(0, Role::Sender), &[]));
         c.on_frame(now, frame(0, Performative::End(End { error: None }), &[]));
         assert!(said(&mut c, now).is_empty());
         assert_eq!(c.state(), State::Opened);
