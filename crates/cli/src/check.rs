@@ -142,7 +142,7 @@ impl<W: Write> Tally<'_, W> {
             Err(message) => self.say(Verdict::Failed, label, "", &[message]),
             Ok(mut sim) => {
                 let passed = sim.run_to_end();
-                let (events, checks) = (sim.ns.log().len(), sim.scenario.expect.len());
+                let (events, checks) = (sim.ns().log().len(), sim.scenario().expect.len());
                 if !passed {
                     let why: Vec<String> = sim.failures.iter().map(|f| f.to_string()).collect();
                     self.say(Verdict::Failed, label, "", &why)

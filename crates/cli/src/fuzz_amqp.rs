@@ -225,7 +225,7 @@ fn run_input(
     outcome.leaked = shared.inflight() != 0;
     let recording = {
         let mut broker = shared.lock();
-        outcome.steps = broker.sim.scenario.timeline.len() as u64;
+        outcome.steps = broker.sim.scenario().timeline.len() as u64;
         broker.recording()
     };
     let Ok(recording) = recording else {

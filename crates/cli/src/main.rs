@@ -289,7 +289,7 @@ fn state_json(sim: &Simulation) -> serde_json::Value {
             .messages
             .values()
             .map(|m| {
-                let card = sim.ns.card(q, m);
+                let card = sim.ns().card(q, m);
                 let holder = match &card.status {
                     CardStatus::Locked { holder } => Some(holder.clone()),
                     _ => None,
@@ -305,7 +305,7 @@ fn state_json(sim: &Simulation) -> serde_json::Value {
             .collect()
     };
     let entities: Vec<serde_json::Value> = sim
-        .ns
+        .ns()
         .entities()
         .map(|e| {
             serde_json::json!({
@@ -317,7 +317,7 @@ fn state_json(sim: &Simulation) -> serde_json::Value {
         })
         .collect();
     let holders: Vec<serde_json::Value> = sim
-        .ns
+        .ns()
         .map()
         .places
         .iter()
@@ -669,7 +669,7 @@ fn run(command: Cmd) -> Result<ExitCode, Failure> {
 }
 
 fn print_log(out: &mut impl Write, sim: &Simulation, json: bool) -> std::io::Result<()> {
-    let ns = &sim.ns;
+    let ns = &sim.ns();
     let words = sbp_engine::text::english();
     if !json {
         writeln!(
@@ -934,7 +934,7 @@ fn serve(
                 .broker
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
-            b.sim.ns.entities().map(|e| e.path.clone()).collect()
+            b.sim.ns().entities().map(|e| e.path.clone()).collect()
         };
         let listeners = std::sync::Arc::new(std::sync::OnceLock::new());
         let mut ready = sbp_server::control::Listeners {

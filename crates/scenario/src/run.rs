@@ -30,8 +30,11 @@ pub struct StepOutcome {
 /// A running scenario: the namespace, where in the timeline it is, and what happened so far.
 #[derive(Clone, Debug)]
 pub struct Simulation {
-    pub scenario: Scenario,
-    pub ns: Namespace,
+    /// Private to the crate: `next_step` indexes its timeline, so only the simulation's own
+    /// steps change it ([`Simulation::scenario`] reads it).
+    pub(crate) scenario: Scenario,
+    /// Private to the crate: it moves only with the timeline ([`Simulation::ns`] reads it).
+    pub(crate) ns: Namespace,
     pub start_unix_ms: i64,
     pub(crate) next_step: usize,
     pub(crate) next_expect: usize,
@@ -83,6 +86,25 @@ sbp_engine::saved_unit!(Holding {
 });
 
 impl Simulation {
+    /// The scenario being run (its timeline holds the steps recorded so far).
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    /// The namespace as the run has left it.
+    pub fn ns(&self) -> &Namespace {
+        &self.ns
+    }
+
+    /// The scenario without its timeline, made without copying the timeline (a long run's
+    /// steps are many): it is taken out and put back.
+    pub fn scenario_without_timeline(&mut self) -> Scenario {
+        let timeline = std::mem::take(&mut self.scenario.timeline);
+        let scenario = self.scenario.clone();
+        self.scenario.timeline = timeline;
+        scenario
+    }
+
     /// Builds the namespace and creates the scenario's entities at t=0.
     pub fn new(scenario: &Scenario) -> Result<Simulation, ScenarioError> {
         Self::build(scenario, None)

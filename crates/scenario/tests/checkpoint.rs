@@ -39,24 +39,24 @@ fn assert_goes_on_alike(mut restored: Simulation, mut run: Simulation, until: i6
     let at = run.now();
     assert_eq!(restored.now(), at);
     assert!(
-        restored.ns.same_state_except_log(&run.ns),
+        restored.ns().same_state_except_log(run.ns()),
         "state differs at {at}"
     );
     assert_eq!(restored.checked, run.checked);
-    let before = run.ns.log().len();
+    let before = run.ns().log().len();
     assert_eq!(
-        restored.ns.log_dropped(),
-        run.ns.log_dropped() + before as u64,
+        restored.ns().log_dropped(),
+        run.ns().log_dropped() + before as u64,
         "the events before the checkpoint count as dropped"
     );
     restored.advance_to(until);
     run.advance_to(until);
     assert_eq!(
-        restored.ns.log(),
-        &run.ns.log()[before..],
+        restored.ns().log(),
+        &run.ns().log()[before..],
         "the run after {at} differs"
     );
-    assert!(restored.ns.same_state_except_log(&run.ns));
+    assert!(restored.ns().same_state_except_log(run.ns()));
     assert_eq!(restored.failures, run.failures);
     assert_eq!(restored.checked, run.checked);
 }
@@ -151,12 +151,12 @@ fn a_checkpoint_goes_with_its_own_scenario_and_instant_only() {
     let bytes = checkpoint::save(&mut run).expect("a state to save");
     let refused = |scenario: &Scenario, at: i64, bytes: &[u8]| {
         let mut fresh = Simulation::new(scenario).expect("valid");
-        let before = format!("{:?}", fresh.ns);
+        let before = format!("{:?}", fresh.ns());
         let why = checkpoint::restore(&mut fresh, at, bytes)
             .expect_err("refused")
             .key;
         assert_eq!(
-            format!("{:?}", fresh.ns),
+            format!("{:?}", fresh.ns()),
             before,
             "a refusal changes nothing"
         );

@@ -29,11 +29,11 @@ fn a_real_world_config_imports_with_what_is_not_modelled_said() {
     assert_eq!(carts, Some(true));
     // The entities, with orders before what forwards to it (FWD-01).
     let sim = Simulation::new(s).expect("runs");
-    let names: Vec<&str> = sim.ns.entities_by_id().map(|e| e.path.as_str()).collect();
+    let names: Vec<&str> = sim.ns().entities_by_id().map(|e| e.path.as_str()).collect();
     let position = |p: &str| names.iter().position(|n| *n == p).expect(p);
     assert!(position("orders") < position("orders.inbox"));
     assert!(position("orders") < position("events/subscriptions/audit"));
-    let orders = sim.ns.entity("orders").unwrap();
+    let orders = sim.ns().entity("orders").unwrap();
     assert!(orders.settings.requires_duplicate_detection);
     assert_eq!(
         orders.settings.duplicate_detection_history_time_window,
@@ -42,14 +42,14 @@ fn a_real_world_config_imports_with_what_is_not_modelled_said() {
     assert_eq!(orders.settings.lock_duration, MINUTE);
     assert_eq!(orders.settings.max_delivery_count, 3);
     assert!(orders.settings.dead_lettering_on_message_expiration);
-    let inbox = sim.ns.entity("orders.inbox").unwrap();
+    let inbox = sim.ns().entity("orders.inbox").unwrap();
     assert_eq!(inbox.settings.forward_to.as_deref(), Some("orders"));
     assert_eq!(inbox.settings.default_message_time_to_live, 30 * MINUTE);
     // Properties a config leaves out take the emulator's defaults (PRO-01).
-    let carts = sim.ns.entity("carts").unwrap();
+    let carts = sim.ns().entity("carts").unwrap();
     assert_eq!(carts.settings.default_message_time_to_live, HOUR);
     assert_eq!(carts.settings.max_delivery_count, 3);
-    let billing = sim.ns.entity("events/subscriptions/billing").unwrap();
+    let billing = sim.ns().entity("events/subscriptions/billing").unwrap();
     let SubscriptionRule::Correlation {
         subject,
         correlation_id,
@@ -76,8 +76,12 @@ fn a_real_world_config_imports_with_what_is_not_modelled_said() {
         Some("value1")
     );
     // FLT-03, FLT-04: the SQL filter and its action.
-    let SubscriptionRule::Sql(premium) =
-        &sim.ns.entity("events/subscriptions/premium").unwrap().rules[0].1
+    let SubscriptionRule::Sql(premium) = &sim
+        .ns()
+        .entity("events/subscriptions/premium")
+        .unwrap()
+        .rules[0]
+        .1
     else {
         panic!("a SQL filter")
     };
@@ -103,7 +107,7 @@ fn traffic_plays_through_an_imported_config() {
     assert!(sim.failures.is_empty(), "{:?}", sim.failures);
     // Forwarded into orders, whose duplicate detection drops the second (DUP-02), and the
     // topic's copy for audit forwarded there too.
-    let orders = sim.ns.entity("orders").unwrap();
+    let orders = sim.ns().entity("orders").unwrap();
     assert_eq!(
         orders.duplicates_dropped, 0,
         "forwards are not checked for duplicates"
@@ -149,7 +153,7 @@ fn import_export_import_keeps_every_modelled_property() {
     let second = import(&text).expect("imports again");
     let settings = |s: &Scenario| {
         let sim = Simulation::new(s).unwrap();
-        sim.ns
+        sim.ns()
             .entities_by_id()
             .map(|e| (e.path.clone(), e.settings.clone(), e.rules.clone()))
             .collect::<Vec<_>>()
@@ -218,7 +222,10 @@ fn a_sql_filter_outside_the_subset_is_said_and_the_rest_opens() {
     );
     let sim = Simulation::new(&imported.scenario).unwrap();
     assert_eq!(
-        sim.ns.entity("events/subscriptions/premium").unwrap().rules,
+        sim.ns()
+            .entity("events/subscriptions/premium")
+            .unwrap()
+            .rules,
         vec![("$Default".to_string(), SubscriptionRule::MatchAll)]
     );
 }
@@ -244,7 +251,7 @@ fn r_flt_01_several_rules_import_play_and_export() {
     .unwrap();
     let mut sim = Simulation::new(&s).unwrap();
     sim.run_to_end();
-    let all = sim.ns.entity("events/subscriptions/all").unwrap();
+    let all = sim.ns().entity("events/subscriptions/all").unwrap();
     let names: Vec<&str> = all.rules.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["red", "big"]);
     // m1 matches both: the plain copy (red) and big's own, acted on; m2 matches neither.
@@ -314,7 +321,7 @@ fn r_flt_04_a_correlation_filters_action_is_imported_played_and_exported() {
     let mut sim = Simulation::new(&s).unwrap();
     sim.run_to_end();
     let copy = sim
-        .ns
+        .ns()
         .message(
             "events/subscriptions/blue",
             1,

@@ -328,7 +328,7 @@ fn r_rcv_07_what_shows_now_as_an_expectation_passes_and_fails_once_the_scenario_
     let end = scenario.end();
     sim.advance_to(end);
     let dead = sim
-        .ns
+        .ns()
         .entities()
         .find(|e| e.dlq_counts(end).active > 0)
         .map(|e| e.path.clone())
@@ -398,7 +398,7 @@ fn r_rcv_07_a_link_checking_what_shows_now_opens_from_its_own_state_and_passes()
     let before = sim.checked;
     let link = sbp_scenario::link::link_checking_now(&mut sim, None, Some(10));
     assert_eq!(
-        sim.scenario.expect.len(),
+        sim.scenario().expect.len(),
         scenario.expect.len(),
         "the page's own run is unchanged"
     );

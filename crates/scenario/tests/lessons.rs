@@ -112,10 +112,10 @@ fn a_prediction_is_answered_from_the_state_and_changes_nothing() {
     sbp_scenario::lesson::play_solution(&mut sim, &lesson.parts[1].solution).expect("plays");
     sim.advance_to(5_000);
     let q = lesson.parts[2].ask.clone().expect("a question");
-    let before = (sim.now(), sim.ns.log().len());
+    let before = (sim.now(), sim.ns().log().len());
     let answer = q.answer(&mut sim);
     assert_eq!(
-        (sim.now(), sim.ns.log().len()),
+        (sim.now(), sim.ns().log().len()),
         before,
         "answering ran the copy only"
     );

@@ -19,17 +19,17 @@ fn fresh(scenario: &Scenario, at: i64) -> Simulation {
 fn assert_same(rewound: &Simulation, fresh: &Simulation) {
     assert_eq!(rewound.now(), fresh.now());
     assert!(
-        rewound.ns.same_state_except_log(&fresh.ns),
+        rewound.ns().same_state_except_log(fresh.ns()),
         "state differs at {}",
         rewound.now()
     );
-    let (a, b) = (rewound.ns.log(), fresh.ns.log());
+    let (a, b) = (rewound.ns().log(), fresh.ns().log());
     let kept = a.len().min(b.len());
     assert!(kept >= a.len().min(CHECKPOINT_LOG));
     assert_eq!(a[a.len() - kept..], b[b.len() - kept..], "log tails differ");
     assert_eq!(
-        rewound.ns.log_dropped() + a.len() as u64,
-        fresh.ns.log_dropped() + b.len() as u64,
+        rewound.ns().log_dropped() + a.len() as u64,
+        fresh.ns().log_dropped() + b.len() as u64,
         "event counts differ"
     );
     assert_eq!(rewound.outcomes, fresh.outcomes);
@@ -41,7 +41,7 @@ fn assert_same(rewound: &Simulation, fresh: &Simulation) {
 fn go(rewind: &mut Rewind, sim: &mut Simulation, at: i64) {
     assert!(
         rewind.seek(sim, at) || {
-            *sim = Simulation::new(&sim.scenario).expect("valid");
+            *sim = Simulation::new(sim.scenario()).expect("valid");
             true
         }
     );
@@ -99,9 +99,9 @@ fn a_recorded_step_forgets_the_checkpoints_after_it_and_a_rewind_keeps_it() {
     go(&mut rewind, &mut sim, 120_000);
     go(&mut rewind, &mut sim, 10_000);
     go(&mut rewind, &mut sim, 100_000);
-    assert_same(&sim, &fresh(&sim.scenario.clone(), 100_000));
+    assert_same(&sim, &fresh(&sim.scenario().clone(), 100_000));
     assert!(sim
-        .scenario
+        .scenario()
         .timeline
         .iter()
         .any(|s| matches!(s.action, Some(Action::Fault(_)))));
@@ -148,7 +148,7 @@ fn a_state_too_large_to_keep_is_not_copied_and_rewinding_stays_exact() {
     let mut rewind = Rewind::with_spacing(&mut sim, 50);
     let mut budget = usize::MAX;
     assert!(rewind.advance(&mut sim, 30_000, &mut budget));
-    assert!(sim.ns.stored_messages() > 120_000);
+    assert!(sim.ns().stored_messages() > 120_000);
     assert!(rewind.bytes() <= sbp_scenario::rewind::CHECKPOINT_BYTES);
     let kept: Vec<i64> = rewind.instants().collect();
     assert!(

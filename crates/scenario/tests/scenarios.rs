@@ -5,16 +5,16 @@ use sbp_scenario::*;
 
 fn log_text(sim: &Simulation) -> String {
     let words = sbp_engine::text::english().clone();
-    sim.ns
+    sim.ns()
         .log()
         .iter()
         .map(|e| {
             format!(
                 "{} {} {} {}\n",
                 e.at,
-                sim.ns.event_path(e),
+                sim.ns().event_path(e),
                 e.seq,
-                words::event_text(&words, &sim.ns, e)
+                words::event_text(&words, sim.ns(), e)
             )
         })
         .collect()
@@ -37,7 +37,10 @@ fn same_scenario_twice_gives_the_same_event_log() {
         let run = || {
             let mut sim = Simulation::new(&scenario).unwrap();
             sim.run_to_end();
-            (log_text(&sim), serde_json::to_string(sim.ns.log()).unwrap())
+            (
+                log_text(&sim),
+                serde_json::to_string(sim.ns().log()).unwrap(),
+            )
         };
         assert_eq!(run(), run(), "{name}");
     }
@@ -190,15 +193,15 @@ fn user_steps_are_recorded_and_later_steps_stay() {
         ..Default::default()
     }));
     sim.push_step(send).unwrap();
-    let ats: Vec<i64> = sim.scenario.timeline.iter().map(|s| s.at.ms()).collect();
+    let ats: Vec<i64> = sim.scenario().timeline.iter().map(|s| s.at.ms()).collect();
     assert_eq!(ats, vec![0, 5_000, 60_000]);
     // The recorded scenario replays to the same state.
-    let mut replay = Simulation::new(&sim.scenario).unwrap();
+    let mut replay = Simulation::new(sim.scenario()).unwrap();
     sim.advance_to(120_000);
     replay.advance_to(120_000);
     assert_eq!(
-        serde_json::to_string(sim.ns.log()).unwrap(),
-        serde_json::to_string(replay.ns.log()).unwrap()
+        serde_json::to_string(sim.ns().log()).unwrap(),
+        serde_json::to_string(replay.ns().log()).unwrap()
     );
 }
 
@@ -378,7 +381,7 @@ fn a_settlement_says_what_happened_to_which_message() {
         .unwrap();
     let got = sim.push_step(step(r#"{"receive": {"from": "orders"}}"#));
     assert_eq!(got.unwrap().to_string(), "got #1");
-    let seq = sim.ns.log().last().map_or(0, |e| e.seq);
+    let seq = sim.ns().log().last().map_or(0, |e| e.seq);
     let done = sim.push_step(step(&format!(
         r#"{{"complete": {{"from": "orders", "seq": {seq}}}}}"#
     )));

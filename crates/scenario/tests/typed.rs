@@ -73,13 +73,13 @@ fn a_body_is_bytes_with_a_text_view_when_it_is_utf8() {
     let mut sim = sbp_scenario::Simulation::new(&s).unwrap();
     sim.run_to_end();
     let bytes = sim
-        .ns
+        .ns()
         .message("q", 1, sbp_engine::Perspective::Peek)
         .unwrap();
     assert_eq!(bytes.body.bytes, vec![0, 1, 2, 255]);
     assert_eq!((bytes.body.text(), bytes.body_size), (None, 4));
     let text = sim
-        .ns
+        .ns()
         .message("q", 2, sbp_engine::Perspective::Peek)
         .unwrap();
     assert_eq!((text.body.text(), text.body_size), (Some("grüß"), 6));

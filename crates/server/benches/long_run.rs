@@ -111,8 +111,8 @@ fn snapshot(shared: &Shared, label: &str) -> Snapshot {
         let b = shared.lock();
         (
             b.steps(),
-            b.sim.scenario.timeline.len(),
-            b.sim.scenario.timeline.capacity(),
+            b.sim.scenario().timeline.len(),
+            b.sim.scenario().timeline.capacity(),
         )
     };
     Snapshot {
@@ -130,7 +130,7 @@ fn snapshot(shared: &Shared, label: &str) -> Snapshot {
 fn recording_bytes(shared: &Shared, n: usize, capacity: usize) -> (i64, i64) {
     let b = shared.lock();
     let before = live_heap();
-    let copy = b.sim.scenario.timeline[..n.min(b.sim.scenario.timeline.len())].to_vec();
+    let copy = b.sim.scenario().timeline[..n.min(b.sim.scenario().timeline.len())].to_vec();
     let packed = live_heap() - before;
     drop(copy);
     let slot = std::mem::size_of::<sbp_scenario::Step>() as i64;
@@ -466,7 +466,7 @@ async fn store_and_drain(
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     {
         let b = shared.lock();
-        let counts = b.sim.ns.entity("store").unwrap().counts(b.sim.now());
+        let counts = b.sim.ns().entity("store").unwrap().counts(b.sim.now());
         assert_eq!((counts.active, counts.locked), (0, 0), "all drained");
     }
     let _ = store_receiver.close().await;
@@ -536,7 +536,7 @@ async fn main() {
         (
             b.sim.named.len(),
             b.sim.outcomes.len(),
-            b.sim.ns.log().len(),
+            b.sim.ns().log().len(),
         )
     };
 

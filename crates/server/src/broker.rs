@@ -272,7 +272,7 @@ impl Broker {
 
     /// The steps recorded so far: the run's length.
     pub fn steps(&self) -> usize {
-        self.recorded + self.sim.scenario.timeline.len()
+        self.recorded + self.sim.scenario().timeline.len()
     }
 
     /// Counts `n` more steps as recorded on disk (written to the journal by its caller).
@@ -294,13 +294,11 @@ impl Broker {
     /// without its steps, and where they are (read with [`RunSoFar::scenario`] after the broker
     /// is let go: a long run is not copied under the broker's lock).
     pub fn run_so_far(&mut self) -> RunSoFar {
-        let timeline = std::mem::take(&mut self.sim.scenario.timeline);
-        let scenario = self.sim.scenario.clone();
-        self.sim.scenario.timeline = timeline;
+        let scenario = self.sim.scenario_without_timeline();
         RunSoFar {
             scenario,
             journal: self.journal.as_ref().map(|j| (j.clone(), j.mark().0)),
-            in_memory: self.sim.scenario.timeline.clone(),
+            in_memory: self.sim.scenario().timeline.clone(),
         }
     }
 
@@ -433,16 +431,16 @@ impl Broker {
     pub fn run(&mut self, client: &str, action: Action) -> Result<Vec<Reply>, BrokerError> {
         self.tick();
         let words = Step::new(action.clone()).action_text();
-        let steps = self.sim.scenario.timeline.len();
+        let steps = self.sim.scenario().timeline.len();
         // Events ever logged before the step: what it logs is after them.
-        let logged = self.sim.ns.events_logged();
+        let logged = self.sim.ns().events_logged();
         let result = self.sim.push_step_replies(Step::new(action));
-        let recorded = self.sim.scenario.timeline.len() > steps;
+        let recorded = self.sim.scenario().timeline.len() > steps;
         // The step as recorded (with its expect_error when it failed), at its place in the run.
         let step = self.sim.outcomes.last().filter(|_| recorded).and_then(|o| {
             Some((
                 self.recorded + o.index,
-                self.sim.scenario.timeline.get(o.index)?,
+                self.sim.scenario().timeline.get(o.index)?,
             ))
         });
         if let Some((index, step)) = step {
@@ -467,7 +465,7 @@ impl Broker {
         // receive logs nothing, and names no rule.
         self.last_step_rule = self
             .sim
-            .ns
+            .ns()
             .events_since(logged)
             .0
             .iter()
@@ -670,30 +668,30 @@ impl Broker {
 
     /// The messages a queue path names (an entity, or its dead-letter queue), if it exists.
     fn store(&self, path: &str) -> Option<&sbp_engine::Store> {
-        let q = self.sim.ns.resolve(path).ok()?;
-        let name = self.sim.ns.entity_name(q.entity);
-        Some(self.sim.ns.entity(name)?.store(q.dlq))
+        let q = self.sim.ns().resolve(path).ok()?;
+        let name = self.sim.ns().entity_name(q.entity);
+        Some(self.sim.ns().entity(name)?.store(q.dlq))
     }
 
     /// The queue a path names, as the log names it (entity, dead-letter sub-queue): what a
     /// waiting receiver waits on; MessagingEntityNotFound when it names none.
     pub fn queue_key(&self, path: &str) -> Result<QueueKey, BrokerError> {
-        let q = self.sim.ns.resolve(path)?;
-        Ok((self.sim.ns.entity_name(q.entity).into(), q.dlq))
+        let q = self.sim.ns().resolve(path)?;
+        Ok((self.sim.ns().entity_name(q.entity).into(), q.dlq))
     }
 
     /// Reads the log's events since the last call into the queues touched: where a waiting
     /// receiver may find a message now. Events the log dropped unread (a step that made more
     /// than it keeps) touch every queue.
     fn note_touched(&mut self) {
-        let (events, unread_dropped) = self.sim.ns.events_since(self.log_seen);
+        let (events, unread_dropped) = self.sim.ns().events_since(self.log_seen);
         if unread_dropped {
             self.touched_all = true;
         }
         for e in events {
             self.touched.insert((e.entity, e.dlq));
         }
-        self.log_seen = self.sim.ns.events_logged();
+        self.log_seen = self.sim.ns().events_logged();
     }
 
     /// The queues touched since the last call (all of them: None).
@@ -703,7 +701,7 @@ impl Broker {
         if std::mem::take(&mut self.touched_all) {
             return None;
         }
-        let ns = &self.sim.ns;
+        let ns = &self.sim.ns();
         Some(
             touched
                 .into_iter()
@@ -772,7 +770,7 @@ impl Broker {
         };
         self.run(client, Action::RenewLock(def))?;
         self.sim
-            .ns
+            .ns()
             .message(&held.entity, held.seq, sbp_engine::Perspective::Receive)
             .and_then(|m| m.locked_until)
             .ok_or_else(|| {
@@ -862,7 +860,7 @@ impl Broker {
         // written here: what a checkpoint writes is the state now, not the run's length (with a
         // journal no step stays in memory; without one, those in memory are written).
         let scenario =
-            serde_json::to_value(&self.sim.scenario).map_err(|e| format!("its scenario: {e}"))?;
+            serde_json::to_value(self.sim.scenario()).map_err(|e| format!("its scenario: {e}"))?;
         let text = serde_json::json!({
             "state": "sbp serve",
             "version": 2,
@@ -983,9 +981,9 @@ impl Broker {
             ));
         }
         self.sim.advance_to(at);
-        let steps = self.sim.scenario.timeline.len();
+        let steps = self.sim.scenario().timeline.len();
         let result = self.sim.push_step_replies(Step::new(action.clone()));
-        if self.sim.scenario.timeline.get(steps) != Some(step) {
+        if self.sim.scenario().timeline.get(steps) != Some(step) {
             return Err("it is not recorded as it was (the engine answered otherwise)".into());
         }
         // It is a line of the journal already: it leaves memory.

@@ -85,7 +85,7 @@ impl Shared {
             .map_err(Fault::Decode)?;
         let mut broker = self.lock();
         let clock = broker.clock();
-        let tier = broker.sim.ns.tier();
+        let tier = broker.sim.ns().tier();
         let largest = tier.max_message_size();
         // SEND-04: a batch is one message to the service: all of it within the tier's largest
         // (the SDKs size their batches by the link's max-message-size, which says it).
@@ -209,6 +209,6 @@ impl Shared {
 
     /// The largest message a delivery may gather: the tier's (SEND-04).
     pub fn largest_message(&self) -> u64 {
-        self.lock().sim.ns.tier().max_message_size()
+        self.lock().sim.ns().tier().max_message_size()
     }
 }

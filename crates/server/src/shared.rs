@@ -101,7 +101,7 @@ impl Shared {
                 .map_err(|e| format!("cannot empty {}: {e}", journal.path().display()))?;
             broker.record_in(journal.clone());
         }
-        let entities = broker.sim.ns.entities().map(|e| e.path.clone()).collect();
+        let entities = broker.sim.ns().entities().map(|e| e.path.clone()).collect();
         *old = broker;
         drop(old);
         if let Some(path) = &self.state {

@@ -295,7 +295,7 @@ mod tests {
         );
         taken.broker.tick();
         let now = taken.broker.sim.now();
-        let queue = taken.broker.sim.ns.entity("orders").expect("the queue");
+        let queue = taken.broker.sim.ns().entity("orders").expect("the queue");
         assert_eq!(queue.counts(now).active, 20);
         let _ = std::fs::remove_dir_all(&dir);
     }

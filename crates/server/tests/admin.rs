@@ -182,7 +182,7 @@ async fn entities_are_made_read_changed_listed_and_deleted_as_steps_of_the_run()
     replay.advance_to(recording.end());
     assert!(replay.failures.is_empty(), "{:?}", replay.failures);
     let rules = &replay
-        .ns
+        .ns()
         .entity("events/subscriptions/audit")
         .expect("the subscription")
         .rules;
@@ -190,7 +190,7 @@ async fn entities_are_made_read_changed_listed_and_deleted_as_steps_of_the_run()
         rules.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
         ["mine", "big"]
     );
-    assert!(replay.ns.entity("invoices").is_none());
+    assert!(replay.ns().entity("invoices").is_none());
 }
 
 #[tokio::test]
@@ -315,7 +315,7 @@ async fn attacks_are_refused_with_the_reason_and_change_nothing() {
     );
     assert!(started.elapsed() >= sbp_server::admin::REQUEST_TIMEOUT);
     assert_eq!(steps(), before, "nothing was recorded");
-    assert!(shared.lock().sim.ns.entity("q").is_none());
+    assert!(shared.lock().sim.ns().entity("q").is_none());
 }
 
 mod property {
@@ -391,7 +391,7 @@ mod property {
                         .map(|e| (e.path.clone(), e.rules.iter().map(|(n, _)| n.clone()).collect()))
                         .collect()
                 };
-                prop_assert_eq!(shape(&replay.ns), shape(&broker.sim.ns));
+                prop_assert_eq!(shape(replay.ns()), shape(broker.sim.ns()));
                 Ok(())
             })?;
         }

@@ -295,7 +295,7 @@ async fn a_disposition_over_every_id_settles_what_was_delivered_and_answers_at_o
     };
     assert_eq!((d.first, d.last), (2, None), "{d:?}");
     assert!(started.elapsed() < Duration::from_secs(5));
-    let counts = shared.lock().sim.ns.entity("orders").unwrap().counts(0);
+    let counts = shared.lock().sim.ns().entity("orders").unwrap().counts(0);
     assert_eq!(
         (counts.active, counts.locked),
         (0, 0),
@@ -352,7 +352,7 @@ async fn unfinished_transfers_are_held_to_the_tier_and_a_budget_and_given_back()
     raw.send(0, transfer(1, 1, false, true), &[]).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(shared.inflight(), 0);
-    let counts = shared.lock().sim.ns.entity("orders").unwrap().counts(0);
+    let counts = shared.lock().sim.ns().entity("orders").unwrap().counts(0);
     assert_eq!(counts.active, 0, "nothing unfinished was taken as a send");
     // A transfer on a link the server sends on, and one on a handle never attached.
     raw.send(0, attach(7, "orders", Role::Receiver), &[]).await;
@@ -558,7 +558,7 @@ async fn many_flows_and_receive_calls_leave_nothing_behind_that_grows() {
     let broker = shared.lock();
     assert!(broker.steps() > 5_000, "every call recorded");
     assert!(
-        broker.sim.scenario.timeline.is_empty(),
+        broker.sim.scenario().timeline.is_empty(),
         "on disk, not in memory"
     );
     assert!(
@@ -572,11 +572,11 @@ async fn many_flows_and_receive_calls_leave_nothing_behind_that_grows() {
         broker.sim.outcomes.len()
     );
     assert!(
-        broker.sim.ns.log().len() <= 2 * sbp_server::broker::LOG_LIMIT,
+        broker.sim.ns().log().len() <= 2 * sbp_server::broker::LOG_LIMIT,
         "{}",
-        broker.sim.ns.log().len()
+        broker.sim.ns().log().len()
     );
-    let counts = broker.sim.ns.entity("orders").unwrap().counts(0);
+    let counts = broker.sim.ns().entity("orders").unwrap().counts(0);
     assert_eq!((counts.active, counts.locked), (0, 0));
 }
 

@@ -40,7 +40,7 @@ fn active(broker: &mut Broker) -> u64 {
     let now = broker.sim.now();
     broker
         .sim
-        .ns
+        .ns()
         .entity("orders")
         .expect("the queue")
         .counts(now)
@@ -169,7 +169,7 @@ fn a_state_written_mid_run_takes_up_the_lines_before_it_as_the_run_and_replays_t
     assert_eq!(active(&mut taken.broker), 7, "nothing lost, nothing twice");
     assert_eq!(taken.broker.steps(), 7, "the whole run");
     // None of it in memory: the recording reads the journal.
-    assert!(taken.broker.sim.scenario.timeline.is_empty());
+    assert!(taken.broker.sim.scenario().timeline.is_empty());
     let recording = taken.broker.recording().expect("the recording");
     assert_eq!(recording.timeline.len(), 7);
     let _ = std::fs::remove_dir_all(&dir);
@@ -248,7 +248,7 @@ fn a_checkpoint_writes_the_state_now_not_the_run() {
     let counts = taken
         .broker
         .sim
-        .ns
+        .ns()
         .entity("orders")
         .expect("orders")
         .counts(0);

@@ -210,7 +210,7 @@ async fn a_page_follows_the_run_and_moves_the_clock() {
         let broker = r.shared.broker.lock().unwrap();
         let lapsed = broker
             .sim
-            .ns
+            .ns()
             .log()
             .iter()
             .any(|e| matches!(e.kind, sbp_engine::EventKind::LockLapsed));
@@ -225,7 +225,7 @@ async fn a_page_follows_the_run_and_moves_the_clock() {
         let broker = r.shared.broker.lock().unwrap();
         let c = broker
             .sim
-            .ns
+            .ns()
             .entity("orders")
             .unwrap()
             .counts(broker.sim.now());
@@ -267,7 +267,10 @@ async fn a_new_page_gets_the_run_so_far() {
     let scenario = sbp_scenario::Scenario::from_json(&first["scenario"].to_string()).unwrap();
     let mut sim = sbp_scenario::Simulation::new(&scenario).unwrap();
     sim.advance_to(first["now"].as_i64().unwrap());
-    assert_eq!(sim.ns.entity("orders").unwrap().counts(sim.now()).active, 3);
+    assert_eq!(
+        sim.ns().entity("orders").unwrap().counts(sim.now()).active,
+        3
+    );
     let _ = connection.close().await;
 }
 

@@ -90,12 +90,12 @@ async fn an_independent_client_sends_receives_and_accepts() {
     connection.close().await.unwrap();
     // The engine completed it (RCV-05): the queue is empty, and the log names the rule.
     let broker = shared.broker.lock().unwrap();
-    let now = broker.sim.ns.now();
-    let counts = broker.sim.ns.entity("orders").unwrap().counts(now);
+    let now = broker.sim.ns().now();
+    let counts = broker.sim.ns().entity("orders").unwrap().counts(now);
     assert_eq!((counts.active, counts.locked), (0, 0));
     assert!(broker
         .sim
-        .ns
+        .ns()
         .log()
         .iter()
         .any(|e| e.rule == Some(sbp_engine::Rule::Rcv05)));
@@ -132,7 +132,7 @@ async fn one_session_sends_past_the_incoming_window() {
         assert!(outcome.is_accepted());
     }
     let broker = shared.broker.lock().unwrap();
-    let counts = broker.sim.ns.entity("orders").unwrap().counts(0);
+    let counts = broker.sim.ns().entity("orders").unwrap().counts(0);
     assert_eq!(counts.active, n as u64);
 }
 
@@ -184,8 +184,8 @@ async fn a_message_past_the_tier_s_largest_is_refused_and_one_within_it_kept_who
     let replayed = sbp_scenario::Scenario::from_json(&recording.to_json_pretty())
         .expect("the recording is a scenario within its bounds");
     assert_eq!(replayed.timeline.len(), 2);
-    let now = broker.sim.ns.now();
-    let orders = broker.sim.ns.entity("orders").expect("orders");
+    let now = broker.sim.ns().now();
+    let orders = broker.sim.ns().entity("orders").expect("orders");
     assert_eq!(orders.counts(now).active, 1);
     let stored = orders.main.messages.values().next().expect("a message");
     assert_eq!(stored.body.len(), 250 * 1024);
@@ -221,8 +221,8 @@ fn premium_takes_messages_past_256_kb_up_to_what_the_playground_stores() {
     let mut sim = sbp_scenario::Simulation::new(&replayed).expect("it runs");
     sim.advance_to(replayed.end());
     assert!(sim.failures.is_empty(), "{:?}", sim.failures);
-    let now = broker.sim.ns.now();
-    let orders = broker.sim.ns.entity("orders").expect("orders");
+    let now = broker.sim.ns().now();
+    let orders = broker.sim.ns().entity("orders").expect("orders");
     assert_eq!(orders.counts(now).active, 1);
     assert_eq!(
         orders

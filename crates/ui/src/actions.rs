@@ -13,7 +13,7 @@ use yew::prelude::*;
 /// Paths that can be received from: queues, subscriptions, and their DLQs (the engine's list).
 fn receivable(store: &crate::state::StateHandle) -> Vec<String> {
     let sim = store.sim.borrow();
-    sim.ns
+    sim.ns()
         .receive_sources()
         .into_iter()
         .map(|(_, path)| path)
@@ -23,9 +23,9 @@ fn receivable(store: &crate::state::StateHandle) -> Vec<String> {
 /// subscriptions alone.
 fn entity_paths(store: &crate::state::StateHandle) -> (Vec<String>, Vec<String>) {
     let sim = store.sim.borrow();
-    let all = sim.ns.entities().map(|e| e.path.clone()).collect();
+    let all = sim.ns().entities().map(|e| e.path.clone()).collect();
     let subscriptions = sim
-        .ns
+        .ns()
         .entities()
         .filter(|e| matches!(e.kind, EntityKind::Subscription { .. }))
         .map(|e| e.path.clone())
@@ -34,7 +34,7 @@ fn entity_paths(store: &crate::state::StateHandle) -> (Vec<String>, Vec<String>)
 }
 fn sendable(store: &crate::state::StateHandle) -> Vec<String> {
     let sim = store.sim.borrow();
-    sim.ns
+    sim.ns()
         .entities()
         .filter(|e| !matches!(e.kind, EntityKind::Subscription { .. }))
         .map(|e| e.path.clone())
@@ -680,7 +680,10 @@ pub fn scenario_menu(props: &StateProps) -> Html {
     };
     let (name, description) = {
         let sim = store.sim.borrow();
-        (sim.scenario.name.clone(), sim.scenario.description.clone())
+        (
+            sim.scenario().name.clone(),
+            sim.scenario().description.clone(),
+        )
     };
     // The menu shows the preset on screen; another scenario (yours, a link's, a lesson's) is
     // named as what it is, not as the first preset.

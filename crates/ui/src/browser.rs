@@ -69,7 +69,7 @@ pub fn save(sim: &Simulation) {
     if let Some(s) = storage() {
         // A link that always opens again: at this instant if replaying to it fits the budget.
         // Stored unpacked (`1j`), so saving is synchronous and cheap.
-        let link = link_at(sim.scenario.clone(), sim.now(), None);
+        let link = link_at(sim.scenario().clone(), sim.now(), None);
         let payload = sbp_json_payload(&serde_json::to_string(&link.scenario).unwrap_or_default());
         let _ = s.set_item(STORAGE_KEY, &link_fragment(&payload, None, &link));
     }

@@ -37,7 +37,7 @@ pub fn clock_bar(props: &StateProps) -> Html {
     let narration = {
         let sim = store.sim.borrow();
         sim.outcomes.iter().rev().find_map(|o| {
-            sim.scenario
+            sim.scenario()
                 .timeline
                 .get(o.index)
                 .and_then(|s| s.note.clone())

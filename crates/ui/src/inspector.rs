@@ -174,16 +174,16 @@ pub fn inspector(store: &crate::state::StateHandle) -> Html {
         if masked.is_some() {
             t("predict-hidden")
         } else {
-            event_text(&sim.ns, e)
+            event_text(sim.ns(), e)
         }
     };
-    let peek = sim.ns.message(&path, seq, Perspective::Peek);
-    let recv = sim.ns.message(&path, seq, Perspective::Receive);
-    let q = sim.ns.resolve(&path).ok();
+    let peek = sim.ns().message(&path, seq, Perspective::Peek);
+    let recv = sim.ns().message(&path, seq, Perspective::Receive);
+    let q = sim.ns().resolve(&path).ok();
     // The message's events (in its queue and that queue's DLQ), for its life line and history.
     let events: Vec<&sbp_engine::Event> = match q {
         Some(q) => sim
-            .ns
+            .ns()
             .log()
             .iter()
             .filter(|e| e.seq == seq && e.entity == q.entity)

@@ -113,15 +113,15 @@ fn settings_text(e: &Entity) -> String {
 pub fn lanes(store: &crate::state::StateHandle) -> Html {
     let sim = store.sim.borrow();
     let now = sim.now();
-    let entities: Vec<&Entity> = sim.ns.entities().collect();
+    let entities: Vec<&Entity> = sim.ns().entities().collect();
     if entities.is_empty() {
         return html! { <p class="empty">{t("no-entities")}</p> };
     }
     // PRO-01: which limits and defaults apply.
-    let profile = tf("profile", &[("tier", &sim.ns.tier().to_string())]);
+    let profile = tf("profile", &[("tier", &sim.ns().tier().to_string())]);
     // TTL-07/08: the expiry mode decides when an expired message leaves; say which one runs,
     // and that exact expiry is the playground's choice.
-    let expiry = t(match sim.ns.expiry_mode() {
+    let expiry = t(match sim.ns().expiry_mode() {
         sbp_engine::ExpiryMode::Exact => "expiry-mode-exact",
         sbp_engine::ExpiryMode::Realistic => "expiry-mode-realistic",
     });
@@ -148,7 +148,7 @@ pub fn lanes(store: &crate::state::StateHandle) -> Html {
                         <p class="settings">{settings_text(e)}</p>
                     </header>
                     if e.settings.requires_session {
-                        <p class="sessions" data-testid="sessions">{sessions(e, &sim.ns, now)}</p>
+                        <p class="sessions" data-testid="sessions">{sessions(e, sim.ns(), now)}</p>
                     }
                     {cards(store, &e.path, false)}
                     if e.kind != EntityKind::Topic {
@@ -202,7 +202,7 @@ fn sessions(e: &Entity, ns: &sbp_engine::Namespace, now: Instant) -> String {
 fn cards(app: &crate::state::StateHandle, entity_path: &str, dlq: bool) -> Html {
     let sim = app.sim.borrow();
     let now = sim.now();
-    let Some(e) = sim.ns.entity(entity_path) else {
+    let Some(e) = sim.ns().entity(entity_path) else {
         return html! {};
     };
     let store = e.store(dlq);
@@ -227,7 +227,7 @@ fn cards(app: &crate::state::StateHandle, entity_path: &str, dlq: bool) -> Html 
     };
     let queue = QueueRef { entity: e.id, dlq };
     let recent: Vec<&Event> = sim
-        .ns
+        .ns()
         .log()
         .iter()
         .rev()
@@ -272,7 +272,7 @@ fn cards(app: &crate::state::StateHandle, entity_path: &str, dlq: bool) -> Html 
         .collect();
     html! {
         <ol class={classes!("cards", reduced.then_some("reduced-motion"))}>
-            { for shown.into_iter().map(|m| card(app, &sim.ns, (queue, &path), m, now, requeued(m.sequence_number), !fast)) }
+            { for shown.into_iter().map(|m| card(app, sim.ns(), (queue, &path), m, now, requeued(m.sequence_number), !fast)) }
             { for gone.into_iter().map(|(key, label, what)| html! {
                 <li {key} class="card ghost" aria-hidden="true"><span class="seq">{label}</span>{format!(" {what}")}</li>
             }) }

@@ -161,7 +161,7 @@ pub fn live_panel(props: &crate::state::StateProps) -> Html {
             // expectation at its instant, so `sbp check` proves the replay gets there. Compact
             // JSON: the serializer the share link already uses (no second copy in the wasm).
             let sim = store.sim.borrow();
-            let mut scenario = sim.scenario.clone();
+            let mut scenario = sim.scenario().clone();
             scenario.expect = vec![sim.recorded_expectation()];
             let json = serde_json::to_string(&scenario).unwrap_or_default();
             browser::download("sbp-serve-run.json", &json);

@@ -40,11 +40,11 @@ pub fn event_log(props: &LogProps) -> Html {
     // The rows as markup text: up to 200 of them every few hundred ms, no handlers.
     let mut rows = Markup::new();
     let words = crate::i18n::catalog();
-    for e in sim.ns.log().iter().rev() {
-        let path = sim.ns.event_path(e);
+    for e in sim.ns().log().iter().rev() {
+        let path = sim.ns().event_path(e);
         let text = match &props.masked {
             Some(m) if m.message(&path, e.seq) => t("predict-hidden"),
-            _ => sbp_scenario::words::event_text(&words, &sim.ns, e),
+            _ => sbp_scenario::words::event_text(&words, sim.ns(), e),
         };
         let seq = if e.seq > 0 {
             format!("#{}", e.seq)
@@ -92,8 +92,8 @@ pub fn event_log(props: &LogProps) -> Html {
     html! {
         <section class="log" aria-label={t("log")}>
             <h2>{t("log")}</h2>
-            if sim.ns.log_dropped() > 0 {
-                <p class="hint">{tf("log-dropped", &[("count", &sim.ns.log_dropped().to_string())])}</p>
+            if sim.ns().log_dropped() > 0 {
+                <p class="hint">{tf("log-dropped", &[("count", &sim.ns().log_dropped().to_string())])}</p>
             }
             <label class="log-filter">{t("log-filter")}{" "}<input id="log-filter" {oninput} aria-describedby="log-filter-hint" /></label>
             <small class="field-hint" id="log-filter-hint">{t("log-filter-ph")}</small>

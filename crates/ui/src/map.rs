@@ -407,13 +407,13 @@ pub fn namespace_map(props: &MapProps) -> Html {
     let zoom = use_state(|| 100u32);
     let sim = store.sim.borrow();
     let now = sim.now();
-    let map = sim.ns.map();
-    let total = sim.ns.events_logged();
+    let map = sim.ns().map();
+    let total = sim.ns().events_logged();
     let sim_id = std::rc::Rc::as_ptr(&store.sim) as usize;
     let layout = layout(&map);
     motion
         .borrow_mut()
-        .follow(sim_id, sim.ns.log(), total, now, &map, &layout);
+        .follow(sim_id, sim.ns().log(), total, now, &map, &layout);
     let wall = crate::browser::now_ms();
     let redraw = {
         let m = motion.borrow();
@@ -713,13 +713,13 @@ fn message_dots(
     r: Rect,
     now: Instant,
 ) {
-    let Some(e) = sim.ns.entity(path) else {
+    let Some(e) = sim.ns().entity(path) else {
         return;
     };
     let lock_duration = e.settings.lock_duration.max(1);
     let path = queue_path(path, q.dlq);
     for (i, m) in e.store(q.dlq).messages.values().take(DOTS).enumerate() {
-        let card = sim.ns.card(q, m);
+        let card = sim.ns().card(q, m);
         let (cx, cy) = (NODE_W - 12.0 - i as f64 * 17.0, r.h - 11.0);
         let (ttl_left, expiry) = match card.expiry {
             sbp_engine::CardExpiry::At(at) => (

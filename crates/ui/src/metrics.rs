@@ -11,7 +11,7 @@ const POINTS: usize = 240;
 /// A plain function (no hooks): the panel that calls it follows the slow version.
 pub fn metrics_charts(store: &crate::state::StateHandle) -> Html {
     let sim = store.sim.borrow();
-    let metrics = sim.ns.metrics();
+    let metrics = sim.ns().metrics();
     if metrics
         .buckets
         .iter()

@@ -215,7 +215,7 @@ impl AppState {
     pub(crate) fn sample(&self) {
         let sim = self.sim.borrow();
         let now = sim.now();
-        let total = sim.ns.total_counts();
+        let total = sim.ns().total_counts();
         let mut samples = self.samples.borrow_mut();
         samples.retain(|(t, _)| *t < now);
         samples.push((now, total));
@@ -279,7 +279,7 @@ impl LessonRun {
     /// Whether the learner did something since the part began (a step, or the clock moved).
     pub fn acted(&self, sim: &Simulation) -> bool {
         self.start.as_deref().is_some_and(|(scenario, at)| {
-            scenario.timeline.len() != sim.scenario.timeline.len() || *at != sim.now()
+            scenario.timeline.len() != sim.scenario().timeline.len() || *at != sim.now()
         })
     }
 

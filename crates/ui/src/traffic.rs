@@ -210,7 +210,7 @@ pub fn consumer_form(props: &FormProps) -> Html {
 /// What is running, with a stop button each. Drawn as markup text, one click handler for the
 /// list reading the button's `data-stop` (far less wasm than an element and a handler each).
 pub fn actors(store: &crate::state::StateHandle) -> Html {
-    let actors = store.sim.borrow().ns.actors();
+    let actors = store.sim.borrow().ns().actors();
     if actors.is_empty() {
         return html! {};
     }

@@ -282,7 +282,7 @@ fn writing<'a>(broker: &Broker, base: &'a str) -> Writing<'a> {
         base,
         clock: broker.clock(),
         now: broker.sim.now(),
-        tier: broker.sim.ns.tier(),
+        tier: broker.sim.ns().tier(),
     }
 }
 
@@ -290,14 +290,14 @@ fn writing<'a>(broker: &Broker, base: &'a str) -> Writing<'a> {
 fn queue_or_topic<'b>(broker: &'b Broker, name: &str) -> Option<&'b Entity> {
     broker
         .sim
-        .ns
+        .ns()
         .entity(name)
         .filter(|e| !matches!(e.kind, EntityKind::Subscription { .. }))
 }
 
 fn get(broker: &Broker, r: &Request) -> Response {
     let w = writing(broker, r.base);
-    let ns = &broker.sim.ns;
+    let ns = &broker.sim.ns();
     match r.target {
         Target::Namespace => ok_entry(w.namespace("sbp")),
         Target::Entity(name) => match queue_or_topic(broker, name) {
@@ -493,7 +493,7 @@ fn put(broker: &mut Broker, r: &Request, root: &xml::Element) -> Result<Response
     match r.target {
         Target::Entity(name) => {
             let d = description(root, &["QueueDescription", "TopicDescription"])?;
-            let mut settings = atom::settings(d, broker.sim.ns.tier()).map_err(bad)?;
+            let mut settings = atom::settings(d, broker.sim.ns().tier()).map_err(bad)?;
             let queue = d.name == "QueueDescription";
             if r.update {
                 match queue_or_topic(broker, name) {
@@ -520,7 +520,7 @@ fn put(broker: &mut Broker, r: &Request, root: &xml::Element) -> Result<Response
                     }),
                 )?;
             } else {
-                service_defaults(&mut settings, broker.sim.ns.tier());
+                service_defaults(&mut settings, broker.sim.ns().tier());
                 let def = EntityDef {
                     queue: queue.then(|| name.clone()),
                     topic: (!queue).then(|| name.clone()),
@@ -536,10 +536,10 @@ fn put(broker: &mut Broker, r: &Request, root: &xml::Element) -> Result<Response
         }
         Target::Subscription(topic, sub) => {
             let d = description(root, &["SubscriptionDescription"])?;
-            let mut settings = atom::settings(d, broker.sim.ns.tier()).map_err(bad)?;
+            let mut settings = atom::settings(d, broker.sim.ns().tier()).map_err(bad)?;
             let path = subscription_path(topic, sub);
             if r.update {
-                if broker.sim.ns.entity(&path).is_none() {
+                if broker.sim.ns().entity(&path).is_none() {
                     return Err(error(
                         StatusCode::NOT_FOUND,
                         &format!("no subscription {path}"),
@@ -553,7 +553,7 @@ fn put(broker: &mut Broker, r: &Request, root: &xml::Element) -> Result<Response
                     }),
                 )?;
             } else {
-                service_defaults(&mut settings, broker.sim.ns.tier());
+                service_defaults(&mut settings, broker.sim.ns().tier());
                 let rule = d
                     .child("DefaultRuleDescription")
                     .map(|rd| {
@@ -574,7 +574,7 @@ fn put(broker: &mut Broker, r: &Request, root: &xml::Element) -> Result<Response
             }
             let e = broker
                 .sim
-                .ns
+                .ns()
                 .entity(&path)
                 .ok_or_else(|| error(StatusCode::NOT_FOUND, &path))?;
             let w = writing(broker, r.base);
@@ -596,7 +596,7 @@ fn put(broker: &mut Broker, r: &Request, root: &xml::Element) -> Result<Response
                     .map_err(|t| bad(t.to_string()))?;
                 if broker
                     .sim
-                    .ns
+                    .ns()
                     .entity(&path)
                     .is_none_or(|e| !e.rules.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)))
                 {
@@ -619,7 +619,7 @@ fn put(broker: &mut Broker, r: &Request, root: &xml::Element) -> Result<Response
             run(broker, Action::AddRule(step))?;
             let e = broker
                 .sim
-                .ns
+                .ns()
                 .entity(&path)
                 .ok_or_else(|| error(StatusCode::NOT_FOUND, &path))?;
             let (n, rule) = e
@@ -688,7 +688,7 @@ fn delete(broker: &mut Broker, target: &Target) -> Result<Response, Failed> {
         }
         Target::Subscription(topic, sub) => {
             let path = subscription_path(topic, sub);
-            if broker.sim.ns.entity(&path).is_none() {
+            if broker.sim.ns().entity(&path).is_none() {
                 return Err(error(
                     StatusCode::NOT_FOUND,
                     &format!("no subscription {path}"),

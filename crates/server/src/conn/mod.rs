@@ -744,7 +744,7 @@ mod tests {
         let counts = shared
             .lock()
             .sim
-            .ns
+            .ns()
             .entity("orders")
             .expect("orders")
             .counts(0);
@@ -791,7 +791,7 @@ mod tests {
         let counts = shared
             .lock()
             .sim
-            .ns
+            .ns()
             .entity("orders")
             .expect("orders")
             .counts(0);

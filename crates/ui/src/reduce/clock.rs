@@ -38,7 +38,7 @@ pub(super) fn reduce(s: &mut AppState, action: Action) -> Flow {
         Action::Pause => (s.playing, s.stop_at) = (false, None),
         Action::StepBy(d) => {
             let mut sim = s.sim.borrow_mut();
-            let since = (sim.now(), sim.ns.events_logged());
+            let since = (sim.now(), sim.ns().events_logged());
             let target = sim.now().saturating_add(d);
             s.notice = replay(&mut sim, &mut s.rewind.borrow_mut(), target)
                 .or_else(|| Some(what_happened(&sim, since)));
@@ -68,7 +68,7 @@ pub(super) fn reduce(s: &mut AppState, action: Action) -> Flow {
         Action::Seek(at) => {
             let since = {
                 let sim = s.sim.borrow();
-                (sim.now(), sim.ns.events_logged())
+                (sim.now(), sim.ns().events_logged())
             };
             s.seek(at.max(0));
             // Forward, what happened on the way is said (back, the slider says the instant).
@@ -95,7 +95,7 @@ pub(super) fn reduce(s: &mut AppState, action: Action) -> Flow {
 /// line: the instants, and the events by kind ("DeadLettered ×1").
 fn what_happened(sim: &Simulation, (from, position): (Instant, u64)) -> String {
     let mut kinds: Vec<(&str, usize)> = Vec::new();
-    for e in sim.ns.events_since(position).0 {
+    for e in sim.ns().events_since(position).0 {
         let name = e.kind.name();
         match kinds.iter_mut().find(|(k, _)| *k == name) {
             Some((_, n)) => *n += 1,
@@ -123,7 +123,7 @@ impl AppState {
         let same_run = Rc::ptr_eq(&self.sim, &before.sim);
         if self.playing && (!before.playing || !same_run || moved) {
             let sim = self.sim.borrow();
-            self.played_from = Some((sim.now(), sim.ns.events_logged()));
+            self.played_from = Some((sim.now(), sim.ns().events_logged()));
             return;
         }
         if self.playing || !before.playing || !same_run || self.error.is_some() {

@@ -144,7 +144,7 @@ pub(super) fn check_goal(s: &mut AppState, stepped: bool) {
 /// Where a goal's part begins: the scenario as it is now, and the instant (none for other parts).
 fn part_start(run: &LessonRun, sim: &Simulation) -> Option<Rc<(sbp_scenario::Scenario, Instant)>> {
     run.part()?.goal.as_ref()?;
-    Some(Rc::new((sim.scenario.clone(), sim.now())))
+    Some(Rc::new((sim.scenario().clone(), sim.now())))
 }
 
 impl AppState {

@@ -134,7 +134,7 @@ impl AppState {
     /// Runs a step the server recorded, at its instant, as the server ran it.
     fn live_step(&mut self, index: usize, step: Step) {
         let mut sim = self.sim.borrow_mut();
-        if index != sim.scenario.timeline.len() {
+        if index != sim.scenario().timeline.len() {
             // The page missed a step: it says so rather than show another run.
             self.error = Some(crate::i18n::t("live-out-of-step"));
             return;

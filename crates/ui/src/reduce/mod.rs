@@ -186,7 +186,7 @@ fn said<E: std::fmt::Display>(s: &mut AppState, result: Result<String, E>) {
 fn undo(s: &mut AppState) -> Flow {
     let (scenario, now) = {
         let sim = s.sim.borrow();
-        let mut scenario = sim.scenario.clone();
+        let mut scenario = sim.scenario().clone();
         // The last step that has run (a later scheduled one stays).
         let last = scenario
             .timeline

@@ -47,7 +47,7 @@ impl AppState {
             // No checkpoint at or before `at` (a link opened at its instant has its first
             // there): start afresh, and keep checkpoints of this run from t=0 on, so that going
             // on replays with the events a link's checkpoint did not carry.
-            match Simulation::with_default_log_limit(&sim.scenario, LOG_LIMIT) {
+            match Simulation::with_default_log_limit(sim.scenario(), LOG_LIMIT) {
                 Ok(fresh) => {
                     *sim = fresh;
                     *rewind = Rewind::starting_at(&mut sim);

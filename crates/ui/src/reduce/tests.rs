@@ -30,7 +30,7 @@ fn send() -> Step {
 
 fn counts(s: &AppState) -> (i64, u64, u64) {
     let sim = s.sim.borrow();
-    let c = sim.ns.total_counts();
+    let c = sim.ns().total_counts();
     (sim.now(), c.active, c.dead_lettered)
 }
 
@@ -79,11 +79,11 @@ fn a_speed_not_offered_is_refused_and_changes_nothing_else() {
 fn a_step_is_recorded_said_and_taken_back_by_undo() {
     let s = state(r#"{"version": 1, "entities": [{"queue": "orders"}]}"#);
     let s = reduce(&s, Action::Do(Box::new(send())));
-    assert_eq!(s.sim.borrow().scenario.timeline.len(), 1);
+    assert_eq!(s.sim.borrow().scenario().timeline.len(), 1);
     assert_eq!(counts(&s).1, 1);
     assert!(s.notice.is_some() && s.said == 1);
     let s = reduce(&s, Action::Undo);
-    assert_eq!(s.sim.borrow().scenario.timeline.len(), 0);
+    assert_eq!(s.sim.borrow().scenario().timeline.len(), 0);
     assert_eq!(counts(&s).1, 0);
     assert_eq!(s.notice.as_deref(), Some("undone"));
 }
@@ -108,7 +108,7 @@ fn a_seek_back_and_forth_is_the_run_replayed_there() {
     let s = reduce(&s, Action::Seek(5_000));
     let mut fresh = Simulation::new(&Scenario::from_json(QUEUE).expect("valid")).expect("a run");
     fresh.advance_to(5_000);
-    assert_eq!(counts(&s), (5_000, fresh.ns.total_counts().active, 0));
+    assert_eq!(counts(&s), (5_000, fresh.ns().total_counts().active, 0));
     assert_eq!(counts(&s).1, 1);
     let s = reduce(&s, Action::Reset);
     assert_eq!(counts(&s).0, 0);
@@ -131,7 +131,7 @@ fn following_a_server_leaves_the_clock_and_the_steps_to_it() {
     // The page's own steps are refused; a step of the clock is ignored.
     let refused = reduce(&s, Action::Do(Box::new(send())));
     assert_eq!(refused.error.as_deref(), Some("live-read-only"));
-    assert_eq!(refused.sim.borrow().scenario.timeline.len(), 1);
+    assert_eq!(refused.sim.borrow().scenario().timeline.len(), 1);
     assert!(Rc::ptr_eq(&s, &reduce(&s, Action::StepBy(1_000))));
     // The server's clock moves the page's; leaving with a preset ends the following.
     let s = reduce(&s, Action::Live(LiveMsg::Now(4_000, None)));
@@ -171,7 +171,7 @@ fn a_lesson_starts_at_its_first_part_with_its_tab_and_moves_on() {
     let run = s.lesson.clone().expect("a lesson runs");
     assert_eq!(run.part, 0);
     assert_eq!(s.tab, Tab::Send);
-    assert_eq!(s.sim.borrow().scenario.timeline.len(), 0);
+    assert_eq!(s.sim.borrow().scenario().timeline.len(), 0);
     let s = reduce(&s, Action::LessonNext);
     assert_eq!(s.lesson.as_ref().map(|r| (r.part, r.done)), Some((1, 1)));
     let s = reduce(&s, Action::LessonExit);
