@@ -579,14 +579,3 @@ pub fn show_lane(path: &str) {
         let _ = lane.class_list().add_1("flash");
     }
 }
-
-/// A click that dispatches `action()`: one closure type for every such button (one copy in the
-/// wasm).
-#[inline(never)]
-pub fn on_click(
-    store: &crate::state::StateHandle,
-    action: fn() -> crate::state::Action,
-) -> yew::Callback<web_sys::MouseEvent> {
-    let store = store.clone();
-    yew::Callback::from(move |_: web_sys::MouseEvent| store.dispatch(action()))
-}

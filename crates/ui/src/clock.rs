@@ -44,7 +44,7 @@ pub fn clock_bar(props: &StateProps) -> Html {
                 .map(|n| (o.index + 1, n))
         })
     };
-    let d = |a: fn() -> Action| crate::browser::on_click(store, a);
+    let d = |a: fn() -> Action| crate::state::on_click(store, a);
     // Following a server, a step or a jump moves the server's clock (the SDKs see it).
     let live = store.live.is_some();
     // By `by` ms, or to the next event (None).
@@ -221,7 +221,7 @@ pub fn clock_bar(props: &StateProps) -> Html {
 /// a region inserted with its text is often missed (WCAG 4.1.3); and a message never pushes the
 /// page, and the control the reader is on, down (2.4.11).
 fn status_line(store: &StateHandle) -> Html {
-    let dismiss = crate::browser::on_click(store, || Action::Dismiss);
+    let dismiss = crate::state::on_click(store, || Action::Dismiss);
     html! {
         <div class="clock-status" id="clock-status">
             // Keyed by the count of actions that said something: the same words said again

@@ -306,7 +306,7 @@ pub fn lesson_panel(props: &StateProps) -> Html {
         return html! {};
     };
     let lang = lang();
-    let d = |a: fn() -> Action| crate::browser::on_click(store, a);
+    let d = |a: fn() -> Action| crate::state::on_click(store, a);
     let restart = {
         let store = store.clone();
         let lesson = run.lesson.clone();
@@ -562,9 +562,9 @@ fn goal(store: &StateHandle, run: &LessonRun, lang: &str, next: Html) -> Html {
         </ul>
         <div class="row wrap">
             if run.hints < part.hints.len() {
-                <button id="lesson-hint" onclick={crate::browser::on_click(store, || Action::LessonHint)}>{t("lesson-hint")}</button>
+                <button id="lesson-hint" onclick={crate::state::on_click(store, || Action::LessonHint)}>{t("lesson-hint")}</button>
             }
-            <button id="lesson-show-me" onclick={crate::browser::on_click(store, || Action::LessonShowMe)}>{t("lesson-show-me")}</button>
+            <button id="lesson-show-me" onclick={crate::state::on_click(store, || Action::LessonShowMe)}>{t("lesson-show-me")}</button>
         </div>
         </>
     }

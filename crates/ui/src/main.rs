@@ -96,7 +96,7 @@ fn app() -> Html {
             browser::focus_soon(vec!["#welcome-title".into()]);
         })
     };
-    let undo = sbp_ui::browser::on_click(&store, || Action::Undo);
+    let undo = sbp_ui::state::on_click(&store, || Action::Undo);
     // A link's fragment is a scenario here: the skip link moves the focus itself.
     let skip = Callback::from(|e: MouseEvent| {
         e.prevent_default();

@@ -365,3 +365,14 @@ impl PartialEq for SlowProps {
         self.version == other.version
     }
 }
+
+/// A click that dispatches `action()`: one closure type for every such button (one copy in the
+/// wasm).
+#[inline(never)]
+pub fn on_click(
+    store: &crate::state::StateHandle,
+    action: fn() -> crate::state::Action,
+) -> yew::Callback<web_sys::MouseEvent> {
+    let store = store.clone();
+    yew::Callback::from(move |_: yew::MouseEvent| store.dispatch(action()))
+}
