@@ -108,6 +108,24 @@ fn at_instant(at: &str, what: Text) -> Text {
     text!("c-at", at = at, what = what)
 }
 
+/// A count `have` of `name` outside `range`, said with `key` (`c-metric`, `c-events`), if it is.
+fn outside(at: &str, key: &'static str, name: &str, range: &RangeDef, have: u64) -> Option<Text> {
+    let inside = range.min.is_none_or(|min| have >= min) && range.max.is_none_or(|max| have <= max);
+    let show = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+    (!inside).then(|| {
+        at_instant(
+            at,
+            text!(
+                key,
+                name = name,
+                min = show(range.min),
+                max = show(range.max),
+                have = have
+            ),
+        )
+    })
+}
+
 impl Simulation {
     /// Checks one expectation now (`at` names the instant in failures). Every check the same
     /// way in the browser and the CLI.
@@ -191,21 +209,7 @@ impl Simulation {
                     out.push(at_instant(at, text!("c-no-metric", name = name)));
                     continue;
                 };
-                if range.min.is_some_and(|min| have < min)
-                    || range.max.is_some_and(|max| have > max)
-                {
-                    let show = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-                    out.push(at_instant(
-                        at,
-                        text!(
-                            "c-metric",
-                            name = name,
-                            min = show(range.min),
-                            max = show(range.max),
-                            have = have
-                        ),
-                    ));
-                }
+                out.extend(outside(at, "c-metric", name, range, have));
             }
         }
     }
@@ -219,19 +223,7 @@ impl Simulation {
                 .iter()
                 .filter(|ev| ev.kind.name() == name)
                 .count() as u64;
-            if range.min.is_some_and(|min| have < min) || range.max.is_some_and(|max| have > max) {
-                let show = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-                out.push(at_instant(
-                    at,
-                    text!(
-                        "c-events",
-                        name = name,
-                        min = show(range.min),
-                        max = show(range.max),
-                        have = have
-                    ),
-                ));
-            }
+            out.extend(outside(at, "c-events", name, range, have));
         }
     }
 

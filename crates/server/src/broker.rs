@@ -604,9 +604,7 @@ impl Broker {
             transfer_fails: false,
             name: Some(call.clone()),
         };
-        let got = Self::messages(self.run(client, Action::Receive(def))?);
-        self.remember(&call, entity, receiver, &got);
-        Ok(got)
+        self.received(client, Action::Receive(def), (&call, entity, receiver))
     }
 
     /// RCV-09: receives deferred messages by SequenceNumber.
@@ -624,8 +622,23 @@ impl Broker {
             receiver: receiver.to_string(),
             name: Some(call.clone()),
         };
-        let got = Self::messages(self.run(client, Action::ReceiveDeferred(def))?);
-        self.remember(&call, entity, receiver, &got);
+        self.received(
+            client,
+            Action::ReceiveDeferred(def),
+            (&call, entity, receiver),
+        )
+    }
+
+    /// Runs a receive `action` of receive call `call` (by `receiver` from `entity`) and
+    /// remembers each lock it took, for the settlements that name its messages.
+    fn received(
+        &mut self,
+        client: &str,
+        action: Action,
+        (call, entity, receiver): (&str, &str, &str),
+    ) -> Result<Vec<MessageView>, BrokerError> {
+        let got = Self::messages(self.run(client, action)?);
+        self.remember(call, entity, receiver, &got);
         Ok(got)
     }
 

@@ -114,16 +114,20 @@ impl Namespace {
         Ok(())
     }
 
-    pub fn create_queue(&mut self, name: &str, settings: EntitySettings) -> Result<()> {
+    /// A new queue's or topic's name: valid, room for it (the emulator's bounds), and no `/`
+    /// (`slash` says so for its kind).
+    fn check_new_name(&self, name: &str, slash: text::Text) -> Result<()> {
         self.check_name(name)?;
         self.check_emulator_name(name)?;
         self.check_emulator_room()?;
         if name.contains('/') {
-            return Err(BrokerError::new(
-                ErrorKind::ArgumentOutOfRange,
-                text!("e-queue-slash", name = name),
-            ));
+            return Err(BrokerError::new(ErrorKind::ArgumentOutOfRange, slash));
         }
+        Ok(())
+    }
+
+    pub fn create_queue(&mut self, name: &str, settings: EntitySettings) -> Result<()> {
+        self.check_new_name(name, text!("e-queue-slash", name = name))?;
         settings.validate(self.tier)?;
         self.check_forwarding(name, &settings, Change::NewQueue)?;
         self.add_entity(name, EntityKind::Queue, settings, Vec::new());
@@ -138,15 +142,7 @@ impl Namespace {
                 text!("e-basic-no-topics", name = name),
             ));
         }
-        self.check_name(name)?;
-        self.check_emulator_name(name)?;
-        self.check_emulator_room()?;
-        if name.contains('/') {
-            return Err(BrokerError::new(
-                ErrorKind::ArgumentOutOfRange,
-                text!("e-topic-slash", name = name),
-            ));
-        }
+        self.check_new_name(name, text!("e-topic-slash", name = name))?;
         settings.validate(self.tier)?;
         // SES-01: sessions are a queue's or a subscription's.
         if settings.requires_session {

@@ -17,17 +17,10 @@ impl Namespace {
     /// The id of a receiver that settles. One never seen holds nothing; asking registers
     /// nothing (a failed call changes nothing).
     fn known_receiver(&self, receiver: &str, from: &str, seq: u64) -> Result<u32> {
-        self.receiver_ids.get(receiver).copied().ok_or_else(|| {
-            BrokerError::new(
-                ErrorKind::InvalidOperation,
-                text!(
-                    "e-not-received",
-                    receiver = receiver,
-                    seq = seq,
-                    from = from
-                ),
-            )
-        })
+        self.receiver_ids
+            .get(receiver)
+            .copied()
+            .ok_or_else(|| not_received(receiver, from, seq))
     }
 
     /// Settles with the LockToken of an earlier receive (what a client that kept that message
@@ -62,17 +55,7 @@ impl Namespace {
         let handle = self.receivers[r as usize].handles.get(&(q, seq)).copied();
         let verb = text::Text::new(format!("op-{}", settlement.name()));
         let token = match handle {
-            None => {
-                return Err(BrokerError::new(
-                    ErrorKind::InvalidOperation,
-                    text!(
-                        "e-not-received",
-                        receiver = receiver,
-                        seq = seq,
-                        from = from
-                    ),
-                ))
-            }
+            None => return Err(not_received(&receiver, &from, seq)),
             // RCV-11: a peeked message has no lock.
             Some(Handle::Peeked) => {
                 return Err(BrokerError::new(
@@ -403,4 +386,18 @@ impl Namespace {
         }
         Ok(())
     }
+}
+
+/// A settlement by a receiver that holds no lock on message `seq` of `from`: it never received
+/// it (or never received at all).
+fn not_received(receiver: &str, from: &str, seq: u64) -> BrokerError {
+    BrokerError::new(
+        ErrorKind::InvalidOperation,
+        text!(
+            "e-not-received",
+            receiver = receiver,
+            seq = seq,
+            from = from
+        ),
+    )
 }

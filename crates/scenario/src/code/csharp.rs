@@ -80,20 +80,12 @@ impl Target for CSharp {
         pascal.to_string()
     }
 
-    fn boolean(&self, b: bool) -> String {
-        b.to_string()
-    }
-
     fn none(&self) -> &'static str {
         "null"
     }
 
     fn duration(&self, ms: Duration) -> String {
         format!("TimeSpan.FromMilliseconds({ms})")
-    }
-
-    fn time_to_live(&self, ms: Duration) -> String {
-        self.duration(ms)
     }
 
     /// Each type said: `10`, `10L`, `1.5`, `DateTimeOffset.Parse(...)`, `Guid.Parse(...)`.
@@ -277,14 +269,6 @@ impl Target for CSharp {
         )
     }
 
-    fn end_of_statement(&self) -> &'static str {
-        ";"
-    }
-
-    fn braces(&self) -> Option<(&'static str, &'static str)> {
-        Some(("{", "}"))
-    }
-
     fn delete(&self, entity: &Entity) -> String {
         match entity {
             Entity::Subscription(t, n) => format!("await admin.DeleteSubscriptionAsync({t}, {n});"),
@@ -327,10 +311,6 @@ impl Target for CSharp {
             "await {rx}.ReceiveDeferredMessagesAsync(new long[] {{ {} }})",
             seqs.join(", ")
         )
-    }
-
-    fn sequence_number(&self, seq: u64) -> String {
-        seq.to_string()
     }
 
     fn close_receiver(&self, rx: &str) -> String {
@@ -434,10 +414,6 @@ impl Target for CSharp {
 
     fn forget_receiver(&self, key: &str) -> Option<String> {
         Some(format!("receivers.Remove({key});"))
-    }
-
-    fn try_open(&self) -> &'static str {
-        "try {"
     }
 
     fn caught(&self, out: &mut Out, what: &str, kind: &str, none: &str) {

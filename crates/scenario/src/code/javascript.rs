@@ -44,10 +44,6 @@ impl Target for JavaScript {
             .unwrap_or_default()
     }
 
-    fn boolean(&self, b: bool) -> String {
-        b.to_string()
-    }
-
     fn none(&self) -> &'static str {
         "undefined"
     }
@@ -191,15 +187,6 @@ impl Target for JavaScript {
         )
     }
 
-    fn create_subscription_with_rule(
-        &self,
-        _target: &str,
-        _options: &[(String, String)],
-        _rule: &Rule,
-    ) -> Option<String> {
-        None
-    }
-
     fn add_rule(&self, topic: &str, subscription: &str, rule: &Rule) -> String {
         let action = rule
             .action
@@ -251,14 +238,6 @@ impl Target for JavaScript {
             ),
             format!("await admin.update{kind}(properties);"),
         )
-    }
-
-    fn end_of_statement(&self) -> &'static str {
-        ";"
-    }
-
-    fn braces(&self) -> Option<(&'static str, &'static str)> {
-        Some(("{", "}"))
     }
 
     fn delete(&self, entity: &Entity) -> String {
@@ -411,10 +390,6 @@ impl Target for JavaScript {
         Some(format!("receivers.delete({key});"))
     }
 
-    fn try_open(&self) -> &'static str {
-        "try {"
-    }
-
     fn caught(&self, out: &mut Out, what: &str, kind: &str, none: &str) {
         out.line(&format!("check({what}, {kind}, {none});"));
         out.indent -= 1;
@@ -442,9 +417,5 @@ impl Target for JavaScript {
             Field::DeadLetterReason => "deadLetterReason",
         };
         format!("{var}.map((m) => String(m.{f} ?? \"\")).join(\",\")")
-    }
-
-    fn delivery_count_below_net(&self) -> u32 {
-        1
     }
 }

@@ -64,10 +64,6 @@ impl Target for Python {
         format!("timedelta(milliseconds={ms})")
     }
 
-    fn time_to_live(&self, ms: Duration) -> String {
-        self.duration(ms)
-    }
-
     /// One integer type, which the SDK sends as an AMQP int when it fits 32 bits (pyamqp's
     /// `_encode.encode_unknown`), so a long is written as its number.
     fn value(&self, v: &PropertyValue) -> String {
@@ -210,15 +206,6 @@ impl Target for Python {
         format!("admin.create_{snake}({})", args.join(", "))
     }
 
-    fn create_subscription_with_rule(
-        &self,
-        _target: &str,
-        _options: &[(String, String)],
-        _rule: &Rule,
-    ) -> Option<String> {
-        None
-    }
-
     fn add_rule(&self, topic: &str, subscription: &str, rule: &Rule) -> String {
         let action = rule
             .action
@@ -332,10 +319,6 @@ impl Target for Python {
         format!("{rx}.receive_deferred_messages([{}])", seqs.join(", "))
     }
 
-    fn sequence_number(&self, seq: u64) -> String {
-        seq.to_string()
-    }
-
     fn close_receiver(&self, rx: &str) -> String {
         format!("{rx}.close()")
     }
@@ -438,10 +421,6 @@ impl Target for Python {
         format!("str({rx}.session.session_id)")
     }
 
-    fn forget_receiver(&self, _key: &str) -> Option<String> {
-        None
-    }
-
     fn try_open(&self) -> &'static str {
         "try:"
     }
@@ -472,9 +451,5 @@ impl Target for Python {
             Field::DeadLetterReason => "dead_letter_reason",
         };
         format!("\",\".join(\"\" if m.{f} is None else str(m.{f}) for m in {var})")
-    }
-
-    fn delivery_count_below_net(&self) -> u32 {
-        1
     }
 }

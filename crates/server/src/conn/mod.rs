@@ -683,6 +683,17 @@ mod tests {
         })
     }
 
+    /// The counts of queue orders now.
+    fn orders_counts(shared: &Shared) -> sbp_engine::Counts {
+        shared
+            .lock()
+            .sim
+            .ns()
+            .entity("orders")
+            .expect("orders")
+            .counts(0)
+    }
+
     fn opened() -> (Connection, Arc<Shared>, Instant) {
         let (mut c, shared, now) = core();
         c.on_frame(now, frame(0, open(None), &[]));
@@ -741,13 +752,7 @@ mod tests {
         };
         assert_eq!(d.first, 7);
         assert!(matches!(d.state, Some(DeliveryState::Accepted(_))));
-        let counts = shared
-            .lock()
-            .sim
-            .ns()
-            .entity("orders")
-            .expect("orders")
-            .counts(0);
+        let counts = orders_counts(&shared);
         assert_eq!(counts.active, 1);
     }
 
@@ -788,13 +793,7 @@ mod tests {
             panic!("{out:?}")
         };
         assert_eq!((d.first, d.settled), (id, true));
-        let counts = shared
-            .lock()
-            .sim
-            .ns()
-            .entity("orders")
-            .expect("orders")
-            .counts(0);
+        let counts = orders_counts(&shared);
         assert_eq!((counts.active, counts.locked), (0, 0), "completed");
     }
 

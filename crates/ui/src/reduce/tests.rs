@@ -1,5 +1,7 @@
 //! The reducer run natively: each action from a state to the next, as the page dispatches it.
-//! (No catalog is installed here, so the texts are their keys.)
+//! Texts are compared with the catalog's words for their keys (English when the engine is built
+//! with it, else the keys themselves).
+use crate::i18n::{t, tf};
 use crate::state::{Action, AppState, LiveMsg, Tab};
 use sbp_scenario::lesson::Lesson;
 use sbp_scenario::link::Link;
@@ -63,7 +65,11 @@ fn playing_moves_the_clock_by_the_wall_time_times_the_speed() {
     let s = reduce(&s, Action::Pause);
     assert!(!s.playing);
     // What played is said once, when it stops.
-    assert_eq!(s.notice.as_deref(), Some("played"));
+    let said = tf(
+        "played",
+        &[("from", "t=0s"), ("to", "t=1s"), ("what", "Sent ×1")],
+    );
+    assert_eq!(s.notice.as_deref(), Some(said.as_str()));
 }
 
 #[test]
@@ -71,7 +77,10 @@ fn a_speed_not_offered_is_refused_and_changes_nothing_else() {
     let s = state(QUEUE);
     let next = reduce(&s, Action::SetSpeed(7));
     assert_eq!(next.speed, s.speed);
-    assert_eq!(next.error.as_deref(), Some("speed-not-offered"));
+    assert_eq!(
+        next.error.as_deref(),
+        Some(tf("speed-not-offered", &[("speed", "7")]).as_str())
+    );
     assert_eq!(counts(&next), counts(&s));
 }
 
@@ -85,7 +94,7 @@ fn a_step_is_recorded_said_and_taken_back_by_undo() {
     let s = reduce(&s, Action::Undo);
     assert_eq!(s.sim.borrow().scenario().timeline.len(), 0);
     assert_eq!(counts(&s).1, 0);
-    assert_eq!(s.notice.as_deref(), Some("undone"));
+    assert_eq!(s.notice.as_deref(), Some(t("undone").as_str()));
 }
 
 #[test]
@@ -130,7 +139,7 @@ fn following_a_server_leaves_the_clock_and_the_steps_to_it() {
     assert_eq!(s.sim.borrow().now(), 2_000);
     // The page's own steps are refused; a step of the clock is ignored.
     let refused = reduce(&s, Action::Do(Box::new(send())));
-    assert_eq!(refused.error.as_deref(), Some("live-read-only"));
+    assert_eq!(refused.error.as_deref(), Some(t("live-read-only").as_str()));
     assert_eq!(refused.sim.borrow().scenario().timeline.len(), 1);
     assert!(Rc::ptr_eq(&s, &reduce(&s, Action::StepBy(1_000))));
     // The server's clock moves the page's; leaving with a preset ends the following.
