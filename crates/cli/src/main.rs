@@ -858,10 +858,7 @@ fn serve(
             .check_run_within(played, sbp_engine::limits::MAX_RUN_WORK)
             .map_err(|e| format!("--play: {e}"))?;
     }
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
+    let now_ms = sbp_server::broker::unix_now();
     // A fresh broker over the file's entities, its run starting at `start` Unix ms: what the
     // server starts with (without a state to take up) and what `POST /reset` goes back to.
     let fresh = move |start: i64, generation: u64| {

@@ -414,10 +414,7 @@ async fn start() -> (Arc<Shared>, Client, SessionHandle<()>) {
             {"queue": "inproc"}, {"queue": "store"}]}"#,
     )
     .unwrap();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
+    let now = sbp_server::broker::unix_now();
     // As `sbp serve` runs it: the run's steps go to a file as they are recorded.
     let mut broker = Broker::new(scenario, now).unwrap();
     broker.record_in(Arc::new(sbp_server::journal::Journal::temporary().unwrap()));

@@ -24,10 +24,7 @@ async fn start(limits: Limits) -> (std::net::SocketAddr, Arc<Shared>) {
         r#"{"version": 1, "entities": [{"queue": "orders", "max_delivery_count": 100}]}"#,
     )
     .unwrap();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
+    let now = sbp_server::broker::unix_now();
     // As `sbp serve` runs it: the run's steps in a file as they are recorded, none in memory.
     let mut broker = Broker::new(scenario, now).unwrap();
     broker.record_in(std::sync::Arc::new(

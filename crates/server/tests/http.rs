@@ -23,10 +23,7 @@ async fn start(bind: &str, allow_hosts: &[&str]) -> Running {
     let scenario =
         sbp_scenario::Scenario::from_json(r#"{"version": 1, "entities": [{"queue": "orders"}]}"#)
             .unwrap();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
+    let now = sbp_server::broker::unix_now();
     let shared = Arc::new(sbp_server::Shared::new(Broker::new(scenario, now).unwrap()));
     let dist = std::env::temp_dir().join(format!("sbp-http-test-{}", std::process::id()));
     std::fs::create_dir_all(&dist).unwrap();

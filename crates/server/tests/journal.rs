@@ -21,10 +21,7 @@ fn fresh() -> Result<Broker, String> {
     let scenario =
         sbp_scenario::Scenario::from_json(r#"{"version": 1, "entities": [{"queue": "orders"}]}"#)
             .map_err(|e| e.to_string())?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_err(|e| e.to_string())?
-        .as_millis() as i64;
+    let now = sbp_server::broker::unix_now();
     Broker::new(scenario, now)
 }
 
@@ -185,10 +182,7 @@ fn a_checkpoint_writes_the_state_now_not_the_run() {
     let state = dir.join("state.json");
     // The wall clock is the test's: it moves past the locks' lapse before each checkpoint
     // (the engine keeps a taken lock's lapse until then, settled or not).
-    let started = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_millis() as i64;
+    let started = sbp_server::broker::unix_now();
     let wall = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(started + 1_000));
     let read = wall.clone();
     let clocked = move || {

@@ -23,10 +23,7 @@ async fn start() -> Running {
         r#"{"version": 1, "entities": [{"queue": "orders", "lock_duration": "30s", "max_delivery_count": 5}]}"#,
     )
     .unwrap();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
+    let now = sbp_server::broker::unix_now();
     let server = Server::bind(
         "127.0.0.1:0".parse().unwrap(),
         Broker::new(scenario, now).unwrap(),

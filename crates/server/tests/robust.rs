@@ -153,10 +153,7 @@ fn a_state_round_trips_and_a_damaged_one_is_refused() {
     let scenario =
         sbp_scenario::Scenario::from_json(r#"{"version": 1, "entities": [{"queue": "orders"}]}"#)
             .unwrap();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
+    let now = sbp_server::broker::unix_now();
     let mut broker = Broker::new(scenario, now - 5_000).unwrap();
     let def = sbp_scenario::SendDef {
         to: "orders".into(),

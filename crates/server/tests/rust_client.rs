@@ -21,10 +21,7 @@ async fn start() -> (std::net::SocketAddr, std::sync::Arc<sbp_server::Shared>) {
     let scenario =
         sbp_scenario::Scenario::from_json(r#"{"version": 1, "entities": [{"queue": "orders"}]}"#)
             .unwrap();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
+    let now = sbp_server::broker::unix_now();
     let server = Server::bind(
         "127.0.0.1:0".parse().unwrap(),
         Broker::new(scenario, now).unwrap(),
