@@ -143,34 +143,14 @@ impl Target for CSharp {
     }
 
     fn start_producer(&self, p: &Producer) -> String {
-        let Producer {
-            name,
-            to,
-            rate,
-            limit,
-            prefix,
-            ttl_ms,
-            spike,
-            ..
-        } = p;
-        format!(
-            "StartProducer({name}, {to}, {rate}, {limit}, {prefix}, {ttl_ms}, ({}, {}, {}));",
-            spike.0, spike.1, spike.2
-        )
+        format!("StartProducer({});", p.arguments(None, ("(", ")")))
     }
 
     fn start_consumers(&self, c: &Consumers) -> String {
+        let peek_lock = self.boolean(c.mode == ModeDef::PeekLock);
         format!(
-            "StartConsumers({}, {}, {}, {}, {}, {}, {}, {}, {});",
-            c.name,
-            c.from,
-            c.instances,
-            self.boolean(c.mode == ModeDef::PeekLock),
-            c.work,
-            c.crash,
-            c.abandon,
-            c.dead_letter,
-            c.restart_ms
+            "StartConsumers({});",
+            c.arguments(peek_lock, c.restart_ms.to_string())
         )
     }
 

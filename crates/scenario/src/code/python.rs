@@ -132,37 +132,15 @@ impl Target for Python {
     }
 
     fn start_producer(&self, p: &Producer) -> String {
-        let Producer {
-            name,
-            to,
-            rate,
-            limit,
-            prefix,
-            ttl_ms,
-            spike,
-            ..
-        } = p;
-        format!(
-            "start_producer({name}, {to}, {}, {rate}, {limit}, {prefix}, {ttl_ms}, ({}, {}, {}))",
-            self.boolean(p.to_kind == SendTo::Topic),
-            spike.0,
-            spike.1,
-            spike.2
-        )
+        let topic = self.boolean(p.to_kind == SendTo::Topic);
+        format!("start_producer({})", p.arguments(Some(topic), ("(", ")")))
     }
 
     fn start_consumers(&self, c: &Consumers) -> String {
+        let peek_lock = self.boolean(c.mode == ModeDef::PeekLock);
         format!(
-            "start_consumers({}, {}, {}, {}, {}, {}, {}, {}, {})",
-            c.name,
-            c.from,
-            c.instances,
-            self.boolean(c.mode == ModeDef::PeekLock),
-            c.work,
-            c.crash,
-            c.abandon,
-            c.dead_letter,
-            seconds(c.restart_ms)
+            "start_consumers({})",
+            c.arguments(peek_lock, seconds(c.restart_ms))
         )
     }
 

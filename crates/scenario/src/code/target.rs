@@ -148,6 +148,46 @@ pub(super) struct Consumers {
     pub restart_ms: i64,
 }
 
+impl Producer {
+    /// The arguments of the call that starts it: `topic` (Python's, which picks its sender) after
+    /// the target, the spike as `open`…`close` (a tuple or an array).
+    pub fn arguments(&self, topic: Option<String>, (open, close): (&str, &str)) -> String {
+        let (from, duration, factor) = &self.spike;
+        let spike = format!("{open}{from}, {duration}, {factor}{close}");
+        [self.name.clone(), self.to.clone()]
+            .into_iter()
+            .chain(topic)
+            .chain([
+                self.rate.clone(),
+                self.limit.to_string(),
+                self.prefix.clone(),
+                self.ttl_ms.to_string(),
+                spike,
+            ])
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl Consumers {
+    /// The arguments of the call that starts them, with PeekLock (a boolean) and the restart
+    /// delay as the language writes them.
+    pub fn arguments(&self, peek_lock: String, restart: String) -> String {
+        [
+            self.name.clone(),
+            self.from.clone(),
+            self.instances.to_string(),
+            peek_lock,
+            self.work.clone(),
+            self.crash.clone(),
+            self.abandon.clone(),
+            self.dead_letter.clone(),
+            restart,
+        ]
+        .join(", ")
+    }
+}
+
 /// One language: its literals, its SDK's calls, and the fixed text of the program around them
 /// (in `templates/`). Each method returns or writes code; none decides what to write.
 pub(super) trait Target {
