@@ -546,8 +546,9 @@ fn expectations_are_checked_with_peek_where_a_peek_changes_nothing() {
                                                 "idle": {"active": 1}}}]}"#,
     )
     .unwrap();
-    let shown = r#""q", "active 1, deferred 0, scheduled 0")"#;
-    let dlq = r#""q/$deadletterqueue", "active 0, deferred 0, scheduled 0")"#;
+    // Asked again at most until 5 s after the last instant (no step comes after it).
+    let shown = r#""q", "active 1, deferred 0, scheduled 0", 15000)"#;
+    let dlq = r#""q/$deadletterqueue", "active 0, deferred 0, scheduled 0", 15000)"#;
     for (lang, call) in [
         (Lang::Python, "counted("),
         (Lang::JavaScript, "await counted("),
@@ -563,5 +564,56 @@ fn expectations_are_checked_with_peek_where_a_peek_changes_nothing() {
         assert!(code.contains(&format!("{call}{dlq}")), "{lang:?}\n{code}");
         assert!(!code.contains(&format!("{call}\"idle\"")), "{lang:?}");
         assert!(code.contains("idle has AutoDeleteOnIdle"), "{lang:?}");
+    }
+}
+
+/// Issue 34: every call to the broker is one attempt that is checked. An error the playground
+/// did not show is a difference named with its step, caught so that the program goes on to
+/// its summary and exit code; a call asked again (fewer messages than expected, a count that
+/// differs) stops at the next step's instant, so that step runs on time.
+#[test]
+fn every_call_is_a_checked_attempt_and_asking_again_stops_at_the_next_step() {
+    let s = Scenario::from_json(
+        r#"{"version": 1, "entities": [{"queue": "q"}],
+            "timeline": [
+              {"at": "0s", "send": {"to": "q", "message_id": "a"}},
+              {"at": "1s", "receive": {"from": "q", "count": 1}},
+              {"at": "3s", "complete": {"from": "q", "seq": 1}},
+              {"at": "4s", "fault": "service_update"}],
+            "expect": [{"at": "2s", "counts": {"q": {"active": 1}}}]}"#,
+    )
+    .unwrap();
+    for (lang, caught, receive, counted) in [
+        (
+            Lang::Python,
+            "except Exception as e:\n    check(\"t=1s: receive 1 from q as receiver\", \"no error\", failure(e))",
+            "receive(receiver(\"receiver\", \"q\", ServiceBusReceiveMode.PEEK_LOCK), 1, 1, 2000)",
+            "counted(\"q\", \"active 1, deferred 0, scheduled 0\", 3000)",
+        ),
+        (
+            Lang::JavaScript,
+            "} catch (e) {\n        check(\"t=1s: receive 1 from q as receiver\", \"no error\", failure(e));\n    }",
+            "await receive(receiver(\"receiver\", \"q\", \"peekLock\"), 1, 1, 2000)",
+            "await counted(\"q\", \"active 1, deferred 0, scheduled 0\", 3000)",
+        ),
+        (
+            Lang::CSharp,
+            "} catch (Exception e) {\n    Check(\"t=1s: receive 1 from q as receiver\", \"no error\", Failure(e));\n}",
+            "await ReceiveAsync(Receiver(\"receiver\", \"q\", ServiceBusReceiveMode.PeekLock), 1, 1, 2000)",
+            "await Counted(\"q\", \"active 1, deferred 0, scheduled 0\", 3000)",
+        ),
+    ] {
+        let code = generate(&s, lang).unwrap();
+        assert!(code.contains(caught), "{lang:?}\n{code}");
+        for step in ["t=0s: send a message to q", "t=3s: complete #1 in q (receiver)"] {
+            assert!(
+                code.contains(&format!("\"{step}\", \"no error\"")),
+                "{lang:?}: {step}\n{code}"
+            );
+        }
+        // A fault is said, not called: nothing to catch.
+        assert!(!code.contains("\"t=4s: "), "{lang:?}\n{code}");
+        assert!(code.contains(receive), "{lang:?}\n{code}");
+        assert!(code.contains(counted), "{lang:?}\n{code}");
     }
 }

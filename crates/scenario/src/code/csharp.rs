@@ -275,8 +275,8 @@ impl Target for CSharp {
         format!("Sender({to})")
     }
 
-    fn receive(&self, rx: &str, count: u32, expected: usize) -> String {
-        format!("await ReceiveAsync({rx}, {count}, {expected})")
+    fn receive(&self, rx: &str, count: u32, expected: usize, until: i64) -> String {
+        format!("await ReceiveAsync({rx}, {count}, {expected}, {until})")
     }
 
     fn peek(&self, rx: &str, count: u32, from_seq: Option<String>) -> String {
@@ -396,11 +396,14 @@ impl Target for CSharp {
         Some(format!("receivers.Remove({key});"))
     }
 
-    fn caught(&self, out: &mut Out, what: &str, kind: &str, none: &str) {
-        out.line(&format!("Check({what}, {kind}, {none});"));
+    fn caught(&self, out: &mut Out, what: &str, expected: Option<&str>, none: &str) {
+        if let Some(kind) = expected {
+            out.line(&format!("Check({what}, {kind}, {none});"));
+        }
         out.indent -= 1;
         out.line("} catch (Exception e) {");
-        out.line(&format!("    Check({what}, {kind}, Failure(e));"));
+        let showed = expected.unwrap_or(none);
+        out.line(&format!("    Check({what}, {showed}, Failure(e));"));
         out.line("}");
     }
 
@@ -408,8 +411,8 @@ impl Target for CSharp {
         format!("Check({what}, {showed}, {returned});")
     }
 
-    fn counted(&self, path: &str, shown: &str) -> String {
-        format!("await Counted({path}, {shown})")
+    fn counted(&self, path: &str, shown: &str, until: i64) -> String {
+        format!("await Counted({path}, {shown}, {until})")
     }
 
     fn count(&self, var: &str) -> String {

@@ -246,8 +246,8 @@ impl Target for JavaScript {
         format!("sender({to})")
     }
 
-    fn receive(&self, rx: &str, count: u32, expected: usize) -> String {
-        format!("await receive({rx}, {count}, {expected})")
+    fn receive(&self, rx: &str, count: u32, expected: usize, until: i64) -> String {
+        format!("await receive({rx}, {count}, {expected}, {until})")
     }
 
     fn peek(&self, rx: &str, count: u32, from_seq: Option<String>) -> String {
@@ -370,11 +370,14 @@ impl Target for JavaScript {
         Some(format!("receivers.delete({key});"))
     }
 
-    fn caught(&self, out: &mut Out, what: &str, kind: &str, none: &str) {
-        out.line(&format!("check({what}, {kind}, {none});"));
+    fn caught(&self, out: &mut Out, what: &str, expected: Option<&str>, none: &str) {
+        if let Some(kind) = expected {
+            out.line(&format!("check({what}, {kind}, {none});"));
+        }
         out.indent -= 1;
         out.line("} catch (e) {");
-        out.line(&format!("    check({what}, {kind}, failure(e));"));
+        let showed = expected.unwrap_or(none);
+        out.line(&format!("    check({what}, {showed}, failure(e));"));
         out.line("}");
     }
 
@@ -382,8 +385,8 @@ impl Target for JavaScript {
         format!("check({what}, {showed}, {returned});")
     }
 
-    fn counted(&self, path: &str, shown: &str) -> String {
-        format!("await counted({path}, {shown})")
+    fn counted(&self, path: &str, shown: &str, until: i64) -> String {
+        format!("await counted({path}, {shown}, {until})")
     }
 
     fn count(&self, var: &str) -> String {

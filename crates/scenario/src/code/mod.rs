@@ -106,6 +106,11 @@ pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
                 Some(Action::StartProducer(_)) | Some(Action::StartConsumers(_))
             )
         }),
+        instants: timeline
+            .iter()
+            .map(|s| s.at.ms())
+            .chain(scenario.expect.iter().map(|e| e.at.ms()))
+            .collect(),
         ids: timeline
             .iter()
             .filter_map(|s| match &s.action {
@@ -193,6 +198,24 @@ fn logged(sim: &Simulation) -> usize {
     sim.ns.events_logged() as usize
 }
 
+/// Whether `action` is a call the broker answers (so one that can fail): not a fault or a
+/// release (said as comments), the producers' and consumers' loops (they count their own
+/// failures), an expectation (peek's errors are its answer) or a disconnection.
+fn calls_the_broker(sim: &Simulation, action: &Action) -> bool {
+    match action {
+        Action::Fault(_)
+        | Action::Release(_)
+        | Action::StartProducer(_)
+        | Action::StartConsumers(_)
+        | Action::StopProducer(_)
+        | Action::StopConsumers(_)
+        | Action::Expect(_) => false,
+        Action::CloseReceiver(r) => r.from.is_some(),
+        Action::Update(u) => sim.ns.entity(&u.entity).is_some(),
+        _ => true,
+    }
+}
+
 /// A subscription path's topic and name as literals, or a path's literal.
 fn entity(t: &dyn Target, path: &str) -> Entity {
     match sbp_engine::namespace::split_subscription_path(path) {
@@ -233,6 +256,9 @@ struct Code {
     ids: std::collections::BTreeSet<String>,
     /// The scenario starts producers or consumers: the program has their loops.
     actors: bool,
+    /// Every instant a step or an expectation is at: a call asked again (a receive that got
+    /// fewer messages, a count that differs) stops at the next one, so that it runs on time.
+    instants: std::collections::BTreeSet<Instant>,
 }
 
 impl Code {
@@ -275,6 +301,13 @@ impl Code {
 
     fn lit(&self, s: &str) -> String {
         self.t.lit(s)
+    }
+
+    /// Until when a call made at `at` may be asked again: the next instant of a step or an
+    /// expectation, or 5 s after the last.
+    fn until(&self, at: Instant) -> Instant {
+        let next = self.instants.range(at.saturating_add(1)..).next();
+        next.copied().unwrap_or(at.saturating_add(5_000))
     }
 
     fn prelude(&mut self, scenario: &Scenario) {
@@ -586,18 +619,21 @@ impl Code {
         };
         let what = format!("{}: {}", format_instant(step.at.ms()), action.text());
         self.out.note(&what);
-        // A step that failed in the playground (on purpose, expect_error, or not) is caught, and
-        // the error the SDK raised is checked against the playground's.
+        // Every call to the broker is one attempt that is checked: an error where the playground
+        // showed none is a difference, as is no error where it showed one (on purpose,
+        // expect_error, or not), and the program goes on to its summary either way.
         let failed = replies.as_ref().err().map(|e| e.kind.name());
-        if failed.is_some() {
+        let attempt = failed.is_some() || calls_the_broker(sim, action);
+        if attempt {
             self.line(self.t.try_open());
             self.out.indent += 1;
         }
         self.action(sim, action, replies.as_deref().ok());
-        if let Some(kind) = failed {
-            let (what, kind) = (self.lit(&what), self.lit(kind));
+        if attempt {
+            let what = self.lit(&what);
+            let kind = failed.map(|kind| self.lit(kind));
             let none = self.lit(&text!("code-no-error").to_string());
-            self.t.caught(&mut self.out, &what, &kind, &none);
+            self.t.caught(&mut self.out, &what, kind.as_deref(), &none);
         }
     }
 
@@ -633,7 +669,8 @@ impl Code {
             }
             let showed = format!("active {active}, deferred {deferred}, scheduled {scheduled}");
             let what = text!("code-check-peek", path = path, at = format_instant(now)).to_string();
-            let returned = self.t.counted(&self.lit(path), &self.lit(&showed));
+            let until = self.until(now);
+            let returned = self.t.counted(&self.lit(path), &self.lit(&showed), until);
             self.check(&what, &showed, &returned);
         }
     }
@@ -720,7 +757,8 @@ impl Code {
             }
             Action::Receive(r) => {
                 let rx = self.receiver(&r.receiver, &r.from, r.mode);
-                let receive = t.receive(&rx, r.count.unwrap_or(1), got.len());
+                let until = self.until(sim.now());
+                let receive = t.receive(&rx, r.count.unwrap_or(1), got.len(), until);
                 let call = self.receive_call(&r.from, &got);
                 self.got(
                     Fetched::Received(&call),

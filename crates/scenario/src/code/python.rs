@@ -280,8 +280,8 @@ impl Target for Python {
         format!("sender({to}, {})", self.boolean(kind == SendTo::Topic))
     }
 
-    fn receive(&self, rx: &str, count: u32, expected: usize) -> String {
-        format!("receive({rx}, {count}, {expected})")
+    fn receive(&self, rx: &str, count: u32, expected: usize, until: i64) -> String {
+        format!("receive({rx}, {count}, {expected}, {until})")
     }
 
     fn peek(&self, rx: &str, count: u32, from_seq: Option<String>) -> String {
@@ -403,19 +403,22 @@ impl Target for Python {
         "try:"
     }
 
-    fn caught(&self, out: &mut Out, what: &str, kind: &str, none: &str) {
-        out.line(&format!("check({what}, {kind}, {none})"));
+    fn caught(&self, out: &mut Out, what: &str, expected: Option<&str>, none: &str) {
+        if let Some(kind) = expected {
+            out.line(&format!("check({what}, {kind}, {none})"));
+        }
         out.indent -= 1;
         out.line("except Exception as e:");
-        out.line(&format!("    check({what}, {kind}, failure(e))"));
+        let showed = expected.unwrap_or(none);
+        out.line(&format!("    check({what}, {showed}, failure(e))"));
     }
 
     fn check(&self, what: &str, showed: &str, returned: &str) -> String {
         format!("check({what}, {showed}, {returned})")
     }
 
-    fn counted(&self, path: &str, shown: &str) -> String {
-        format!("counted({path}, {shown})")
+    fn counted(&self, path: &str, shown: &str, until: i64) -> String {
+        format!("counted({path}, {shown}, {until})")
     }
 
     fn count(&self, var: &str) -> String {

@@ -301,7 +301,8 @@ pub(super) trait Target {
     fn receiver(&self, name: &str, path: &str, m: ModeDef) -> String;
     /// The program's sender to `to` (a literal).
     fn sender(&self, to: &str, kind: SendTo) -> String;
-    fn receive(&self, rx: &str, count: u32, expected: usize) -> String;
+    /// A receive of `count` expecting `expected`, asked again until instant `until`.
+    fn receive(&self, rx: &str, count: u32, expected: usize, until: i64) -> String;
     fn peek(&self, rx: &str, count: u32, from_seq: Option<String>) -> String;
     fn receive_deferred(&self, rx: &str, seqs: &[String]) -> String;
     /// A SequenceNumber the program did not receive, as the SDK takes one.
@@ -348,13 +349,14 @@ pub(super) trait Target {
     fn try_open(&self) -> &'static str {
         "try {"
     }
-    /// Closes it: no error where `kind` (a literal) was expected is a difference, and the
-    /// error raised is checked against `kind`.
-    fn caught(&self, out: &mut Out, what: &str, kind: &str, none: &str);
+    /// Closes it: the error raised is checked against `expected` (a literal: the error the
+    /// playground showed, or None for none, said as `none`), and with an error expected, none
+    /// raised is a difference too.
+    fn caught(&self, out: &mut Out, what: &str, expected: Option<&str>, none: &str);
     /// `check(what, showed, returned)`: `returned` an expression of the program's.
     fn check(&self, what: &str, showed: &str, returned: &str) -> String;
-    /// What peek shows of `path`, asked until it is `shown` (literals).
-    fn counted(&self, path: &str, shown: &str) -> String;
+    /// What peek shows of `path`, asked until it is `shown` (literals) or instant `until`.
+    fn counted(&self, path: &str, shown: &str, until: i64) -> String;
     /// How many messages `var` holds, as text.
     fn count(&self, var: &str) -> String;
     /// A field of each message in `var`, joined by commas.

@@ -51,25 +51,27 @@ async Task WaitUntil(long ms)
     var delay = start.AddMilliseconds(ms / SPEED) - DateTimeOffset.UtcNow;
     if (delay > TimeSpan.Zero) await Task.Delay(delay);
 }
-// Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.
-async Task<IReadOnlyList<ServiceBusReceivedMessage>> ReceiveAsync(ServiceBusReceiver r, int count, int expected)
+// Fewer messages than asked may come at a time: ask again until the expected ones are there, or until the next step's instant (`until`, ms after the start), so that it runs on time. The first call waits at least 1 s for an expected message (a receiver's link opens within it).
+async Task<IReadOnlyList<ServiceBusReceivedMessage>> ReceiveAsync(ServiceBusReceiver r, int count, int expected, long until)
 {
     var got = new List<ServiceBusReceivedMessage>();
-    var deadline = DateTimeOffset.UtcNow.AddSeconds(5);
+    var deadline = start.AddMilliseconds(until / SPEED);
+    var least = TimeSpan.FromSeconds(1);
     while (true)
     {
         var wait = got.Count < expected ? deadline - DateTimeOffset.UtcNow : TimeSpan.FromMilliseconds(100);
-        if (wait < TimeSpan.FromMilliseconds(100)) wait = TimeSpan.FromMilliseconds(100);
+        if (wait < least) wait = least;
+        least = TimeSpan.FromMilliseconds(100);
         got.AddRange(await r.ReceiveMessagesAsync(count - got.Count, wait));
         if (got.Count >= expected || got.Count >= count || DateTimeOffset.UtcNow >= deadline) return got;
     }
 }
 // What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
-// Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).
-async Task<string> Counted(string path, string showed)
+// Asked again until it is what the playground showed (the broker's instants lag the program's by its calls), or until the next step's instant.
+async Task<string> Counted(string path, string showed, long until)
 {
     var r = Receiver("sbp-counts", path, ServiceBusReceiveMode.PeekLock);
-    var deadline = DateTimeOffset.UtcNow.AddSeconds(5);
+    var deadline = start.AddMilliseconds(until / SPEED);
     while (true)
     {
         var states = new Dictionary<string, int> { ["active"] = 0, ["deferred"] = 0, ["scheduled"] = 0 };
@@ -124,22 +126,34 @@ else Console.WriteLine(EXISTING);
 // The timeline, each step at its instant after the program's start. Settlements use the messages this program received.
 
 // t=0s: send a message to orders
-await Sender("orders").SendMessageAsync(new ServiceBusMessage("") { MessageId = "step-2-of-order" });
+try {
+    await Sender("orders").SendMessageAsync(new ServiceBusMessage("") { MessageId = "step-2-of-order" });
+} catch (Exception e) {
+    Check("t=0s: send a message to orders", "no error", Failure(e));
+}
 // playground: t=0s orders: #1 enqueued; ExpiresAt never (TTL-01)
 
 // t=0s: send a message to orders
-await Sender("orders").SendMessageAsync(new ServiceBusMessage("") { MessageId = "step-1-of-order" });
+try {
+    await Sender("orders").SendMessageAsync(new ServiceBusMessage("") { MessageId = "step-1-of-order" });
+} catch (Exception e) {
+    Check("t=0s: send a message to orders", "no error", Failure(e));
+}
 // playground: t=0s orders: #2 enqueued; ExpiresAt never (TTL-01)
 
 await WaitUntil(1000); // on to t=1s
 
 // t=1s: receive 1 from orders as receiver
-{
-    var got = await ReceiveAsync(Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock), 1, 1);
-    calls["c1"] = got;
-    Check("receive 1 from orders as receiver: messages", "1", got.Count.ToString());
-    Check("receive 1 from orders as receiver: MessageIds", "step-2-of-order", string.Join(",", got.Select(m => m.MessageId)));
-    Check("receive 1 from orders as receiver: DeliveryCount as this SDK counts it", "1", string.Join(",", got.Select(m => m.DeliveryCount)));
+try {
+    {
+        var got = await ReceiveAsync(Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock), 1, 1, 2000);
+        calls["c1"] = got;
+        Check("receive 1 from orders as receiver: messages", "1", got.Count.ToString());
+        Check("receive 1 from orders as receiver: MessageIds", "step-2-of-order", string.Join(",", got.Select(m => m.MessageId)));
+        Check("receive 1 from orders as receiver: DeliveryCount as this SDK counts it", "1", string.Join(",", got.Select(m => m.DeliveryCount)));
+    }
+} catch (Exception e) {
+    Check("t=1s: receive 1 from orders as receiver", "no error", Failure(e));
 }
 // playground: t=1s orders: receiver starts receiving
 // playground: t=1s orders: #1 locked by receiver until t=31s (DeliveryCount 1) (RCV-02)
@@ -148,31 +162,43 @@ await WaitUntil(2000); // on to t=2s
 
 // Step 2 arrived first: defer it until step 1 is done.
 // t=2s: defer #1 in orders (receiver)
-{
-    var m = Message("c1", 0);
-    if (m is not null) await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).DeferMessageAsync(m);
+try {
+    {
+        var m = Message("c1", 0);
+        if (m is not null) await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).DeferMessageAsync(m);
+    }
+} catch (Exception e) {
+    Check("t=2s: defer #1 in orders (receiver)", "no error", Failure(e));
 }
 // playground: t=2s orders: #1 deferred by receiver: only receivable by sequence number (RCV-09)
 
 await WaitUntil(3000); // on to t=3s
 
 // t=3s: receive 5 from orders as receiver
-{
-    var got = await ReceiveAsync(Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock), 5, 1);
-    calls["c2"] = got;
-    Check("receive 5 from orders as receiver: messages", "1", got.Count.ToString());
-    Check("receive 5 from orders as receiver: MessageIds", "step-1-of-order", string.Join(",", got.Select(m => m.MessageId)));
-    Check("receive 5 from orders as receiver: DeliveryCount as this SDK counts it", "1", string.Join(",", got.Select(m => m.DeliveryCount)));
+try {
+    {
+        var got = await ReceiveAsync(Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock), 5, 1, 4000);
+        calls["c2"] = got;
+        Check("receive 5 from orders as receiver: messages", "1", got.Count.ToString());
+        Check("receive 5 from orders as receiver: MessageIds", "step-1-of-order", string.Join(",", got.Select(m => m.MessageId)));
+        Check("receive 5 from orders as receiver: DeliveryCount as this SDK counts it", "1", string.Join(",", got.Select(m => m.DeliveryCount)));
+    }
+} catch (Exception e) {
+    Check("t=3s: receive 5 from orders as receiver", "no error", Failure(e));
 }
 // playground: t=3s orders: #2 locked by receiver until t=33s (DeliveryCount 1) (RCV-02)
-Check("orders at t=3s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 1, scheduled 0", await Counted("orders", "active 1, deferred 1, scheduled 0"));
+Check("orders at t=3s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 1, scheduled 0", await Counted("orders", "active 1, deferred 1, scheduled 0", 4000));
 
 await WaitUntil(4000); // on to t=4s
 
 // t=4s: complete #2 in orders (receiver)
-{
-    var m = Message("c2", 0);
-    if (m is not null) await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).CompleteMessageAsync(m);
+try {
+    {
+        var m = Message("c2", 0);
+        if (m is not null) await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).CompleteMessageAsync(m);
+    }
+} catch (Exception e) {
+    Check("t=4s: complete #2 in orders (receiver)", "no error", Failure(e));
 }
 // playground: t=4s orders: #2 completed by receiver (RCV-05)
 
@@ -193,24 +219,32 @@ try {
 await WaitUntil(6000); // on to t=6s
 
 // t=6s: receive deferred #1 from orders
-{
-    var got = await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).ReceiveDeferredMessagesAsync(new long[] { seq("c1", 0) });
-    calls["c4"] = got;
-    Check("receive deferred #1 from orders: messages", "1", got.Count.ToString());
-    Check("receive deferred #1 from orders: MessageIds", "step-2-of-order", string.Join(",", got.Select(m => m.MessageId)));
-    Check("receive deferred #1 from orders: DeliveryCount as this SDK counts it", "2", string.Join(",", got.Select(m => m.DeliveryCount)));
+try {
+    {
+        var got = await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).ReceiveDeferredMessagesAsync(new long[] { seq("c1", 0) });
+        calls["c4"] = got;
+        Check("receive deferred #1 from orders: messages", "1", got.Count.ToString());
+        Check("receive deferred #1 from orders: MessageIds", "step-2-of-order", string.Join(",", got.Select(m => m.MessageId)));
+        Check("receive deferred #1 from orders: DeliveryCount as this SDK counts it", "2", string.Join(",", got.Select(m => m.DeliveryCount)));
+    }
+} catch (Exception e) {
+    Check("t=6s: receive deferred #1 from orders", "no error", Failure(e));
 }
 // playground: t=6s orders: #1 locked by receiver by sequence number until t=36s (DeliveryCount 2, a redelivery) (RCV-09)
 
 await WaitUntil(7000); // on to t=7s
 
 // t=7s: complete #1 in orders (receiver)
-{
-    var m = Message("c4", 0);
-    if (m is not null) await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).CompleteMessageAsync(m);
+try {
+    {
+        var m = Message("c4", 0);
+        if (m is not null) await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).CompleteMessageAsync(m);
+    }
+} catch (Exception e) {
+    Check("t=7s: complete #1 in orders (receiver)", "no error", Failure(e));
 }
 // playground: t=7s orders: #1 completed by receiver (RCV-05)
-Check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await Counted("orders", "active 0, deferred 0, scheduled 0"));
+Check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await Counted("orders", "active 0, deferred 0, scheduled 0", 12000));
 
 foreach (var s in senders.Values) await s.CloseAsync();
 foreach (var r in receivers.Values) await r.CloseAsync();

@@ -52,25 +52,27 @@ async function main() {
         const delay = start + ms / SPEED - Date.now();
         if (delay > 0) await sleep(delay);
     };
-    // Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.
-    const receive = async (r, count, expected) => {
+    // Fewer messages than asked may come at a time: ask again until the expected ones are there, or until the next step's instant (`until`, ms after the start), so that it runs on time. The first call waits at least 1 s for an expected message (a receiver's link opens within it).
+    const receive = async (r, count, expected, until) => {
         const got = [];
-        const deadline = Date.now() + 5000;
+        const deadline = start + until / SPEED;
+        let least = 1000;
         for (;;) {
-            const wait = got.length < expected ? Math.max(deadline - Date.now(), 100) : 100;
+            const wait = got.length < expected ? Math.max(deadline - Date.now(), least) : 100;
+            least = 100;
             got.push(...(await r.receiveMessages(count - got.length, { maxWaitTimeInMs: wait })));
             if (got.length >= expected || got.length >= count || Date.now() >= deadline) return got;
         }
     };
     // What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
-    // Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).
+    // Asked again until it is what the playground showed (the broker's instants lag the program's by its calls), or until the next step's instant.
     // Through a client of its own: this SDK continues a peek without a SequenceNumber where the last one on the entity ended.
     // (A client connects at its first call, so one that is never used costs nothing.)
     const countsClient = new ServiceBusClient(connection, { retryOptions: { maxRetries: 0 } });
-    const counted = async (path, showed) => {
+    const counted = async (path, showed, until) => {
         const [topic, subscription] = path.split("/subscriptions/");
         const r = subscription ? countsClient.createReceiver(topic, subscription) : countsClient.createReceiver(path);
-        const deadline = Date.now() + 5000;
+        const deadline = start + until / SPEED;
         try {
             for (;;) {
                 const states = { active: 0, deferred: 0, scheduled: 0 };
@@ -123,22 +125,34 @@ async function main() {
     // The timeline, each step at its instant after the program's start. Settlements use the messages this program received.
 
     // t=0s: send a message to orders
-    await sender("orders").sendMessages({ body: "", messageId: "step-2-of-order" });
+    try {
+        await sender("orders").sendMessages({ body: "", messageId: "step-2-of-order" });
+    } catch (e) {
+        check("t=0s: send a message to orders", "no error", failure(e));
+    }
     // playground: t=0s orders: #1 enqueued; ExpiresAt never (TTL-01)
 
     // t=0s: send a message to orders
-    await sender("orders").sendMessages({ body: "", messageId: "step-1-of-order" });
+    try {
+        await sender("orders").sendMessages({ body: "", messageId: "step-1-of-order" });
+    } catch (e) {
+        check("t=0s: send a message to orders", "no error", failure(e));
+    }
     // playground: t=0s orders: #2 enqueued; ExpiresAt never (TTL-01)
 
     await waitUntil(1000); // on to t=1s
 
     // t=1s: receive 1 from orders as receiver
-    {
-        const got = await receive(receiver("receiver", "orders", "peekLock"), 1, 1);
-        calls.set("c1", got);
-        check("receive 1 from orders as receiver: messages", "1", String(got.length));
-        check("receive 1 from orders as receiver: MessageIds", "step-2-of-order", got.map((m) => String(m.messageId ?? "")).join(","));
-        check("receive 1 from orders as receiver: DeliveryCount as this SDK counts it", "0", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+    try {
+        {
+            const got = await receive(receiver("receiver", "orders", "peekLock"), 1, 1, 2000);
+            calls.set("c1", got);
+            check("receive 1 from orders as receiver: messages", "1", String(got.length));
+            check("receive 1 from orders as receiver: MessageIds", "step-2-of-order", got.map((m) => String(m.messageId ?? "")).join(","));
+            check("receive 1 from orders as receiver: DeliveryCount as this SDK counts it", "0", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+        }
+    } catch (e) {
+        check("t=1s: receive 1 from orders as receiver", "no error", failure(e));
     }
     // playground: t=1s orders: receiver starts receiving
     // playground: t=1s orders: #1 locked by receiver until t=31s (DeliveryCount 1) (RCV-02)
@@ -147,31 +161,43 @@ async function main() {
 
     // Step 2 arrived first: defer it until step 1 is done.
     // t=2s: defer #1 in orders (receiver)
-    {
-        const m = message("c1", 0);
-        if (m) await receiver("receiver", "orders", "peekLock").deferMessage(m);
+    try {
+        {
+            const m = message("c1", 0);
+            if (m) await receiver("receiver", "orders", "peekLock").deferMessage(m);
+        }
+    } catch (e) {
+        check("t=2s: defer #1 in orders (receiver)", "no error", failure(e));
     }
     // playground: t=2s orders: #1 deferred by receiver: only receivable by sequence number (RCV-09)
 
     await waitUntil(3000); // on to t=3s
 
     // t=3s: receive 5 from orders as receiver
-    {
-        const got = await receive(receiver("receiver", "orders", "peekLock"), 5, 1);
-        calls.set("c2", got);
-        check("receive 5 from orders as receiver: messages", "1", String(got.length));
-        check("receive 5 from orders as receiver: MessageIds", "step-1-of-order", got.map((m) => String(m.messageId ?? "")).join(","));
-        check("receive 5 from orders as receiver: DeliveryCount as this SDK counts it", "0", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+    try {
+        {
+            const got = await receive(receiver("receiver", "orders", "peekLock"), 5, 1, 4000);
+            calls.set("c2", got);
+            check("receive 5 from orders as receiver: messages", "1", String(got.length));
+            check("receive 5 from orders as receiver: MessageIds", "step-1-of-order", got.map((m) => String(m.messageId ?? "")).join(","));
+            check("receive 5 from orders as receiver: DeliveryCount as this SDK counts it", "0", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+        }
+    } catch (e) {
+        check("t=3s: receive 5 from orders as receiver", "no error", failure(e));
     }
     // playground: t=3s orders: #2 locked by receiver until t=33s (DeliveryCount 1) (RCV-02)
-    check("orders at t=3s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 1, scheduled 0", await counted("orders", "active 1, deferred 1, scheduled 0"));
+    check("orders at t=3s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 1, scheduled 0", await counted("orders", "active 1, deferred 1, scheduled 0", 4000));
 
     await waitUntil(4000); // on to t=4s
 
     // t=4s: complete #2 in orders (receiver)
-    {
-        const m = message("c2", 0);
-        if (m) await receiver("receiver", "orders", "peekLock").completeMessage(m);
+    try {
+        {
+            const m = message("c2", 0);
+            if (m) await receiver("receiver", "orders", "peekLock").completeMessage(m);
+        }
+    } catch (e) {
+        check("t=4s: complete #2 in orders (receiver)", "no error", failure(e));
     }
     // playground: t=4s orders: #2 completed by receiver (RCV-05)
 
@@ -192,24 +218,32 @@ async function main() {
     await waitUntil(6000); // on to t=6s
 
     // t=6s: receive deferred #1 from orders
-    {
-        const got = await receiver("receiver", "orders", "peekLock").receiveDeferredMessages([seq("c1", 0)]);
-        calls.set("c4", got);
-        check("receive deferred #1 from orders: messages", "1", String(got.length));
-        check("receive deferred #1 from orders: MessageIds", "step-2-of-order", got.map((m) => String(m.messageId ?? "")).join(","));
-        check("receive deferred #1 from orders: DeliveryCount as this SDK counts it", "1", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+    try {
+        {
+            const got = await receiver("receiver", "orders", "peekLock").receiveDeferredMessages([seq("c1", 0)]);
+            calls.set("c4", got);
+            check("receive deferred #1 from orders: messages", "1", String(got.length));
+            check("receive deferred #1 from orders: MessageIds", "step-2-of-order", got.map((m) => String(m.messageId ?? "")).join(","));
+            check("receive deferred #1 from orders: DeliveryCount as this SDK counts it", "1", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+        }
+    } catch (e) {
+        check("t=6s: receive deferred #1 from orders", "no error", failure(e));
     }
     // playground: t=6s orders: #1 locked by receiver by sequence number until t=36s (DeliveryCount 2, a redelivery) (RCV-09)
 
     await waitUntil(7000); // on to t=7s
 
     // t=7s: complete #1 in orders (receiver)
-    {
-        const m = message("c4", 0);
-        if (m) await receiver("receiver", "orders", "peekLock").completeMessage(m);
+    try {
+        {
+            const m = message("c4", 0);
+            if (m) await receiver("receiver", "orders", "peekLock").completeMessage(m);
+        }
+    } catch (e) {
+        check("t=7s: complete #1 in orders (receiver)", "no error", failure(e));
     }
     // playground: t=7s orders: #1 completed by receiver (RCV-05)
-    check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await counted("orders", "active 0, deferred 0, scheduled 0"));
+    check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await counted("orders", "active 0, deferred 0, scheduled 0", 12000));
 
     for (const s of senders.values()) await s.close();
     for (const r of receivers.values()) await r.close();

@@ -51,25 +51,27 @@ async Task WaitUntil(long ms)
     var delay = start.AddMilliseconds(ms / SPEED) - DateTimeOffset.UtcNow;
     if (delay > TimeSpan.Zero) await Task.Delay(delay);
 }
-// Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.
-async Task<IReadOnlyList<ServiceBusReceivedMessage>> ReceiveAsync(ServiceBusReceiver r, int count, int expected)
+// Fewer messages than asked may come at a time: ask again until the expected ones are there, or until the next step's instant (`until`, ms after the start), so that it runs on time. The first call waits at least 1 s for an expected message (a receiver's link opens within it).
+async Task<IReadOnlyList<ServiceBusReceivedMessage>> ReceiveAsync(ServiceBusReceiver r, int count, int expected, long until)
 {
     var got = new List<ServiceBusReceivedMessage>();
-    var deadline = DateTimeOffset.UtcNow.AddSeconds(5);
+    var deadline = start.AddMilliseconds(until / SPEED);
+    var least = TimeSpan.FromSeconds(1);
     while (true)
     {
         var wait = got.Count < expected ? deadline - DateTimeOffset.UtcNow : TimeSpan.FromMilliseconds(100);
-        if (wait < TimeSpan.FromMilliseconds(100)) wait = TimeSpan.FromMilliseconds(100);
+        if (wait < least) wait = least;
+        least = TimeSpan.FromMilliseconds(100);
         got.AddRange(await r.ReceiveMessagesAsync(count - got.Count, wait));
         if (got.Count >= expected || got.Count >= count || DateTimeOffset.UtcNow >= deadline) return got;
     }
 }
 // What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
-// Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).
-async Task<string> Counted(string path, string showed)
+// Asked again until it is what the playground showed (the broker's instants lag the program's by its calls), or until the next step's instant.
+async Task<string> Counted(string path, string showed, long until)
 {
     var r = Receiver("sbp-counts", path, ServiceBusReceiveMode.PeekLock);
-    var deadline = DateTimeOffset.UtcNow.AddSeconds(5);
+    var deadline = start.AddMilliseconds(until / SPEED);
     while (true)
     {
         var states = new Dictionary<string, int> { ["active"] = 0, ["deferred"] = 0, ["scheduled"] = 0 };
@@ -124,18 +126,26 @@ else Console.WriteLine(EXISTING);
 // The timeline, each step at its instant after the program's start. Settlements use the messages this program received.
 
 // t=0s: send a message to orders
-await Sender("orders").SendMessageAsync(new ServiceBusMessage("") { MessageId = "poison" });
+try {
+    await Sender("orders").SendMessageAsync(new ServiceBusMessage("") { MessageId = "poison" });
+} catch (Exception e) {
+    Check("t=0s: send a message to orders", "no error", Failure(e));
+}
 // playground: t=0s orders: #1 enqueued; ExpiresAt never (TTL-01)
 
 await WaitUntil(1000); // on to t=1s
 
 // t=1s: receive 1 from orders as worker
-{
-    var got = await ReceiveAsync(Receiver("worker", "orders", ServiceBusReceiveMode.PeekLock), 1, 1);
-    calls["c1"] = got;
-    Check("receive 1 from orders as worker: messages", "1", got.Count.ToString());
-    Check("receive 1 from orders as worker: MessageIds", "poison", string.Join(",", got.Select(m => m.MessageId)));
-    Check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "1", string.Join(",", got.Select(m => m.DeliveryCount)));
+try {
+    {
+        var got = await ReceiveAsync(Receiver("worker", "orders", ServiceBusReceiveMode.PeekLock), 1, 1, 7000);
+        calls["c1"] = got;
+        Check("receive 1 from orders as worker: messages", "1", got.Count.ToString());
+        Check("receive 1 from orders as worker: MessageIds", "poison", string.Join(",", got.Select(m => m.MessageId)));
+        Check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "1", string.Join(",", got.Select(m => m.DeliveryCount)));
+    }
+} catch (Exception e) {
+    Check("t=1s: receive 1 from orders as worker", "no error", Failure(e));
 }
 // playground: t=1s orders: worker starts receiving
 // playground: t=1s orders: #1 locked by worker until t=6s (DeliveryCount 1) (RCV-02)
@@ -143,17 +153,21 @@ await WaitUntil(1000); // on to t=1s
 await WaitUntil(7000); // on to t=7s
 // playground: t=6s orders: #1: lock lapsed without settlement (RCV-06)
 // playground: t=6s orders: #1 back at its place in the queue (1 failed deliveries so far) (RCV-06)
-Check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await Counted("orders", "active 1, deferred 0, scheduled 0"));
+Check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await Counted("orders", "active 1, deferred 0, scheduled 0", 10000));
 
 await WaitUntil(10000); // on to t=10s
 
 // t=10s: receive 1 from orders as worker
-{
-    var got = await ReceiveAsync(Receiver("worker", "orders", ServiceBusReceiveMode.PeekLock), 1, 1);
-    calls["c2"] = got;
-    Check("receive 1 from orders as worker: messages", "1", got.Count.ToString());
-    Check("receive 1 from orders as worker: MessageIds", "poison", string.Join(",", got.Select(m => m.MessageId)));
-    Check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "2", string.Join(",", got.Select(m => m.DeliveryCount)));
+try {
+    {
+        var got = await ReceiveAsync(Receiver("worker", "orders", ServiceBusReceiveMode.PeekLock), 1, 1, 12000);
+        calls["c2"] = got;
+        Check("receive 1 from orders as worker: messages", "1", got.Count.ToString());
+        Check("receive 1 from orders as worker: MessageIds", "poison", string.Join(",", got.Select(m => m.MessageId)));
+        Check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "2", string.Join(",", got.Select(m => m.DeliveryCount)));
+    }
+} catch (Exception e) {
+    Check("t=10s: receive 1 from orders as worker", "no error", Failure(e));
 }
 // playground: t=10s orders: #1 locked by worker until t=15s (DeliveryCount 2, a redelivery) (RCV-02)
 
@@ -162,20 +176,24 @@ await WaitUntil(20000); // on to t=20s
 // playground: t=15s orders: #1 back at its place in the queue (2 failed deliveries so far) (RCV-06)
 
 // t=20s: receive 1 from orders as worker
-{
-    var got = await ReceiveAsync(Receiver("worker", "orders", ServiceBusReceiveMode.PeekLock), 1, 1);
-    calls["c3"] = got;
-    Check("receive 1 from orders as worker: messages", "1", got.Count.ToString());
-    Check("receive 1 from orders as worker: MessageIds", "poison", string.Join(",", got.Select(m => m.MessageId)));
-    Check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "3", string.Join(",", got.Select(m => m.DeliveryCount)));
+try {
+    {
+        var got = await ReceiveAsync(Receiver("worker", "orders", ServiceBusReceiveMode.PeekLock), 1, 1, 25000);
+        calls["c3"] = got;
+        Check("receive 1 from orders as worker: messages", "1", got.Count.ToString());
+        Check("receive 1 from orders as worker: MessageIds", "poison", string.Join(",", got.Select(m => m.MessageId)));
+        Check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "3", string.Join(",", got.Select(m => m.DeliveryCount)));
+    }
+} catch (Exception e) {
+    Check("t=20s: receive 1 from orders as worker", "no error", Failure(e));
 }
 // playground: t=20s orders: #1 locked by worker until t=25s (DeliveryCount 3, a redelivery) (RCV-02)
 
 await WaitUntil(25000); // on to t=25s
 // playground: t=25s orders: #1: lock lapsed without settlement (RCV-06)
 // playground: t=25s orders: #1 dead-lettered: MaxDeliveryCountExceeded (Message could not be consumed after 3 delivery attempts.) (RCV-07)
-Check("orders at t=25s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await Counted("orders", "active 0, deferred 0, scheduled 0"));
-Check("orders/$deadletterqueue at t=25s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await Counted("orders/$deadletterqueue", "active 1, deferred 0, scheduled 0"));
+Check("orders at t=25s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await Counted("orders", "active 0, deferred 0, scheduled 0", 30000));
+Check("orders/$deadletterqueue at t=25s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await Counted("orders/$deadletterqueue", "active 1, deferred 0, scheduled 0", 30000));
 
 foreach (var s in senders.Values) await s.CloseAsync();
 foreach (var r in receivers.Values) await r.CloseAsync();

@@ -52,25 +52,27 @@ async function main() {
         const delay = start + ms / SPEED - Date.now();
         if (delay > 0) await sleep(delay);
     };
-    // Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.
-    const receive = async (r, count, expected) => {
+    // Fewer messages than asked may come at a time: ask again until the expected ones are there, or until the next step's instant (`until`, ms after the start), so that it runs on time. The first call waits at least 1 s for an expected message (a receiver's link opens within it).
+    const receive = async (r, count, expected, until) => {
         const got = [];
-        const deadline = Date.now() + 5000;
+        const deadline = start + until / SPEED;
+        let least = 1000;
         for (;;) {
-            const wait = got.length < expected ? Math.max(deadline - Date.now(), 100) : 100;
+            const wait = got.length < expected ? Math.max(deadline - Date.now(), least) : 100;
+            least = 100;
             got.push(...(await r.receiveMessages(count - got.length, { maxWaitTimeInMs: wait })));
             if (got.length >= expected || got.length >= count || Date.now() >= deadline) return got;
         }
     };
     // What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
-    // Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).
+    // Asked again until it is what the playground showed (the broker's instants lag the program's by its calls), or until the next step's instant.
     // Through a client of its own: this SDK continues a peek without a SequenceNumber where the last one on the entity ended.
     // (A client connects at its first call, so one that is never used costs nothing.)
     const countsClient = new ServiceBusClient(connection, { retryOptions: { maxRetries: 0 } });
-    const counted = async (path, showed) => {
+    const counted = async (path, showed, until) => {
         const [topic, subscription] = path.split("/subscriptions/");
         const r = subscription ? countsClient.createReceiver(topic, subscription) : countsClient.createReceiver(path);
-        const deadline = Date.now() + 5000;
+        const deadline = start + until / SPEED;
         try {
             for (;;) {
                 const states = { active: 0, deferred: 0, scheduled: 0 };
@@ -123,18 +125,26 @@ async function main() {
     // The timeline, each step at its instant after the program's start. Settlements use the messages this program received.
 
     // t=0s: send a message to orders
-    await sender("orders").sendMessages({ body: "", messageId: "poison" });
+    try {
+        await sender("orders").sendMessages({ body: "", messageId: "poison" });
+    } catch (e) {
+        check("t=0s: send a message to orders", "no error", failure(e));
+    }
     // playground: t=0s orders: #1 enqueued; ExpiresAt never (TTL-01)
 
     await waitUntil(1000); // on to t=1s
 
     // t=1s: receive 1 from orders as worker
-    {
-        const got = await receive(receiver("worker", "orders", "peekLock"), 1, 1);
-        calls.set("c1", got);
-        check("receive 1 from orders as worker: messages", "1", String(got.length));
-        check("receive 1 from orders as worker: MessageIds", "poison", got.map((m) => String(m.messageId ?? "")).join(","));
-        check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "0", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+    try {
+        {
+            const got = await receive(receiver("worker", "orders", "peekLock"), 1, 1, 7000);
+            calls.set("c1", got);
+            check("receive 1 from orders as worker: messages", "1", String(got.length));
+            check("receive 1 from orders as worker: MessageIds", "poison", got.map((m) => String(m.messageId ?? "")).join(","));
+            check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "0", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+        }
+    } catch (e) {
+        check("t=1s: receive 1 from orders as worker", "no error", failure(e));
     }
     // playground: t=1s orders: worker starts receiving
     // playground: t=1s orders: #1 locked by worker until t=6s (DeliveryCount 1) (RCV-02)
@@ -142,17 +152,21 @@ async function main() {
     await waitUntil(7000); // on to t=7s
     // playground: t=6s orders: #1: lock lapsed without settlement (RCV-06)
     // playground: t=6s orders: #1 back at its place in the queue (1 failed deliveries so far) (RCV-06)
-    check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await counted("orders", "active 1, deferred 0, scheduled 0"));
+    check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await counted("orders", "active 1, deferred 0, scheduled 0", 10000));
 
     await waitUntil(10000); // on to t=10s
 
     // t=10s: receive 1 from orders as worker
-    {
-        const got = await receive(receiver("worker", "orders", "peekLock"), 1, 1);
-        calls.set("c2", got);
-        check("receive 1 from orders as worker: messages", "1", String(got.length));
-        check("receive 1 from orders as worker: MessageIds", "poison", got.map((m) => String(m.messageId ?? "")).join(","));
-        check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "1", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+    try {
+        {
+            const got = await receive(receiver("worker", "orders", "peekLock"), 1, 1, 12000);
+            calls.set("c2", got);
+            check("receive 1 from orders as worker: messages", "1", String(got.length));
+            check("receive 1 from orders as worker: MessageIds", "poison", got.map((m) => String(m.messageId ?? "")).join(","));
+            check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "1", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+        }
+    } catch (e) {
+        check("t=10s: receive 1 from orders as worker", "no error", failure(e));
     }
     // playground: t=10s orders: #1 locked by worker until t=15s (DeliveryCount 2, a redelivery) (RCV-02)
 
@@ -161,20 +175,24 @@ async function main() {
     // playground: t=15s orders: #1 back at its place in the queue (2 failed deliveries so far) (RCV-06)
 
     // t=20s: receive 1 from orders as worker
-    {
-        const got = await receive(receiver("worker", "orders", "peekLock"), 1, 1);
-        calls.set("c3", got);
-        check("receive 1 from orders as worker: messages", "1", String(got.length));
-        check("receive 1 from orders as worker: MessageIds", "poison", got.map((m) => String(m.messageId ?? "")).join(","));
-        check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "2", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+    try {
+        {
+            const got = await receive(receiver("worker", "orders", "peekLock"), 1, 1, 25000);
+            calls.set("c3", got);
+            check("receive 1 from orders as worker: messages", "1", String(got.length));
+            check("receive 1 from orders as worker: MessageIds", "poison", got.map((m) => String(m.messageId ?? "")).join(","));
+            check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "2", got.map((m) => String(m.deliveryCount ?? "")).join(","));
+        }
+    } catch (e) {
+        check("t=20s: receive 1 from orders as worker", "no error", failure(e));
     }
     // playground: t=20s orders: #1 locked by worker until t=25s (DeliveryCount 3, a redelivery) (RCV-02)
 
     await waitUntil(25000); // on to t=25s
     // playground: t=25s orders: #1: lock lapsed without settlement (RCV-06)
     // playground: t=25s orders: #1 dead-lettered: MaxDeliveryCountExceeded (Message could not be consumed after 3 delivery attempts.) (RCV-07)
-    check("orders at t=25s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await counted("orders", "active 0, deferred 0, scheduled 0"));
-    check("orders/$deadletterqueue at t=25s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await counted("orders/$deadletterqueue", "active 1, deferred 0, scheduled 0"));
+    check("orders at t=25s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await counted("orders", "active 0, deferred 0, scheduled 0", 30000));
+    check("orders/$deadletterqueue at t=25s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await counted("orders/$deadletterqueue", "active 1, deferred 0, scheduled 0", 30000));
 
     for (const s of senders.values()) await s.close();
     for (const r of receivers.values()) await r.close();

@@ -29,25 +29,27 @@ async Task WaitUntil(long ms)
     var delay = start.AddMilliseconds(ms / SPEED) - DateTimeOffset.UtcNow;
     if (delay > TimeSpan.Zero) await Task.Delay(delay);
 }
-// Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.
-async Task<IReadOnlyList<ServiceBusReceivedMessage>> ReceiveAsync(ServiceBusReceiver r, int count, int expected)
+// Fewer messages than asked may come at a time: ask again until the expected ones are there, or until the next step's instant (`until`, ms after the start), so that it runs on time. The first call waits at least 1 s for an expected message (a receiver's link opens within it).
+async Task<IReadOnlyList<ServiceBusReceivedMessage>> ReceiveAsync(ServiceBusReceiver r, int count, int expected, long until)
 {
     var got = new List<ServiceBusReceivedMessage>();
-    var deadline = DateTimeOffset.UtcNow.AddSeconds(5);
+    var deadline = start.AddMilliseconds(until / SPEED);
+    var least = TimeSpan.FromSeconds(1);
     while (true)
     {
         var wait = got.Count < expected ? deadline - DateTimeOffset.UtcNow : TimeSpan.FromMilliseconds(100);
-        if (wait < TimeSpan.FromMilliseconds(100)) wait = TimeSpan.FromMilliseconds(100);
+        if (wait < least) wait = least;
+        least = TimeSpan.FromMilliseconds(100);
         got.AddRange(await r.ReceiveMessagesAsync(count - got.Count, wait));
         if (got.Count >= expected || got.Count >= count || DateTimeOffset.UtcNow >= deadline) return got;
     }
 }
 // What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
-// Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).
-async Task<string> Counted(string path, string showed)
+// Asked again until it is what the playground showed (the broker's instants lag the program's by its calls), or until the next step's instant.
+async Task<string> Counted(string path, string showed, long until)
 {
     var r = Receiver("sbp-counts", path, ServiceBusReceiveMode.PeekLock);
-    var deadline = DateTimeOffset.UtcNow.AddSeconds(5);
+    var deadline = start.AddMilliseconds(until / SPEED);
     while (true)
     {
         var states = new Dictionary<string, int> { ["active"] = 0, ["deferred"] = 0, ["scheduled"] = 0 };

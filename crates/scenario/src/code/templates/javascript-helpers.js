@@ -27,25 +27,27 @@ const waitUntil = async (ms) => {
     const delay = start + ms / SPEED - Date.now();
     if (delay > 0) await sleep(delay);
 };
-// Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.
-const receive = async (r, count, expected) => {
+// Fewer messages than asked may come at a time: ask again until the expected ones are there, or until the next step's instant (`until`, ms after the start), so that it runs on time. The first call waits at least 1 s for an expected message (a receiver's link opens within it).
+const receive = async (r, count, expected, until) => {
     const got = [];
-    const deadline = Date.now() + 5000;
+    const deadline = start + until / SPEED;
+    let least = 1000;
     for (;;) {
-        const wait = got.length < expected ? Math.max(deadline - Date.now(), 100) : 100;
+        const wait = got.length < expected ? Math.max(deadline - Date.now(), least) : 100;
+        least = 100;
         got.push(...(await r.receiveMessages(count - got.length, { maxWaitTimeInMs: wait })));
         if (got.length >= expected || got.length >= count || Date.now() >= deadline) return got;
     }
 };
 // What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
-// Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).
+// Asked again until it is what the playground showed (the broker's instants lag the program's by its calls), or until the next step's instant.
 // Through a client of its own: this SDK continues a peek without a SequenceNumber where the last one on the entity ended.
 // (A client connects at its first call, so one that is never used costs nothing.)
 const countsClient = new ServiceBusClient(connection, { retryOptions: { maxRetries: 0 } });
-const counted = async (path, showed) => {
+const counted = async (path, showed, until) => {
     const [topic, subscription] = path.split("/subscriptions/");
     const r = subscription ? countsClient.createReceiver(topic, subscription) : countsClient.createReceiver(path);
-    const deadline = Date.now() + 5000;
+    const deadline = start + until / SPEED;
     try {
         for (;;) {
             const states = { active: 0, deferred: 0, scheduled: 0 };

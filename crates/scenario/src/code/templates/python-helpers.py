@@ -33,22 +33,24 @@ def wait_until(ms: int) -> None:
         time.sleep(delay)
 
 
-def receive(r: ServiceBusReceiver, count: int, expected: int) -> List[ServiceBusReceivedMessage]:
-    # Fewer messages than asked may come at a time: ask again until the expected ones are there, or 5 s passed.
+def receive(r: ServiceBusReceiver, count: int, expected: int, until: int) -> List[ServiceBusReceivedMessage]:
+    # Fewer messages than asked may come at a time: ask again until the expected ones are there, or until the next step's instant (`until`, ms after the start), so that it runs on time. The first call waits at least 1 s for an expected message (a receiver's link opens within it).
     got: List[ServiceBusReceivedMessage] = []
-    deadline = time.monotonic() + 5
+    deadline = began + until / 1000 / SPEED
+    least = 1.0
     while True:
-        wait = max(deadline - time.monotonic(), 0.1) if len(got) < expected else 0.1
+        wait = max(deadline - time.monotonic(), least) if len(got) < expected else 0.1
+        least = 0.1
         got += r.receive_messages(max_message_count=count - len(got), max_wait_time=wait)
         if len(got) >= expected or len(got) >= count or time.monotonic() >= deadline:
             return got
 
 
-def counted(path: str, showed: str) -> str:
+def counted(path: str, showed: str, until: int) -> str:
     # What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
-    # Asked again until it is what the playground showed, or 5 s passed (the broker's instants lag the program's by its calls).
+    # Asked again until it is what the playground showed (the broker's instants lag the program's by its calls), or until the next step's instant.
     r = receiver("sbp-counts", path, ServiceBusReceiveMode.PEEK_LOCK)
-    deadline = time.monotonic() + 5
+    deadline = began + until / 1000 / SPEED
     while True:
         states: Dict[str, int] = {"active": 0, "deferred": 0, "scheduled": 0}
         next_seq = 1
