@@ -2014,6 +2014,10 @@ test('live: a Python program of one\'s own watched in the page; a lock lapsed fr
     await page.locator('#event-log', { hasText: '#2: lock lapsed without settlement' }).waitFor();
     prog.go();
     await prog.line('lock lost');
+    // The SDK's refused settlement is in the page's log with its rule; the metrics say that
+    // they count the traffic consumers' refusals, and where a client's are (issue 34).
+    await page.locator('#event-log', { hasText: 'RCV-08' }).waitFor();
+    await page.locator('#metrics .hint', { hasText: "yours and an SDK's show in the log as Rejected, RCV-08" }).waitFor();
     // The run saved from the page carries what it reached, as `sbp serve --record` writes it:
     // `sbp check` replays it to there and checks it (not "0 checks").
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#live-save')]);

@@ -399,7 +399,7 @@ dot-expires-in = { " " }· ExpiresAt in { $left }
 dot-expired = { " " }· ExpiresAt überschritten
 dot-locked = { " " }· LockedUntil in { $left }
 metrics = Metriken
-metrics-totals = Summen: { $sent } gesendet, { $completed } abgeschlossen (mittlere Ende-zu-Ende-Latenz { $latency }), { $expired } abgelaufen, { $dead } unzustellbar, { $abandoned } freigegeben, { $lapsed } Sperren abgelaufen, { $lost } Abschlüsse abgelehnt (Sperre verloren), { $processed } Duplikate verarbeitet, { $skipped } Duplikate übersprungen, { $crashed } Abstürze, { $rejected } abgelehnte Sendungen. Ein Punkt = { $point }.
+metrics-totals = Summen: { $sent } gesendet, { $completed } abgeschlossen (mittlere Ende-zu-Ende-Latenz { $latency }), { $expired } abgelaufen, { $dead } unzustellbar, { $abandoned } freigegeben, { $lapsed } Sperren abgelaufen, { $lost } Abgleiche der Verkehrs-Consumer abgelehnt (Sperre verloren; Ihre und die eines SDK stehen im Protokoll als Rejected, RCV-08), { $processed } Duplikate verarbeitet, { $skipped } Duplikate übersprungen, { $crashed } Abstürze, { $rejected } abgelehnte Sendungen. Ein Punkt = { $point }.
 plot-throughput = Durchsatz
 plot-latency = Ende-zu-Ende-Latenz (eingereiht bis abgeschlossen)
 plot-losses = Abgelaufen und unzustellbar pro Punkt

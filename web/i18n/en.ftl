@@ -417,7 +417,7 @@ dot-expires-in = { " " }· ExpiresAt in { $left }
 dot-expired = { " " }· past ExpiresAt
 dot-locked = { " " }· LockedUntil in { $left }
 metrics = Metrics
-metrics-totals = Totals: { $sent } sent, { $completed } completed (mean end-to-end latency { $latency }), { $expired } expired, { $dead } dead-lettered, { $abandoned } abandoned, { $lapsed } locks lapsed, { $lost } settlements refused (lock lost), { $processed } duplicates processed, { $skipped } duplicates skipped, { $crashed } crashes, { $rejected } rejected sends. One point = { $point }.
+metrics-totals = Totals: { $sent } sent, { $completed } completed (mean end-to-end latency { $latency }), { $expired } expired, { $dead } dead-lettered, { $abandoned } abandoned, { $lapsed } locks lapsed, { $lost } of the traffic consumers' settlements refused (lock lost; yours and an SDK's show in the log as Rejected, RCV-08), { $processed } duplicates processed, { $skipped } duplicates skipped, { $crashed } crashes, { $rejected } rejected sends. One point = { $point }.
 plot-throughput = Throughput
 plot-latency = End-to-end latency (enqueued to completed)
 plot-losses = Expired and dead-lettered per point

@@ -399,7 +399,7 @@ dot-expires-in = { " " }· ExpiresAt over { $left }
 dot-expired = { " " }· ExpiresAt verstreken
 dot-locked = { " " }· LockedUntil over { $left }
 metrics = Metrische gegevens
-metrics-totals = Totalen: { $sent } verzonden, { $completed } voltooid (gemiddelde end-to-end-latentie { $latency }), { $expired } verlopen, { $dead } dead-letter, { $abandoned } afgebroken, { $lapsed } vergrendelingen verlopen, { $lost } afhandelingen geweigerd (vergrendeling verloren), { $processed } duplicaten verwerkt, { $skipped } duplicaten overgeslagen, { $crashed } crashes, { $rejected } geweigerde verzendingen. Eén punt = { $point }.
+metrics-totals = Totalen: { $sent } verzonden, { $completed } voltooid (gemiddelde end-to-end-latentie { $latency }), { $expired } verlopen, { $dead } dead-letter, { $abandoned } afgebroken, { $lapsed } vergrendelingen verlopen, { $lost } verrekeningen van de verkeersconsumenten geweigerd (vergrendeling verloren; die van u en van een SDK staan in het logboek als Rejected, RCV-08), { $processed } duplicaten verwerkt, { $skipped } duplicaten overgeslagen, { $crashed } crashes, { $rejected } geweigerde verzendingen. Eén punt = { $point }.
 plot-throughput = Doorvoer
 plot-latency = End-to-end-latentie (in de wachtrij tot voltooid)
 plot-losses = Verlopen en dead-letter per punt

@@ -399,7 +399,7 @@ dot-expires-in = { " " }· ExpiresAt om { $left }
 dot-expired = { " " }· ExpiresAt passerad
 dot-locked = { " " }· LockedUntil om { $left }
 metrics = Mått
-metrics-totals = Summor: { $sent } skickade, { $completed } slutförda (genomsnittlig svarstid från början till slut { $latency }), { $expired } utgångna, { $dead } obeställbara, { $abandoned } övergivna, { $lapsed } lås som löpt ut, { $lost } avslut nekade (låset förlorat), { $processed } dubbletter bearbetade, { $skipped } dubbletter överhoppade, { $crashed } krascher, { $rejected } avvisade sändningar. En punkt = { $point }.
+metrics-totals = Summor: { $sent } skickade, { $completed } slutförda (genomsnittlig svarstid från början till slut { $latency }), { $expired } utgångna, { $dead } obeställbara, { $abandoned } övergivna, { $lapsed } lås som löpt ut, { $lost } kvitteringar från trafikens konsumenter nekade (låset förlorat; dina och en SDK:s står i loggen som Rejected, RCV-08), { $processed } dubbletter bearbetade, { $skipped } dubbletter överhoppade, { $crashed } krascher, { $rejected } avvisade sändningar. En punkt = { $point }.
 plot-throughput = Genomströmning
 plot-latency = Svarstid från början till slut (köad till slutförd)
 plot-losses = Utgångna och obeställbara per punkt
