@@ -76,8 +76,8 @@ echo "$jobs" | xargs -P 8 -L 1 bash -c 'one "$0" "$1" "$2"'
 # deferred message is gone when it is asked for by its number). Each call is one checked
 # attempt: the error is a difference named with its step, no traceback or error dump, and the
 # program ends with its summary and exit code 1.
-differs() { # language
-  local lang="$1" dir="$tmp/differs-$1"
+differs() { # language, and "admin" to give the program the management API too
+  local lang="$1" how="${2:-}" dir="$tmp/differs-$1-${2:-plain}"
   mkdir -p "$dir"
   ./target/debug/sbp code preset:defer-and-receive-by-seq --lang "$lang" > "$dir/prog.$lang"
   ./target/debug/sbp presets --write "$dir/presets" > /dev/null
@@ -88,29 +88,41 @@ for e in s["entities"]:
     e["max_delivery_count"] = 1
 json.dump(s, open(sys.argv[2], "w"))
 PY
+  local extra=()
+  [ "$how" = admin ] && extra=(--admin-tls 127.0.0.1:0 --tls-cert "$dir/localhost.pem")
   ./target/debug/sbp serve "$dir/variant.json" --amqp 127.0.0.1:0 --http none --quiet \
-    --ready-file "$dir/ready.json" > "$dir/serve.log" 2>&1 &
+    --ready-file "$dir/ready.json" "${extra[@]}" > "$dir/serve.log" 2>&1 &
   local server=$! status=0
   for _ in $(seq 1 100); do [ -f "$dir/ready.json" ] && break; sleep 0.1; done
-  local conn
-  conn="$(tests/sdk/.venv/bin/python -c 'import json,sys; print(json.load(open(sys.argv[1]))["connection_string"])' "$dir/ready.json")"
+  local env=(SERVICEBUS_CONNECTION="$(tests/sdk/.venv/bin/python -c 'import json,sys; print(json.load(open(sys.argv[1]))["connection_string"])' "$dir/ready.json")")
+  if [ "$how" = admin ]; then
+    env+=(SERVICEBUS_ADMIN_CONNECTION="$(tests/sdk/.venv/bin/python -c 'import json,sys; print(json.load(open(sys.argv[1]))["admin_connection_string"])' "$dir/ready.json")"
+      REQUESTS_CA_BUNDLE="$dir/localhost.pem" NODE_EXTRA_CA_CERTS="$dir/localhost.pem")
+  fi
   if [ "$lang" = py ]; then
-    SERVICEBUS_CONNECTION="$conn" timeout 60 tests/sdk/.venv/bin/python "$dir/prog.py" > "$dir/out" 2>&1 || status=$?
+    env "${env[@]}" timeout 60 tests/sdk/.venv/bin/python "$dir/prog.py" > "$dir/out" 2>&1 || status=$?
   else
-    cp "$dir/prog.js" "tests/sdk/js/.prog-differs.cjs"
-    SERVICEBUS_CONNECTION="$conn" timeout 60 node "tests/sdk/js/.prog-differs.cjs" > "$dir/out" 2>&1 || status=$?
-    rm -f "tests/sdk/js/.prog-differs.cjs"
+    cp "$dir/prog.js" "tests/sdk/js/.prog-differs-$how.cjs"
+    env "${env[@]}" timeout 60 node "tests/sdk/js/.prog-differs-$how.cjs" > "$dir/out" 2>&1 || status=$?
+    rm -f "tests/sdk/js/.prog-differs-$how.cjs"
   fi
   kill "$server" 2>/dev/null || true
+  # With the management API, the queue is there already: the program compares its settings
+  # first and names the one that differs; it is not made again.
+  local setting='^DIFFERS: orders MaxDeliveryCount: the playground showed 10, the broker returned 1$'
   if [ "$status" = 1 ] \
     && grep -q '^DIFFERS: t=6s: receive deferred #1 from orders: the playground showed no error, the broker returned MessageNotFound$' "$dir/out" \
     && grep -q '^Checks that differ from the playground: .*t=6s: receive deferred #1 from orders' "$dir/out" \
+    && { [ "$how" != admin ] || grep -q "$setting" "$dir/out"; } \
+    && { [ "$how" = admin ] || ! grep -q 'MaxDeliveryCount' "$dir/out"; } \
     && ! grep -qiE 'traceback|^\s+at |unhandled' "$dir/out"; then
-    echo "ok   defer-and-receive-by-seq.$lang against MaxDeliveryCount 1: the error a difference of its step, the summary printed, exit 1"
+    echo "ok   defer-and-receive-by-seq.$lang against MaxDeliveryCount 1${how:+ (with the management API: the setting named)}: the error a difference of its step, the summary printed, exit 1"
   else
-    echo "FAIL defer-and-receive-by-seq.$lang against MaxDeliveryCount 1 (exit $status)"; tail -20 "$dir/out" | sed 's/^/     /'
+    echo "FAIL defer-and-receive-by-seq.$lang against MaxDeliveryCount 1 ${how} (exit $status)"; tail -20 "$dir/out" | sed 's/^/     /'
     return 1
   fi
 }
 differs py
 differs js
+differs py admin
+differs js admin

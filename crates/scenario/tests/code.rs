@@ -451,7 +451,8 @@ fn an_update_writes_what_it_changes_switched_off_too_and_never_a_setting_fixed_a
     )
     .unwrap();
     let py = generate(&scenario, Lang::Python).unwrap();
-    let update = &py[py.find("admin.get_queue").unwrap()..py.find("admin.update_queue").unwrap()];
+    let update = &py
+        [py.find("properties = admin.get_queue").unwrap()..py.find("admin.update_queue").unwrap()];
     assert!(
         update.contains("properties.dead_lettering_on_message_expiration = False"),
         "{update}"
@@ -615,5 +616,51 @@ fn every_call_is_a_checked_attempt_and_asking_again_stops_at_the_next_step() {
         assert!(!code.contains("\"t=4s: "), "{lang:?}\n{code}");
         assert!(code.contains(receive), "{lang:?}\n{code}");
         assert!(code.contains(counted), "{lang:?}\n{code}");
+    }
+}
+
+/// Issue 34: with the management API, an entity the namespace has already is not made again;
+/// its settings as the broker has them are compared with the playground's first, each named
+/// ("q MaxDeliveryCount"), durations in ms. A topic has no lock to compare.
+#[test]
+fn with_the_management_api_an_entity_there_is_compared_and_one_missing_made() {
+    let s = Scenario::from_json(
+        r#"{"version": 1, "entities": [
+              {"queue": "q", "max_delivery_count": 3, "lock_duration": "5s"},
+              {"topic": "t"},
+              {"subscription": "t/subscriptions/s"}]}"#,
+    )
+    .unwrap();
+    let py = generate(&s, Lang::Python).unwrap();
+    for line in [
+        "    settings1 = found(admin.get_queue, \"q\")\n    if settings1 is None:\n        admin.create_queue(\"q\", lock_duration=timedelta(milliseconds=5000), max_delivery_count=3)\n        settings1 = admin.get_queue(\"q\")\n",
+        "check(\"q MaxDeliveryCount\", \"3\", str(settings1.max_delivery_count))",
+        "check(\"q LockDuration (ms)\", \"5000\", ms(settings1.lock_duration))",
+        "settings3 = found(admin.get_subscription, \"t\", \"s\")",
+    ] {
+        assert!(py.contains(line), "{line}\n{py}");
+    }
+    assert!(!py.contains("t LockDuration"), "a topic has no lock");
+    let js = generate(&s, Lang::JavaScript).unwrap();
+    for line in [
+        "if (!(await admin.queueExists(\"q\"))) {",
+        "const settings1 = await admin.getQueue(\"q\");",
+        "check(\"q LockDuration (ms)\", \"5000\", isoMs(settings1.lockDuration));",
+        "if (!(await admin.subscriptionExists(\"t\", \"s\"))) {",
+    ] {
+        assert!(js.contains(line), "{line}\n{js}");
+    }
+    let cs = generate(&s, Lang::CSharp).unwrap();
+    for line in [
+        "if (!(await admin.QueueExistsAsync(\"q\")).Value)",
+        "var settings1 = (await admin.GetQueueAsync(\"q\")).Value;",
+        "Check(\"q MaxDeliveryCount\", \"3\", settings1.MaxDeliveryCount.ToString());",
+    ] {
+        assert!(cs.contains(line), "{line}\n{cs}");
+    }
+    balanced(&cs).unwrap();
+    for (lang, code) in [(Lang::Python, &py), (Lang::JavaScript, &js)] {
+        let file = scratch(&format!("settings.{}", lang.extension()), code);
+        assert_parses(lang, &file, "settings");
     }
 }

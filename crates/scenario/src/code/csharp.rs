@@ -1,6 +1,8 @@
 //! C#, with Azure.Messaging.ServiceBus: top-level statements, `await` on every call, the
 //! administration client's `Create…Options`, and `Check` comparing each reply.
-use super::target::{Consumers, Entity, Field, Out, Producer, Rule, SendTo, Settlement, Target};
+use super::target::{
+    Consumers, Entity, Field, Out, Producer, Rule, SendTo, Setting, Settlement, Target,
+};
 use crate::code_text;
 use crate::model::{ModeDef, ProcessingDef, SessionOpDef};
 use crate::Text;
@@ -167,6 +169,36 @@ impl Target for CSharp {
         out.lines(include_str!("templates/csharp-end.cs"));
     }
 
+    fn ensure(&self, out: &mut Out, kind: &str, entity: &Entity, var: &str, made: &str) {
+        let names = entity.arguments();
+        out.line(&format!(
+            "if (!(await admin.{kind}ExistsAsync({names})).Value)"
+        ));
+        out.line("{");
+        out.indent += 1;
+        out.lines(made);
+        out.indent -= 1;
+        out.line("}");
+        out.line("{");
+        out.indent += 1;
+        out.line(&format!(
+            "var {var} = (await admin.Get{kind}Async({names})).Value;"
+        ));
+    }
+
+    fn ensure_end(&self, out: &mut Out) {
+        out.indent -= 1;
+        out.line("}");
+    }
+
+    fn setting(&self, var: &str, pascal: &str, setting: Setting) -> String {
+        match setting {
+            Setting::Duration => format!("((long){var}.{pascal}.TotalMilliseconds).ToString()"),
+            Setting::Flag => format!("{var}.{pascal}.ToString().ToLowerInvariant()"),
+            Setting::Count => format!("{var}.{pascal}.ToString()"),
+        }
+    }
+
     fn admin_open(&self) -> &'static str {
         "if (admin is not null)\n{"
     }
@@ -239,10 +271,7 @@ impl Target for CSharp {
     }
 
     fn update(&self, kind: &str, entity: &Entity) -> (String, String) {
-        let name = match entity {
-            Entity::Path(p) => p.clone(),
-            Entity::Subscription(t, n) => format!("{t}, {n}"),
-        };
+        let name = entity.arguments();
         (
             format!("var properties = (await admin.Get{kind}Async({name})).Value;"),
             format!("await admin.Update{kind}Async(properties);"),
@@ -367,10 +396,7 @@ impl Target for CSharp {
     }
 
     fn accept_session(&self, key: &str, entity: &Entity, id: Option<&str>) -> String {
-        let entity = match entity {
-            Entity::Path(p) => p.clone(),
-            Entity::Subscription(t, s) => format!("{t}, {s}"),
-        };
+        let entity = entity.arguments();
         let accept = match id {
             Some(id) => format!("AcceptSessionAsync({entity}, {id})"),
             None => format!("AcceptNextSessionAsync({entity})"),

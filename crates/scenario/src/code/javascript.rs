@@ -1,6 +1,8 @@
 //! JavaScript (Node.js, CommonJS), with @azure/service-bus: an `async function main()`,
 //! camelCase names, options objects, Long SequenceNumbers, and `check` comparing each reply.
-use super::target::{Consumers, Entity, Field, Out, Producer, Rule, SendTo, Settlement, Target};
+use super::target::{
+    Consumers, Entity, Field, Out, Producer, Rule, SendTo, Setting, Settlement, Target,
+};
 use crate::code_text;
 use crate::model::{ModeDef, ProcessingDef, SessionOpDef};
 use crate::Text;
@@ -10,14 +12,6 @@ use sbp_engine::PropertyValue;
 use std::collections::BTreeMap;
 
 pub(super) struct JavaScript;
-
-/// A subscription as its topic and name, or a path (the arguments of a call).
-fn names(entity: &Entity) -> String {
-    match entity {
-        Entity::Path(p) => p.clone(),
-        Entity::Subscription(t, n) => format!("{t}, {n}"),
-    }
-}
 
 impl Target for JavaScript {
     fn comment(&self) -> &'static str {
@@ -143,6 +137,32 @@ impl Target for JavaScript {
         out.line("main().catch((e) => { console.error(e); process.exit(1); });");
     }
 
+    fn ensure(&self, out: &mut Out, kind: &str, entity: &Entity, var: &str, made: &str) {
+        let names = entity.arguments();
+        let lower = kind.to_ascii_lowercase();
+        out.line(&format!("if (!(await admin.{lower}Exists({names}))) {{"));
+        out.indent += 1;
+        out.lines(made);
+        out.indent -= 1;
+        out.line("}");
+        out.line("{");
+        out.indent += 1;
+        out.line(&format!("const {var} = await admin.get{kind}({names});"));
+    }
+
+    fn ensure_end(&self, out: &mut Out) {
+        out.indent -= 1;
+        out.line("}");
+    }
+
+    fn setting(&self, var: &str, pascal: &str, setting: Setting) -> String {
+        let member = self.member(pascal);
+        match setting {
+            Setting::Duration => format!("isoMs({var}.{member})"),
+            Setting::Flag | Setting::Count => format!("String({var}.{member})"),
+        }
+    }
+
     fn admin_open(&self) -> &'static str {
         "if (admin) {"
     }
@@ -214,7 +234,7 @@ impl Target for JavaScript {
         (
             format!(
                 "const properties = await admin.get{kind}({});",
-                names(entity)
+                entity.arguments()
             ),
             format!("await admin.update{kind}(properties);"),
         )
@@ -343,7 +363,7 @@ impl Target for JavaScript {
     }
 
     fn accept_session(&self, key: &str, entity: &Entity, id: Option<&str>) -> String {
-        let entity = names(entity);
+        let entity = entity.arguments();
         let accept = match id {
             Some(id) => {
                 format!("acceptSession({entity}, {id}, {{ maxAutoLockRenewalDurationInMs: 0 }})")

@@ -24,7 +24,7 @@ use sbp_engine::{
     EntityKind, EntitySettings, MessageState, MessageView, Namespace, Reply, SubscriptionRule,
 };
 pub use target::EMULATOR_CONNECTION;
-use target::{Consumers, Entity, Field, Out, Producer, Rule, SendTo, Settlement, Target};
+use target::{Consumers, Entity, Field, Out, Producer, Rule, SendTo, Setting, Settlement, Target};
 
 /// The languages code is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,6 +198,56 @@ fn logged(sim: &Simulation) -> usize {
     sim.ns.events_logged() as usize
 }
 
+/// The settings of an entity of `kind` that the program compares with the broker's, each with
+/// the playground's value as text (durations in ms, MaxValue as its ms). ForwardTo is left out:
+/// the service may give it back as an address rather than the name it was set to.
+fn compared_settings(kind: &str, s: &EntitySettings) -> Vec<(&'static str, String, Setting)> {
+    let ms = |d: Duration| d.min(MAX_VALUE).to_string();
+    let mut out = vec![(
+        "DefaultMessageTimeToLive",
+        ms(s.default_message_time_to_live),
+        Setting::Duration,
+    )];
+    if kind != "Topic" {
+        out.push(("LockDuration", ms(s.lock_duration), Setting::Duration));
+        out.push((
+            "MaxDeliveryCount",
+            s.max_delivery_count.to_string(),
+            Setting::Count,
+        ));
+        out.push((
+            "DeadLetteringOnMessageExpiration",
+            s.dead_lettering_on_message_expiration.to_string(),
+            Setting::Flag,
+        ));
+        out.push((
+            "RequiresSession",
+            s.requires_session.to_string(),
+            Setting::Flag,
+        ));
+    }
+    out.push((
+        "AutoDeleteOnIdle",
+        ms(s.auto_delete_on_idle),
+        Setting::Duration,
+    ));
+    if kind != "Subscription" {
+        out.push((
+            "RequiresDuplicateDetection",
+            s.requires_duplicate_detection.to_string(),
+            Setting::Flag,
+        ));
+        if s.requires_duplicate_detection {
+            out.push((
+                "DuplicateDetectionHistoryTimeWindow",
+                ms(s.duplicate_detection_history_time_window),
+                Setting::Duration,
+            ));
+        }
+    }
+    out
+}
+
 /// Whether `action` is a call the broker answers (so one that can fail): not a fault or a
 /// release (said as comments), the producers' and consumers' loops (they count their own
 /// failures), an expectation (peek's errors are its answer) or a disconnection.
@@ -347,14 +397,17 @@ impl Code {
         self.line("");
     }
 
-    /// The administration calls that create the scenario's entities with their settings.
+    /// The administration calls that make the scenario's entities with their settings, each
+    /// only where the namespace does not have it yet (one made before is taken as it is); then
+    /// each entity's settings as the broker has them, compared with the playground's, so that a
+    /// difference names its setting ("orders MaxDeliveryCount") before any step runs.
     fn entities(&mut self, ns: &Namespace, scenario: &Scenario) {
         self.out.say(text!("code-entities"));
         if scenario.entities.is_empty() {
             return;
         }
         self.admin_open();
-        for def in &scenario.entities {
+        for (i, def) in scenario.entities.iter().enumerate() {
             let path = def
                 .queue
                 .clone()
@@ -363,9 +416,18 @@ impl Code {
                 .unwrap_or_default();
             let Some(e) = ns.entity(&path) else { continue };
             let settings = e.settings.clone();
-            match e.kind {
-                EntityKind::Queue => self.create("Queue", &path, None, &settings, None),
-                EntityKind::Topic => self.create("Topic", &path, None, &settings, None),
+            // The calls that make it, written apart: they go inside the language's "where it
+            // is not there".
+            let outer = std::mem::replace(&mut self.out, Out::new(self.t.comment()));
+            let kind = match e.kind {
+                EntityKind::Queue => {
+                    self.create("Queue", &path, None, &settings, None);
+                    "Queue"
+                }
+                EntityKind::Topic => {
+                    self.create("Topic", &path, None, &settings, None);
+                    "Topic"
+                }
                 EntityKind::Subscription { .. } => {
                     let (topic, name) = sbp_engine::namespace::split_subscription_path(&path)
                         .unwrap_or((&path, ""));
@@ -383,8 +445,22 @@ impl Code {
                     for (rule_name, rule) in e.rules.iter().skip(1) {
                         self.add_rule(topic, name, rule_name, Some(rule));
                     }
+                    "Subscription"
                 }
+            };
+            let made = std::mem::replace(&mut self.out, outer).text;
+            let var = format!("settings{}", i + 1);
+            self.t
+                .ensure(&mut self.out, kind, &entity(self.t, &path), &var, &made);
+            for (name, value, setting) in compared_settings(kind, &settings) {
+                let what = match setting {
+                    Setting::Duration => format!("{path} {name} (ms)"),
+                    Setting::Flag | Setting::Count => format!("{path} {name}"),
+                };
+                let returned = self.t.setting(&var, name, setting);
+                self.check(&what, &value, &returned);
             }
+            self.t.ensure_end(&mut self.out);
         }
         self.admin_close(None);
     }

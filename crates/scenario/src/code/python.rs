@@ -1,6 +1,8 @@
 //! Python, with azure-servicebus: synchronous calls, snake_case names, keyword arguments, and
 //! `check` comparing each reply.
-use super::target::{Consumers, Entity, Field, Out, Producer, Rule, SendTo, Settlement, Target};
+use super::target::{
+    Consumers, Entity, Field, Out, Producer, Rule, SendTo, Setting, Settlement, Target,
+};
 use crate::code_text;
 use crate::model::{ModeDef, ProcessingDef, SessionOpDef};
 use crate::Text;
@@ -14,14 +16,6 @@ pub(super) struct Python;
 /// Milliseconds as seconds (`1.5`).
 fn seconds(ms: i64) -> String {
     format_decimal(ms as f64 / 1000.0, 3)
-}
-
-/// A subscription as its topic and name, or a path (the arguments of a call).
-fn names(entity: &Entity) -> String {
-    match entity {
-        Entity::Path(p) => p.clone(),
-        Entity::Subscription(t, n) => format!("{t}, {n}"),
-    }
 }
 
 impl Target for Python {
@@ -159,6 +153,26 @@ impl Target for Python {
         out.lines(include_str!("templates/python-end.py"));
     }
 
+    fn ensure(&self, out: &mut Out, kind: &str, entity: &Entity, var: &str, made: &str) {
+        let snake = kind.to_ascii_lowercase();
+        let names = entity.arguments();
+        out.line(&format!("{var} = found(admin.get_{snake}, {names})"));
+        out.line(&format!("if {var} is None:"));
+        out.indent += 1;
+        out.lines(made);
+        out.line(&format!("{var} = admin.get_{snake}({names})"));
+        out.indent -= 1;
+    }
+
+    fn setting(&self, var: &str, pascal: &str, setting: Setting) -> String {
+        let member = self.member(pascal);
+        match setting {
+            Setting::Duration => format!("ms({var}.{member})"),
+            Setting::Flag => format!("str({var}.{member}).lower()"),
+            Setting::Count => format!("str({var}.{member})"),
+        }
+    }
+
     fn admin_open(&self) -> &'static str {
         "if admin:"
     }
@@ -241,7 +255,7 @@ impl Target for Python {
             Entity::Path(_) => format!("admin.update_{snake}(properties)"),
         };
         (
-            format!("properties = admin.get_{snake}({})", names(entity)),
+            format!("properties = admin.get_{snake}({})", entity.arguments()),
             write,
         )
     }
@@ -381,7 +395,7 @@ impl Target for Python {
         };
         format!(
             "receivers[{key}] = client.get_{kind}_receiver({}, session_id={}).__enter__()",
-            names(entity),
+            entity.arguments(),
             id.unwrap_or("NEXT_AVAILABLE_SESSION")
         )
     }

@@ -89,6 +89,16 @@ pub(super) enum Entity {
     Subscription(String, String),
 }
 
+impl Entity {
+    /// The arguments of a call that names it: a path, or a subscription's topic and name.
+    pub fn arguments(&self) -> String {
+        match self {
+            Entity::Path(p) => p.clone(),
+            Entity::Subscription(t, n) => format!("{t}, {n}"),
+        }
+    }
+}
+
 /// A subscription rule as code: its name (a literal), its filter and its action, if any.
 pub(super) struct Rule {
     pub name: String,
@@ -111,6 +121,14 @@ pub(super) enum Settlement<'a> {
     RenewLock,
     /// DeadLetterReason and its description, as literals.
     DeadLetter(&'a str, &'a str),
+}
+
+/// How an entity's setting is compared: a duration in ms, a flag (`true`, `false`), a count.
+#[derive(Clone, Copy)]
+pub(super) enum Setting {
+    Duration,
+    Flag,
+    Count,
 }
 
 /// A field of a received message the checks compare.
@@ -282,6 +300,13 @@ pub(super) trait Target {
         fields: &[(String, String)],
         properties: &BTreeMap<String, PropertyValue>,
     ) -> String;
+    /// The entity's settings read into `var`, after `made` (the calls that make it, one per
+    /// line) where the namespace does not have it yet. The checks that follow are in its block.
+    fn ensure(&self, out: &mut Out, kind: &str, entity: &Entity, var: &str, made: &str);
+    /// Closes [`Target::ensure`]'s block.
+    fn ensure_end(&self, _out: &mut Out) {}
+    /// A setting (`pascal`) of the settings read into `var`, as text the check compares.
+    fn setting(&self, var: &str, pascal: &str, setting: Setting) -> String;
     /// An entity's properties read, and written back (with the options set between).
     fn update(&self, kind: &str, entity: &Entity) -> (String, String);
     /// The end of a statement (`;`, or nothing).

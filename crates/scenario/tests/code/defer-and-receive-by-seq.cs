@@ -119,7 +119,20 @@ string Failure(Exception e) => e is ServiceBusException s ? s.Reason.ToString() 
 // The entities, with their settings as the playground created them.
 if (admin is not null)
 {
-    await admin.CreateQueueAsync(new CreateQueueOptions("orders") { LockDuration = TimeSpan.FromMilliseconds(30000), MaxDeliveryCount = 10 });
+    if (!(await admin.QueueExistsAsync("orders")).Value)
+    {
+        await admin.CreateQueueAsync(new CreateQueueOptions("orders") { LockDuration = TimeSpan.FromMilliseconds(30000), MaxDeliveryCount = 10 });
+    }
+    {
+        var settings1 = (await admin.GetQueueAsync("orders")).Value;
+        Check("orders DefaultMessageTimeToLive (ms)", "922337203685477", ((long)settings1.DefaultMessageTimeToLive.TotalMilliseconds).ToString());
+        Check("orders LockDuration (ms)", "30000", ((long)settings1.LockDuration.TotalMilliseconds).ToString());
+        Check("orders MaxDeliveryCount", "10", settings1.MaxDeliveryCount.ToString());
+        Check("orders DeadLetteringOnMessageExpiration", "false", settings1.DeadLetteringOnMessageExpiration.ToString().ToLowerInvariant());
+        Check("orders RequiresSession", "false", settings1.RequiresSession.ToString().ToLowerInvariant());
+        Check("orders AutoDeleteOnIdle (ms)", "922337203685477", ((long)settings1.AutoDeleteOnIdle.TotalMilliseconds).ToString());
+        Check("orders RequiresDuplicateDetection", "false", settings1.RequiresDuplicateDetection.ToString().ToLowerInvariant());
+    }
 }
 else Console.WriteLine(EXISTING);
 

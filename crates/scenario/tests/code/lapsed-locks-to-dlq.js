@@ -113,13 +113,32 @@ async function main() {
     };
     // The playground's names for this SDK's error codes (it names the service's amqp:not-allowed GeneralError).
     const failure = (e) => ({ ServiceBusy: "ServerBusy", GeneralError: "InvalidOperation" })[e.code] || e.code || (e instanceof TypeError ? "InvalidOperation" : e.name);
+    // A duration as the playground writes it, in ms (this SDK gives the service's ISO 8601 duration as text).
+    const isoMs = (iso) => {
+        const m = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(iso || "");
+        if (!m) return String(iso);
+        const [d, h, min, s] = m.slice(1).map((x) => Number(x || 0));
+        return String(Math.floor(((d * 24 + h) * 60 + min) * 60000 + s * 1000));
+    };
 
     // A worker receives and crashes three times; each lock lapses, DeliveryCount rises, and at MaxDeliveryCount 3 the message moves to the DLQ as MaxDeliveryCountExceeded (RCV-06, RCV-07, MSG-02).
     // At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State, read with peek), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
     // The entities, with their settings as the playground created them.
     if (admin) {
-        await admin.createQueue("orders", { lockDuration: "PT5S", maxDeliveryCount: 3 });
+        if (!(await admin.queueExists("orders"))) {
+            await admin.createQueue("orders", { lockDuration: "PT5S", maxDeliveryCount: 3 });
+        }
+        {
+            const settings1 = await admin.getQueue("orders");
+            check("orders DefaultMessageTimeToLive (ms)", "922337203685477", isoMs(settings1.defaultMessageTimeToLive));
+            check("orders LockDuration (ms)", "5000", isoMs(settings1.lockDuration));
+            check("orders MaxDeliveryCount", "3", String(settings1.maxDeliveryCount));
+            check("orders DeadLetteringOnMessageExpiration", "false", String(settings1.deadLetteringOnMessageExpiration));
+            check("orders RequiresSession", "false", String(settings1.requiresSession));
+            check("orders AutoDeleteOnIdle (ms)", "922337203685477", isoMs(settings1.autoDeleteOnIdle));
+            check("orders RequiresDuplicateDetection", "false", String(settings1.requiresDuplicateDetection));
+        }
     } else console.log(EXISTING);
 
     // The timeline, each step at its instant after the program's start. Settlements use the messages this program received.

@@ -7,8 +7,9 @@ import sys
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
+from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 from azure.servicebus import NEXT_AVAILABLE_SESSION, ServiceBusClient, ServiceBusMessage, ServiceBusReceivedMessage, ServiceBusReceiveMode, ServiceBusReceiver, ServiceBusSender
 from azure.servicebus.management import ServiceBusAdministrationClient, CorrelationRuleFilter, SqlRuleFilter, SqlRuleAction, TrueRuleFilter
 
@@ -130,13 +131,43 @@ def failure(e: Exception) -> str:
     return ERRORS.get(type(e).__name__, type(e).__name__)
 
 
+T = TypeVar("T")
+
+
+def found(get: Callable[..., T], *names: Any) -> Optional[T]:
+    # An entity's properties, or None where the namespace does not have it (the service answers 404, or an entry without content).
+    try:
+        return get(*names)
+    except HttpResponseError as e:
+        if isinstance(e, ResourceNotFoundError) or e.status_code == 404:
+            return None
+        raise
+
+
+def ms(d: Union[timedelta, str, None]) -> str:
+    # A duration as the playground writes it, in ms (the SDK reads the service's ISO 8601 duration into a timedelta).
+    if isinstance(d, timedelta):
+        return str(d.days * 86400000 + d.seconds * 1000 + d.microseconds // 1000)
+    return str(d)
+
+
 
 # A worker receives and crashes three times; each lock lapses, DeliveryCount rises, and at MaxDeliveryCount 3 the message moves to the DLQ as MaxDeliveryCountExceeded (RCV-06, RCV-07, MSG-02).
 # At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State, read with peek), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
 # The entities, with their settings as the playground created them.
 if admin:
-    admin.create_queue("orders", lock_duration=timedelta(milliseconds=5000), max_delivery_count=3)
+    settings1 = found(admin.get_queue, "orders")
+    if settings1 is None:
+        admin.create_queue("orders", lock_duration=timedelta(milliseconds=5000), max_delivery_count=3)
+        settings1 = admin.get_queue("orders")
+    check("orders DefaultMessageTimeToLive (ms)", "922337203685477", ms(settings1.default_message_time_to_live))
+    check("orders LockDuration (ms)", "5000", ms(settings1.lock_duration))
+    check("orders MaxDeliveryCount", "3", str(settings1.max_delivery_count))
+    check("orders DeadLetteringOnMessageExpiration", "false", str(settings1.dead_lettering_on_message_expiration).lower())
+    check("orders RequiresSession", "false", str(settings1.requires_session).lower())
+    check("orders AutoDeleteOnIdle (ms)", "922337203685477", ms(settings1.auto_delete_on_idle))
+    check("orders RequiresDuplicateDetection", "false", str(settings1.requires_duplicate_detection).lower())
 else:
     print(EXISTING)
 

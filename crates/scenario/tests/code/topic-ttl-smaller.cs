@@ -119,9 +119,42 @@ string Failure(Exception e) => e is ServiceBusException s ? s.Reason.ToString() 
 // The entities, with their settings as the playground created them.
 if (admin is not null)
 {
-    await admin.CreateTopicAsync(new CreateTopicOptions("events") { DefaultMessageTimeToLive = TimeSpan.FromMilliseconds(300000) });
-    await admin.CreateSubscriptionAsync(new CreateSubscriptionOptions("events", "audit") { DefaultMessageTimeToLive = TimeSpan.FromMilliseconds(3600000), LockDuration = TimeSpan.FromMilliseconds(30000), MaxDeliveryCount = 10, DeadLetteringOnMessageExpiration = true });
-    await admin.CreateSubscriptionAsync(new CreateSubscriptionOptions("events", "invoices") { LockDuration = TimeSpan.FromMilliseconds(30000), MaxDeliveryCount = 10 }, new CreateRuleOptions("$Default", new CorrelationRuleFilter { Subject = "invoice" }));
+    if (!(await admin.TopicExistsAsync("events")).Value)
+    {
+        await admin.CreateTopicAsync(new CreateTopicOptions("events") { DefaultMessageTimeToLive = TimeSpan.FromMilliseconds(300000) });
+    }
+    {
+        var settings1 = (await admin.GetTopicAsync("events")).Value;
+        Check("events DefaultMessageTimeToLive (ms)", "300000", ((long)settings1.DefaultMessageTimeToLive.TotalMilliseconds).ToString());
+        Check("events AutoDeleteOnIdle (ms)", "922337203685477", ((long)settings1.AutoDeleteOnIdle.TotalMilliseconds).ToString());
+        Check("events RequiresDuplicateDetection", "false", settings1.RequiresDuplicateDetection.ToString().ToLowerInvariant());
+    }
+    if (!(await admin.SubscriptionExistsAsync("events", "audit")).Value)
+    {
+        await admin.CreateSubscriptionAsync(new CreateSubscriptionOptions("events", "audit") { DefaultMessageTimeToLive = TimeSpan.FromMilliseconds(3600000), LockDuration = TimeSpan.FromMilliseconds(30000), MaxDeliveryCount = 10, DeadLetteringOnMessageExpiration = true });
+    }
+    {
+        var settings2 = (await admin.GetSubscriptionAsync("events", "audit")).Value;
+        Check("events/subscriptions/audit DefaultMessageTimeToLive (ms)", "3600000", ((long)settings2.DefaultMessageTimeToLive.TotalMilliseconds).ToString());
+        Check("events/subscriptions/audit LockDuration (ms)", "30000", ((long)settings2.LockDuration.TotalMilliseconds).ToString());
+        Check("events/subscriptions/audit MaxDeliveryCount", "10", settings2.MaxDeliveryCount.ToString());
+        Check("events/subscriptions/audit DeadLetteringOnMessageExpiration", "true", settings2.DeadLetteringOnMessageExpiration.ToString().ToLowerInvariant());
+        Check("events/subscriptions/audit RequiresSession", "false", settings2.RequiresSession.ToString().ToLowerInvariant());
+        Check("events/subscriptions/audit AutoDeleteOnIdle (ms)", "922337203685477", ((long)settings2.AutoDeleteOnIdle.TotalMilliseconds).ToString());
+    }
+    if (!(await admin.SubscriptionExistsAsync("events", "invoices")).Value)
+    {
+        await admin.CreateSubscriptionAsync(new CreateSubscriptionOptions("events", "invoices") { LockDuration = TimeSpan.FromMilliseconds(30000), MaxDeliveryCount = 10 }, new CreateRuleOptions("$Default", new CorrelationRuleFilter { Subject = "invoice" }));
+    }
+    {
+        var settings3 = (await admin.GetSubscriptionAsync("events", "invoices")).Value;
+        Check("events/subscriptions/invoices DefaultMessageTimeToLive (ms)", "922337203685477", ((long)settings3.DefaultMessageTimeToLive.TotalMilliseconds).ToString());
+        Check("events/subscriptions/invoices LockDuration (ms)", "30000", ((long)settings3.LockDuration.TotalMilliseconds).ToString());
+        Check("events/subscriptions/invoices MaxDeliveryCount", "10", settings3.MaxDeliveryCount.ToString());
+        Check("events/subscriptions/invoices DeadLetteringOnMessageExpiration", "false", settings3.DeadLetteringOnMessageExpiration.ToString().ToLowerInvariant());
+        Check("events/subscriptions/invoices RequiresSession", "false", settings3.RequiresSession.ToString().ToLowerInvariant());
+        Check("events/subscriptions/invoices AutoDeleteOnIdle (ms)", "922337203685477", ((long)settings3.AutoDeleteOnIdle.TotalMilliseconds).ToString());
+    }
 }
 else Console.WriteLine(EXISTING);
 

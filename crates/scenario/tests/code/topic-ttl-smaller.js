@@ -113,17 +113,54 @@ async function main() {
     };
     // The playground's names for this SDK's error codes (it names the service's amqp:not-allowed GeneralError).
     const failure = (e) => ({ ServiceBusy: "ServerBusy", GeneralError: "InvalidOperation" })[e.code] || e.code || (e instanceof TypeError ? "InvalidOperation" : e.name);
+    // A duration as the playground writes it, in ms (this SDK gives the service's ISO 8601 duration as text).
+    const isoMs = (iso) => {
+        const m = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(iso || "");
+        if (!m) return String(iso);
+        const [d, h, min, s] = m.slice(1).map((x) => Number(x || 0));
+        return String(Math.floor(((d * 24 + h) * 60 + min) * 60000 + s * 1000));
+    };
 
     // The topic's default TTL is 5 minutes, the subscription's 1 hour: the topic's applies (TTL-04, TOP-01).
     // At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State, read with peek), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
     // The entities, with their settings as the playground created them.
     if (admin) {
-        await admin.createTopic("events", { defaultMessageTimeToLive: "PT5M" });
-        await admin.createSubscription("events", "audit", { defaultMessageTimeToLive: "PT1H", lockDuration: "PT30S", maxDeliveryCount: 10, deadLetteringOnMessageExpiration: true });
-        await admin.createSubscription("events", "invoices", { lockDuration: "PT30S", maxDeliveryCount: 10 });
-        await admin.deleteRule("events", "invoices", "$Default");
-        await admin.createRule("events", "invoices", "$Default", { subject: "invoice" });
+        if (!(await admin.topicExists("events"))) {
+            await admin.createTopic("events", { defaultMessageTimeToLive: "PT5M" });
+        }
+        {
+            const settings1 = await admin.getTopic("events");
+            check("events DefaultMessageTimeToLive (ms)", "300000", isoMs(settings1.defaultMessageTimeToLive));
+            check("events AutoDeleteOnIdle (ms)", "922337203685477", isoMs(settings1.autoDeleteOnIdle));
+            check("events RequiresDuplicateDetection", "false", String(settings1.requiresDuplicateDetection));
+        }
+        if (!(await admin.subscriptionExists("events", "audit"))) {
+            await admin.createSubscription("events", "audit", { defaultMessageTimeToLive: "PT1H", lockDuration: "PT30S", maxDeliveryCount: 10, deadLetteringOnMessageExpiration: true });
+        }
+        {
+            const settings2 = await admin.getSubscription("events", "audit");
+            check("events/subscriptions/audit DefaultMessageTimeToLive (ms)", "3600000", isoMs(settings2.defaultMessageTimeToLive));
+            check("events/subscriptions/audit LockDuration (ms)", "30000", isoMs(settings2.lockDuration));
+            check("events/subscriptions/audit MaxDeliveryCount", "10", String(settings2.maxDeliveryCount));
+            check("events/subscriptions/audit DeadLetteringOnMessageExpiration", "true", String(settings2.deadLetteringOnMessageExpiration));
+            check("events/subscriptions/audit RequiresSession", "false", String(settings2.requiresSession));
+            check("events/subscriptions/audit AutoDeleteOnIdle (ms)", "922337203685477", isoMs(settings2.autoDeleteOnIdle));
+        }
+        if (!(await admin.subscriptionExists("events", "invoices"))) {
+            await admin.createSubscription("events", "invoices", { lockDuration: "PT30S", maxDeliveryCount: 10 });
+            await admin.deleteRule("events", "invoices", "$Default");
+            await admin.createRule("events", "invoices", "$Default", { subject: "invoice" });
+        }
+        {
+            const settings3 = await admin.getSubscription("events", "invoices");
+            check("events/subscriptions/invoices DefaultMessageTimeToLive (ms)", "922337203685477", isoMs(settings3.defaultMessageTimeToLive));
+            check("events/subscriptions/invoices LockDuration (ms)", "30000", isoMs(settings3.lockDuration));
+            check("events/subscriptions/invoices MaxDeliveryCount", "10", String(settings3.maxDeliveryCount));
+            check("events/subscriptions/invoices DeadLetteringOnMessageExpiration", "false", String(settings3.deadLetteringOnMessageExpiration));
+            check("events/subscriptions/invoices RequiresSession", "false", String(settings3.requiresSession));
+            check("events/subscriptions/invoices AutoDeleteOnIdle (ms)", "922337203685477", isoMs(settings3.autoDeleteOnIdle));
+        }
     } else console.log(EXISTING);
 
     // The timeline, each step at its instant after the program's start. Settlements use the messages this program received.

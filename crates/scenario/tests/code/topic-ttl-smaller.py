@@ -7,8 +7,9 @@ import sys
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
+from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 from azure.servicebus import NEXT_AVAILABLE_SESSION, ServiceBusClient, ServiceBusMessage, ServiceBusReceivedMessage, ServiceBusReceiveMode, ServiceBusReceiver, ServiceBusSender
 from azure.servicebus.management import ServiceBusAdministrationClient, CorrelationRuleFilter, SqlRuleFilter, SqlRuleAction, TrueRuleFilter
 
@@ -130,17 +131,61 @@ def failure(e: Exception) -> str:
     return ERRORS.get(type(e).__name__, type(e).__name__)
 
 
+T = TypeVar("T")
+
+
+def found(get: Callable[..., T], *names: Any) -> Optional[T]:
+    # An entity's properties, or None where the namespace does not have it (the service answers 404, or an entry without content).
+    try:
+        return get(*names)
+    except HttpResponseError as e:
+        if isinstance(e, ResourceNotFoundError) or e.status_code == 404:
+            return None
+        raise
+
+
+def ms(d: Union[timedelta, str, None]) -> str:
+    # A duration as the playground writes it, in ms (the SDK reads the service's ISO 8601 duration into a timedelta).
+    if isinstance(d, timedelta):
+        return str(d.days * 86400000 + d.seconds * 1000 + d.microseconds // 1000)
+    return str(d)
+
+
 
 # The topic's default TTL is 5 minutes, the subscription's 1 hour: the topic's applies (TTL-04, TOP-01).
 # At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State, read with peek), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
 
 # The entities, with their settings as the playground created them.
 if admin:
-    admin.create_topic("events", default_message_time_to_live=timedelta(milliseconds=300000))
-    admin.create_subscription("events", "audit", default_message_time_to_live=timedelta(milliseconds=3600000), lock_duration=timedelta(milliseconds=30000), max_delivery_count=10, dead_lettering_on_message_expiration=True)
-    admin.create_subscription("events", "invoices", lock_duration=timedelta(milliseconds=30000), max_delivery_count=10)
-    admin.delete_rule("events", "invoices", "$Default")
-    admin.create_rule("events", "invoices", "$Default", filter=CorrelationRuleFilter(label="invoice"))
+    settings1 = found(admin.get_topic, "events")
+    if settings1 is None:
+        admin.create_topic("events", default_message_time_to_live=timedelta(milliseconds=300000))
+        settings1 = admin.get_topic("events")
+    check("events DefaultMessageTimeToLive (ms)", "300000", ms(settings1.default_message_time_to_live))
+    check("events AutoDeleteOnIdle (ms)", "922337203685477", ms(settings1.auto_delete_on_idle))
+    check("events RequiresDuplicateDetection", "false", str(settings1.requires_duplicate_detection).lower())
+    settings2 = found(admin.get_subscription, "events", "audit")
+    if settings2 is None:
+        admin.create_subscription("events", "audit", default_message_time_to_live=timedelta(milliseconds=3600000), lock_duration=timedelta(milliseconds=30000), max_delivery_count=10, dead_lettering_on_message_expiration=True)
+        settings2 = admin.get_subscription("events", "audit")
+    check("events/subscriptions/audit DefaultMessageTimeToLive (ms)", "3600000", ms(settings2.default_message_time_to_live))
+    check("events/subscriptions/audit LockDuration (ms)", "30000", ms(settings2.lock_duration))
+    check("events/subscriptions/audit MaxDeliveryCount", "10", str(settings2.max_delivery_count))
+    check("events/subscriptions/audit DeadLetteringOnMessageExpiration", "true", str(settings2.dead_lettering_on_message_expiration).lower())
+    check("events/subscriptions/audit RequiresSession", "false", str(settings2.requires_session).lower())
+    check("events/subscriptions/audit AutoDeleteOnIdle (ms)", "922337203685477", ms(settings2.auto_delete_on_idle))
+    settings3 = found(admin.get_subscription, "events", "invoices")
+    if settings3 is None:
+        admin.create_subscription("events", "invoices", lock_duration=timedelta(milliseconds=30000), max_delivery_count=10)
+        admin.delete_rule("events", "invoices", "$Default")
+        admin.create_rule("events", "invoices", "$Default", filter=CorrelationRuleFilter(label="invoice"))
+        settings3 = admin.get_subscription("events", "invoices")
+    check("events/subscriptions/invoices DefaultMessageTimeToLive (ms)", "922337203685477", ms(settings3.default_message_time_to_live))
+    check("events/subscriptions/invoices LockDuration (ms)", "30000", ms(settings3.lock_duration))
+    check("events/subscriptions/invoices MaxDeliveryCount", "10", str(settings3.max_delivery_count))
+    check("events/subscriptions/invoices DeadLetteringOnMessageExpiration", "false", str(settings3.dead_lettering_on_message_expiration).lower())
+    check("events/subscriptions/invoices RequiresSession", "false", str(settings3.requires_session).lower())
+    check("events/subscriptions/invoices AutoDeleteOnIdle (ms)", "922337203685477", ms(settings3.auto_delete_on_idle))
 else:
     print(EXISTING)
 

@@ -88,3 +88,10 @@ const seq = (call, i) => {
 };
 // The playground's names for this SDK's error codes (it names the service's amqp:not-allowed GeneralError).
 const failure = (e) => ({ ServiceBusy: "ServerBusy", GeneralError: "InvalidOperation" })[e.code] || e.code || (e instanceof TypeError ? "InvalidOperation" : e.name);
+// A duration as the playground writes it, in ms (this SDK gives the service's ISO 8601 duration as text).
+const isoMs = (iso) => {
+    const m = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(iso || "");
+    if (!m) return String(iso);
+    const [d, h, min, s] = m.slice(1).map((x) => Number(x || 0));
+    return String(Math.floor(((d * 24 + h) * 60 + min) * 60000 + s * 1000));
+};

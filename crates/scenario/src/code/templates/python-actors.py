@@ -1,6 +1,5 @@
 import random
 import threading
-from typing import Callable
 stops: Dict[str, threading.Event] = {}
 actors: List[threading.Thread] = []
 failures: Dict[str, int] = {}

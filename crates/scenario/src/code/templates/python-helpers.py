@@ -98,3 +98,23 @@ def failure(e: Exception) -> str:
     return ERRORS.get(type(e).__name__, type(e).__name__)
 
 
+T = TypeVar("T")
+
+
+def found(get: Callable[..., T], *names: Any) -> Optional[T]:
+    # An entity's properties, or None where the namespace does not have it (the service answers 404, or an entry without content).
+    try:
+        return get(*names)
+    except HttpResponseError as e:
+        if isinstance(e, ResourceNotFoundError) or e.status_code == 404:
+            return None
+        raise
+
+
+def ms(d: Union[timedelta, str, None]) -> str:
+    # A duration as the playground writes it, in ms (the SDK reads the service's ISO 8601 duration into a timedelta).
+    if isinstance(d, timedelta):
+        return str(d.days * 86400000 + d.seconds * 1000 + d.microseconds // 1000)
+    return str(d)
+
+
