@@ -664,3 +664,39 @@ fn with_the_management_api_an_entity_there_is_compared_and_one_missing_made() {
         assert_parses(lang, &file, "settings");
     }
 }
+
+/// Issue 34: every message an expectation names is checked at its instant, as peek shows it in
+/// the playground and in the broker: DeliveryCount (the deliveries that failed so far, in every
+/// SDK: MSG-02) and DeadLetterReason; its LockedUntil is said, not compared. The message is
+/// asked for by the number the program received it with (C#'s `Seq`, the others' `seq`).
+#[test]
+fn a_message_an_expectation_names_is_checked_as_peek_shows_it() {
+    let json = PRESETS
+        .iter()
+        .find(|(n, _)| *n == "lapsed-locks-to-dlq")
+        .unwrap()
+        .1;
+    let s = Scenario::from_json(json).unwrap();
+    let py = generate(&s, Lang::Python).unwrap();
+    for line in [
+        "m = peeked(\"orders/$deadletterqueue\", seq(\"c3\", 0))",
+        "check(\"orders/$deadletterqueue #1 at t=25s, as peek shows it: DeadLetterReason\", \"MaxDeliveryCountExceeded\",",
+        "check(\"orders/$deadletterqueue #1 at t=25s, as peek shows it: DeliveryCount\", \"3\",",
+        // At 12 s the message is locked in its second delivery: peek shows one failed so far.
+        "check(\"orders #1 at t=12s, as peek shows it: DeliveryCount\", \"1\",",
+        "# orders #1 at t=12s: its LockedUntil is not compared",
+    ] {
+        assert!(py.contains(line), "{line}\n{py}");
+    }
+    let cs = generate(&s, Lang::CSharp).unwrap();
+    assert!(
+        cs.contains("var m = await Peeked(\"orders/$deadletterqueue\", Seq(\"c3\", 0));"),
+        "{cs}"
+    );
+    assert!(!cs.contains(" seq(\""), "C# names its helper Seq\n{cs}");
+    let js = generate(&s, Lang::JavaScript).unwrap();
+    assert!(
+        js.contains("const m = await peeked(\"orders/$deadletterqueue\", seq(\"c3\", 0));"),
+        "{js}"
+    );
+}

@@ -322,6 +322,10 @@ impl Target for CSharp {
         )
     }
 
+    fn received_sequence_number(&self, call: &str, i: usize) -> String {
+        format!("Seq({call}, {i})")
+    }
+
     fn close_receiver(&self, rx: &str) -> String {
         format!("await {rx}.CloseAsync();")
     }
@@ -456,5 +460,18 @@ impl Target for CSharp {
 
     fn delivery_count_below_net(&self) -> u32 {
         0
+    }
+
+    fn peeked(&self, var: &str, path: &str, seq: &str) -> String {
+        format!("var {var} = await Peeked({path}, {seq});")
+    }
+
+    fn one(&self, var: &str, field: Field) -> String {
+        let f = match field {
+            Field::MessageId => "MessageId",
+            Field::DeliveryCount => "DeliveryCount",
+            Field::DeadLetterReason => "DeadLetterReason",
+        };
+        format!("{var} is null ? \"not there\" : $\"{{{var}.{f}}}\"")
     }
 }

@@ -421,4 +421,17 @@ impl Target for JavaScript {
         };
         format!("{var}.map((m) => String(m.{f} ?? \"\")).join(\",\")")
     }
+
+    fn peeked(&self, var: &str, path: &str, seq: &str) -> String {
+        format!("const {var} = await peeked({path}, {seq});")
+    }
+
+    fn one(&self, var: &str, field: Field) -> String {
+        let f = match field {
+            Field::MessageId => "messageId",
+            Field::DeliveryCount => "deliveryCount",
+            Field::DeadLetterReason => "deadLetterReason",
+        };
+        format!("{var} === undefined ? \"not there\" : String({var}.{f} ?? \"\")")
+    }
 }

@@ -172,25 +172,34 @@ fn count_paths(ns: &Namespace, e: &Expectation) -> Vec<(String, Option<&'static 
     paths
         .into_iter()
         .filter_map(|path| {
-            let (base, dlq) = sbp_engine::namespace::split_queue_path(&path);
-            let entity = ns.entity(base)?;
-            let s = &entity.settings;
-            let why = if entity.kind == EntityKind::Topic {
-                Some("code-counts-topic")
-            } else if s.requires_session && !dlq {
-                Some("code-counts-session")
-            } else if (s.forward_to.is_some() && !dlq)
-                || (s.forward_dead_lettered_messages_to.is_some() && dlq)
-            {
-                Some("code-counts-forward")
-            } else if s.auto_delete_on_idle < MAX_VALUE {
-                Some("code-counts-idle")
-            } else {
-                None
-            };
+            let (base, _) = sbp_engine::namespace::split_queue_path(&path);
+            ns.entity(base)?;
+            let why = unreadable(ns, &path);
             Some((path, why))
         })
         .collect()
+}
+
+/// Why peek cannot read `path` (an entity, or its dead-letter queue), if so: a topic, a session
+/// entity, a forwarding source, or one that AutoDeleteOnIdle watches (a peek would keep it
+/// alive: IDLE-02). The reason is said with the path (`code-counts-*`).
+fn unreadable(ns: &Namespace, path: &str) -> Option<&'static str> {
+    let (base, dlq) = sbp_engine::namespace::split_queue_path(path);
+    let entity = ns.entity(base)?;
+    let s = &entity.settings;
+    if entity.kind == EntityKind::Topic {
+        Some("code-counts-topic")
+    } else if s.requires_session && !dlq {
+        Some("code-counts-session")
+    } else if (s.forward_to.is_some() && !dlq)
+        || (s.forward_dead_lettered_messages_to.is_some() && dlq)
+    {
+        Some("code-counts-forward")
+    } else if s.auto_delete_on_idle < MAX_VALUE {
+        Some("code-counts-idle")
+    } else {
+        None
+    }
 }
 
 /// How many events the simulation has logged so far (those its log dropped included).
@@ -339,10 +348,76 @@ impl Code {
     ) {
         let checked =
             |sim: &Simulation| count_paths(&sim.ns, e).iter().any(|(_, why)| why.is_none());
-        if wait_anyway || checked(sim) {
+        if wait_anyway || checked(sim) || !e.messages.is_empty() {
             self.move_to(sim, now, seen, e.at.ms());
         }
         self.counts(sim, &count_paths(&sim.ns, e));
+        self.messages(sim, e);
+    }
+
+    /// At expectation `e`: each message it names, as peek shows it now in the playground and
+    /// in the broker (DeliveryCount as peek shows it: the deliveries that failed so far, in
+    /// every SDK, MSG-02; DeadLetterReason), or that it is not there. LockedUntil is said, not
+    /// compared: the program's instants are the wall clock's.
+    fn messages(&mut self, sim: &Simulation, e: &Expectation) {
+        let at = format_instant(sim.now());
+        for want in &e.messages {
+            let (path, seq) = (want.entity.as_str(), want.seq);
+            if unreadable(&sim.ns, path).is_some() {
+                self.out.say(text!(
+                    "code-message-unread",
+                    path = path,
+                    seq = seq,
+                    at = at
+                ));
+                continue;
+            }
+            let label = |field: &str| {
+                text!(
+                    "code-check-message",
+                    path = path,
+                    seq = seq,
+                    at = at,
+                    field = field
+                )
+                .to_string()
+            };
+            let shown = sim.ns.message(path, seq, sbp_engine::Perspective::Peek);
+            let showed = |field: Field| match (&shown, field) {
+                (None, _) => "not there".to_string(),
+                (Some(m), Field::DeliveryCount) => m.delivery_count.to_string(),
+                (Some(m), Field::DeadLetterReason) => {
+                    m.dead_letter_reason.clone().unwrap_or_default()
+                }
+                (Some(m), Field::MessageId) => m.message_id.clone(),
+            };
+            // The number the program has for the playground's (a dead-lettered message keeps
+            // the SequenceNumber it was received with).
+            let (base, _) = sbp_engine::namespace::split_queue_path(path);
+            let seq_expr = self.seq_expr(base, seq);
+            self.line(self.t.try_open());
+            self.out.indent += 1;
+            let peek = self.t.peeked("m", &self.lit(path), &seq_expr);
+            self.line(&peek);
+            for (field, name) in [
+                (Field::DeliveryCount, "DeliveryCount"),
+                (Field::DeadLetterReason, "DeadLetterReason"),
+            ] {
+                // What the expectation names, and that the message is not there where it is not.
+                let named = want.properties.contains_key(name);
+                if named || (shown.is_none() && field == Field::DeliveryCount) {
+                    let returned = self.t.one("m", field);
+                    self.check(&label(name), &showed(field), &returned);
+                }
+            }
+            let what = self.lit(&label("peek"));
+            let none = self.lit(&text!("code-no-error").to_string());
+            self.t.caught(&mut self.out, &what, None, &none);
+            if want.properties.contains_key("LockedUntil") {
+                self.out
+                    .say(text!("code-message-lock", path = path, seq = seq, at = at));
+            }
+        }
     }
 
     fn line(&mut self, text: &str) {
@@ -1057,7 +1132,7 @@ impl Code {
     /// message it received in its place (else the playground's number).
     fn seq_expr(&self, path: &str, seq: u64) -> String {
         match self.held.get(&(path.to_string(), seq)) {
-            Some((call, i)) => format!("seq({}, {i})", self.lit(call)),
+            Some((call, i)) => self.t.received_sequence_number(&self.lit(call), *i),
             None => self.t.sequence_number(seq),
         }
     }

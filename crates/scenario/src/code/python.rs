@@ -447,4 +447,19 @@ impl Target for Python {
         };
         format!("\",\".join(\"\" if m.{f} is None else str(m.{f}) for m in {var})")
     }
+
+    fn peeked(&self, var: &str, path: &str, seq: &str) -> String {
+        format!("{var} = peeked({path}, {seq})")
+    }
+
+    fn one(&self, var: &str, field: Field) -> String {
+        let f = match field {
+            Field::MessageId => "message_id",
+            Field::DeliveryCount => "delivery_count",
+            Field::DeadLetterReason => "dead_letter_reason",
+        };
+        format!(
+            "\"not there\" if {var} is None else (\"\" if {var}.{f} is None else str({var}.{f}))"
+        )
+    }
 }

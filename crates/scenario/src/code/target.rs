@@ -132,7 +132,7 @@ pub(super) enum Setting {
 }
 
 /// A field of a received message the checks compare.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Field {
     MessageId,
     DeliveryCount,
@@ -330,6 +330,10 @@ pub(super) trait Target {
     fn receive(&self, rx: &str, count: u32, expected: usize, until: i64) -> String;
     fn peek(&self, rx: &str, count: u32, from_seq: Option<String>) -> String;
     fn receive_deferred(&self, rx: &str, seqs: &[String]) -> String;
+    /// The SequenceNumber of the message receive call `call` (a literal) got at `i`.
+    fn received_sequence_number(&self, call: &str, i: usize) -> String {
+        format!("seq({call}, {i})")
+    }
     /// A SequenceNumber the program did not receive, as the SDK takes one.
     fn sequence_number(&self, seq: u64) -> String {
         seq.to_string()
@@ -386,6 +390,11 @@ pub(super) trait Target {
     fn count(&self, var: &str) -> String;
     /// A field of each message in `var`, joined by commas.
     fn each(&self, var: &str, field: Field) -> String;
+    /// Message `seq` (an expression) of `path` (a literal) as peek shows it, into `var` (none
+    /// where it is not there).
+    fn peeked(&self, var: &str, path: &str, seq: &str) -> String;
+    /// A field of the one message in `var` as text ("not there" where there is none).
+    fn one(&self, var: &str, field: Field) -> String;
     /// How much less than the playground's (.NET's) the SDK counts a DeliveryCount (the AMQP
     /// count, by default: docs/RULES.md, DeliveryCount per SDK).
     fn delivery_count_below_net(&self) -> u32 {

@@ -92,6 +92,12 @@ async Task<string> Counted(string path, string showed, long until)
         await Task.Delay(100);
     }
 }
+// Message `seq` of an entity as peek shows it (RCV-11), or null where it is not there.
+async Task<ServiceBusReceivedMessage?> Peeked(string path, long seq)
+{
+    var m = await Receiver("sbp-counts", path, ServiceBusReceiveMode.PeekLock).PeekMessageAsync(seq);
+    return m is not null && m.SequenceNumber == seq ? m : null;
+}
 void Check(string what, string showed, string returned)
 {
     if (!checking) Console.WriteLine($"{NOT_CHECKED}: {what}: {returned}");
@@ -234,7 +240,7 @@ await WaitUntil(6000); // on to t=6s
 // t=6s: receive deferred #1 from orders
 try {
     {
-        var got = await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).ReceiveDeferredMessagesAsync(new long[] { seq("c1", 0) });
+        var got = await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).ReceiveDeferredMessagesAsync(new long[] { Seq("c1", 0) });
         calls["c4"] = got;
         Check("receive deferred #1 from orders: messages", "1", got.Count.ToString());
         Check("receive deferred #1 from orders: MessageIds", "step-2-of-order", string.Join(",", got.Select(m => m.MessageId)));
@@ -244,6 +250,12 @@ try {
     Check("t=6s: receive deferred #1 from orders", "no error", Failure(e));
 }
 // playground: t=6s orders: #1 locked by receiver by sequence number until t=36s (DeliveryCount 2, a redelivery) (RCV-09)
+try {
+    var m = await Peeked("orders", Seq("c4", 0));
+    Check("orders #1 at t=6s, as peek shows it: DeliveryCount", "1", m is null ? "not there" : $"{m.DeliveryCount}");
+} catch (Exception e) {
+    Check("orders #1 at t=6s, as peek shows it: peek", "no error", Failure(e));
+}
 
 await WaitUntil(7000); // on to t=7s
 

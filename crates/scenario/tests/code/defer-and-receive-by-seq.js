@@ -93,6 +93,17 @@ async function main() {
             await r.close();
         }
     };
+    // Message `seq` of an entity as peek shows it (RCV-11), or undefined where it is not there.
+    const peeked = async (path, seq) => {
+        const [topic, subscription] = path.split("/subscriptions/");
+        const r = subscription ? countsClient.createReceiver(topic, subscription) : countsClient.createReceiver(path);
+        try {
+            const [m] = await r.peekMessages(1, { fromSequenceNumber: Long.fromValue(seq) });
+            return m && Long.fromValue(m.sequenceNumber || 0).equals(seq) ? m : undefined;
+        } finally {
+            await r.close();
+        }
+    };
     const check = (what, showed, returned) => {
         if (!checking) console.log(`${NOT_CHECKED}: ${what}: ${returned}`);
         else if (showed === returned) console.log(`${SAME}: ${what}: ${returned}`);
@@ -249,6 +260,12 @@ async function main() {
         check("t=6s: receive deferred #1 from orders", "no error", failure(e));
     }
     // playground: t=6s orders: #1 locked by receiver by sequence number until t=36s (DeliveryCount 2, a redelivery) (RCV-09)
+    try {
+        const m = await peeked("orders", seq("c4", 0));
+        check("orders #1 at t=6s, as peek shows it: DeliveryCount", "1", m === undefined ? "not there" : String(m.deliveryCount ?? ""));
+    } catch (e) {
+        check("orders #1 at t=6s, as peek shows it: peek", "no error", failure(e));
+    }
 
     await waitUntil(7000); // on to t=7s
 

@@ -104,6 +104,12 @@ def counted(path: str, showed: str, until: int) -> str:
         time.sleep(0.1)
 
 
+def peeked(path: str, seq: int) -> Optional[ServiceBusReceivedMessage]:
+    # Message `seq` of an entity as peek shows it (RCV-11), or None where it is not there.
+    got = receiver("sbp-counts", path, ServiceBusReceiveMode.PEEK_LOCK).peek_messages(max_message_count=1, sequence_number=seq)
+    return got[0] if got and got[0].sequence_number == seq else None
+
+
 def check(what: str, showed: str, returned: str) -> None:
     if not checking[0]:
         print(f"{NOT_CHECKED}: {what}: {returned}")
@@ -261,6 +267,11 @@ try:
 except Exception as e:
     check("t=6s: receive deferred #1 from orders", "no error", failure(e))
 # playground: t=6s orders: #1 locked by receiver by sequence number until t=36s (DeliveryCount 2, a redelivery) (RCV-09)
+try:
+    m = peeked("orders", seq("c4", 0))
+    check("orders #1 at t=6s, as peek shows it: DeliveryCount", "1", "not there" if m is None else ("" if m.delivery_count is None else str(m.delivery_count)))
+except Exception as e:
+    check("orders #1 at t=6s, as peek shows it: peek", "no error", failure(e))
 
 wait_until(7000)  # on to t=7s
 

@@ -92,6 +92,12 @@ async Task<string> Counted(string path, string showed, long until)
         await Task.Delay(100);
     }
 }
+// Message `seq` of an entity as peek shows it (RCV-11), or null where it is not there.
+async Task<ServiceBusReceivedMessage?> Peeked(string path, long seq)
+{
+    var m = await Receiver("sbp-counts", path, ServiceBusReceiveMode.PeekLock).PeekMessageAsync(seq);
+    return m is not null && m.SequenceNumber == seq ? m : null;
+}
 void Check(string what, string showed, string returned)
 {
     if (!checking) Console.WriteLine($"{NOT_CHECKED}: {what}: {returned}");
@@ -167,6 +173,12 @@ await WaitUntil(7000); // on to t=7s
 // playground: t=6s orders: #1: lock lapsed without settlement (RCV-06)
 // playground: t=6s orders: #1 back at its place in the queue (1 failed deliveries so far) (RCV-06)
 Check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await Counted("orders", "active 1, deferred 0, scheduled 0", 10000));
+try {
+    var m = await Peeked("orders", Seq("c1", 0));
+    Check("orders #1 at t=7s, as peek shows it: DeliveryCount", "1", m is null ? "not there" : $"{m.DeliveryCount}");
+} catch (Exception e) {
+    Check("orders #1 at t=7s, as peek shows it: peek", "no error", Failure(e));
+}
 
 await WaitUntil(10000); // on to t=10s
 
@@ -183,6 +195,15 @@ try {
     Check("t=10s: receive 1 from orders as worker", "no error", Failure(e));
 }
 // playground: t=10s orders: #1 locked by worker until t=15s (DeliveryCount 2, a redelivery) (RCV-02)
+
+await WaitUntil(12000); // on to t=12s
+try {
+    var m = await Peeked("orders", Seq("c2", 0));
+    Check("orders #1 at t=12s, as peek shows it: DeliveryCount", "1", m is null ? "not there" : $"{m.DeliveryCount}");
+} catch (Exception e) {
+    Check("orders #1 at t=12s, as peek shows it: peek", "no error", Failure(e));
+}
+// orders #1 at t=12s: its LockedUntil is not compared (the program's instants are the wall clock's, the playground's exact)
 
 await WaitUntil(20000); // on to t=20s
 // playground: t=15s orders: #1: lock lapsed without settlement (RCV-06)
@@ -207,6 +228,13 @@ await WaitUntil(25000); // on to t=25s
 // playground: t=25s orders: #1 dead-lettered: MaxDeliveryCountExceeded (Message could not be consumed after 3 delivery attempts.) (RCV-07)
 Check("orders at t=25s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await Counted("orders", "active 0, deferred 0, scheduled 0", 30000));
 Check("orders/$deadletterqueue at t=25s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await Counted("orders/$deadletterqueue", "active 1, deferred 0, scheduled 0", 30000));
+try {
+    var m = await Peeked("orders/$deadletterqueue", Seq("c3", 0));
+    Check("orders/$deadletterqueue #1 at t=25s, as peek shows it: DeliveryCount", "3", m is null ? "not there" : $"{m.DeliveryCount}");
+    Check("orders/$deadletterqueue #1 at t=25s, as peek shows it: DeadLetterReason", "MaxDeliveryCountExceeded", m is null ? "not there" : $"{m.DeadLetterReason}");
+} catch (Exception e) {
+    Check("orders/$deadletterqueue #1 at t=25s, as peek shows it: peek", "no error", Failure(e));
+}
 
 foreach (var s in senders.Values) await s.CloseAsync();
 foreach (var r in receivers.Values) await r.CloseAsync();

@@ -93,6 +93,17 @@ async function main() {
             await r.close();
         }
     };
+    // Message `seq` of an entity as peek shows it (RCV-11), or undefined where it is not there.
+    const peeked = async (path, seq) => {
+        const [topic, subscription] = path.split("/subscriptions/");
+        const r = subscription ? countsClient.createReceiver(topic, subscription) : countsClient.createReceiver(path);
+        try {
+            const [m] = await r.peekMessages(1, { fromSequenceNumber: Long.fromValue(seq) });
+            return m && Long.fromValue(m.sequenceNumber || 0).equals(seq) ? m : undefined;
+        } finally {
+            await r.close();
+        }
+    };
     const check = (what, showed, returned) => {
         if (!checking) console.log(`${NOT_CHECKED}: ${what}: ${returned}`);
         else if (showed === returned) console.log(`${SAME}: ${what}: ${returned}`);
@@ -172,6 +183,12 @@ async function main() {
     // playground: t=6s orders: #1: lock lapsed without settlement (RCV-06)
     // playground: t=6s orders: #1 back at its place in the queue (1 failed deliveries so far) (RCV-06)
     check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await counted("orders", "active 1, deferred 0, scheduled 0", 10000));
+    try {
+        const m = await peeked("orders", seq("c1", 0));
+        check("orders #1 at t=7s, as peek shows it: DeliveryCount", "1", m === undefined ? "not there" : String(m.deliveryCount ?? ""));
+    } catch (e) {
+        check("orders #1 at t=7s, as peek shows it: peek", "no error", failure(e));
+    }
 
     await waitUntil(10000); // on to t=10s
 
@@ -188,6 +205,15 @@ async function main() {
         check("t=10s: receive 1 from orders as worker", "no error", failure(e));
     }
     // playground: t=10s orders: #1 locked by worker until t=15s (DeliveryCount 2, a redelivery) (RCV-02)
+
+    await waitUntil(12000); // on to t=12s
+    try {
+        const m = await peeked("orders", seq("c2", 0));
+        check("orders #1 at t=12s, as peek shows it: DeliveryCount", "1", m === undefined ? "not there" : String(m.deliveryCount ?? ""));
+    } catch (e) {
+        check("orders #1 at t=12s, as peek shows it: peek", "no error", failure(e));
+    }
+    // orders #1 at t=12s: its LockedUntil is not compared (the program's instants are the wall clock's, the playground's exact)
 
     await waitUntil(20000); // on to t=20s
     // playground: t=15s orders: #1: lock lapsed without settlement (RCV-06)
@@ -212,6 +238,13 @@ async function main() {
     // playground: t=25s orders: #1 dead-lettered: MaxDeliveryCountExceeded (Message could not be consumed after 3 delivery attempts.) (RCV-07)
     check("orders at t=25s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await counted("orders", "active 0, deferred 0, scheduled 0", 30000));
     check("orders/$deadletterqueue at t=25s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await counted("orders/$deadletterqueue", "active 1, deferred 0, scheduled 0", 30000));
+    try {
+        const m = await peeked("orders/$deadletterqueue", seq("c3", 0));
+        check("orders/$deadletterqueue #1 at t=25s, as peek shows it: DeliveryCount", "3", m === undefined ? "not there" : String(m.deliveryCount ?? ""));
+        check("orders/$deadletterqueue #1 at t=25s, as peek shows it: DeadLetterReason", "MaxDeliveryCountExceeded", m === undefined ? "not there" : String(m.deadLetterReason ?? ""));
+    } catch (e) {
+        check("orders/$deadletterqueue #1 at t=25s, as peek shows it: peek", "no error", failure(e));
+    }
 
     for (const s of senders.values()) await s.close();
     for (const r of receivers.values()) await r.close();

@@ -104,6 +104,12 @@ def counted(path: str, showed: str, until: int) -> str:
         time.sleep(0.1)
 
 
+def peeked(path: str, seq: int) -> Optional[ServiceBusReceivedMessage]:
+    # Message `seq` of an entity as peek shows it (RCV-11), or None where it is not there.
+    got = receiver("sbp-counts", path, ServiceBusReceiveMode.PEEK_LOCK).peek_messages(max_message_count=1, sequence_number=seq)
+    return got[0] if got and got[0].sequence_number == seq else None
+
+
 def check(what: str, showed: str, returned: str) -> None:
     if not checking[0]:
         print(f"{NOT_CHECKED}: {what}: {returned}")
@@ -198,6 +204,11 @@ wait_until(7000)  # on to t=7s
 # playground: t=6s orders: #1: lock lapsed without settlement (RCV-06)
 # playground: t=6s orders: #1 back at its place in the queue (1 failed deliveries so far) (RCV-06)
 check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", counted("orders", "active 1, deferred 0, scheduled 0", 10000))
+try:
+    m = peeked("orders", seq("c1", 0))
+    check("orders #1 at t=7s, as peek shows it: DeliveryCount", "1", "not there" if m is None else ("" if m.delivery_count is None else str(m.delivery_count)))
+except Exception as e:
+    check("orders #1 at t=7s, as peek shows it: peek", "no error", failure(e))
 
 wait_until(10000)  # on to t=10s
 
@@ -211,6 +222,14 @@ try:
 except Exception as e:
     check("t=10s: receive 1 from orders as worker", "no error", failure(e))
 # playground: t=10s orders: #1 locked by worker until t=15s (DeliveryCount 2, a redelivery) (RCV-02)
+
+wait_until(12000)  # on to t=12s
+try:
+    m = peeked("orders", seq("c2", 0))
+    check("orders #1 at t=12s, as peek shows it: DeliveryCount", "1", "not there" if m is None else ("" if m.delivery_count is None else str(m.delivery_count)))
+except Exception as e:
+    check("orders #1 at t=12s, as peek shows it: peek", "no error", failure(e))
+# orders #1 at t=12s: its LockedUntil is not compared (the program's instants are the wall clock's, the playground's exact)
 
 wait_until(20000)  # on to t=20s
 # playground: t=15s orders: #1: lock lapsed without settlement (RCV-06)
@@ -232,6 +251,12 @@ wait_until(25000)  # on to t=25s
 # playground: t=25s orders: #1 dead-lettered: MaxDeliveryCountExceeded (Message could not be consumed after 3 delivery attempts.) (RCV-07)
 check("orders at t=25s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", counted("orders", "active 0, deferred 0, scheduled 0", 30000))
 check("orders/$deadletterqueue at t=25s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", counted("orders/$deadletterqueue", "active 1, deferred 0, scheduled 0", 30000))
+try:
+    m = peeked("orders/$deadletterqueue", seq("c3", 0))
+    check("orders/$deadletterqueue #1 at t=25s, as peek shows it: DeliveryCount", "3", "not there" if m is None else ("" if m.delivery_count is None else str(m.delivery_count)))
+    check("orders/$deadletterqueue #1 at t=25s, as peek shows it: DeadLetterReason", "MaxDeliveryCountExceeded", "not there" if m is None else ("" if m.dead_letter_reason is None else str(m.dead_letter_reason)))
+except Exception as e:
+    check("orders/$deadletterqueue #1 at t=25s, as peek shows it: peek", "no error", failure(e))
 
 for s in senders.values():
     s.close()

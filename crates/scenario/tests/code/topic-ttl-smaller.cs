@@ -92,6 +92,12 @@ async Task<string> Counted(string path, string showed, long until)
         await Task.Delay(100);
     }
 }
+// Message `seq` of an entity as peek shows it (RCV-11), or null where it is not there.
+async Task<ServiceBusReceivedMessage?> Peeked(string path, long seq)
+{
+    var m = await Receiver("sbp-counts", path, ServiceBusReceiveMode.PeekLock).PeekMessageAsync(seq);
+    return m is not null && m.SequenceNumber == seq ? m : null;
+}
 void Check(string what, string showed, string returned)
 {
     if (!checking) Console.WriteLine($"{NOT_CHECKED}: {what}: {returned}");
@@ -170,6 +176,11 @@ try {
 // playground: t=0s events/subscriptions/audit: #1 enqueued; ExpiresAt t=5m (TOP-01)
 Check("events/subscriptions/audit at t=0s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await Counted("events/subscriptions/audit", "active 1, deferred 0, scheduled 0", 299000));
 Check("events/subscriptions/invoices at t=0s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await Counted("events/subscriptions/invoices", "active 0, deferred 0, scheduled 0", 299000));
+try {
+    var m = await Peeked("events/subscriptions/audit", 1);
+} catch (Exception e) {
+    Check("events/subscriptions/audit #1 at t=0s, as peek shows it: peek", "no error", Failure(e));
+}
 
 await WaitUntil(299000); // on to t=4m 59s
 Check("events/subscriptions/audit at t=4m 59s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await Counted("events/subscriptions/audit", "active 1, deferred 0, scheduled 0", 300000));

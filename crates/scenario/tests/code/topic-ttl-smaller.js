@@ -93,6 +93,17 @@ async function main() {
             await r.close();
         }
     };
+    // Message `seq` of an entity as peek shows it (RCV-11), or undefined where it is not there.
+    const peeked = async (path, seq) => {
+        const [topic, subscription] = path.split("/subscriptions/");
+        const r = subscription ? countsClient.createReceiver(topic, subscription) : countsClient.createReceiver(path);
+        try {
+            const [m] = await r.peekMessages(1, { fromSequenceNumber: Long.fromValue(seq) });
+            return m && Long.fromValue(m.sequenceNumber || 0).equals(seq) ? m : undefined;
+        } finally {
+            await r.close();
+        }
+    };
     const check = (what, showed, returned) => {
         if (!checking) console.log(`${NOT_CHECKED}: ${what}: ${returned}`);
         else if (showed === returned) console.log(`${SAME}: ${what}: ${returned}`);
@@ -175,6 +186,11 @@ async function main() {
     // playground: t=0s events/subscriptions/audit: #1 enqueued; ExpiresAt t=5m (TOP-01)
     check("events/subscriptions/audit at t=0s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await counted("events/subscriptions/audit", "active 1, deferred 0, scheduled 0", 299000));
     check("events/subscriptions/invoices at t=0s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await counted("events/subscriptions/invoices", "active 0, deferred 0, scheduled 0", 299000));
+    try {
+        const m = await peeked("events/subscriptions/audit", Long.fromNumber(1));
+    } catch (e) {
+        check("events/subscriptions/audit #1 at t=0s, as peek shows it: peek", "no error", failure(e));
+    }
 
     await waitUntil(299000); // on to t=4m 59s
     check("events/subscriptions/audit at t=4m 59s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await counted("events/subscriptions/audit", "active 1, deferred 0, scheduled 0", 300000));

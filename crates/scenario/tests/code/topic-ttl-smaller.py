@@ -104,6 +104,12 @@ def counted(path: str, showed: str, until: int) -> str:
         time.sleep(0.1)
 
 
+def peeked(path: str, seq: int) -> Optional[ServiceBusReceivedMessage]:
+    # Message `seq` of an entity as peek shows it (RCV-11), or None where it is not there.
+    got = receiver("sbp-counts", path, ServiceBusReceiveMode.PEEK_LOCK).peek_messages(max_message_count=1, sequence_number=seq)
+    return got[0] if got and got[0].sequence_number == seq else None
+
+
 def check(what: str, showed: str, returned: str) -> None:
     if not checking[0]:
         print(f"{NOT_CHECKED}: {what}: {returned}")
@@ -200,6 +206,10 @@ except Exception as e:
 # playground: t=0s events/subscriptions/audit: #1 enqueued; ExpiresAt t=5m (TOP-01)
 check("events/subscriptions/audit at t=0s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", counted("events/subscriptions/audit", "active 1, deferred 0, scheduled 0", 299000))
 check("events/subscriptions/invoices at t=0s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", counted("events/subscriptions/invoices", "active 0, deferred 0, scheduled 0", 299000))
+try:
+    m = peeked("events/subscriptions/audit", 1)
+except Exception as e:
+    check("events/subscriptions/audit #1 at t=0s, as peek shows it: peek", "no error", failure(e))
 
 wait_until(299000)  # on to t=4m 59s
 check("events/subscriptions/audit at t=4m 59s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", counted("events/subscriptions/audit", "active 1, deferred 0, scheduled 0", 300000))

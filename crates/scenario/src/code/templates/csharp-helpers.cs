@@ -70,6 +70,12 @@ async Task<string> Counted(string path, string showed, long until)
         await Task.Delay(100);
     }
 }
+// Message `seq` of an entity as peek shows it (RCV-11), or null where it is not there.
+async Task<ServiceBusReceivedMessage?> Peeked(string path, long seq)
+{
+    var m = await Receiver("sbp-counts", path, ServiceBusReceiveMode.PeekLock).PeekMessageAsync(seq);
+    return m is not null && m.SequenceNumber == seq ? m : null;
+}
 void Check(string what, string showed, string returned)
 {
     if (!checking) Console.WriteLine($"{NOT_CHECKED}: {what}: {returned}");

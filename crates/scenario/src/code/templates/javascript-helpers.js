@@ -68,6 +68,17 @@ const counted = async (path, showed, until) => {
         await r.close();
     }
 };
+// Message `seq` of an entity as peek shows it (RCV-11), or undefined where it is not there.
+const peeked = async (path, seq) => {
+    const [topic, subscription] = path.split("/subscriptions/");
+    const r = subscription ? countsClient.createReceiver(topic, subscription) : countsClient.createReceiver(path);
+    try {
+        const [m] = await r.peekMessages(1, { fromSequenceNumber: Long.fromValue(seq) });
+        return m && Long.fromValue(m.sequenceNumber || 0).equals(seq) ? m : undefined;
+    } finally {
+        await r.close();
+    }
+};
 const check = (what, showed, returned) => {
     if (!checking) console.log(`${NOT_CHECKED}: ${what}: ${returned}`);
     else if (showed === returned) console.log(`${SAME}: ${what}: ${returned}`);

@@ -71,6 +71,12 @@ def counted(path: str, showed: str, until: int) -> str:
         time.sleep(0.1)
 
 
+def peeked(path: str, seq: int) -> Optional[ServiceBusReceivedMessage]:
+    # Message `seq` of an entity as peek shows it (RCV-11), or None where it is not there.
+    got = receiver("sbp-counts", path, ServiceBusReceiveMode.PEEK_LOCK).peek_messages(max_message_count=1, sequence_number=seq)
+    return got[0] if got and got[0].sequence_number == seq else None
+
+
 def check(what: str, showed: str, returned: str) -> None:
     if not checking[0]:
         print(f"{NOT_CHECKED}: {what}: {returned}")
