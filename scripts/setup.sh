@@ -59,7 +59,7 @@ if [ "${SETUP_BROWSER:-1}" = 1 ]; then
 fi
 # The real Service Bus SDK the endpoint's tests run (tests/sdk): a Python venv with
 # azure-servicebus (pure Python), pinned in tests/sdk/requirements.txt.
-if [ ! -x tests/sdk/.venv/bin/python ] || ! tests/sdk/.venv/bin/python -c "import azure.servicebus, mypy, pytest" 2>/dev/null \
+if [ ! -x tests/sdk/.venv/bin/python ] || ! tests/sdk/.venv/bin/python -c "import azure.servicebus, mypy, pytest, pyflakes" 2>/dev/null \
   || [ ! -x tests/sdk/.venv/bin/maturin ]; then
   say "installing the Python SDK for the endpoint's tests and maturin for the wheel (tests/sdk/.venv)"
   if ! python3 -m venv tests/sdk/.venv 2>/dev/null; then

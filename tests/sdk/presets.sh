@@ -55,18 +55,20 @@ one() { # preset, language (py or js), how its entities are made (file, or admin
 export -f one
 export tmp
 presets=$(./target/debug/sbp presets | awk '{print $1}')
-# As written, every program type-checks: mypy --strict, and tsc over the JavaScript (checkJs,
-# against the SDK's own types).
+# As written, every program type-checks: mypy --strict and pyflakes, and tsc over the JavaScript
+# (checkJs, against the SDK's own types).
 mkdir -p "$tmp/types" tests/sdk/js/.types
 for p in $presets; do
   ./target/debug/sbp code "preset:$p" --lang py > "$tmp/types/$p.py"
   ./target/debug/sbp code "preset:$p" --lang js > "tests/sdk/js/.types/$p.js"
 done
 tests/sdk/.venv/bin/mypy --strict --cache-dir "$tmp/.mypy_cache" "$tmp"/types/*.py
+# pyflakes: nothing imported that the program does not use.
+tests/sdk/.venv/bin/python -m pyflakes "$tmp"/types/*.py
 (cd tests/sdk/js && node node_modules/typescript/bin/tsc --allowJs --checkJs --noEmit --module commonjs \
   --target es2022 --types node --skipLibCheck .types/*.js) || { rm -rf tests/sdk/js/.types; exit 1; }
 rm -rf tests/sdk/js/.types
-echo "mypy --strict and tsc --checkJs: every preset's program is clean"
+echo "mypy --strict, pyflakes and tsc --checkJs: every preset's program is clean"
 # Each program twice: against the preset's entities as sbp serve makes them from the file, and
 # making them itself through the management API (its administration calls then run too).
 jobs=$(for p in ${PRESETS:-$presets}; do for how in file admin; do echo "$p js $how"; echo "$p py $how"; done; done)

@@ -700,3 +700,35 @@ fn a_message_an_expectation_names_is_checked_as_peek_shows_it() {
         "{js}"
     );
 }
+
+/// Issue 34: the Python imports only what the program uses (pyflakes clean, as
+/// `tests/sdk/presets.sh` checks for every preset): a uuid or a binary body brings its module.
+#[test]
+fn the_python_imports_only_what_it_uses() {
+    let plain = Scenario::from_json(
+        r#"{"version": 1, "entities": [{"queue": "q"}],
+            "timeline": [{"at": "0s", "send": {"to": "q"}}]}"#,
+    )
+    .unwrap();
+    let py = generate(&plain, Lang::Python).unwrap();
+    for unused in [
+        "import uuid",
+        "import base64",
+        "SqlRuleFilter",
+        "NEXT_AVAILABLE_SESSION",
+    ] {
+        assert!(!py.contains(unused), "{unused}\n{py}");
+    }
+    assert!(py.contains("import os\n") && py.contains("ServiceBusMessage"));
+    let typed = Scenario::from_json(
+        r#"{"version": 1, "entities": [{"queue": "q"}],
+            "timeline": [{"at": "0s", "send": {"to": "q", "body": {"base64": "AAEC/w=="},
+              "properties": {"id": {"uuid": "6f1e2c3a-0000-4000-8000-000000000001"}}}}]}"#,
+    )
+    .unwrap();
+    let py = generate(&typed, Lang::Python).unwrap();
+    assert!(
+        py.contains("import base64\n") && py.contains("import uuid\n"),
+        "{py}"
+    );
+}

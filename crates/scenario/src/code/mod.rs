@@ -151,7 +151,7 @@ pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
         w.expectation(&mut sim, &mut now, &mut seen, e, true);
     }
     w.t.end(&mut w.out, w.actors);
-    Ok(w.out.text)
+    Ok(w.t.finish(w.out.text))
 }
 
 /// The entities whose counts an expectation names (an entity's dead-lettered count read from its

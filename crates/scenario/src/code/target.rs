@@ -261,6 +261,10 @@ pub(super) trait Target {
     fn start_producer(&self, p: &Producer) -> String;
     fn start_consumers(&self, c: &Consumers) -> String;
     fn stop_actors(&self, name: &str) -> String;
+    /// The whole program, made ready (the imports it does not use taken out, say).
+    fn finish(&self, program: String) -> String {
+        program
+    }
     /// The program's end: loops stopped, clients closed, the summary and its exit code.
     fn end(&self, out: &mut Out, actors: bool);
 

@@ -1,17 +1,15 @@
 # -*- coding: utf-8 -*-
 # Defer, then receive by sequence number: written by the Service Bus Playground (azure-servicebus).
 # pip install azure-servicebus
-import base64
 import os
 import sys
 import time
-import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
-from azure.servicebus import NEXT_AVAILABLE_SESSION, ServiceBusClient, ServiceBusMessage, ServiceBusReceivedMessage, ServiceBusReceiveMode, ServiceBusReceiver, ServiceBusSender
-from azure.servicebus.management import ServiceBusAdministrationClient, CorrelationRuleFilter, SqlRuleFilter, SqlRuleAction, TrueRuleFilter
+from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusReceivedMessage, ServiceBusReceiveMode, ServiceBusReceiver, ServiceBusSender
+from azure.servicebus.management import ServiceBusAdministrationClient
 
 # Your namespace's connection string; for the local emulator:
 # Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;
