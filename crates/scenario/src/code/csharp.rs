@@ -450,11 +450,7 @@ impl Target for CSharp {
     }
 
     fn each(&self, var: &str, field: Field) -> String {
-        let f = match field {
-            Field::MessageId => "MessageId",
-            Field::DeliveryCount => "DeliveryCount",
-            Field::DeadLetterReason => "DeadLetterReason",
-        };
+        let f = self.member(field.pascal());
         format!("string.Join(\",\", {var}.Select(m => m.{f}))")
     }
 
@@ -467,11 +463,7 @@ impl Target for CSharp {
     }
 
     fn one(&self, var: &str, field: Field) -> String {
-        let f = match field {
-            Field::MessageId => "MessageId",
-            Field::DeliveryCount => "DeliveryCount",
-            Field::DeadLetterReason => "DeadLetterReason",
-        };
+        let f = self.member(field.pascal());
         format!("{var} is null ? \"not there\" : $\"{{{var}.{f}}}\"")
     }
 }

@@ -414,11 +414,7 @@ impl Target for JavaScript {
     }
 
     fn each(&self, var: &str, field: Field) -> String {
-        let f = match field {
-            Field::MessageId => "messageId",
-            Field::DeliveryCount => "deliveryCount",
-            Field::DeadLetterReason => "deadLetterReason",
-        };
+        let f = self.member(field.pascal());
         format!("{var}.map((m) => String(m.{f} ?? \"\")).join(\",\")")
     }
 
@@ -427,11 +423,7 @@ impl Target for JavaScript {
     }
 
     fn one(&self, var: &str, field: Field) -> String {
-        let f = match field {
-            Field::MessageId => "messageId",
-            Field::DeliveryCount => "deliveryCount",
-            Field::DeadLetterReason => "deadLetterReason",
-        };
+        let f = self.member(field.pascal());
         format!("{var} === undefined ? \"not there\" : String({var}.{f} ?? \"\")")
     }
 }

@@ -478,11 +478,7 @@ impl Target for Python {
     }
 
     fn each(&self, var: &str, field: Field) -> String {
-        let f = match field {
-            Field::MessageId => "message_id",
-            Field::DeliveryCount => "delivery_count",
-            Field::DeadLetterReason => "dead_letter_reason",
-        };
+        let f = self.member(field.pascal());
         format!("\",\".join(\"\" if m.{f} is None else str(m.{f}) for m in {var})")
     }
 
@@ -491,11 +487,7 @@ impl Target for Python {
     }
 
     fn one(&self, var: &str, field: Field) -> String {
-        let f = match field {
-            Field::MessageId => "message_id",
-            Field::DeliveryCount => "delivery_count",
-            Field::DeadLetterReason => "dead_letter_reason",
-        };
+        let f = self.member(field.pascal());
         format!(
             "\"not there\" if {var} is None else (\"\" if {var}.{f} is None else str({var}.{f}))"
         )

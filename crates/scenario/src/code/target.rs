@@ -139,6 +139,17 @@ pub(super) enum Field {
     DeadLetterReason,
 }
 
+impl Field {
+    /// Its name as .NET writes it (each language's member name is made from it).
+    pub fn pascal(self) -> &'static str {
+        match self {
+            Field::MessageId => "MessageId",
+            Field::DeliveryCount => "DeliveryCount",
+            Field::DeadLetterReason => "DeadLetterReason",
+        }
+    }
+}
+
 /// A producer's loop as the program starts it (names and paths as literals).
 pub(super) struct Producer {
     pub name: String,
