@@ -604,7 +604,7 @@ impl Broker {
             transfer_fails: false,
             name: Some(call.clone()),
         };
-        self.received(client, Action::Receive(def), (&call, entity, receiver))
+        self.received(client, Action::Receive(def), &call, entity, receiver)
     }
 
     /// RCV-09: receives deferred messages by SequenceNumber.
@@ -625,7 +625,9 @@ impl Broker {
         self.received(
             client,
             Action::ReceiveDeferred(def),
-            (&call, entity, receiver),
+            &call,
+            entity,
+            receiver,
         )
     }
 
@@ -635,7 +637,9 @@ impl Broker {
         &mut self,
         client: &str,
         action: Action,
-        (call, entity, receiver): (&str, &str, &str),
+        call: &str,
+        entity: &str,
+        receiver: &str,
     ) -> Result<Vec<MessageView>, BrokerError> {
         let got = Self::messages(self.run(client, action)?);
         self.remember(call, entity, receiver, &got);

@@ -20,7 +20,7 @@ pub fn clock_bar(props: &StateProps) -> Html {
         let now = sim.now();
         (now, sim.utc(now), sim.end())
     };
-    let next = &store.next;
+    let next = &store.next_event;
     // The slider reaches past the furthest instant run so far: back there is a rewind too.
     let furthest = store.rewind.borrow().furthest();
     let slider_max = end.max(now).max(furthest).max(MINUTE) + MINUTE;

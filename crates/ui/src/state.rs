@@ -24,7 +24,7 @@ pub struct AppState {
     pub version: u64,
     /// What happens next (a step or a timer), as the clock bar says it: found by the reducer
     /// after each action (finding it drops stale timers), so that drawing only reads.
-    pub next: Option<(Instant, Next)>,
+    pub next_event: Option<(Instant, Next)>,
     /// Bumped by every action but clock ticks, and by ticks at most every [`SLOW_MS`]: panels
     /// that need not follow every tick (charts, log, inspector) re-render on it.
     pub slow_version: u64,
@@ -185,7 +185,7 @@ impl AppState {
     pub fn new(mut sim: Simulation, embed: bool) -> Self {
         AppState {
             rewind: Rc::new(RefCell::new(Rewind::starting_at(&mut sim))),
-            next: sim.next_event(),
+            next_event: sim.next_event(),
             sim: Rc::new(RefCell::new(sim)),
             version: 0,
             slow_version: 0,
@@ -227,7 +227,7 @@ impl AppState {
 
     /// Finds what happens next in the running simulation (after the run moved).
     pub(crate) fn find_next(&mut self) {
-        self.next = self.sim.borrow_mut().next_event();
+        self.next_event = self.sim.borrow_mut().next_event();
     }
 
     pub(crate) fn next(&self) -> Self {

@@ -399,15 +399,12 @@ impl Code {
             self.out.indent += 1;
             let peek = self.t.peeked("m", &self.lit(path), &seq_expr);
             self.line(&peek);
-            for (field, name) in [
-                (Field::DeliveryCount, "DeliveryCount"),
-                (Field::DeadLetterReason, "DeadLetterReason"),
-            ] {
+            for field in [Field::DeliveryCount, Field::DeadLetterReason] {
                 // What the expectation names, and that the message is not there where it is not.
-                let named = want.properties.contains_key(name);
+                let named = want.properties.contains_key(field.pascal());
                 if named || (shown.is_none() && field == Field::DeliveryCount) {
                     let returned = self.t.one("m", field);
-                    self.check(&label(name), &showed(field), &returned);
+                    self.check(&label(field.pascal()), &showed(field), &returned);
                 }
             }
             let what = self.lit(&label("peek"));
