@@ -76,7 +76,7 @@ if [ "${SETUP_BROWSER:-1}" = 1 ] && [ ! -d tests/package/node_modules/react-dom 
   (cd tests/package && npm ci --no-audit --no-fund --loglevel=error)
 fi
 if [ ! -d tests/sdk/js/node_modules/@azure/service-bus ] || [ ! -d tests/sdk/js/node_modules/typescript ] \
-  || [ ! -d tests/sdk/js/node_modules/vitest ]; then
+  || [ ! -d tests/sdk/js/node_modules/vitest ] || [ ! -d tests/sdk/js/node_modules/eslint ]; then
   say "installing the JavaScript SDK for the endpoint's tests (tests/sdk/js)"
   (cd tests/sdk/js && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Every preset as the code `sbp code` writes (Python and JavaScript), type-checked (mypy --strict,
-# tsc --checkJs), then run against `sbp serve`
+# Every preset as the code `sbp code` writes (Python and JavaScript), type-checked and linted (mypy
+# --strict, pyflakes, tsc --checkJs, eslint), then run against `sbp serve`
 # over that preset's entities: each program checks what the broker returns at each point the
 # playground showed something, and exits 0 only if every check agrees. Scenarios that wait
 # minutes run faster: `sbp serve --speed N` and the program's SBP_SPEED=N, N chosen so that a
@@ -67,8 +67,10 @@ tests/sdk/.venv/bin/mypy --strict --cache-dir "$tmp/.mypy_cache" "$tmp"/types/*.
 tests/sdk/.venv/bin/python -m pyflakes "$tmp"/types/*.py
 (cd tests/sdk/js && node node_modules/typescript/bin/tsc --allowJs --checkJs --noEmit --module commonjs \
   --target es2022 --types node --skipLibCheck .types/*.js) || { rm -rf tests/sdk/js/.types; exit 1; }
+# eslint's recommended rules (tests/sdk/js/eslint.config.js): nothing declared that is not used.
+(cd tests/sdk/js && node node_modules/eslint/bin/eslint.js --max-warnings 0 .types/*.js) || { rm -rf tests/sdk/js/.types; exit 1; }
 rm -rf tests/sdk/js/.types
-echo "mypy --strict, pyflakes and tsc --checkJs: every preset's program is clean"
+echo "mypy --strict, pyflakes, tsc --checkJs and eslint: every preset's program is clean"
 # Each program twice: against the preset's entities as sbp serve makes them from the file, and
 # making them itself through the management API (its administration calls then run too).
 jobs=$(for p in ${PRESETS:-$presets}; do for how in file admin; do echo "$p js $how"; echo "$p py $how"; done; done)

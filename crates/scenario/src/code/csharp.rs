@@ -199,6 +199,24 @@ impl Target for CSharp {
         }
     }
 
+    fn exists(&self, kind: &str, entity: &Entity, showed: &str, until: i64) -> String {
+        format!(
+            "await Present(async () => (await admin.{kind}ExistsAsync({})).Value, {showed}, {until})",
+            entity.arguments()
+        )
+    }
+
+    fn read_settings(&self, kind: &str, entity: &Entity, var: &str) -> String {
+        format!(
+            "var {var} = (await admin.Get{kind}Async({})).Value;",
+            entity.arguments()
+        )
+    }
+
+    fn print(&self, text: &str) -> String {
+        format!("Console.WriteLine({text});")
+    }
+
     fn admin_open(&self) -> &'static str {
         "if (admin is not null)\n{"
     }
@@ -426,15 +444,15 @@ impl Target for CSharp {
         Some(format!("receivers.Remove({key});"))
     }
 
-    fn caught(&self, out: &mut Out, what: &str, expected: Option<&str>, none: &str) {
-        if let Some(kind) = expected {
-            out.line(&format!("Check({what}, {kind}, {none});"));
-        }
-        out.indent -= 1;
-        out.line("} catch (Exception e) {");
-        let showed = expected.unwrap_or(none);
-        out.line(&format!("    Check({what}, {showed}, Failure(e));"));
-        out.line("}");
+    fn step_open(&self, what: &str, expected: Option<&str>) -> String {
+        format!(
+            "await Step({what}, {}, async () =>\n{{",
+            expected.unwrap_or("null")
+        )
+    }
+
+    fn step_form(&self) -> &'static str {
+        "`await Step(..., async () => { ... })`"
     }
 
     fn check(&self, what: &str, showed: &str, returned: &str) -> String {

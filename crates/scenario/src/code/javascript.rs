@@ -1,7 +1,7 @@
 //! JavaScript (Node.js, CommonJS), with @azure/service-bus: an `async function main()`,
 //! camelCase names, options objects, Long SequenceNumbers, and `check` comparing each reply.
 use super::target::{
-    Consumers, Entity, Field, Out, Producer, Rule, SendTo, Setting, Settlement, Target,
+    used, Consumers, Entity, Field, Out, Producer, Rule, SendTo, Setting, Settlement, Target,
 };
 use crate::code_text;
 use crate::model::{ModeDef, ProcessingDef, SessionOpDef};
@@ -13,7 +13,93 @@ use std::collections::BTreeMap;
 
 pub(super) struct JavaScript;
 
+/// A line without its string literals and its comment: where a name that occurs is used.
+fn code_of(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+                out.push_str("\"\"");
+            }
+            '/' if chars.peek() == Some(&'/') => break,
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The `const` declarations at the top and in main (indentation up to a level: the words and
+/// the helpers) that nothing else names, each with the comment lines above it, as line ranges.
+fn unused_declarations(lines: &[&str]) -> Vec<std::ops::Range<usize>> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut unused = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some((name, _)) = line
+            .strip_prefix("const ")
+            .or_else(|| line.strip_prefix("    const "))
+            .and_then(|rest| rest.split_once(" = "))
+        else {
+            continue;
+        };
+        if !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let at = indent(line);
+        // A declaration ends on its line, or at the brace that closes it at its indentation.
+        let end = if line.ends_with(';') {
+            i + 1
+        } else {
+            match lines[i + 1..]
+                .iter()
+                .position(|l| indent(l) == at && l.trim_start().starts_with('}'))
+            {
+                Some(n) => i + n + 2,
+                None => continue,
+            }
+        };
+        let comments = lines[..i]
+            .iter()
+            .rev()
+            .take_while(|l| indent(l) == at && l.trim_start().starts_with("//"))
+            .count();
+        let names = |l: &&str| used(&code_of(l), name);
+        if !lines[..i].iter().chain(&lines[end..]).any(names) {
+            unused.push(i - comments..end);
+        }
+    }
+    unused
+}
+
 impl Target for JavaScript {
+    /// Declares only what the program uses, so that eslint's no-unused-vars finds nothing: a
+    /// helper the steps do not call or a word the program does not print is taken out, until
+    /// none is left (a helper may be the only one to call another).
+    fn finish(&self, program: String) -> String {
+        let mut lines: Vec<&str> = program.lines().collect();
+        loop {
+            let unused = unused_declarations(&lines);
+            if unused.is_empty() {
+                break;
+            }
+            for range in unused.into_iter().rev() {
+                lines.drain(range);
+            }
+        }
+        let mut out = lines.join("\n");
+        out.push('\n');
+        out
+    }
+
     fn comment(&self) -> &'static str {
         "//"
     }
@@ -161,6 +247,25 @@ impl Target for JavaScript {
             Setting::Duration => format!("isoMs({var}.{member})"),
             Setting::Flag | Setting::Count => format!("String({var}.{member})"),
         }
+    }
+
+    fn exists(&self, kind: &str, entity: &Entity, showed: &str, until: i64) -> String {
+        let lower = kind.to_ascii_lowercase();
+        format!(
+            "await present(() => admin.{lower}Exists({}), {showed}, {until})",
+            entity.arguments()
+        )
+    }
+
+    fn read_settings(&self, kind: &str, entity: &Entity, var: &str) -> String {
+        format!(
+            "const {var} = await admin.get{kind}({});",
+            entity.arguments()
+        )
+    }
+
+    fn print(&self, text: &str) -> String {
+        format!("console.log({text});")
     }
 
     fn admin_open(&self) -> &'static str {
@@ -318,7 +423,7 @@ impl Target for JavaScript {
     }
 
     fn cancel_scheduled(&self, sender: &str, key: &str) -> String {
-        format!("await {sender}.cancelScheduledMessages(scheduled.get({key}));")
+        format!("await {sender}.cancelScheduledMessages(scheduledNumbers.get({key}));")
     }
 
     fn joined(&self, text: &str, number: &str) -> String {
@@ -347,7 +452,7 @@ impl Target for JavaScript {
     }
 
     fn schedule(&self, sender: &str, message: &str, key: &str, at: i64) -> String {
-        format!("scheduled.set({key}, (await {sender}.scheduleMessages({message}, new Date(start + {at} / SPEED)))[0]);")
+        format!("scheduledNumbers.set({key}, (await {sender}.scheduleMessages({message}, new Date(start + {at} / SPEED)))[0]);")
     }
 
     fn repeat(&self, out: &mut Out, n: u32, call: &str) {
@@ -390,15 +495,15 @@ impl Target for JavaScript {
         Some(format!("receivers.delete({key});"))
     }
 
-    fn caught(&self, out: &mut Out, what: &str, expected: Option<&str>, none: &str) {
-        if let Some(kind) = expected {
-            out.line(&format!("check({what}, {kind}, {none});"));
-        }
-        out.indent -= 1;
-        out.line("} catch (e) {");
-        let showed = expected.unwrap_or(none);
-        out.line(&format!("    check({what}, {showed}, failure(e));"));
-        out.line("}");
+    fn step_open(&self, what: &str, expected: Option<&str>) -> String {
+        format!(
+            "await step({what}, {}, async () => {{",
+            expected.unwrap_or("undefined")
+        )
+    }
+
+    fn step_form(&self) -> &'static str {
+        "`await step(..., async () => { ... })`"
     }
 
     fn check(&self, what: &str, showed: &str, returned: &str) -> String {

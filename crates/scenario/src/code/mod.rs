@@ -111,6 +111,15 @@ pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
             .map(|s| s.at.ms())
             .chain(scenario.expect.iter().map(|e| e.at.ms()))
             .collect(),
+        topics: scenario
+            .entities
+            .iter()
+            .filter_map(|d| d.topic.clone())
+            .chain(timeline.iter().filter_map(|s| match &s.action {
+                Some(Action::Create(d)) => d.topic.clone(),
+                _ => None,
+            }))
+            .collect(),
         ids: timeline
             .iter()
             .filter_map(|s| match &s.action {
@@ -124,6 +133,7 @@ pub fn generate(scenario: &Scenario, lang: Lang) -> Result<String, Text> {
             .collect(),
     };
     w.prelude(scenario);
+    w.t.main_open(&mut w.out);
     w.entities(&sim.ns, scenario);
     w.out.line("");
     w.out.say(text!("code-timeline"));
@@ -318,6 +328,8 @@ struct Code {
     /// Every instant a step or an expectation is at: a call asked again (a receive that got
     /// fewer messages, a count that differs) stops at the next one, so that it runs on time.
     instants: std::collections::BTreeSet<Instant>,
+    /// The topics the scenario makes (a path the playground no longer has is a queue otherwise).
+    topics: std::collections::BTreeSet<String>,
 }
 
 impl Code {
@@ -351,8 +363,117 @@ impl Code {
         if wait_anyway || checked(sim) || !e.messages.is_empty() {
             self.move_to(sim, now, seen, e.at.ms());
         }
+        if !e.exists.is_empty() || !e.settings.is_empty() {
+            self.move_to(sim, now, seen, e.at.ms());
+        }
+        self.checks_of(sim, e);
+    }
+
+    /// Every check of expectation `e` at the program's instant: the counts and the messages
+    /// (peek), whether entities exist and their settings (the management API), and what the
+    /// program cannot read from a broker, said.
+    fn checks_of(&mut self, sim: &Simulation, e: &Expectation) {
         self.counts(sim, &count_paths(&sim.ns, e));
         self.messages(sim, e);
+        self.admin_reads(sim, e);
+        let at = format_instant(sim.now());
+        let names = |keys: Vec<&String>| {
+            keys.into_iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if !e.metrics.is_empty() {
+            let names = names(e.metrics.iter().map(|(k, _)| k).collect());
+            self.out
+                .say(text!("code-metrics-unread", at = at.clone(), names = names));
+        }
+        if !e.events.is_empty() {
+            let names = names(e.events.iter().map(|(k, _)| k).collect());
+            self.out
+                .say(text!("code-events-unread", at = at.clone(), names = names));
+        }
+        if !e.returned.is_empty() {
+            let names = names(e.returned.iter().map(|(k, _)| k).collect());
+            self.out.say(text!("code-returned", names = names));
+        }
+    }
+
+    /// At expectation `e`: whether each entity it names exists, and the settings it names, as
+    /// the management API reads them now, against the playground's (SERVICEBUS_ADMIN_CONNECTION;
+    /// without it, said as not checked). A read counts as no activity (IDLE-02 names sends,
+    /// receives and updates), so it keeps nothing alive.
+    fn admin_reads(&mut self, sim: &Simulation, e: &Expectation) {
+        let at = format_instant(sim.now());
+        let t = self.t;
+        for (path, _) in e.exists.iter() {
+            let what = text!("code-check-exists", path = path, at = at.clone()).to_string();
+            let showed = sim.ns.entity(path).is_some().to_string();
+            self.admin_read_open(&what);
+            let until = self.until(sim.now());
+            let kind = self.kind_of(sim, path);
+            let returned = t.exists(kind, &entity(t, path), &self.lit(&showed), until);
+            self.check(&what, &showed, &returned);
+            self.admin_read_close(path, &at);
+        }
+        for (path, wanted) in e.settings.iter() {
+            let Some(found) = sim.ns.entity(path) else {
+                continue;
+            };
+            let kind = self.kind_of(sim, path);
+            let what = text!("code-check-settings", path = path, at = at.clone()).to_string();
+            self.admin_read_open(&what);
+            self.line(&t.read_settings(kind, &entity(t, path), "now"));
+            let compared = compared_settings(kind, &found.settings);
+            for name in wanted.keys() {
+                match compared.iter().find(|(n, ..)| n == name) {
+                    Some((name, value, setting)) => {
+                        let label = match setting {
+                            Setting::Duration => format!("{what}: {name} (ms)"),
+                            Setting::Flag | Setting::Count => format!("{what}: {name}"),
+                        };
+                        let returned = t.setting("now", name, *setting);
+                        self.check(&label, value, &returned);
+                    }
+                    None => self
+                        .out
+                        .say(text!("code-setting-unread", path = path, name = name)),
+                }
+            }
+            self.admin_read_close(path, &at);
+        }
+    }
+
+    /// Opens a read through the management API: one checked attempt named `what`, in a block
+    /// that runs only with an administration client.
+    fn admin_read_open(&mut self, what: &str) {
+        self.attempt_open(what, None);
+        self.admin_open();
+    }
+
+    /// Closes [`Code::admin_read_open`]'s blocks: without an administration client, the read
+    /// of `path` is said as not checked.
+    fn admin_read_close(&mut self, path: &str, at: &str) {
+        self.out.indent -= 1;
+        let unread = text!("code-admin-unread", path = path, at = at).to_string();
+        let otherwise = self.t.print(&self.lit(&unread));
+        self.t.admin_close(&mut self.out, &otherwise);
+        self.attempt_close();
+    }
+
+    /// How the management API names the kind of entity `path` is (Queue, Topic or
+    /// Subscription), whether or not the playground has it now.
+    fn kind_of(&self, sim: &Simulation, path: &str) -> &'static str {
+        match sim.ns.entity(path).map(|e| e.kind) {
+            Some(EntityKind::Topic) => "Topic",
+            Some(EntityKind::Subscription { .. }) => "Subscription",
+            Some(EntityKind::Queue) => "Queue",
+            None if sbp_engine::namespace::split_subscription_path(path).is_some() => {
+                "Subscription"
+            }
+            None if self.topics.contains(path) => "Topic",
+            None => "Queue",
+        }
     }
 
     /// At expectation `e`: each message it names, as peek shows it now in the playground and
@@ -395,21 +516,27 @@ impl Code {
             // the SequenceNumber it was received with).
             let (base, _) = sbp_engine::namespace::split_queue_path(path);
             let seq_expr = self.seq_expr(base, seq);
-            self.line(self.t.try_open());
-            self.out.indent += 1;
+            self.attempt_open(&label("peek"), None);
             let peek = self.t.peeked("m", &self.lit(path), &seq_expr);
             self.line(&peek);
-            for field in [Field::DeliveryCount, Field::DeadLetterReason] {
-                // What the expectation names, and that the message is not there where it is not.
-                let named = want.properties.contains_key(field.pascal());
-                if named || (shown.is_none() && field == Field::DeliveryCount) {
+            let fields = [
+                Field::MessageId,
+                Field::DeliveryCount,
+                Field::DeadLetterReason,
+            ];
+            let named = |field: Field| want.properties.contains_key(field.pascal());
+            let none_named = !fields.into_iter().any(named);
+            for field in fields {
+                // What the expectation names; DeliveryCount where it names none of them (the
+                // message is there, and as often delivered), or where it is not there.
+                if named(field)
+                    || (field == Field::DeliveryCount && (none_named || shown.is_none()))
+                {
                     let returned = self.t.one("m", field);
                     self.check(&label(field.pascal()), &showed(field), &returned);
                 }
             }
-            let what = self.lit(&label("peek"));
-            let none = self.lit(&text!("code-no-error").to_string());
-            self.t.caught(&mut self.out, &what, None, &none);
+            self.attempt_close();
             if want.properties.contains_key("LockedUntil") {
                 self.out
                     .say(text!("code-message-lock", path = path, seq = seq, at = at));
@@ -449,6 +576,7 @@ impl Code {
             ("SOME_DIFFER", text!("code-check-some")),
             ("EXISTING", text!("code-entities-existing")),
             ("LOOP_FAILED", text!("code-loop-failed")),
+            ("NO_ERROR", text!("code-no-error")),
         ];
         self.t.prelude(&mut self.out, &title, &words);
         if self.actors {
@@ -466,6 +594,7 @@ impl Code {
             self.out.say(text!("code-emulator"));
         }
         self.out.say(text!("code-checks"));
+        self.out.say(text!("code-apart", step = self.t.step_form()));
         self.line("");
     }
 
@@ -773,15 +902,29 @@ impl Code {
         let failed = replies.as_ref().err().map(|e| e.kind.name());
         let attempt = failed.is_some() || calls_the_broker(sim, action);
         if attempt {
-            self.line(self.t.try_open());
-            self.out.indent += 1;
+            self.attempt_open(&what, failed);
         }
         self.action(sim, action, replies.as_deref().ok());
         if attempt {
-            let what = self.lit(&what);
-            let kind = failed.map(|kind| self.lit(kind));
-            let none = self.lit(&text!("code-no-error").to_string());
-            self.t.caught(&mut self.out, &what, kind.as_deref(), &none);
+            self.attempt_close();
+        }
+    }
+
+    /// Opens one checked attempt named `what`: the calls written until
+    /// [`Code::attempt_close`] run in the language's step block, which turns an error into a
+    /// check against `expected` (the error the playground showed, or none) and goes on.
+    fn attempt_open(&mut self, what: &str, expected: Option<&str>) {
+        let what = self.lit(what);
+        let expected = expected.map(|kind| self.lit(kind));
+        self.out
+            .lines(&self.t.step_open(&what, expected.as_deref()));
+        self.out.indent += 1;
+    }
+
+    fn attempt_close(&mut self) {
+        self.out.indent -= 1;
+        if let Some(close) = self.t.step_close() {
+            self.line(close);
         }
     }
 
@@ -1109,7 +1252,7 @@ impl Code {
             }
             Action::Expect(e) => {
                 self.out.say(text!("code-expect"));
-                self.counts(sim, &count_paths(&sim.ns, e));
+                self.checks_of(sim, e);
             }
         }
     }

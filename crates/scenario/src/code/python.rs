@@ -1,7 +1,7 @@
 //! Python, with azure-servicebus: synchronous calls, snake_case names, keyword arguments, and
 //! `check` comparing each reply.
 use super::target::{
-    Consumers, Entity, Field, Out, Producer, Rule, SendTo, Setting, Settlement, Target,
+    used, Consumers, Entity, Field, Out, Producer, Rule, SendTo, Setting, Settlement, Target,
 };
 use crate::code_text;
 use crate::model::{ModeDef, ProcessingDef, SessionOpDef};
@@ -16,14 +16,6 @@ pub(super) struct Python;
 /// Milliseconds as seconds (`1.5`).
 fn seconds(ms: i64) -> String {
     format_decimal(ms as f64 / 1000.0, 3)
-}
-
-/// Whether `name` occurs in `text` as a word of its own (not inside another name).
-fn used(text: &str, name: &str) -> bool {
-    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-    text.match_indices(name).any(|(i, _)| {
-        !word(text[..i].chars().next_back()) && !word(text[i + name.len()..].chars().next())
-    })
 }
 
 impl Target for Python {
@@ -180,6 +172,15 @@ impl Target for Python {
         format!("stop_actors({name})")
     }
 
+    /// `main()`, with the client and the senders and receivers it opens (`links`) in a `with`.
+    fn main_open(&self, out: &mut Out) {
+        out.line("def main() -> None:");
+        out.line("    with client, links:");
+        out.indent += 2;
+    }
+
+    /// Inside main's `with`: the loops stopped and the summary (its exit closes what the
+    /// program opened); then main called when the file runs as a program.
     fn end(&self, out: &mut Out, actors: bool) {
         out.line("");
         if actors {
@@ -189,6 +190,11 @@ impl Target for Python {
             out.line("    t.join(timeout=10)");
         }
         out.lines(include_str!("templates/python-end.py"));
+        out.indent = 0;
+        out.line("");
+        out.line("");
+        out.line("if __name__ == \"__main__\":");
+        out.line("    main()");
     }
 
     fn ensure(&self, out: &mut Out, kind: &str, entity: &Entity, var: &str, made: &str) {
@@ -209,6 +215,23 @@ impl Target for Python {
             Setting::Flag => format!("str({var}.{member}).lower()"),
             Setting::Count => format!("str({var}.{member})"),
         }
+    }
+
+    fn exists(&self, kind: &str, entity: &Entity, showed: &str, until: i64) -> String {
+        let snake = kind.to_ascii_lowercase();
+        format!(
+            "present(lambda: found(admin.get_{snake}, {}) is not None, {showed}, {until})",
+            entity.arguments()
+        )
+    }
+
+    fn read_settings(&self, kind: &str, entity: &Entity, var: &str) -> String {
+        let snake = kind.to_ascii_lowercase();
+        format!("{var} = admin.get_{snake}({})", entity.arguments())
+    }
+
+    fn print(&self, text: &str) -> String {
+        format!("print({text})")
     }
 
     fn admin_open(&self) -> &'static str {
@@ -432,7 +455,7 @@ impl Target for Python {
             Entity::Path(_) => "queue",
         };
         format!(
-            "receivers[{key}] = client.get_{kind}_receiver({}, session_id={}).__enter__()",
+            "receivers[{key}] = links.enter_context(client.get_{kind}_receiver({}, session_id={}))",
             entity.arguments(),
             id.unwrap_or("NEXT_AVAILABLE_SESSION")
         )
@@ -451,18 +474,19 @@ impl Target for Python {
         format!("str({rx}.session.session_id)")
     }
 
-    fn try_open(&self) -> &'static str {
-        "try:"
+    fn step_open(&self, what: &str, expected: Option<&str>) -> String {
+        match expected {
+            Some(kind) => format!("with step({what}, {kind}):"),
+            None => format!("with step({what}):"),
+        }
     }
 
-    fn caught(&self, out: &mut Out, what: &str, expected: Option<&str>, none: &str) {
-        if let Some(kind) = expected {
-            out.line(&format!("check({what}, {kind}, {none})"));
-        }
-        out.indent -= 1;
-        out.line("except Exception as e:");
-        let showed = expected.unwrap_or(none);
-        out.line(&format!("    check({what}, {showed}, failure(e))"));
+    fn step_close(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn step_form(&self) -> &'static str {
+        "`with step(...)`"
     }
 
     fn check(&self, what: &str, showed: &str, returned: &str) -> String {

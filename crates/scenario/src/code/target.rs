@@ -276,6 +276,9 @@ pub(super) trait Target {
     fn finish(&self, program: String) -> String {
         program
     }
+    /// Opens the program's main function and its clients' block, where the language has them
+    /// (the entities and the timeline go inside).
+    fn main_open(&self, _out: &mut Out) {}
     /// The program's end: loops stopped, clients closed, the summary and its exit code.
     fn end(&self, out: &mut Out, actors: bool);
 
@@ -322,6 +325,13 @@ pub(super) trait Target {
     fn ensure_end(&self, _out: &mut Out) {}
     /// A setting (`pascal`) of the settings read into `var`, as text the check compares.
     fn setting(&self, var: &str, pascal: &str, setting: Setting) -> String;
+    /// Whether the entity exists, as text (`true`, `false`), as the administration client reads
+    /// it: asked again until it is `showed` (a literal) or instant `until`.
+    fn exists(&self, kind: &str, entity: &Entity, showed: &str, until: i64) -> String;
+    /// The entity's settings read into `var` (a statement).
+    fn read_settings(&self, kind: &str, entity: &Entity, var: &str) -> String;
+    /// A statement that prints `text` (a literal).
+    fn print(&self, text: &str) -> String;
     /// An entity's properties read, and written back (with the options set between).
     fn update(&self, kind: &str, entity: &Entity) -> (String, String);
     /// The end of a statement (`;`, or nothing).
@@ -389,14 +399,16 @@ pub(super) trait Target {
         None
     }
 
-    /// Opens a block whose error is checked.
-    fn try_open(&self) -> &'static str {
-        "try {"
+    /// Opens a step's block (`what` and `expected` literals): the helper that runs it checks
+    /// the error raised against `expected` (the error the playground showed; None for none),
+    /// and with an error expected, none raised is a difference too.
+    fn step_open(&self, what: &str, expected: Option<&str>) -> String;
+    /// What closes a step's block, where the language has something.
+    fn step_close(&self) -> Option<&'static str> {
+        Some("});")
     }
-    /// Closes it: the error raised is checked against `expected` (a literal: the error the
-    /// playground showed, or None for none, said as `none`), and with an error expected, none
-    /// raised is a difference too.
-    fn caught(&self, out: &mut Out, what: &str, expected: Option<&str>, none: &str);
+    /// How a step's block is written, as the program's header names it.
+    fn step_form(&self) -> &'static str;
     /// `check(what, showed, returned)`: `returned` an expression of the program's.
     fn check(&self, what: &str, showed: &str, returned: &str) -> String;
     /// What peek shows of `path`, asked until it is `shown` (literals) or instant `until`.
@@ -415,6 +427,14 @@ pub(super) trait Target {
     fn delivery_count_below_net(&self) -> u32 {
         1
     }
+}
+
+/// Whether `name` occurs in `text` as a word of its own (not inside another name).
+pub(super) fn used(text: &str, name: &str) -> bool {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    text.match_indices(name).any(|(i, _)| {
+        !word(text[..i].chars().next_back()) && !word(text[i + name.len()..].chars().next())
+    })
 }
 
 /// A finite double as C# and Python write one: with a decimal point (`2.0`, not `2`).

@@ -19,6 +19,7 @@ const string ALL_SAME = "Every check as the playground showed.";
 const string SOME_DIFFER = "Checks that differ from the playground:";
 const string EXISTING = "No SERVICEBUS_ADMIN_CONNECTION: the entities are taken as existing.";
 const string LOOP_FAILED = "A loop's operation failed, as it may in the playground too:";
+const string NO_ERROR = "no error";
 // No retries: each call is one attempt, as each step of the playground is (the SDKs retry some errors by themselves, SessionCannotBeLocked among them, and the timeline would slip).
 await using var client = new ServiceBusClient(connection, new ServiceBusClientOptions { RetryOptions = new ServiceBusRetryOptions { MaxRetries = 0 } });
 var admin = adminConnection is null ? null : new ServiceBusAdministrationClient(adminConnection);
@@ -92,6 +93,19 @@ async Task<string> Counted(string path, string showed, long until)
         await Task.Delay(100);
     }
 }
+// Whether an entity exists, as the management API reads it (a read is no activity: it keeps nothing alive, IDLE-02).
+// Asked again until it is what the playground showed (the broker's instants lag the program's by its calls), or until the next step's instant, for at least 1 s (a lag of the wall clock's, whatever the speed).
+async Task<string> Present(Func<Task<bool>> exists, string showed, long until)
+{
+    var deadline = start.AddMilliseconds(until / SPEED);
+    if (deadline < DateTimeOffset.UtcNow.AddSeconds(1)) deadline = DateTimeOffset.UtcNow.AddSeconds(1);
+    while (true)
+    {
+        var shown = (await exists()).ToString().ToLowerInvariant();
+        if (shown == showed || DateTimeOffset.UtcNow >= deadline) return shown;
+        await Task.Delay(100);
+    }
+}
 // Message `seq` of an entity as peek shows it (RCV-11), or null where it is not there.
 async Task<ServiceBusReceivedMessage?> Peeked(string path, long seq)
 {
@@ -103,6 +117,20 @@ void Check(string what, string showed, string returned)
     if (!checking) Console.WriteLine($"{NOT_CHECKED}: {what}: {returned}");
     else if (showed == returned) Console.WriteLine($"{SAME}: {what}: {returned}");
     else { differences.Add(what); Console.WriteLine($"{DIFFERS}: {what}: {SHOWED} {showed}, {RETURNED} {returned}"); }
+}
+// One step's calls as one checked attempt: an error the playground did not show (or none where it showed one) is a difference named with the step, and the program goes on.
+async Task Step(string what, string? expected, Func<Task> body)
+{
+    try
+    {
+        await body();
+    }
+    catch (Exception e)
+    {
+        Check(what, expected ?? NO_ERROR, Failure(e));
+        return;
+    }
+    if (expected is not null) Check(what, expected, NO_ERROR);
 }
 ServiceBusReceivedMessage? Message(string call, int i)
 {
@@ -120,7 +148,8 @@ string Failure(Exception e) => e is ServiceBusException s ? s.Reason.ToString() 
 } : e is InvalidOperationException ? "InvalidOperation" : e.GetType().Name;
 
 // A deferred message stays in the queue, invisible to normal receive; it comes back only by its SequenceNumber, locked again with DeliveryCount + 1. An unknown number fails the call (RCV-09).
-// At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State, read with peek), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
+// At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State and those it names, read with peek, and whether entities exist and their settings, read with the management API), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
+// The checks are apart from the program's calls: each step's calls are held by `await Step(..., async () => { ... })`, which turns an error into a check, and every other check is a line that calls check, counted, present or peeked. Without them, what is left is the program's own calls.
 
 // The entities, with their settings as the playground created them.
 if (admin is not null)
@@ -145,25 +174,24 @@ else Console.WriteLine(EXISTING);
 // The timeline, each step at its instant after the program's start. Settlements use the messages this program received.
 
 // t=0s: send a message to orders
-try {
+await Step("t=0s: send a message to orders", null, async () =>
+{
     await Sender("orders").SendMessageAsync(new ServiceBusMessage("") { MessageId = "step-2-of-order" });
-} catch (Exception e) {
-    Check("t=0s: send a message to orders", "no error", Failure(e));
-}
+});
 // playground: t=0s orders: #1 enqueued; ExpiresAt never (TTL-01)
 
 // t=0s: send a message to orders
-try {
+await Step("t=0s: send a message to orders", null, async () =>
+{
     await Sender("orders").SendMessageAsync(new ServiceBusMessage("") { MessageId = "step-1-of-order" });
-} catch (Exception e) {
-    Check("t=0s: send a message to orders", "no error", Failure(e));
-}
+});
 // playground: t=0s orders: #2 enqueued; ExpiresAt never (TTL-01)
 
 await WaitUntil(1000); // on to t=1s
 
 // t=1s: receive 1 from orders as receiver
-try {
+await Step("t=1s: receive 1 from orders as receiver", null, async () =>
+{
     {
         var got = await ReceiveAsync(Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock), 1, 1, 2000);
         calls["c1"] = got;
@@ -171,9 +199,7 @@ try {
         Check("receive 1 from orders as receiver: MessageIds", "step-2-of-order", string.Join(",", got.Select(m => m.MessageId)));
         Check("receive 1 from orders as receiver: DeliveryCount as this SDK counts it", "1", string.Join(",", got.Select(m => m.DeliveryCount)));
     }
-} catch (Exception e) {
-    Check("t=1s: receive 1 from orders as receiver", "no error", Failure(e));
-}
+});
 // playground: t=1s orders: receiver starts receiving
 // playground: t=1s orders: #1 locked by receiver until t=31s (DeliveryCount 1) (RCV-02)
 
@@ -181,20 +207,20 @@ await WaitUntil(2000); // on to t=2s
 
 // Step 2 arrived first: defer it until step 1 is done.
 // t=2s: defer #1 in orders (receiver)
-try {
+await Step("t=2s: defer #1 in orders (receiver)", null, async () =>
+{
     {
         var m = Message("c1", 0);
         if (m is not null) await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).DeferMessageAsync(m);
     }
-} catch (Exception e) {
-    Check("t=2s: defer #1 in orders (receiver)", "no error", Failure(e));
-}
+});
 // playground: t=2s orders: #1 deferred by receiver: only receivable by sequence number (RCV-09)
 
 await WaitUntil(3000); // on to t=3s
 
 // t=3s: receive 5 from orders as receiver
-try {
+await Step("t=3s: receive 5 from orders as receiver", null, async () =>
+{
     {
         var got = await ReceiveAsync(Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock), 5, 1, 4000);
         calls["c2"] = got;
@@ -202,43 +228,39 @@ try {
         Check("receive 5 from orders as receiver: MessageIds", "step-1-of-order", string.Join(",", got.Select(m => m.MessageId)));
         Check("receive 5 from orders as receiver: DeliveryCount as this SDK counts it", "1", string.Join(",", got.Select(m => m.DeliveryCount)));
     }
-} catch (Exception e) {
-    Check("t=3s: receive 5 from orders as receiver", "no error", Failure(e));
-}
+});
 // playground: t=3s orders: #2 locked by receiver until t=33s (DeliveryCount 1) (RCV-02)
 Check("orders at t=3s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 1, scheduled 0", await Counted("orders", "active 1, deferred 1, scheduled 0", 4000));
 
 await WaitUntil(4000); // on to t=4s
 
 // t=4s: complete #2 in orders (receiver)
-try {
+await Step("t=4s: complete #2 in orders (receiver)", null, async () =>
+{
     {
         var m = Message("c2", 0);
         if (m is not null) await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).CompleteMessageAsync(m);
     }
-} catch (Exception e) {
-    Check("t=4s: complete #2 in orders (receiver)", "no error", Failure(e));
-}
+});
 // playground: t=4s orders: #2 completed by receiver (RCV-05)
 
 await WaitUntil(5000); // on to t=5s
 
 // t=5s: receive deferred #99 from orders
-try {
+await Step("t=5s: receive deferred #99 from orders", "MessageNotFound", async () =>
+{
     {
         var got = await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).ReceiveDeferredMessagesAsync(new long[] { 99 });
         calls["c3"] = got;
     }
-    Check("t=5s: receive deferred #99 from orders", "MessageNotFound", "no error");
-} catch (Exception e) {
-    Check("t=5s: receive deferred #99 from orders", "MessageNotFound", Failure(e));
-}
+});
 // playground: t=5s orders: receive deferred failed: MessageNotFound
 
 await WaitUntil(6000); // on to t=6s
 
 // t=6s: receive deferred #1 from orders
-try {
+await Step("t=6s: receive deferred #1 from orders", null, async () =>
+{
     {
         var got = await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).ReceiveDeferredMessagesAsync(new long[] { Seq("c1", 0) });
         calls["c4"] = got;
@@ -246,28 +268,24 @@ try {
         Check("receive deferred #1 from orders: MessageIds", "step-2-of-order", string.Join(",", got.Select(m => m.MessageId)));
         Check("receive deferred #1 from orders: DeliveryCount as this SDK counts it", "2", string.Join(",", got.Select(m => m.DeliveryCount)));
     }
-} catch (Exception e) {
-    Check("t=6s: receive deferred #1 from orders", "no error", Failure(e));
-}
+});
 // playground: t=6s orders: #1 locked by receiver by sequence number until t=36s (DeliveryCount 2, a redelivery) (RCV-09)
-try {
+await Step("orders #1 at t=6s, as peek shows it: peek", null, async () =>
+{
     var m = await Peeked("orders", Seq("c4", 0));
     Check("orders #1 at t=6s, as peek shows it: DeliveryCount", "1", m is null ? "not there" : $"{m.DeliveryCount}");
-} catch (Exception e) {
-    Check("orders #1 at t=6s, as peek shows it: peek", "no error", Failure(e));
-}
+});
 
 await WaitUntil(7000); // on to t=7s
 
 // t=7s: complete #1 in orders (receiver)
-try {
+await Step("t=7s: complete #1 in orders (receiver)", null, async () =>
+{
     {
         var m = Message("c4", 0);
         if (m is not null) await Receiver("receiver", "orders", ServiceBusReceiveMode.PeekLock).CompleteMessageAsync(m);
     }
-} catch (Exception e) {
-    Check("t=7s: complete #1 in orders (receiver)", "no error", Failure(e));
-}
+});
 // playground: t=7s orders: #1 completed by receiver (RCV-05)
 Check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await Counted("orders", "active 0, deferred 0, scheduled 0", 12000));
 

@@ -4,8 +4,9 @@
 import os
 import sys
 import time
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, TypeVar, Union
 
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusReceivedMessage, ServiceBusReceiveMode, ServiceBusReceiver, ServiceBusSender
@@ -27,6 +28,7 @@ ALL_SAME = "Every check as the playground showed."
 SOME_DIFFER = "Checks that differ from the playground:"
 EXISTING = "No SERVICEBUS_ADMIN_CONNECTION: the entities are taken as existing."
 LOOP_FAILED = "A loop's operation failed, as it may in the playground too:"
+NO_ERROR = "no error"
 ERRORS = {"MessageLockLostError": "MessageLockLost", "SessionLockLostError": "SessionLockLost", "MessageNotFoundError": "MessageNotFound", "MessagingEntityNotFoundError": "MessagingEntityNotFound", "MessageSizeExceededError": "MessageSizeExceeded", "ServiceBusQuotaExceededError": "QuotaExceeded", "ServiceBusServerBusyError": "ServerBusy", "SessionCannotBeLockedError": "SessionCannotBeLocked", "OperationTimeoutError": "ServiceTimeout", "MessageAlreadySettled": "InvalidOperation", "ValueError": "InvalidOperation", "ServiceBusError": "InvalidOperation"}
 # No retries: each call is one attempt, as each step of the playground is (the SDKs retry some errors by themselves, SessionCannotBeLocked among them, and the timeline would slip).
 client = ServiceBusClient.from_connection_string(CONNECTION, retry_total=0)
@@ -39,6 +41,10 @@ calls: Dict[str, List[ServiceBusReceivedMessage]] = {}
 scheduled: Dict[str, int] = {}
 differences: List[str] = []
 checking = [True]
+# The senders and receivers the program opens, each closed with it at the end of main's `with`.
+links = ExitStack()
+if admin:
+    links.callback(admin.close)
 
 
 def receiver(name: str, path: str, mode: ServiceBusReceiveMode) -> ServiceBusReceiver:
@@ -46,15 +52,15 @@ def receiver(name: str, path: str, mode: ServiceBusReceiveMode) -> ServiceBusRec
     if key not in receivers:
         if "/subscriptions/" in path:
             topic, subscription = path.split("/subscriptions/")
-            receivers[key] = client.get_subscription_receiver(topic, subscription, receive_mode=mode)
+            receivers[key] = links.enter_context(client.get_subscription_receiver(topic, subscription, receive_mode=mode))
         else:
-            receivers[key] = client.get_queue_receiver(path, receive_mode=mode)
+            receivers[key] = links.enter_context(client.get_queue_receiver(path, receive_mode=mode))
     return receivers[key]
 
 
 def sender(path: str, topic: bool) -> ServiceBusSender:
     if path not in senders:
-        senders[path] = client.get_topic_sender(path) if topic else client.get_queue_sender(path)
+        senders[path] = links.enter_context(client.get_topic_sender(path) if topic else client.get_queue_sender(path))
     return senders[path]
 
 
@@ -102,6 +108,17 @@ def counted(path: str, showed: str, until: int) -> str:
         time.sleep(0.1)
 
 
+def present(exists: Callable[[], bool], showed: str, until: int) -> str:
+    # Whether an entity exists, as the management API reads it (a read is no activity: it keeps nothing alive, IDLE-02).
+    # Asked again until it is what the playground showed (the broker's instants lag the program's by its calls), or until the next step's instant, for at least 1 s (a lag of the wall clock's, whatever the speed).
+    deadline = max(began + until / 1000 / SPEED, time.monotonic() + 1)
+    while True:
+        shown = str(exists()).lower()
+        if shown == showed or time.monotonic() >= deadline:
+            return shown
+        time.sleep(0.1)
+
+
 def peeked(path: str, seq: int) -> Optional[ServiceBusReceivedMessage]:
     # Message `seq` of an entity as peek shows it (RCV-11), or None where it is not there.
     got = receiver("sbp-counts", path, ServiceBusReceiveMode.PEEK_LOCK).peek_messages(max_message_count=1, sequence_number=seq)
@@ -116,6 +133,26 @@ def check(what: str, showed: str, returned: str) -> None:
     else:
         differences.append(what)
         print(f"{DIFFERS}: {what}: {SHOWED} {showed}, {RETURNED} {returned}")
+
+
+@contextmanager
+def step(what: str, expected: Optional[str] = None) -> Iterator[None]:
+    # One step's calls as one checked attempt: an error the playground did not show (or none where it showed one) is a difference named with the step, and the program goes on.
+    try:
+        yield
+    except Exception as e:  # noqa: BLE001 - the error is what the broker returned
+        check(what, expected or NO_ERROR, failure(e))
+    else:
+        if expected is not None:
+            check(what, expected, NO_ERROR)
+
+
+def summary() -> None:
+    # Every difference named, and exit code 1 if there is one.
+    if differences:
+        print(SOME_DIFFER, "; ".join(differences))
+        sys.exit(1)
+    print(ALL_SAME)
 
 
 def message(call: str, i: int) -> Optional[ServiceBusReceivedMessage]:
@@ -157,138 +194,116 @@ def ms(d: Union[timedelta, str, None]) -> str:
 
 
 # A deferred message stays in the queue, invisible to normal receive; it comes back only by its SequenceNumber, locked again with DeliveryCount + 1. An unknown number fails the call (RCV-09).
-# At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State, read with peek), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
+# At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State and those it names, read with peek, and whether entities exist and their settings, read with the management API), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
+# The checks are apart from the program's calls: each step's calls are held by `with step(...)`, which turns an error into a check, and every other check is a line that calls check, counted, present or peeked. Without them, what is left is the program's own calls.
 
-# The entities, with their settings as the playground created them.
-if admin:
-    settings1 = found(admin.get_queue, "orders")
-    if settings1 is None:
-        admin.create_queue("orders", lock_duration=timedelta(milliseconds=30000), max_delivery_count=10)
-        settings1 = admin.get_queue("orders")
-    check("orders DefaultMessageTimeToLive (ms)", "922337203685477", ms(settings1.default_message_time_to_live))
-    check("orders LockDuration (ms)", "30000", ms(settings1.lock_duration))
-    check("orders MaxDeliveryCount", "10", str(settings1.max_delivery_count))
-    check("orders DeadLetteringOnMessageExpiration", "false", str(settings1.dead_lettering_on_message_expiration).lower())
-    check("orders RequiresSession", "false", str(settings1.requires_session).lower())
-    check("orders AutoDeleteOnIdle (ms)", "922337203685477", ms(settings1.auto_delete_on_idle))
-    check("orders RequiresDuplicateDetection", "false", str(settings1.requires_duplicate_detection).lower())
-else:
-    print(EXISTING)
+def main() -> None:
+    with client, links:
+        # The entities, with their settings as the playground created them.
+        if admin:
+            settings1 = found(admin.get_queue, "orders")
+            if settings1 is None:
+                admin.create_queue("orders", lock_duration=timedelta(milliseconds=30000), max_delivery_count=10)
+                settings1 = admin.get_queue("orders")
+            check("orders DefaultMessageTimeToLive (ms)", "922337203685477", ms(settings1.default_message_time_to_live))
+            check("orders LockDuration (ms)", "30000", ms(settings1.lock_duration))
+            check("orders MaxDeliveryCount", "10", str(settings1.max_delivery_count))
+            check("orders DeadLetteringOnMessageExpiration", "false", str(settings1.dead_lettering_on_message_expiration).lower())
+            check("orders RequiresSession", "false", str(settings1.requires_session).lower())
+            check("orders AutoDeleteOnIdle (ms)", "922337203685477", ms(settings1.auto_delete_on_idle))
+            check("orders RequiresDuplicateDetection", "false", str(settings1.requires_duplicate_detection).lower())
+        else:
+            print(EXISTING)
 
-# The timeline, each step at its instant after the program's start. Settlements use the messages this program received.
+        # The timeline, each step at its instant after the program's start. Settlements use the messages this program received.
 
-# t=0s: send a message to orders
-try:
-    sender("orders", False).send_messages(ServiceBusMessage("", message_id="step-2-of-order"))
-except Exception as e:
-    check("t=0s: send a message to orders", "no error", failure(e))
-# playground: t=0s orders: #1 enqueued; ExpiresAt never (TTL-01)
+        # t=0s: send a message to orders
+        with step("t=0s: send a message to orders"):
+            sender("orders", False).send_messages(ServiceBusMessage("", message_id="step-2-of-order"))
+        # playground: t=0s orders: #1 enqueued; ExpiresAt never (TTL-01)
 
-# t=0s: send a message to orders
-try:
-    sender("orders", False).send_messages(ServiceBusMessage("", message_id="step-1-of-order"))
-except Exception as e:
-    check("t=0s: send a message to orders", "no error", failure(e))
-# playground: t=0s orders: #2 enqueued; ExpiresAt never (TTL-01)
+        # t=0s: send a message to orders
+        with step("t=0s: send a message to orders"):
+            sender("orders", False).send_messages(ServiceBusMessage("", message_id="step-1-of-order"))
+        # playground: t=0s orders: #2 enqueued; ExpiresAt never (TTL-01)
 
-wait_until(1000)  # on to t=1s
+        wait_until(1000)  # on to t=1s
 
-# t=1s: receive 1 from orders as receiver
-try:
-    got = receive(receiver("receiver", "orders", ServiceBusReceiveMode.PEEK_LOCK), 1, 1, 2000)
-    calls["c1"] = got
-    check("receive 1 from orders as receiver: messages", "1", str(len(got)))
-    check("receive 1 from orders as receiver: MessageIds", "step-2-of-order", ",".join("" if m.message_id is None else str(m.message_id) for m in got))
-    check("receive 1 from orders as receiver: DeliveryCount as this SDK counts it", "0", ",".join("" if m.delivery_count is None else str(m.delivery_count) for m in got))
-except Exception as e:
-    check("t=1s: receive 1 from orders as receiver", "no error", failure(e))
-# playground: t=1s orders: receiver starts receiving
-# playground: t=1s orders: #1 locked by receiver until t=31s (DeliveryCount 1) (RCV-02)
+        # t=1s: receive 1 from orders as receiver
+        with step("t=1s: receive 1 from orders as receiver"):
+            got = receive(receiver("receiver", "orders", ServiceBusReceiveMode.PEEK_LOCK), 1, 1, 2000)
+            calls["c1"] = got
+            check("receive 1 from orders as receiver: messages", "1", str(len(got)))
+            check("receive 1 from orders as receiver: MessageIds", "step-2-of-order", ",".join("" if m.message_id is None else str(m.message_id) for m in got))
+            check("receive 1 from orders as receiver: DeliveryCount as this SDK counts it", "0", ",".join("" if m.delivery_count is None else str(m.delivery_count) for m in got))
+        # playground: t=1s orders: receiver starts receiving
+        # playground: t=1s orders: #1 locked by receiver until t=31s (DeliveryCount 1) (RCV-02)
 
-wait_until(2000)  # on to t=2s
+        wait_until(2000)  # on to t=2s
 
-# Step 2 arrived first: defer it until step 1 is done.
-# t=2s: defer #1 in orders (receiver)
-try:
-    m = message("c1", 0)
-    if m:
-        receiver("receiver", "orders", ServiceBusReceiveMode.PEEK_LOCK).defer_message(m)
-except Exception as e:
-    check("t=2s: defer #1 in orders (receiver)", "no error", failure(e))
-# playground: t=2s orders: #1 deferred by receiver: only receivable by sequence number (RCV-09)
+        # Step 2 arrived first: defer it until step 1 is done.
+        # t=2s: defer #1 in orders (receiver)
+        with step("t=2s: defer #1 in orders (receiver)"):
+            m = message("c1", 0)
+            if m:
+                receiver("receiver", "orders", ServiceBusReceiveMode.PEEK_LOCK).defer_message(m)
+        # playground: t=2s orders: #1 deferred by receiver: only receivable by sequence number (RCV-09)
 
-wait_until(3000)  # on to t=3s
+        wait_until(3000)  # on to t=3s
 
-# t=3s: receive 5 from orders as receiver
-try:
-    got = receive(receiver("receiver", "orders", ServiceBusReceiveMode.PEEK_LOCK), 5, 1, 4000)
-    calls["c2"] = got
-    check("receive 5 from orders as receiver: messages", "1", str(len(got)))
-    check("receive 5 from orders as receiver: MessageIds", "step-1-of-order", ",".join("" if m.message_id is None else str(m.message_id) for m in got))
-    check("receive 5 from orders as receiver: DeliveryCount as this SDK counts it", "0", ",".join("" if m.delivery_count is None else str(m.delivery_count) for m in got))
-except Exception as e:
-    check("t=3s: receive 5 from orders as receiver", "no error", failure(e))
-# playground: t=3s orders: #2 locked by receiver until t=33s (DeliveryCount 1) (RCV-02)
-check("orders at t=3s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 1, scheduled 0", counted("orders", "active 1, deferred 1, scheduled 0", 4000))
+        # t=3s: receive 5 from orders as receiver
+        with step("t=3s: receive 5 from orders as receiver"):
+            got = receive(receiver("receiver", "orders", ServiceBusReceiveMode.PEEK_LOCK), 5, 1, 4000)
+            calls["c2"] = got
+            check("receive 5 from orders as receiver: messages", "1", str(len(got)))
+            check("receive 5 from orders as receiver: MessageIds", "step-1-of-order", ",".join("" if m.message_id is None else str(m.message_id) for m in got))
+            check("receive 5 from orders as receiver: DeliveryCount as this SDK counts it", "0", ",".join("" if m.delivery_count is None else str(m.delivery_count) for m in got))
+        # playground: t=3s orders: #2 locked by receiver until t=33s (DeliveryCount 1) (RCV-02)
+        check("orders at t=3s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 1, scheduled 0", counted("orders", "active 1, deferred 1, scheduled 0", 4000))
 
-wait_until(4000)  # on to t=4s
+        wait_until(4000)  # on to t=4s
 
-# t=4s: complete #2 in orders (receiver)
-try:
-    m = message("c2", 0)
-    if m:
-        receiver("receiver", "orders", ServiceBusReceiveMode.PEEK_LOCK).complete_message(m)
-except Exception as e:
-    check("t=4s: complete #2 in orders (receiver)", "no error", failure(e))
-# playground: t=4s orders: #2 completed by receiver (RCV-05)
+        # t=4s: complete #2 in orders (receiver)
+        with step("t=4s: complete #2 in orders (receiver)"):
+            m = message("c2", 0)
+            if m:
+                receiver("receiver", "orders", ServiceBusReceiveMode.PEEK_LOCK).complete_message(m)
+        # playground: t=4s orders: #2 completed by receiver (RCV-05)
 
-wait_until(5000)  # on to t=5s
+        wait_until(5000)  # on to t=5s
 
-# t=5s: receive deferred #99 from orders
-try:
-    got = receiver("receiver", "orders", ServiceBusReceiveMode.PEEK_LOCK).receive_deferred_messages([99])
-    calls["c3"] = got
-    check("t=5s: receive deferred #99 from orders", "MessageNotFound", "no error")
-except Exception as e:
-    check("t=5s: receive deferred #99 from orders", "MessageNotFound", failure(e))
-# playground: t=5s orders: receive deferred failed: MessageNotFound
+        # t=5s: receive deferred #99 from orders
+        with step("t=5s: receive deferred #99 from orders", "MessageNotFound"):
+            got = receiver("receiver", "orders", ServiceBusReceiveMode.PEEK_LOCK).receive_deferred_messages([99])
+            calls["c3"] = got
+        # playground: t=5s orders: receive deferred failed: MessageNotFound
 
-wait_until(6000)  # on to t=6s
+        wait_until(6000)  # on to t=6s
 
-# t=6s: receive deferred #1 from orders
-try:
-    got = receiver("receiver", "orders", ServiceBusReceiveMode.PEEK_LOCK).receive_deferred_messages([seq("c1", 0)])
-    calls["c4"] = got
-    check("receive deferred #1 from orders: messages", "1", str(len(got)))
-    check("receive deferred #1 from orders: MessageIds", "step-2-of-order", ",".join("" if m.message_id is None else str(m.message_id) for m in got))
-    check("receive deferred #1 from orders: DeliveryCount as this SDK counts it", "1", ",".join("" if m.delivery_count is None else str(m.delivery_count) for m in got))
-except Exception as e:
-    check("t=6s: receive deferred #1 from orders", "no error", failure(e))
-# playground: t=6s orders: #1 locked by receiver by sequence number until t=36s (DeliveryCount 2, a redelivery) (RCV-09)
-try:
-    m = peeked("orders", seq("c4", 0))
-    check("orders #1 at t=6s, as peek shows it: DeliveryCount", "1", "not there" if m is None else ("" if m.delivery_count is None else str(m.delivery_count)))
-except Exception as e:
-    check("orders #1 at t=6s, as peek shows it: peek", "no error", failure(e))
+        # t=6s: receive deferred #1 from orders
+        with step("t=6s: receive deferred #1 from orders"):
+            got = receiver("receiver", "orders", ServiceBusReceiveMode.PEEK_LOCK).receive_deferred_messages([seq("c1", 0)])
+            calls["c4"] = got
+            check("receive deferred #1 from orders: messages", "1", str(len(got)))
+            check("receive deferred #1 from orders: MessageIds", "step-2-of-order", ",".join("" if m.message_id is None else str(m.message_id) for m in got))
+            check("receive deferred #1 from orders: DeliveryCount as this SDK counts it", "1", ",".join("" if m.delivery_count is None else str(m.delivery_count) for m in got))
+        # playground: t=6s orders: #1 locked by receiver by sequence number until t=36s (DeliveryCount 2, a redelivery) (RCV-09)
+        with step("orders #1 at t=6s, as peek shows it: peek"):
+            m = peeked("orders", seq("c4", 0))
+            check("orders #1 at t=6s, as peek shows it: DeliveryCount", "1", "not there" if m is None else ("" if m.delivery_count is None else str(m.delivery_count)))
 
-wait_until(7000)  # on to t=7s
+        wait_until(7000)  # on to t=7s
 
-# t=7s: complete #1 in orders (receiver)
-try:
-    m = message("c4", 0)
-    if m:
-        receiver("receiver", "orders", ServiceBusReceiveMode.PEEK_LOCK).complete_message(m)
-except Exception as e:
-    check("t=7s: complete #1 in orders (receiver)", "no error", failure(e))
-# playground: t=7s orders: #1 completed by receiver (RCV-05)
-check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", counted("orders", "active 0, deferred 0, scheduled 0", 12000))
+        # t=7s: complete #1 in orders (receiver)
+        with step("t=7s: complete #1 in orders (receiver)"):
+            m = message("c4", 0)
+            if m:
+                receiver("receiver", "orders", ServiceBusReceiveMode.PEEK_LOCK).complete_message(m)
+        # playground: t=7s orders: #1 completed by receiver (RCV-05)
+        check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", counted("orders", "active 0, deferred 0, scheduled 0", 12000))
 
-for s in senders.values():
-    s.close()
-for r in receivers.values():
-    r.close()
-client.close()
-if differences:
-    print(SOME_DIFFER, "; ".join(differences))
-    sys.exit(1)
-print(ALL_SAME)
+        summary()
+
+
+if __name__ == "__main__":
+    main()

@@ -19,6 +19,7 @@ const string ALL_SAME = "Every check as the playground showed.";
 const string SOME_DIFFER = "Checks that differ from the playground:";
 const string EXISTING = "No SERVICEBUS_ADMIN_CONNECTION: the entities are taken as existing.";
 const string LOOP_FAILED = "A loop's operation failed, as it may in the playground too:";
+const string NO_ERROR = "no error";
 // No retries: each call is one attempt, as each step of the playground is (the SDKs retry some errors by themselves, SessionCannotBeLocked among them, and the timeline would slip).
 await using var client = new ServiceBusClient(connection, new ServiceBusClientOptions { RetryOptions = new ServiceBusRetryOptions { MaxRetries = 0 } });
 var admin = adminConnection is null ? null : new ServiceBusAdministrationClient(adminConnection);
@@ -92,6 +93,19 @@ async Task<string> Counted(string path, string showed, long until)
         await Task.Delay(100);
     }
 }
+// Whether an entity exists, as the management API reads it (a read is no activity: it keeps nothing alive, IDLE-02).
+// Asked again until it is what the playground showed (the broker's instants lag the program's by its calls), or until the next step's instant, for at least 1 s (a lag of the wall clock's, whatever the speed).
+async Task<string> Present(Func<Task<bool>> exists, string showed, long until)
+{
+    var deadline = start.AddMilliseconds(until / SPEED);
+    if (deadline < DateTimeOffset.UtcNow.AddSeconds(1)) deadline = DateTimeOffset.UtcNow.AddSeconds(1);
+    while (true)
+    {
+        var shown = (await exists()).ToString().ToLowerInvariant();
+        if (shown == showed || DateTimeOffset.UtcNow >= deadline) return shown;
+        await Task.Delay(100);
+    }
+}
 // Message `seq` of an entity as peek shows it (RCV-11), or null where it is not there.
 async Task<ServiceBusReceivedMessage?> Peeked(string path, long seq)
 {
@@ -103,6 +117,20 @@ void Check(string what, string showed, string returned)
     if (!checking) Console.WriteLine($"{NOT_CHECKED}: {what}: {returned}");
     else if (showed == returned) Console.WriteLine($"{SAME}: {what}: {returned}");
     else { differences.Add(what); Console.WriteLine($"{DIFFERS}: {what}: {SHOWED} {showed}, {RETURNED} {returned}"); }
+}
+// One step's calls as one checked attempt: an error the playground did not show (or none where it showed one) is a difference named with the step, and the program goes on.
+async Task Step(string what, string? expected, Func<Task> body)
+{
+    try
+    {
+        await body();
+    }
+    catch (Exception e)
+    {
+        Check(what, expected ?? NO_ERROR, Failure(e));
+        return;
+    }
+    if (expected is not null) Check(what, expected, NO_ERROR);
 }
 ServiceBusReceivedMessage? Message(string call, int i)
 {
@@ -120,7 +148,8 @@ string Failure(Exception e) => e is ServiceBusException s ? s.Reason.ToString() 
 } : e is InvalidOperationException ? "InvalidOperation" : e.GetType().Name;
 
 // A worker receives and crashes three times; each lock lapses, DeliveryCount rises, and at MaxDeliveryCount 3 the message moves to the DLQ as MaxDeliveryCountExceeded (RCV-06, RCV-07, MSG-02).
-// At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State, read with peek), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
+// At each point the playground showed something (the messages received, their DeliveryCount and DeadLetterReason, a session, an error, and at its expectations the messages each entity holds by State and those it names, read with peek, and whether entities exist and their settings, read with the management API), the program checks what the broker returned and prints it; it exits with 1 if anything differs.
+// The checks are apart from the program's calls: each step's calls are held by `await Step(..., async () => { ... })`, which turns an error into a check, and every other check is a line that calls check, counted, present or peeked. Without them, what is left is the program's own calls.
 
 // The entities, with their settings as the playground created them.
 if (admin is not null)
@@ -145,17 +174,17 @@ else Console.WriteLine(EXISTING);
 // The timeline, each step at its instant after the program's start. Settlements use the messages this program received.
 
 // t=0s: send a message to orders
-try {
+await Step("t=0s: send a message to orders", null, async () =>
+{
     await Sender("orders").SendMessageAsync(new ServiceBusMessage("") { MessageId = "poison" });
-} catch (Exception e) {
-    Check("t=0s: send a message to orders", "no error", Failure(e));
-}
+});
 // playground: t=0s orders: #1 enqueued; ExpiresAt never (TTL-01)
 
 await WaitUntil(1000); // on to t=1s
 
 // t=1s: receive 1 from orders as worker
-try {
+await Step("t=1s: receive 1 from orders as worker", null, async () =>
+{
     {
         var got = await ReceiveAsync(Receiver("worker", "orders", ServiceBusReceiveMode.PeekLock), 1, 1, 7000);
         calls["c1"] = got;
@@ -163,9 +192,7 @@ try {
         Check("receive 1 from orders as worker: MessageIds", "poison", string.Join(",", got.Select(m => m.MessageId)));
         Check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "1", string.Join(",", got.Select(m => m.DeliveryCount)));
     }
-} catch (Exception e) {
-    Check("t=1s: receive 1 from orders as worker", "no error", Failure(e));
-}
+});
 // playground: t=1s orders: worker starts receiving
 // playground: t=1s orders: #1 locked by worker until t=6s (DeliveryCount 1) (RCV-02)
 
@@ -173,17 +200,17 @@ await WaitUntil(7000); // on to t=7s
 // playground: t=6s orders: #1: lock lapsed without settlement (RCV-06)
 // playground: t=6s orders: #1 back at its place in the queue (1 failed deliveries so far) (RCV-06)
 Check("orders at t=7s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await Counted("orders", "active 1, deferred 0, scheduled 0", 10000));
-try {
+await Step("orders #1 at t=7s, as peek shows it: peek", null, async () =>
+{
     var m = await Peeked("orders", Seq("c1", 0));
     Check("orders #1 at t=7s, as peek shows it: DeliveryCount", "1", m is null ? "not there" : $"{m.DeliveryCount}");
-} catch (Exception e) {
-    Check("orders #1 at t=7s, as peek shows it: peek", "no error", Failure(e));
-}
+});
 
 await WaitUntil(10000); // on to t=10s
 
 // t=10s: receive 1 from orders as worker
-try {
+await Step("t=10s: receive 1 from orders as worker", null, async () =>
+{
     {
         var got = await ReceiveAsync(Receiver("worker", "orders", ServiceBusReceiveMode.PeekLock), 1, 1, 12000);
         calls["c2"] = got;
@@ -191,18 +218,15 @@ try {
         Check("receive 1 from orders as worker: MessageIds", "poison", string.Join(",", got.Select(m => m.MessageId)));
         Check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "2", string.Join(",", got.Select(m => m.DeliveryCount)));
     }
-} catch (Exception e) {
-    Check("t=10s: receive 1 from orders as worker", "no error", Failure(e));
-}
+});
 // playground: t=10s orders: #1 locked by worker until t=15s (DeliveryCount 2, a redelivery) (RCV-02)
 
 await WaitUntil(12000); // on to t=12s
-try {
+await Step("orders #1 at t=12s, as peek shows it: peek", null, async () =>
+{
     var m = await Peeked("orders", Seq("c2", 0));
     Check("orders #1 at t=12s, as peek shows it: DeliveryCount", "1", m is null ? "not there" : $"{m.DeliveryCount}");
-} catch (Exception e) {
-    Check("orders #1 at t=12s, as peek shows it: peek", "no error", Failure(e));
-}
+});
 // orders #1 at t=12s: its LockedUntil is not compared (the program's instants are the wall clock's, the playground's exact)
 
 await WaitUntil(20000); // on to t=20s
@@ -210,7 +234,8 @@ await WaitUntil(20000); // on to t=20s
 // playground: t=15s orders: #1 back at its place in the queue (2 failed deliveries so far) (RCV-06)
 
 // t=20s: receive 1 from orders as worker
-try {
+await Step("t=20s: receive 1 from orders as worker", null, async () =>
+{
     {
         var got = await ReceiveAsync(Receiver("worker", "orders", ServiceBusReceiveMode.PeekLock), 1, 1, 25000);
         calls["c3"] = got;
@@ -218,9 +243,7 @@ try {
         Check("receive 1 from orders as worker: MessageIds", "poison", string.Join(",", got.Select(m => m.MessageId)));
         Check("receive 1 from orders as worker: DeliveryCount as this SDK counts it", "3", string.Join(",", got.Select(m => m.DeliveryCount)));
     }
-} catch (Exception e) {
-    Check("t=20s: receive 1 from orders as worker", "no error", Failure(e));
-}
+});
 // playground: t=20s orders: #1 locked by worker until t=25s (DeliveryCount 3, a redelivery) (RCV-02)
 
 await WaitUntil(25000); // on to t=25s
@@ -228,13 +251,12 @@ await WaitUntil(25000); // on to t=25s
 // playground: t=25s orders: #1 dead-lettered: MaxDeliveryCountExceeded (Message could not be consumed after 3 delivery attempts.) (RCV-07)
 Check("orders at t=25s: messages by State, as peek shows them (a locked message is active)", "active 0, deferred 0, scheduled 0", await Counted("orders", "active 0, deferred 0, scheduled 0", 30000));
 Check("orders/$deadletterqueue at t=25s: messages by State, as peek shows them (a locked message is active)", "active 1, deferred 0, scheduled 0", await Counted("orders/$deadletterqueue", "active 1, deferred 0, scheduled 0", 30000));
-try {
+await Step("orders/$deadletterqueue #1 at t=25s, as peek shows it: peek", null, async () =>
+{
     var m = await Peeked("orders/$deadletterqueue", Seq("c3", 0));
     Check("orders/$deadletterqueue #1 at t=25s, as peek shows it: DeliveryCount", "3", m is null ? "not there" : $"{m.DeliveryCount}");
     Check("orders/$deadletterqueue #1 at t=25s, as peek shows it: DeadLetterReason", "MaxDeliveryCountExceeded", m is null ? "not there" : $"{m.DeadLetterReason}");
-} catch (Exception e) {
-    Check("orders/$deadletterqueue #1 at t=25s, as peek shows it: peek", "no error", Failure(e));
-}
+});
 
 foreach (var s in senders.Values) await s.CloseAsync();
 foreach (var r in receivers.Values) await r.CloseAsync();

@@ -70,6 +70,19 @@ async Task<string> Counted(string path, string showed, long until)
         await Task.Delay(100);
     }
 }
+// Whether an entity exists, as the management API reads it (a read is no activity: it keeps nothing alive, IDLE-02).
+// Asked again until it is what the playground showed (the broker's instants lag the program's by its calls), or until the next step's instant, for at least 1 s (a lag of the wall clock's, whatever the speed).
+async Task<string> Present(Func<Task<bool>> exists, string showed, long until)
+{
+    var deadline = start.AddMilliseconds(until / SPEED);
+    if (deadline < DateTimeOffset.UtcNow.AddSeconds(1)) deadline = DateTimeOffset.UtcNow.AddSeconds(1);
+    while (true)
+    {
+        var shown = (await exists()).ToString().ToLowerInvariant();
+        if (shown == showed || DateTimeOffset.UtcNow >= deadline) return shown;
+        await Task.Delay(100);
+    }
+}
 // Message `seq` of an entity as peek shows it (RCV-11), or null where it is not there.
 async Task<ServiceBusReceivedMessage?> Peeked(string path, long seq)
 {
@@ -81,6 +94,20 @@ void Check(string what, string showed, string returned)
     if (!checking) Console.WriteLine($"{NOT_CHECKED}: {what}: {returned}");
     else if (showed == returned) Console.WriteLine($"{SAME}: {what}: {returned}");
     else { differences.Add(what); Console.WriteLine($"{DIFFERS}: {what}: {SHOWED} {showed}, {RETURNED} {returned}"); }
+}
+// One step's calls as one checked attempt: an error the playground did not show (or none where it showed one) is a difference named with the step, and the program goes on.
+async Task Step(string what, string? expected, Func<Task> body)
+{
+    try
+    {
+        await body();
+    }
+    catch (Exception e)
+    {
+        Check(what, expected ?? NO_ERROR, Failure(e));
+        return;
+    }
+    if (expected is not null) Check(what, expected, NO_ERROR);
 }
 ServiceBusReceivedMessage? Message(string call, int i)
 {

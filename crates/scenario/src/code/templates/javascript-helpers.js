@@ -4,7 +4,7 @@ const start = Date.now();
 const receivers = new Map();
 const senders = new Map();
 const calls = new Map();
-const scheduled = new Map();
+const scheduledNumbers = new Map();
 const differences = [];
 let checking = true;
 const receiver = (name, path, mode) => {
@@ -68,13 +68,23 @@ const counted = async (path, showed, until) => {
         await r.close();
     }
 };
-// Message `seq` of an entity as peek shows it (RCV-11), or undefined where it is not there.
-const peeked = async (path, seq) => {
+// Whether an entity exists, as the management API reads it (a read is no activity: it keeps nothing alive, IDLE-02).
+// Asked again until it is what the playground showed (the broker's instants lag the program's by its calls), or until the next step's instant, for at least 1 s (a lag of the wall clock's, whatever the speed).
+const present = async (exists, showed, until) => {
+    const deadline = Math.max(start + until / SPEED, Date.now() + 1000);
+    for (;;) {
+        const shown = String(await exists());
+        if (shown === showed || Date.now() >= deadline) return shown;
+        await sleep(100);
+    }
+};
+// Message `number` of an entity as peek shows it (RCV-11), or undefined where it is not there.
+const peeked = async (path, number) => {
     const [topic, subscription] = path.split("/subscriptions/");
     const r = subscription ? countsClient.createReceiver(topic, subscription) : countsClient.createReceiver(path);
     try {
-        const [m] = await r.peekMessages(1, { fromSequenceNumber: Long.fromValue(seq) });
-        return m && Long.fromValue(m.sequenceNumber || 0).equals(seq) ? m : undefined;
+        const [m] = await r.peekMessages(1, { fromSequenceNumber: Long.fromValue(number) });
+        return m && Long.fromValue(m.sequenceNumber || 0).equals(number) ? m : undefined;
     } finally {
         await r.close();
     }
@@ -86,6 +96,16 @@ const check = (what, showed, returned) => {
         differences.push(what);
         console.log(`${DIFFERS}: ${what}: ${SHOWED} ${showed}, ${RETURNED} ${returned}`);
     }
+};
+// One step's calls as one checked attempt: an error the playground did not show (or none where it showed one) is a difference named with the step, and the program goes on.
+const step = async (what, expected, body) => {
+    try {
+        await body();
+    } catch (e) {
+        check(what, expected ?? NO_ERROR, failure(e));
+        return;
+    }
+    if (expected !== undefined) check(what, expected, NO_ERROR);
 };
 const message = (call, i) => {
     const got = calls.get(call) || [];

@@ -8,6 +8,10 @@ calls: Dict[str, List[ServiceBusReceivedMessage]] = {}
 scheduled: Dict[str, int] = {}
 differences: List[str] = []
 checking = [True]
+# The senders and receivers the program opens, each closed with it at the end of main's `with`.
+links = ExitStack()
+if admin:
+    links.callback(admin.close)
 
 
 def receiver(name: str, path: str, mode: ServiceBusReceiveMode) -> ServiceBusReceiver:
@@ -15,15 +19,15 @@ def receiver(name: str, path: str, mode: ServiceBusReceiveMode) -> ServiceBusRec
     if key not in receivers:
         if "/subscriptions/" in path:
             topic, subscription = path.split("/subscriptions/")
-            receivers[key] = client.get_subscription_receiver(topic, subscription, receive_mode=mode)
+            receivers[key] = links.enter_context(client.get_subscription_receiver(topic, subscription, receive_mode=mode))
         else:
-            receivers[key] = client.get_queue_receiver(path, receive_mode=mode)
+            receivers[key] = links.enter_context(client.get_queue_receiver(path, receive_mode=mode))
     return receivers[key]
 
 
 def sender(path: str, topic: bool) -> ServiceBusSender:
     if path not in senders:
-        senders[path] = client.get_topic_sender(path) if topic else client.get_queue_sender(path)
+        senders[path] = links.enter_context(client.get_topic_sender(path) if topic else client.get_queue_sender(path))
     return senders[path]
 
 
@@ -71,6 +75,17 @@ def counted(path: str, showed: str, until: int) -> str:
         time.sleep(0.1)
 
 
+def present(exists: Callable[[], bool], showed: str, until: int) -> str:
+    # Whether an entity exists, as the management API reads it (a read is no activity: it keeps nothing alive, IDLE-02).
+    # Asked again until it is what the playground showed (the broker's instants lag the program's by its calls), or until the next step's instant, for at least 1 s (a lag of the wall clock's, whatever the speed).
+    deadline = max(began + until / 1000 / SPEED, time.monotonic() + 1)
+    while True:
+        shown = str(exists()).lower()
+        if shown == showed or time.monotonic() >= deadline:
+            return shown
+        time.sleep(0.1)
+
+
 def peeked(path: str, seq: int) -> Optional[ServiceBusReceivedMessage]:
     # Message `seq` of an entity as peek shows it (RCV-11), or None where it is not there.
     got = receiver("sbp-counts", path, ServiceBusReceiveMode.PEEK_LOCK).peek_messages(max_message_count=1, sequence_number=seq)
@@ -85,6 +100,26 @@ def check(what: str, showed: str, returned: str) -> None:
     else:
         differences.append(what)
         print(f"{DIFFERS}: {what}: {SHOWED} {showed}, {RETURNED} {returned}")
+
+
+@contextmanager
+def step(what: str, expected: Optional[str] = None) -> Iterator[None]:
+    # One step's calls as one checked attempt: an error the playground did not show (or none where it showed one) is a difference named with the step, and the program goes on.
+    try:
+        yield
+    except Exception as e:  # noqa: BLE001 - the error is what the broker returned
+        check(what, expected or NO_ERROR, failure(e))
+    else:
+        if expected is not None:
+            check(what, expected, NO_ERROR)
+
+
+def summary() -> None:
+    # Every difference named, and exit code 1 if there is one.
+    if differences:
+        print(SOME_DIFFER, "; ".join(differences))
+        sys.exit(1)
+    print(ALL_SAME)
 
 
 def message(call: str, i: int) -> Optional[ServiceBusReceivedMessage]:
