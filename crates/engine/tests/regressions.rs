@@ -626,3 +626,36 @@ fn a_crafted_state_of_millions_of_absent_entities_is_refused_before_it_takes_mem
     assert_eq!(ns.resume(&bytes, |_| {}), Err("s-checkpoint-unreadable"));
     assert!(ns.entity("q").is_some(), "a refusal changes nothing");
 }
+
+/// Issue 32: asking what is next only reads (`&self`). A lock settled by a direct call leaves
+/// its lapse check on top of the timers; the answer skips it to the next live lock's lapse, as
+/// the engine answered when asking dropped stale timers, and changes nothing.
+#[test]
+fn asking_what_is_next_reads_past_a_settled_locks_lapse_check() {
+    let mut ns = ns_with("q", settings());
+    ns.send("q", msg(None)).unwrap();
+    ns.send("q", msg(None)).unwrap();
+    receive(&mut ns, "q");
+    ns.advance_to(SECOND);
+    receive(&mut ns, "q");
+    ns.advance_to(2 * SECOND);
+    ns.settle(R, "q", 1, Settlement::Complete).unwrap();
+    let before = ns.clone();
+    let lock = settings().lock_duration;
+    let (at, due) = ns.next_event().expect("the second lock lapses");
+    assert_eq!(at, SECOND + lock);
+    assert_eq!(
+        due,
+        sbp_engine::Due::LockLapse {
+            path: "q".into(),
+            seq: 2
+        }
+    );
+    assert_eq!(ns.next_due(), Some(SECOND + lock));
+    assert!(ns.same_state_except_log(&before) && ns.log() == before.log());
+    assert_eq!(
+        ns.clone().next_event_after_pruning(),
+        Some((at, due)),
+        "as the pruning answer"
+    );
+}

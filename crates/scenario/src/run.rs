@@ -193,7 +193,7 @@ impl Simulation {
     }
 
     /// The next instant anything happens: a timeline step, an expectation, or a broker timer.
-    pub fn next_due(&mut self) -> Option<Instant> {
+    pub fn next_due(&self) -> Option<Instant> {
         let step = self
             .scenario
             .timeline
@@ -212,7 +212,7 @@ impl Simulation {
 
     /// What happens next, with its instant: a step of the timeline or a timer, as data
     /// (`words::next_text` says it).
-    pub fn next_event(&mut self) -> Option<(Instant, Next)> {
+    pub fn next_event(&self) -> Option<(Instant, Next)> {
         let step = self.scenario.timeline.get(self.next_step).map(|s| {
             (
                 s.at.ms(),

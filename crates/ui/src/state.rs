@@ -227,7 +227,7 @@ impl AppState {
 
     /// Finds what happens next in the running simulation (after the run moved).
     pub(crate) fn find_next(&mut self) {
-        self.next_event = self.sim.borrow_mut().next_event();
+        self.next_event = self.sim.borrow().next_event();
     }
 
     pub(crate) fn next(&self) -> Self {

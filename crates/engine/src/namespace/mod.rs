@@ -399,6 +399,9 @@ impl Namespace {
                 rule: lock_lost.then_some(crate::rules::Rule::Rcv08),
             });
         }
+        // What the command settled or removed leaves its timers behind: dropped from the top
+        // here, so the queries after it only read (`next_due`, `next_event`).
+        self.prune_stale();
         result
     }
 
