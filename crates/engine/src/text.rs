@@ -46,6 +46,17 @@ pub fn clip(mut text: String, max: usize) -> String {
     text
 }
 
+/// `s` with its ASCII and Latin-1 capitals in lower case (`Ä` as `ä`), every other character
+/// as it is.
+fn folded(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            'A'..='Z' | 'À'..='Ö' | 'Ø'..='Þ' => char::from_u32(c as u32 + 32).unwrap_or(c),
+            c => c,
+        })
+        .collect()
+}
+
 impl Text {
     pub fn new(key: impl Into<Cow<'static, str>>) -> Text {
         Text {
@@ -76,15 +87,18 @@ impl Text {
 
     /// Whether `needle` (ignoring case) is in the text as the current catalog words it, or in
     /// a value it names (an entity, a setting, a rule id: the same in every language).
+    /// Case is ignored for ASCII and Latin-1 letters, which write every catalog's language
+    /// (English, German, Dutch, Swedish): [`folded`], not `str::to_lowercase`, whose Unicode
+    /// tables the browser's wasm would carry.
     pub fn mentions(&self, needle: &str) -> bool {
-        let needle = needle.to_lowercase();
+        let needle = folded(needle);
         fn in_values(t: &Text, needle: &str) -> bool {
             t.args.iter().any(|(_, a)| match a {
-                Arg::Plain(s) => s.to_lowercase().contains(needle),
+                Arg::Plain(s) => folded(s).contains(needle),
                 Arg::Text(t) => in_values(t, needle),
             })
         }
-        self.to_string().to_lowercase().contains(&needle) || in_values(self, &needle)
+        folded(&self.to_string()).contains(&needle) || in_values(self, &needle)
     }
 
     /// Every key this text and its nested texts use.
@@ -404,6 +418,19 @@ mod tests {
         assert_eq!(fill("{$a} and {b}", &[("a", "1")]), "1 and {b}");
         let lead = Catalog::parse("by = { \"\" } by number").expect("valid");
         assert_eq!(lead.format("by", &[]), " by number");
+    }
+
+    /// An expected error's `message_contains` ignores the case of the catalogs' letters
+    /// (ASCII and Latin-1: `Ä` as `ä`, `Å` as `å`), and only theirs.
+    #[test]
+    fn a_mention_ignores_the_case_of_the_catalogs_letters() {
+        assert_eq!(
+            folded("ÄNDERUNG Åtgärd SessionId ÿ Σ"),
+            "änderung åtgärd sessionid ÿ Σ"
+        );
+        let t = Text::of("e-no-entity", &[("path", &"KÖ-Übersicht")]);
+        assert!(t.mentions("kö-übersicht") && t.mentions("KÖ-ÜBERSICHT"));
+        assert!(!t.mentions("ko-ubersicht"));
     }
 
     #[cfg(feature = "english")]
