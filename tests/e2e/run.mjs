@@ -45,7 +45,7 @@ test('the expiry mode that decides outcomes is named on screen, exact as the pla
   const page = await fresh(ctx, '?lang=en');
   await page.locator('#expiry-mode', { hasText: 'exact, the playground\'s teaching mode' }).waitFor();
   const lazy = await fresh(ctx, '?lang=en&preset=realistic-lazy-expiry');
-  await lazy.locator('#expiry-mode', { hasText: 'realistic, as the service' }).waitFor();
+  await lazy.locator('#expiry-mode', { hasText: 'realistic (lazy, as the service may be)' }).waitFor();
 });
 
 test('a peeked copy of a locked message shows no lock; the receive view does (RCV-11)', async (ctx) => {

@@ -61,7 +61,7 @@ rules! {
     Rcv07 = "RCV-07": "After MaxDeliveryCount failed deliveries the message moves to the DLQ (MaxDeliveryCountExceeded); that a lost lock or a defer counts is the playground's choice.",
     Rcv08 = "RCV-08": "Settling after the lock lapsed, or twice, fails with MessageLockLost; a dropped connection drops its locks.",
     Rcv09 = "RCV-09": "A deferred message is received only by sequence number; an unknown number fails with MessageNotFound.",
-    Rcv10 = "RCV-10": "Locks are volatile: a service/OS update or an entity update loses every lock.",
+    Rcv10 = "RCV-10": "Locks are volatile: a service/OS update or an entity update can lose them; the playground's faults lose every lock (its choice).",
     Rcv11 = "RCV-11": "Peek never locks and never changes DeliveryCount; a peeked copy of a locked message shows no lock; settling a peeked message is a client error.",
     Rcv12 = "RCV-12": "If Complete fails after the work was done, the message comes again: a duplicate by MessageId.",
     Dlq01 = "DLQ-01": "The DLQ is <entity>/$deadletterqueue; topics have none.",

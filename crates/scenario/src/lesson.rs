@@ -368,9 +368,16 @@ impl Lesson {
     /// and the clock moves to it; each goal's solution is played until the goal holds (at most
     /// [`HORIZON`] after it starts). Returns the answers, or what went wrong.
     pub fn check(&self) -> Result<Vec<Answer>, Text> {
-        let mut sim = Simulation::new(&self.scenario).map_err(|e| e.text())?;
+        let sim = Simulation::new(&self.scenario).map_err(|e| e.text())?;
+        self.check_from(sim, 0)
+    }
+
+    /// As [`Lesson::check`], from part `first` on, with the run as `sim` has it (a learner's
+    /// own actions before it, say): each later prediction's answer among its choices, each
+    /// goal reached by its solution.
+    pub fn check_from(&self, mut sim: Simulation, first: usize) -> Result<Vec<Answer>, Text> {
         let mut answers = Vec::new();
-        for (i, part) in self.parts.iter().enumerate() {
+        for (i, part) in self.parts.iter().enumerate().skip(first) {
             match part.kind() {
                 Some(PartKind::Predict) => {
                     let Some(q) = &part.ask else { continue };
@@ -393,27 +400,8 @@ impl Lesson {
                     if sim.unmet(goal).is_empty() {
                         return Err(at_field(format!("parts[{i}]"), text!("l-goal-holds")));
                     }
-                    play_solution(&mut sim, &part.solution)
+                    play_until_met(&mut sim, goal, &part.solution)
                         .map_err(|m| at_field(format!("parts[{i}]"), m))?;
-                    let until = sim.now().saturating_add(HORIZON);
-                    let mut budget = WORK;
-                    while !sim.unmet(goal).is_empty() {
-                        match sim.next_due().filter(|&t| t <= until) {
-                            Some(t) if sim.advance_within(t, &mut budget) || budget > 0 => {}
-                            _ => {
-                                return Err(at_field(
-                                    format!("parts[{i}]"),
-                                    text!(
-                                        "l-goal-unreached",
-                                        work = WORK,
-                                        unmet = sbp_engine::text::optional(
-                                            sim.unmet(goal).into_iter().next()
-                                        )
-                                    ),
-                                ))
-                            }
-                        }
-                    }
                 }
                 _ => {}
             }
@@ -423,6 +411,31 @@ impl Lesson {
         }
         Ok(answers)
     }
+}
+
+/// Plays `steps` from now (as "show me" does) and runs on until `goal` holds: within a day and
+/// the work a check may take, or says what of it is unmet then.
+pub fn play_until_met(
+    sim: &mut Simulation,
+    goal: &Expectation,
+    steps: &[Step],
+) -> Result<(), Text> {
+    play_solution(sim, steps)?;
+    let until = sim.now().saturating_add(HORIZON);
+    let mut budget = WORK;
+    while !sim.unmet(goal).is_empty() {
+        match sim.next_due().filter(|&t| t <= until) {
+            Some(t) if sim.advance_within(t, &mut budget) || budget > 0 => {}
+            _ => {
+                return Err(text!(
+                    "l-goal-unreached",
+                    work = WORK,
+                    unmet = sbp_engine::text::optional(sim.unmet(goal).into_iter().next())
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What `property` of message `seq` in `path` shows now ("-" if it is not there).

@@ -2,7 +2,10 @@
 //! the engine computes and goals its solutions reach (as `sbp check` plays them), and the track
 //! (`index.json`) lists each with its title and number of parts.
 use sbp_scenario::catalog::LANGUAGES;
-use sbp_scenario::lesson::{Lesson, Texts};
+use sbp_scenario::lesson::{play_until_met, Lesson, Texts};
+use sbp_scenario::step::Step;
+use sbp_scenario::Simulation;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn dir() -> PathBuf {
@@ -233,4 +236,132 @@ fn a_typed_answer_that_cannot_be_one_is_refused() {
         view: Default::default(),
     };
     assert!(property.reads("2") && !property.reads(" "));
+}
+
+/// The natural wrong actions for a part's solution, each as the steps a learner would take
+/// instead, with what it is: another entity, no TimeToLive, the form's TimeToLive (10s), the
+/// other receive mode, the same steps twice.
+fn wrong_actions(lesson: &Lesson, solution: &[Step]) -> Vec<(String, Vec<Step>)> {
+    let entities: Vec<String> = lesson
+        .scenario
+        .entities
+        .iter()
+        .filter_map(|e| e.queue.clone().or_else(|| e.topic.clone()))
+        .collect();
+    let as_json: Vec<Value> = solution
+        .iter()
+        .map(|s| serde_json::to_value(s).expect("a step is JSON"))
+        .collect();
+    let mut out: Vec<(String, Vec<Value>)> = Vec::new();
+    let mut each = |what: String, change: &dyn Fn(&mut serde_json::Map<String, Value>) -> bool| {
+        let mut steps = as_json.clone();
+        let mut changed = false;
+        for step in &mut steps {
+            for kind in ["send", "receive", "peek"] {
+                if let Some(Value::Object(def)) = step.get_mut(kind) {
+                    changed |= change(def);
+                }
+            }
+        }
+        if changed {
+            out.push((what, steps));
+        }
+    };
+    for other in &entities {
+        each(format!("to or from {other}"), &|def| {
+            let key = if def.contains_key("to") { "to" } else { "from" };
+            match def.get(key) {
+                Some(Value::String(e)) if e != other && !e.contains('/') => {
+                    def.insert(key.into(), Value::String(other.clone()));
+                    true
+                }
+                _ => false,
+            }
+        });
+    }
+    each("no TimeToLive".into(), &|def| def.remove("ttl").is_some());
+    each("the form's TimeToLive, 10s".into(), &|def| {
+        if !def.contains_key("to") {
+            return false;
+        }
+        let was = def.insert("ttl".into(), Value::String("10s".into()));
+        was.as_ref().and_then(Value::as_str) != Some("10s")
+    });
+    each("the other receive mode".into(), &|def| {
+        if !def.contains_key("from") || def.contains_key("seq") {
+            return false;
+        }
+        let other = match def.get("mode").and_then(Value::as_str) {
+            Some("receive_and_delete") => "peek_lock",
+            _ => "receive_and_delete",
+        };
+        def.insert("mode".into(), Value::String(other.into()));
+        true
+    });
+    // A wrong entity first, then the steps as asked (the learner tries again in the part).
+    let retried: Vec<(String, Vec<Value>)> = out
+        .iter()
+        .filter(|(what, _)| what.starts_with("to or from"))
+        .map(|(what, steps)| {
+            (
+                format!("{what}, then as asked"),
+                [steps.clone(), as_json.clone()].concat(),
+            )
+        })
+        .collect();
+    out.extend(retried);
+    if !as_json.is_empty() {
+        out.push((
+            "the same steps twice".into(),
+            [as_json.clone(), as_json].concat(),
+        ));
+    }
+    out.into_iter()
+        .map(|(what, steps)| {
+            let steps = steps
+                .into_iter()
+                .map(|s| serde_json::from_value(s).expect("a changed step reads"))
+                .collect();
+            (what, steps)
+        })
+        .collect()
+}
+
+/// Issue 31: every part a learner acts in, driven with each natural wrong action (another
+/// entity, no or another TimeToLive, the other receive mode, a step too many), either does not
+/// meet its goal (the page says what it lacks, and "Start this part again" goes back), or
+/// leaves every later part possible: its predictions' answers among their choices, its goals
+/// reached by their solutions.
+#[test]
+fn a_wrong_action_fails_its_goal_or_leaves_every_later_part_possible() {
+    let mut trapped = Vec::new();
+    for lesson in lessons() {
+        let mut sim = Simulation::new(&lesson.scenario).expect("the lesson runs");
+        for (i, part) in lesson.parts.iter().enumerate() {
+            if let Some(q) = &part.ask {
+                if let Some(at) = q.answer(&mut sim).at {
+                    sim.advance_to(at);
+                }
+                continue;
+            }
+            let Some(goal) = &part.goal else { continue };
+            for (what, steps) in wrong_actions(&lesson, &part.solution) {
+                let mut tried = sim.clone();
+                // A refused step or a goal not met: the part says what it lacks and can start
+                // again. A goal met all the same: the lesson must go on from there.
+                let _ = play_until_met(&mut tried, goal, &steps);
+                if !tried.unmet(goal).is_empty() {
+                    continue;
+                }
+                // A step of the learner's the broker refused is said on the page, not a fault
+                // of the lesson.
+                tried.failures.clear();
+                if let Err(e) = lesson.check_from(tried, i + 1) {
+                    trapped.push(format!("{} part {}, {what}: {e}", lesson.id, i + 1));
+                }
+            }
+            play_until_met(&mut sim, goal, &part.solution).expect("the solution reaches it");
+        }
+    }
+    assert!(trapped.is_empty(), "traps:\n{}", trapped.join("\n"));
 }

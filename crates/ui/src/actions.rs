@@ -34,8 +34,10 @@ fn entity_paths(store: &crate::state::StateHandle) -> (Vec<String>, Vec<String>)
 }
 fn sendable(store: &crate::state::StateHandle) -> Vec<String> {
     let sim = store.sim.borrow();
+    // In the scenario's own order (a lesson names its first queue first), not by name: the
+    // first is the form's choice until the learner makes one.
     sim.ns()
-        .entities()
+        .entities_by_id()
         .filter(|e| !matches!(e.kind, EntityKind::Subscription { .. }))
         .map(|e| e.path.clone())
         .collect()

@@ -147,7 +147,7 @@ impl Namespace {
     }
 
     /// RCV-02/RCV-04: a lock will lapse at `at`. LockedUntil is now + LockDuration, which never
-    /// goes back within a queue (an entity update loses every lock), so each sub-queue keeps its
+    /// goes back within a queue (the playground's entity update loses every lock), so each sub-queue keeps its
     /// lapses in order and the timer queue holds one entry per sub-queue, not one per lock.
     pub(super) fn schedule_lapse(&mut self, q: QueueRef, seq: u64, token: u128, at: Instant) {
         let Ok(e) = self.get_mut(q.entity) else {
