@@ -103,13 +103,22 @@ impl Simulation {
     }
 }
 
-/// "expect at t=10s: ...".
-fn at_instant(at: &str, what: Text) -> Text {
-    text!("c-at", at = at, what = what)
+/// "expect at t=10s: ...", or `what` alone for a goal, which is always now.
+fn at_instant(at: Option<&str>, what: Text) -> Text {
+    match at {
+        Some(at) => text!("c-at", at = at, what = what),
+        None => what,
+    }
 }
 
 /// A count `have` of `name` outside `range`, said with `key` (`c-metric`, `c-events`), if it is.
-fn outside(at: &str, key: &'static str, name: &str, range: &RangeDef, have: u64) -> Option<Text> {
+fn outside(
+    at: Option<&str>,
+    key: &'static str,
+    name: &str,
+    range: &RangeDef,
+    have: u64,
+) -> Option<Text> {
     let inside = range.min.is_none_or(|min| have >= min) && range.max.is_none_or(|max| have <= max);
     let show = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
     (!inside).then(|| {
@@ -132,13 +141,13 @@ impl Simulation {
     pub(crate) fn check(&mut self, at: &str, e: &Expectation) {
         self.checked += 1;
         let mut failures = Vec::new();
-        self.failures_of(at, e, &mut failures);
+        self.failures_of(Some(at), e, &mut failures);
         self.failures.extend(failures);
     }
 
-    /// What of `e` does not hold now, added to `out` (`at` names the instant in each). Only
+    /// What of `e` does not hold now, added to `out` (`at` names the instant in each; None for a goal, which is now). Only
     /// reads: checking changes nothing.
-    pub(crate) fn failures_of(&self, at: &str, e: &Expectation, out: &mut Vec<Text>) {
+    pub(crate) fn failures_of(&self, at: Option<&str>, e: &Expectation, out: &mut Vec<Text>) {
         for (path, want) in &e.counts {
             // An entity, or its dead-letter sub-queue ("orders/$deadletterqueue").
             let now = self.ns.now();
@@ -198,7 +207,7 @@ impl Simulation {
     }
 
     /// Message and metric expectations: checked the same way in the browser and the CLI.
-    fn check_messages_and_metrics(&self, at: &str, e: &Expectation, out: &mut Vec<Text>) {
+    fn check_messages_and_metrics(&self, at: Option<&str>, e: &Expectation, out: &mut Vec<Text>) {
         for m in &e.messages {
             self.check_message(at, m, out);
         }
@@ -215,7 +224,7 @@ impl Simulation {
     }
 
     /// `events`: how many events of a kind the log holds.
-    fn check_events(&self, at: &str, e: &Expectation, out: &mut Vec<Text>) {
+    fn check_events(&self, at: Option<&str>, e: &Expectation, out: &mut Vec<Text>) {
         for (name, range) in &e.events {
             let have = self
                 .ns
@@ -227,7 +236,7 @@ impl Simulation {
         }
     }
 
-    fn check_message(&self, at: &str, want: &MessageExpect, out: &mut Vec<Text>) {
+    fn check_message(&self, at: Option<&str>, want: &MessageExpect, out: &mut Vec<Text>) {
         let perspective = match want.view {
             ViewDef::Peek => Perspective::Peek,
             ViewDef::Receive => Perspective::Receive,
@@ -249,7 +258,7 @@ impl Simulation {
 
     /// `returned`: what a named call got (RCV-01's received-and-deleted messages too, which are
     /// no longer stored).
-    fn check_returned(&self, at: &str, e: &Expectation, out: &mut Vec<Text>) {
+    fn check_returned(&self, at: Option<&str>, e: &Expectation, out: &mut Vec<Text>) {
         for (name, want) in &e.returned {
             let label = at_instant(at, text!("c-call", name = name));
             let Some(call) = self.named.get(name).cloned() else {
@@ -319,7 +328,7 @@ impl Simulation {
     }
 
     /// `settings`: an entity's settings under the management API's names.
-    fn check_settings(&self, at: &str, e: &Expectation, out: &mut Vec<Text>) {
+    fn check_settings(&self, at: Option<&str>, e: &Expectation, out: &mut Vec<Text>) {
         for (path, want) in &e.settings {
             let Some(entity) = self.ns.entity(path) else {
                 out.push(at_instant(at, text!("c-no-entity", path = path)));

@@ -647,17 +647,7 @@ impl Simulation {
     /// at" a scenario's failure begins with (a goal is always now). Checking only reads.
     pub fn unmet(&self, goal: &Expectation) -> Vec<Text> {
         let mut unmet = Vec::new();
-        self.failures_of("now", goal, &mut unmet);
+        self.failures_of(None, goal, &mut unmet);
         unmet
-            .into_iter()
-            .map(
-                |failure| match failure.args.iter().find(|(name, _)| *name == "what") {
-                    Some((_, sbp_engine::text::Arg::Text(what))) if failure.key == "c-at" => {
-                        what.clone()
-                    }
-                    _ => failure,
-                },
-            )
-            .collect()
     }
 }

@@ -365,3 +365,17 @@ fn a_wrong_action_fails_its_goal_or_leaves_every_later_part_possible() {
     }
     assert!(trapped.is_empty(), "traps:\n{}", trapped.join("\n"));
 }
+
+/// Issue 31: what a goal lacks is said without the instant a scenario's failure begins with
+/// ("expect at now" read "förväntan vid now" in Swedish).
+#[test]
+fn what_a_goal_lacks_is_said_without_an_instant() {
+    let lesson = lessons()
+        .into_iter()
+        .find(|l| l.id == "expiry-dropped")
+        .expect("lesson 3");
+    let sim = Simulation::new(&lesson.scenario).expect("it runs");
+    let goal = lesson.parts[1].goal.as_ref().expect("a goal");
+    let unmet: Vec<String> = sim.unmet(goal).iter().map(|t| t.to_string()).collect();
+    assert_eq!(unmet, vec!["orders #1: not there".to_string()]);
+}

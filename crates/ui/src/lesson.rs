@@ -210,7 +210,10 @@ pub fn start(store: &StateHandle, id: &str, opener: Opener) {
 /// lesson arrives: fetched by id, or carried by a link).
 fn begin(store: &StateHandle, id: &str, json: Result<String, LoadError>, opener: Opener) {
     match json.and_then(|t| Lesson::from_json(&t).map_err(LoadError::Lesson)) {
-        Ok(lesson) => {
+        Ok(mut lesson) => {
+            // The run is named by the lesson's title in the reader's language (the menu shows
+            // it), not by its scenario's English name.
+            lesson.scenario.name = text(&lesson.title, &lang()).to_string();
             store.dispatch(Action::StartLesson(Rc::new(lesson)));
             if opener == Opener::Reader {
                 focus_part();

@@ -288,11 +288,16 @@ impl LessonRun {
         self.lesson.parts.get(self.part)
     }
 
-    /// On to the next part (an explanation's or a prediction's end counts as progress).
+    /// On to the next part (an explanation's or a prediction's end counts as progress). A
+    /// closing explanation counts once it shows: read, the lesson is finished, and the track
+    /// says so even if the learner leaves without pressing on.
     pub fn advance(&mut self) {
+        let part = self.part + 1;
+        let closing = part + 1 == self.lesson.parts.len()
+            && self.lesson.parts[part].kind() == Some(sbp_scenario::lesson::PartKind::Explain);
         *self = LessonRun {
-            part: self.part + 1,
-            done: self.done.max(self.part + 1),
+            part,
+            done: self.done.max(if closing { part + 1 } else { part }),
             ..LessonRun::new(self.lesson.clone())
         };
     }

@@ -186,3 +186,29 @@ fn a_lesson_starts_at_its_first_part_with_its_tab_and_moves_on() {
     let s = reduce(&s, Action::LessonExit);
     assert!(s.lesson.is_none());
 }
+
+/// Issue 31: a lesson whose last part is an explanation is finished once that part shows (the
+/// track said 4/5 for a lesson just read to its end); one ending on a question is not, until
+/// it is answered.
+#[test]
+fn a_closing_explanation_counts_as_done_once_it_shows() {
+    let lesson = Rc::new(
+        Lesson::from_json(include_str!("../../../../web/lessons/ttl-basics.json"))
+            .expect("lesson 1 reads"),
+    );
+    let mut run = crate::state::LessonRun::new(lesson.clone());
+    run.part = lesson.parts.len() - 2;
+    run.advance();
+    assert_eq!(
+        (run.part, run.done),
+        (lesson.parts.len() - 1, lesson.parts.len())
+    );
+    let mut run = crate::state::LessonRun::new(lesson.clone());
+    run.part = 1;
+    run.advance();
+    assert_eq!(
+        (run.part, run.done),
+        (2, 2),
+        "a middle part counts when left"
+    );
+}
