@@ -1558,6 +1558,15 @@ test('no text is cut: every placeholder fits its field, the log keeps its words 
             return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1;
           }).map((td) => td.textContent));
         if (broken.length) throw new Error(`${width}px ${lang}: log cells broken over lines: ${broken.slice(0, 5).join(', ')}`);
+        // A card keeps its lines inside it: DeadLetterReason: MaxDeliveryCountExceeded wraps.
+        await page.goto(url + `?lang=${lang}&preset=lapsed-locks-to-dlq&at=30s`);
+        await page.waitForSelector('.dlq .card .reason');
+        const over = await page.evaluate(() => [...document.querySelectorAll('.card .card-body > *')].filter((line) => {
+          const card = line.closest('.card').getBoundingClientRect();
+          const r = line.getBoundingClientRect();
+          return r.right > card.right + 0.5 || line.scrollWidth > line.clientWidth + 1;
+        }).map((line) => line.textContent));
+        if (over.length) throw new Error(`${width}px ${lang}: card lines run off their card: ${over.join(' | ')}`);
       } finally { await ctx.close(); }
     }
   }
