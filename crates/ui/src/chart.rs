@@ -30,7 +30,7 @@ pub fn chart(store: &crate::state::StateHandle) -> Html {
     html! {
         <section class="chart" aria-label={crate::i18n::t("chart")}>
             <h2>{crate::i18n::t("chart")}</h2>
-            {plot(&crate::i18n::t("plot-by-state"), "", &at, &lines)}
+            {plot(&crate::i18n::t("plot-by-state"), "", &at, &lines, Some(store.sim.borrow().now()))}
         </section>
     }
 }

@@ -213,7 +213,7 @@ fn begin(store: &StateHandle, id: &str, json: Result<String, LoadError>, opener:
         Ok(mut lesson) => {
             // The run is named by the lesson's title in the reader's language (the menu shows
             // it), not by its scenario's English name.
-            lesson.scenario.name = text(&lesson.title, &lang()).to_string();
+            lesson.scenario.name = text(&lesson.title, lang()).to_string();
             store.dispatch(Action::StartLesson(Rc::new(lesson)));
             if opener == Opener::Reader {
                 focus_part();

@@ -93,9 +93,9 @@ pub fn metrics_charts(store: &crate::state::StateHandle) -> Html {
                 ("processed", &total.duplicates_processed.to_string()), ("skipped", &total.duplicates_skipped.to_string()),
                 ("crashed", &total.crashed.to_string()), ("rejected", &total.rejected.to_string()),
                 ("point", &format_duration(width))])}</p>
-            {plot(&t("plot-throughput"), "", &at, &throughput)}
-            {plot(&t("plot-latency"), " ms", &at, &latency)}
-            {plot(&t("plot-losses"), "", &at, &losses)}
+            {plot(&t("plot-throughput"), "", &at, &throughput, None)}
+            {plot(&t("plot-latency"), " ms", &at, &latency, None)}
+            {plot(&t("plot-losses"), "", &at, &losses, None)}
         </section>
     }
 }

@@ -34,8 +34,10 @@ pub fn line(
     }
 }
 
-/// A chart of `lines` over the instants `at` (one value per instant in each line).
-pub fn plot(title: &str, unit: &str, at: &[Instant], lines: &[Line]) -> Html {
+/// A chart of `lines` over the instants `at` (one value per instant in each line). With `now`
+/// (a run rewound into what it recorded), a mark at that instant, and the legend's values
+/// there rather than at the last sample.
+pub fn plot(title: &str, unit: &str, at: &[Instant], lines: &[Line], now: Option<Instant>) -> Html {
     let (Some(&t0), Some(&t1)) = (at.first(), at.last()) else {
         return html! {};
     };
@@ -47,7 +49,14 @@ pub fn plot(title: &str, unit: &str, at: &[Instant], lines: &[Line]) -> Html {
         .max(1.0);
     let x = |t: Instant| (t - t0) as f64 / (t1 - t0) as f64 * (W - 40.0) + 36.0;
     let y = |v: f64| H - 16.0 - v / max * (H - 26.0);
-    let last = |l: &Line| l.values.last().copied().unwrap_or(0.0);
+    // The sample at or before `now` (the last one without it).
+    let shown = now.map_or(at.len(), |now| at.partition_point(|&t| t <= now));
+    let last = |l: &Line| {
+        l.values[..shown.min(l.values.len())]
+            .last()
+            .copied()
+            .unwrap_or(0.0)
+    };
     let summary: Vec<String> = lines
         .iter()
         .map(|l| {
@@ -109,6 +118,13 @@ pub fn plot(title: &str, unit: &str, at: &[Instant], lines: &[Line]) -> Html {
             points,
             l.colour,
             l.dash
+        );
+    }
+    if let Some(now) = now.filter(|&now| now < t1) {
+        markup!(out,
+            "<line class=\"now\" x1=\"{0}\" y1=\"10\" x2=\"{0}\" y2=\"{1}\" stroke=\"#555\" stroke-dasharray=\"2 2\"/>",
+            format_decimal(x(now.max(t0)), 1),
+            format_decimal(axis, 1)
         );
     }
     markup!(out, "</svg><ul class=\"legend\">");

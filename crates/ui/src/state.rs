@@ -211,18 +211,28 @@ impl AppState {
         }
     }
 
-    /// Records the namespace's counts now (one sample per instant).
+    /// Records the namespace's counts now (one sample per instant, in order). The samples after
+    /// now stay: a rewound run passes them again with the same counts, so the chart keeps its
+    /// span ([`AppState::forget_samples_after_now`] when a step changes what follows).
     pub(crate) fn sample(&self) {
         let sim = self.sim.borrow();
         let now = sim.now();
         let total = sim.ns().total_counts();
         let mut samples = self.samples.borrow_mut();
-        samples.retain(|(t, _)| *t < now);
-        samples.push((now, total));
+        match samples.binary_search_by_key(&now, |(t, _)| *t) {
+            Ok(i) => samples[i].1 = total,
+            Err(i) => samples.insert(i, (now, total)),
+        }
         if samples.len() > MAX_SAMPLES {
             let thinned: Vec<_> = samples.iter().copied().step_by(2).collect();
             *samples = thinned;
         }
+    }
+
+    /// Drops the samples after now: a step taken or undone changed what follows.
+    pub(crate) fn forget_samples_after_now(&self) {
+        let now = self.sim.borrow().now();
+        self.samples.borrow_mut().retain(|(t, _)| *t <= now);
     }
 
     /// Finds what happens next in the running simulation (after the run moved).

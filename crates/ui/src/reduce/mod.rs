@@ -61,6 +61,7 @@ impl Reducible for AppState {
         }
         // A step of the learner's (the lesson's goal says what it still lacks after one).
         let stepped = matches!(action, Action::Do(_) | Action::DoAt(..));
+        let steps_before = s.sim.borrow().scenario().timeline.len();
         // A run that goes on playing from another instant starts its summary there.
         let moved = matches!(
             action,
@@ -95,6 +96,9 @@ impl Reducible for AppState {
         }
         s.say_what_played(&self, moved);
         lesson::check_goal(&mut s, stepped);
+        if s.sim.borrow().scenario().timeline.len() != steps_before {
+            s.forget_samples_after_now();
+        }
         if says && (s.notice.is_some() || s.error.is_some()) {
             s.said += 1;
         }

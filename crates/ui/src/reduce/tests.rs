@@ -212,3 +212,20 @@ fn a_closing_explanation_counts_as_done_once_it_shows() {
         "a middle part counts when left"
     );
 }
+
+/// Issue 31: the counts chart keeps its span through a rewind (the run passes those instants
+/// again with the same counts); a step taken then changes what follows, so the samples after
+/// it go.
+#[test]
+fn a_rewind_keeps_the_charts_samples_and_a_new_step_drops_the_ones_after_it() {
+    let s = state(QUEUE);
+    let s = reduce(&s, Action::Seek(30_000));
+    let recorded: Vec<i64> = s.samples.borrow().iter().map(|(t, _)| *t).collect();
+    assert_eq!(recorded.last(), Some(&30_000));
+    let s = reduce(&s, Action::Seek(5_000));
+    let after_rewind: Vec<i64> = s.samples.borrow().iter().map(|(t, _)| *t).collect();
+    assert!(after_rewind.contains(&5_000) && after_rewind.contains(&30_000));
+    assert!(after_rewind.windows(2).all(|w| w[0] < w[1]), "in order");
+    let s = reduce(&s, Action::Do(Box::new(send())));
+    assert!(s.samples.borrow().iter().all(|(t, _)| *t <= 5_000));
+}
