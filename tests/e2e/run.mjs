@@ -315,6 +315,8 @@ test('filters: a subscription made with a SQL filter and action takes only what 
   const invoices = page.locator('.lane[data-entity="events/subscriptions/invoices"]');
   await invoices.waitFor();
   await tab(page, 'send');
+  // A new entity draws the form again: To offers the entities in the scenario's order.
+  await page.selectOption('#send-to', 'events');
   await page.fill('#send-props', '');
   await page.fill('#send-subject', 'invoice');
   await send(page, { ttl: '1h', id: 'inv-1' });
@@ -333,6 +335,7 @@ test('filters: a subscription made with a SQL filter and action takes only what 
   const exists = await page.locator('#entity-form .field-error, #error-banner').first().textContent();
   if (!exists.includes('FLT-01')) throw new Error(exists);
   await tab(page, 'send');
+  await page.selectOption('#send-to', 'events');
   await page.fill('#send-props', 'quantity=50, color=red');
   await send(page, { ttl: '1h', id: 'both' });
   // Both rules match: the plain rule's copy and red's own.
@@ -356,6 +359,7 @@ test('filters: a subscription made with a SQL filter and action takes only what 
   const muted = page.locator('.lane[data-entity="events/subscriptions/muted"]');
   await muted.waitFor();
   await tab(page, 'send');
+  await page.selectOption('#send-to', 'events');
   await page.fill('#send-props', 'quantity=500');
   await send(page, { ttl: '1h', id: 'after-mute' });
   await big.locator('.card .mid', { hasText: 'after-mute' }).click();
