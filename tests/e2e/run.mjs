@@ -1424,6 +1424,20 @@ test('the documentation page embeds three playgrounds that play, size themselves
   await page.frameLocator('#embed-lesson').locator('#lesson-next', { hasText: 'Weiter' }).waitFor();
 });
 
+test('an autoplaying embed further down the page waits for the reader: it plays once scrolled into view', async (ctx) => {
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(15000);
+  await page.setViewportSize({ width: 800, height: 600 });
+  await page.setContent(`<div style="height:3000px">text to read first</div><iframe id="later" src="${url}?embed=1&preset=ttl-expiry-to-dlq&autoplay=1&speed=10" width="700" height="420"></iframe>`);
+  const frame = page.frameLocator('#later');
+  await frame.locator('.clock').waitFor();
+  await page.waitForTimeout(1500);
+  const before = await frame.locator('#clock-rel').textContent();
+  if (before.trim() !== 't=0s') throw new Error(`it played out of view: ${before}`);
+  await page.locator('#later').scrollIntoViewIfNeeded();
+  await frame.locator('#clock-rel:not(:text-is("t=0s"))').waitFor();
+});
+
 test('Copy embed code makes an iframe for this scenario, speed, language and options', async (ctx) => {
   const page = await fresh(ctx, '?lang=nl');
   await send(page, { ttl: '1m' });

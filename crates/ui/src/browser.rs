@@ -205,6 +205,15 @@ const packed = (bytes) => {
       .then((b) => { const p = new Uint8Array(b); return p.length < bytes.length ? '1z' + b64url(p) : plain; }, () => plain);
   } catch (e) { return Promise.resolve(plain); }
 };
+// `done()` once the page shows on the reader's screen: an embed's frame scrolled into view
+// (an IntersectionObserver in a frame measures against the top-level viewport).
+export function sbp_when_visible(done) {
+  if (typeof IntersectionObserver === 'undefined') { done(); return; }
+  const o = new IntersectionObserver((entries) => {
+    if (entries.some((e) => e.isIntersecting)) { o.disconnect(); done(); }
+  });
+  o.observe(document.documentElement);
+}
 // A share link: `template` with its scenario's payload at \u0001 and its checkpoint's (if any)
 // at \u0002, each packed when that is smaller.
 export function sbp_share(template, scenario, checkpoint, done) {
@@ -216,6 +225,7 @@ extern "C" {
     fn sbp_json_payload(json: &str) -> String;
     fn sbp_share(template: &str, scenario: &[u8], checkpoint: &[u8], done: &js_sys::Function);
     fn sbp_unpack(text: &str, done: &js_sys::Function);
+    fn sbp_when_visible(done: &js_sys::Function);
     fn sbp_tick_work(ms: f64);
     fn sbp_follow(url: &str, on: &js_sys::Function);
     fn sbp_post_live(url: &str, done: &js_sys::Function);
@@ -257,6 +267,14 @@ pub fn unpack(text: &str, done: impl FnOnce(String) + 'static) {
     let done: Box<dyn FnOnce(String)> = Box::new(done);
     let on_unpacked = wasm_bindgen::closure::Closure::once_into_js(done);
     sbp_unpack(text, wasm_bindgen::JsCast::unchecked_ref(&on_unpacked));
+}
+
+/// `done()` once the page shows on the reader's screen (an embed scrolled into view; a page
+/// of its own at once).
+pub fn when_visible(done: impl FnOnce() + 'static) {
+    let done: Box<dyn FnOnce()> = Box::new(done);
+    let on_visible = wasm_bindgen::closure::Closure::once_into_js(done);
+    sbp_when_visible(wasm_bindgen::JsCast::unchecked_ref(&on_visible));
 }
 
 thread_local! {

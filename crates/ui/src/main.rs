@@ -69,6 +69,15 @@ fn app() -> Html {
         browser::restore_lost_focus();
     });
     use_effect_with((), |_| browser::watch_focus());
+    // `?autoplay=1`: plays once the page shows on the reader's screen.
+    {
+        let store = store.clone();
+        use_effect_with((), move |_| {
+            if browser::query_flag("autoplay") {
+                browser::when_visible(move || store.dispatch(Action::Autoplay));
+            }
+        });
+    }
     // The current scenario survives a reload (saved every few hundred ms while the clock runs).
     {
         let sim = store.sim.clone();

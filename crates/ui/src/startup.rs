@@ -25,8 +25,7 @@ pub fn initial_state() -> AppState {
             .iter()
             .all(|key| browser::query_value(key).is_none());
     state.looping = browser::query_flag("loop");
-    state.autoplay = browser::query_flag("autoplay");
-    state.playing = state.autoplay;
+    // `?autoplay=1` plays once the page shows (`Action::Autoplay`, from the page's start).
     if let Some(at) = stored_at {
         if let Some(stopped) = replay(
             &mut state.sim.borrow_mut(),

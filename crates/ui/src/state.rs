@@ -131,6 +131,9 @@ pub enum Action {
     },
     Play,
     Pause,
+    /// `?autoplay=1`, once the page shows on the reader's screen: it plays from now on, and so
+    /// does each scenario it opens (an embed further down a page waits for the reader).
+    Autoplay,
     StepBy(Instant),
     JumpNext,
     /// Back to t=0 of the same scenario (user actions kept).

@@ -169,6 +169,7 @@ fn steps_and_panels(s: &mut AppState, action: Action) -> Flow {
         Action::Undo => return undo(s),
         Action::Tab(tab) => s.tab = tab,
         Action::CloseWelcome => s.welcome = false,
+        Action::Autoplay => (s.autoplay, s.playing) = (true, true),
         Action::ShowWelcome => s.welcome = true,
         _ => {}
     }
