@@ -722,6 +722,7 @@ c-call = Aufruf "{ $name }"
 c-no-call = bisher heißt kein Schritt "{ $name }" ("as")
 c-call-count = erwartet { $want } Nachrichten, erhalten { $have }
 c-expected = erwartet { $want }, ist { $have }
+c-unlike = { $have }, nicht was dieser Teil verlangt
 c-no-message = er hat keine Nachricht { $number } erhalten
 c-call-message = { $label } Nachricht { $number }
 c-no-property = es gibt keine Eigenschaft { $name }

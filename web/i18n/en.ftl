@@ -740,6 +740,7 @@ c-call = call "{ $name }"
 c-no-call = no step so far is named "{ $name }" ("as")
 c-call-count = expected { $want } messages, got { $have }
 c-expected = expected { $want }, got { $have }
+c-unlike = { $have }, not what this part asks
 c-no-message = it got no message { $number }
 c-call-message = { $label } message { $number }
 c-no-property = there is no property { $name }

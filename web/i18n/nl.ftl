@@ -722,6 +722,7 @@ c-call = aanroep "{ $name }"
 c-no-call = nog geen stap heet "{ $name }" ("as")
 c-call-count = { $want } berichten verwacht, { $have } gekregen
 c-expected = verwacht { $want }, gekregen { $have }
+c-unlike = { $have }, niet wat dit onderdeel vraagt
 c-no-message = hij kreeg geen bericht { $number }
 c-call-message = { $label } bericht { $number }
 c-no-property = er is geen eigenschap { $name }

@@ -722,6 +722,7 @@ c-call = anropet "{ $name }"
 c-no-call = inget steg hittills heter "{ $name }" ("as")
 c-call-count = väntade { $want } meddelanden, fick { $have }
 c-expected = väntade { $want }, fick { $have }
+c-unlike = { $have }, inte det som den här delen ber om
 c-no-message = det fick inget meddelande { $number }
 c-call-message = { $label } meddelande { $number }
 c-no-property = det finns ingen egenskap { $name }

@@ -253,7 +253,7 @@ impl Simulation {
             return;
         }
         let have = view_json(&view);
-        self.check_properties(&at_instant(at, label), &want.properties, &have, out);
+        self.check_properties(at, &at_instant(at, label), &want.properties, &have, out);
     }
 
     /// `returned`: what a named call got (RCV-01's received-and-deleted messages too, which are
@@ -305,7 +305,7 @@ impl Simulation {
                 };
                 let have = view_json(view);
                 let label = text!("c-call-message", label = label.clone(), number = i + 1);
-                self.check_properties(&label, props, &have, out);
+                self.check_properties(at, &label, props, &have, out);
             }
             if !want.session.is_empty() {
                 match &call.session {
@@ -315,7 +315,7 @@ impl Simulation {
                             "LockedUntil": v.locked_until,
                             "State": v.state,
                         });
-                        self.check_properties(&label, &want.session, &have, out);
+                        self.check_properties(at, &label, &want.session, &have, out);
                     }
                     None => out.push(text!(
                         "c-what",
@@ -336,6 +336,7 @@ impl Simulation {
             };
             let have = settings_view(&entity.settings);
             self.check_properties(
+                at,
                 &at_instant(at, text!("c-plain", what = path)),
                 want,
                 &have,
@@ -344,8 +345,12 @@ impl Simulation {
         }
     }
 
+    /// Each of `want`'s properties against `have`. For a goal (`at` None) a wrong value is said
+    /// as what is there, not as the value the part wants: that may be the answer to a question
+    /// still to come (a TimeToLive after the entity's cap).
     fn check_properties(
         &self,
+        at: Option<&str>,
         label: &Text,
         want: &BTreeMap<String, serde_json::Value>,
         have: &serde_json::Value,
@@ -362,6 +367,10 @@ impl Simulation {
                 continue;
             }
             if let Err(msg) = self.property_matches(name, expected, actual) {
+                let msg = match (at, msg.plain("have")) {
+                    (None, Some(have)) if msg.key == "c-expected" => text!("c-unlike", have = have),
+                    _ => msg,
+                };
                 out.push(text!(
                     "c-property",
                     label = label.clone(),

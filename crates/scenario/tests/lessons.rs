@@ -379,3 +379,27 @@ fn what_a_goal_lacks_is_said_without_an_instant() {
     let unmet: Vec<String> = sim.unmet(goal).iter().map(|t| t.to_string()).collect();
     assert_eq!(unmet, vec!["orders #1: not there".to_string()]);
 }
+
+/// Issue 31: a goal's feedback never gives away an answer not yet asked. Lesson 2 asks for a
+/// TimeToLive of 10m and then when the message expires (the entity's 1m caps it): a message
+/// sent with 30s is said as 30s, not as "expected 1m".
+#[test]
+fn a_goals_feedback_says_what_is_there_not_the_value_it_wants() {
+    let lesson = lessons()
+        .into_iter()
+        .find(|l| l.id == "entity-default")
+        .expect("lesson 2");
+    let mut sim = Simulation::new(&lesson.scenario).expect("it runs");
+    let goal = lesson.parts[1].goal.as_ref().expect("a goal");
+    let wrong: Step = serde_json::from_value(serde_json::json!(
+        {"at": "0s", "send": {"to": "orders", "ttl": "30s"}}
+    ))
+    .expect("a step");
+    sbp_scenario::lesson::play_solution(&mut sim, &[wrong]).expect("scheduled");
+    sim.advance_to(sim.now());
+    let unmet: Vec<String> = sim.unmet(goal).iter().map(|t| t.to_string()).collect();
+    assert_eq!(
+        unmet,
+        vec!["orders #1 TimeToLive: 30s, not what this part asks".to_string()]
+    );
+}
