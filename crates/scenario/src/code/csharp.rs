@@ -181,9 +181,7 @@ impl Target for CSharp {
         out.line("}");
         out.line("{");
         out.indent += 1;
-        out.line(&format!(
-            "var {var} = (await admin.Get{kind}Async({names})).Value;"
-        ));
+        out.line(&self.read_settings(kind, entity, var));
     }
 
     fn ensure_end(&self, out: &mut Out) {

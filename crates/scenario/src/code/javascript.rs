@@ -233,7 +233,7 @@ impl Target for JavaScript {
         out.line("}");
         out.line("{");
         out.indent += 1;
-        out.line(&format!("const {var} = await admin.get{kind}({names});"));
+        out.line(&self.read_settings(kind, entity, var));
     }
 
     fn ensure_end(&self, out: &mut Out) {

@@ -212,6 +212,23 @@ fn unreadable(ns: &Namespace, path: &str) -> Option<&'static str> {
     }
 }
 
+/// How the management API names an entity's kind.
+fn kind_name(kind: EntityKind) -> &'static str {
+    match kind {
+        EntityKind::Queue => "Queue",
+        EntityKind::Topic => "Topic",
+        EntityKind::Subscription { .. } => "Subscription",
+    }
+}
+
+/// An expectation's names of one sort (metrics, event kinds, calls), joined for a comment.
+fn keys<V>(map: &crate::vecmap::VecMap<V>) -> String {
+    map.iter()
+        .map(|(k, _)| k.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// How many events the simulation has logged so far (those its log dropped included).
 fn logged(sim: &Simulation) -> usize {
     sim.ns.events_logged() as usize
@@ -360,10 +377,9 @@ impl Code {
     ) {
         let checked =
             |sim: &Simulation| count_paths(&sim.ns, e).iter().any(|(_, why)| why.is_none());
-        if wait_anyway || checked(sim) || !e.messages.is_empty() {
-            self.move_to(sim, now, seen, e.at.ms());
-        }
-        if !e.exists.is_empty() || !e.settings.is_empty() {
+        let read_at_its_instant =
+            !e.messages.is_empty() || !e.exists.is_empty() || !e.settings.is_empty();
+        if wait_anyway || checked(sim) || read_at_its_instant {
             self.move_to(sim, now, seen, e.at.ms());
         }
         self.checks_of(sim, e);
@@ -377,25 +393,19 @@ impl Code {
         self.messages(sim, e);
         self.admin_reads(sim, e);
         let at = format_instant(sim.now());
-        let names = |keys: Vec<&String>| {
-            keys.into_iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
         if !e.metrics.is_empty() {
-            let names = names(e.metrics.iter().map(|(k, _)| k).collect());
+            let names = keys(&e.metrics);
             self.out
                 .say(text!("code-metrics-unread", at = at.clone(), names = names));
         }
         if !e.events.is_empty() {
-            let names = names(e.events.iter().map(|(k, _)| k).collect());
+            let names = keys(&e.events);
             self.out
                 .say(text!("code-events-unread", at = at.clone(), names = names));
         }
         if !e.returned.is_empty() {
-            let names = names(e.returned.iter().map(|(k, _)| k).collect());
-            self.out.say(text!("code-returned", names = names));
+            self.out
+                .say(text!("code-returned", names = keys(&e.returned)));
         }
     }
 
@@ -428,10 +438,7 @@ impl Code {
             for name in wanted.keys() {
                 match compared.iter().find(|(n, ..)| n == name) {
                     Some((name, value, setting)) => {
-                        let label = match setting {
-                            Setting::Duration => format!("{what}: {name} (ms)"),
-                            Setting::Flag | Setting::Count => format!("{what}: {name}"),
-                        };
+                        let label = setting.labelled(format!("{what}: {name}"));
                         let returned = t.setting("now", name, *setting);
                         self.check(&label, value, &returned);
                     }
@@ -465,9 +472,7 @@ impl Code {
     /// Subscription), whether or not the playground has it now.
     fn kind_of(&self, sim: &Simulation, path: &str) -> &'static str {
         match sim.ns.entity(path).map(|e| e.kind) {
-            Some(EntityKind::Topic) => "Topic",
-            Some(EntityKind::Subscription { .. }) => "Subscription",
-            Some(EntityKind::Queue) => "Queue",
+            Some(kind) => kind_name(kind),
             None if sbp_engine::namespace::split_subscription_path(path).is_some() => {
                 "Subscription"
             }
@@ -620,14 +625,10 @@ impl Code {
             // The calls that make it, written apart: they go inside the language's "where it
             // is not there".
             let outer = std::mem::replace(&mut self.out, Out::new(self.t.comment()));
-            let kind = match e.kind {
-                EntityKind::Queue => {
-                    self.create("Queue", &path, None, &settings, None);
-                    "Queue"
-                }
-                EntityKind::Topic => {
-                    self.create("Topic", &path, None, &settings, None);
-                    "Topic"
+            let kind = kind_name(e.kind);
+            match e.kind {
+                EntityKind::Queue | EntityKind::Topic => {
+                    self.create(kind, &path, None, &settings, None)
                 }
                 EntityKind::Subscription { .. } => {
                     let (topic, name) = sbp_engine::namespace::split_subscription_path(&path)
@@ -646,18 +647,14 @@ impl Code {
                     for (rule_name, rule) in e.rules.iter().skip(1) {
                         self.add_rule(topic, name, rule_name, Some(rule));
                     }
-                    "Subscription"
                 }
-            };
+            }
             let made = std::mem::replace(&mut self.out, outer).text;
             let var = format!("settings{}", i + 1);
             self.t
                 .ensure(&mut self.out, kind, &entity(self.t, &path), &var, &made);
             for (name, value, setting) in compared_settings(kind, &settings) {
-                let what = match setting {
-                    Setting::Duration => format!("{path} {name} (ms)"),
-                    Setting::Flag | Setting::Count => format!("{path} {name}"),
-                };
+                let what = setting.labelled(format!("{path} {name}"));
                 let returned = self.t.setting(&var, name, setting);
                 self.check(&what, &value, &returned);
             }
@@ -1137,11 +1134,7 @@ impl Code {
             }
             Action::Update(u) => {
                 if let Some(e) = sim.ns.entity(&u.entity) {
-                    let kind = match e.kind {
-                        EntityKind::Queue => "Queue",
-                        EntityKind::Topic => "Topic",
-                        EntityKind::Subscription { .. } => "Subscription",
-                    };
+                    let kind = kind_name(e.kind);
                     // Only what the step changes, switched off too; never a setting fixed at
                     // creation (RequiresSession, RequiresDuplicateDetection).
                     let after = u.settings.apply_to(&e.settings);

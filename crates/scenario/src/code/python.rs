@@ -204,7 +204,7 @@ impl Target for Python {
         out.line(&format!("if {var} is None:"));
         out.indent += 1;
         out.lines(made);
-        out.line(&format!("{var} = admin.get_{snake}({names})"));
+        out.line(&self.read_settings(kind, entity, var));
         out.indent -= 1;
     }
 

@@ -131,6 +131,16 @@ pub(super) enum Setting {
     Count,
 }
 
+impl Setting {
+    /// A check's label for the setting named in `label`: a duration says it is in ms.
+    pub fn labelled(self, label: String) -> String {
+        match self {
+            Setting::Duration => label + " (ms)",
+            Setting::Flag | Setting::Count => label,
+        }
+    }
+}
+
 /// A field of a received message the checks compare.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Field {
@@ -328,7 +338,7 @@ pub(super) trait Target {
     /// Whether the entity exists, as text (`true`, `false`), as the administration client reads
     /// it: asked again until it is `showed` (a literal) or instant `until`.
     fn exists(&self, kind: &str, entity: &Entity, showed: &str, until: i64) -> String;
-    /// The entity's settings read into `var` (a statement).
+    /// The entity's settings read into `var` (a statement; [`Target::ensure`] reads them so too).
     fn read_settings(&self, kind: &str, entity: &Entity, var: &str) -> String;
     /// A statement that prints `text` (a literal).
     fn print(&self, text: &str) -> String;
