@@ -42,6 +42,8 @@ fn code_of(line: &str) -> String {
 /// the helpers) that nothing else names, each with the comment lines above it, as line ranges.
 fn unused_declarations(lines: &[&str]) -> Vec<std::ops::Range<usize>> {
     let indent = |l: &str| l.len() - l.trim_start().len();
+    // Each line's code read once, not once per declaration looked at.
+    let code: Vec<String> = lines.iter().map(|l| code_of(l)).collect();
     let mut unused = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let Some((name, _)) = line
@@ -72,8 +74,8 @@ fn unused_declarations(lines: &[&str]) -> Vec<std::ops::Range<usize>> {
             .rev()
             .take_while(|l| indent(l) == at && l.trim_start().starts_with("//"))
             .count();
-        let names = |l: &&str| used(&code_of(l), name);
-        if !lines[..i].iter().chain(&lines[end..]).any(names) {
+        let names = |l: &String| used(l, name);
+        if !code[..i].iter().chain(&code[end..]).any(names) {
             unused.push(i - comments..end);
         }
     }
