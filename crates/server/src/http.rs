@@ -264,7 +264,7 @@ fn host_name(authority: &str) -> String {
 }
 
 /// Whether `given` is the token, compared in time that does not depend on where they differ.
-fn same_token(given: &str, token: &str) -> bool {
+pub(crate) fn same_token(given: &str, token: &str) -> bool {
     let (given, token) = (given.as_bytes(), token.as_bytes());
     let differ = given
         .iter()

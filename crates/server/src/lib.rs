@@ -9,7 +9,7 @@
 //! one door ([`http`]: loopback names, `--allow-host`, a token off loopback) and its bounds.
 //! [`journal`] (`--state`): each step on disk before it is answered, checkpoints, recovery.
 //! [`decode`]: every decode of a client's bytes, bounded first. [`control`]: the test API
-//! (health, reset).
+//! (health, reset). [`rooms`]: a trainer's room for a workshop.
 pub mod admin;
 pub mod broker;
 pub mod conn;
@@ -23,6 +23,7 @@ pub mod journal;
 pub mod live;
 pub mod message;
 pub mod mgmt;
+pub mod rooms;
 pub mod sasl;
 pub mod service;
 pub mod shared;
@@ -84,7 +85,9 @@ pub async fn serve_http(
     let bound = listener.local_addr()?;
     let door = Arc::new(http::Door::new(bound, allow_hosts)?);
     let token = door.token().map(str::to_string);
-    let routes = live::routes(shared.clone()).merge(control::routes(shared.clone(), listeners));
+    let routes = live::routes(shared.clone())
+        .merge(control::routes(shared.clone(), listeners))
+        .merge(rooms::routes(token.clone()));
     let app = match site.filter(site::Site::is_built) {
         Some(site::Site::Folder(dist)) => routes.fallback_service(
             tower_http::services::ServeDir::new(dist)
