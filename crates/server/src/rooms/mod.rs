@@ -83,14 +83,9 @@ pub fn routes(token: Option<String>) -> axum::Router {
 }
 
 /// Random bytes from the OS, as hex.
-fn random_hex(bytes: usize) -> Result<String, Response> {
+fn random_hex(bytes: usize) -> Result<String, RoomError> {
     let mut buf = vec![0u8; bytes];
-    getrandom::fill(&mut buf).map_err(|e| {
-        json(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            serde_json::json!({ "error": format!("no randomness for a key: {e}") }),
-        )
-    })?;
+    getrandom::fill(&mut buf).map_err(|e| RoomError::NoRandomness(e.to_string()))?;
     Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
 }
 
@@ -101,19 +96,12 @@ fn refused(e: RoomError) -> Response {
     )
 }
 
-fn bad(message: String) -> Response {
-    refused(RoomError::Invalid(message))
-}
-
 /// A change is asked with the header a page of another origin cannot send.
-fn from_a_page(headers: &HeaderMap) -> Result<(), Response> {
-    if headers.get(CLOCK_HEADER).and_then(|v| v.to_str().ok()) == Some("1") {
-        return Ok(());
+fn from_a_page(headers: &HeaderMap) -> Result<(), RoomError> {
+    match headers.get(CLOCK_HEADER).and_then(|v| v.to_str().ok()) {
+        Some("1") => Ok(()),
+        _ => Err(RoomError::Unsigned),
     }
-    Err(json(
-        StatusCode::FORBIDDEN,
-        serde_json::json!({ "error": format!("a change to a room carries the header {CLOCK_HEADER}: 1") }),
-    ))
 }
 
 /// The `key=` of a query (keys are hex: nothing to decode).
@@ -127,8 +115,9 @@ fn key_of(query: Option<&str>) -> String {
 }
 
 /// A JSON body read into `T` (its fields checked by serde; unknown ones refused).
-fn body_of<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Response> {
-    serde_json::from_slice(body).map_err(|e| bad(format!("the body does not read: {e}")))
+fn body_of<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, RoomError> {
+    serde_json::from_slice(body)
+        .map_err(|e| RoomError::Invalid(format!("the body does not read: {e}")))
 }
 
 fn answer(done: Result<serde_json::Value, RoomError>) -> Response {
@@ -139,16 +128,12 @@ fn answer(done: Result<serde_json::Value, RoomError>) -> Response {
 }
 
 async fn open(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    let made = from_a_page(&headers).and_then(|()| Ok((random_hex(8)?, random_hex(16)?)));
-    let (id, key) = match made {
-        Ok(made) => made,
-        Err(refusal) => return refusal,
-    };
-    answer(
-        shared
-            .change(|rooms, now| rooms.open(id.clone(), key.clone(), now))
-            .map(|()| serde_json::json!({ "room": id, "key": key, "token": shared.token })),
-    )
+    answer((|| {
+        from_a_page(&headers)?;
+        let (id, key) = (random_hex(8)?, random_hex(16)?);
+        shared.change(|rooms, now| rooms.open(id.clone(), key.clone(), now))?;
+        Ok(serde_json::json!({ "room": id, "key": key, "token": shared.token }))
+    })())
 }
 
 async fn close(
@@ -157,15 +142,12 @@ async fn close(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
-    if let Err(refusal) = from_a_page(&headers) {
-        return refusal;
-    }
-    let key = key_of(query.as_deref());
-    answer(
-        shared
-            .change(|rooms, now| rooms.close(&id, &key, now))
-            .map(|()| serde_json::json!({ "closed": id })),
-    )
+    answer((|| {
+        from_a_page(&headers)?;
+        let key = key_of(query.as_deref());
+        shared.change(|rooms, now| rooms.close(&id, &key, now))?;
+        Ok(serde_json::json!({ "closed": id }))
+    })())
 }
 
 #[derive(serde::Deserialize)]
@@ -180,16 +162,13 @@ async fn join(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    let asked = from_a_page(&headers).and_then(|()| Ok((body_of::<Join>(&body)?, random_hex(16)?)));
-    let (join, key) = match asked {
-        Ok(asked) => asked,
-        Err(refusal) => return refusal,
-    };
-    answer(
-        shared
-            .change(|rooms, now| rooms.join(&id, &join.name, key.clone(), now))
-            .map(|name| serde_json::json!({ "key": key, "name": name })),
-    )
+    answer((|| {
+        from_a_page(&headers)?;
+        let join: Join = body_of(&body)?;
+        let key = random_hex(16)?;
+        let name = shared.change(|rooms, now| rooms.join(&id, &join.name, key.clone(), now))?;
+        Ok(serde_json::json!({ "key": key, "name": name }))
+    })())
 }
 
 async fn report(
@@ -199,16 +178,13 @@ async fn report(
     RawQuery(query): RawQuery,
     body: axum::body::Bytes,
 ) -> Response {
-    let report = match from_a_page(&headers).and_then(|()| body_of::<room::Report>(&body)) {
-        Ok(report) => report,
-        Err(refusal) => return refusal,
-    };
-    let key = key_of(query.as_deref());
-    answer(
-        shared
-            .change(|rooms, now| rooms.report(&id, &key, report, now))
-            .map(|()| serde_json::json!({ "reported": true })),
-    )
+    answer((|| {
+        from_a_page(&headers)?;
+        let report: room::Report = body_of(&body)?;
+        let key = key_of(query.as_deref());
+        shared.change(|rooms, now| rooms.report(&id, &key, report, now))?;
+        Ok(serde_json::json!({ "reported": true }))
+    })())
 }
 
 #[derive(serde::Deserialize)]
@@ -226,16 +202,13 @@ async fn move_to(
     RawQuery(query): RawQuery,
     body: axum::body::Bytes,
 ) -> Response {
-    let to = match from_a_page(&headers).and_then(|()| body_of::<LessonPart>(&body)) {
-        Ok(to) => to,
-        Err(refusal) => return refusal,
-    };
-    let key = key_of(query.as_deref());
-    answer(
-        shared
-            .change(|rooms, now| rooms.move_to(&id, &key, &to.lesson, now))
-            .map(|()| serde_json::json!({ "lesson": to.lesson })),
-    )
+    answer((|| {
+        from_a_page(&headers)?;
+        let to: LessonPart = body_of(&body)?;
+        let key = key_of(query.as_deref());
+        shared.change(|rooms, now| rooms.move_to(&id, &key, &to.lesson, now))?;
+        Ok(serde_json::json!({ "lesson": to.lesson }))
+    })())
 }
 
 async fn reveal(
@@ -245,16 +218,13 @@ async fn reveal(
     RawQuery(query): RawQuery,
     body: axum::body::Bytes,
 ) -> Response {
-    let what = match from_a_page(&headers).and_then(|()| body_of::<LessonPart>(&body)) {
-        Ok(what) => what,
-        Err(refusal) => return refusal,
-    };
-    let key = key_of(query.as_deref());
-    answer(
-        shared
-            .change(|rooms, now| rooms.reveal(&id, &key, &what.lesson, what.part, now))
-            .map(|()| serde_json::json!({ "revealed": [what.lesson, what.part] })),
-    )
+    answer((|| {
+        from_a_page(&headers)?;
+        let what: LessonPart = body_of(&body)?;
+        let key = key_of(query.as_deref());
+        shared.change(|rooms, now| rooms.reveal(&id, &key, &what.lesson, what.part, now))?;
+        Ok(serde_json::json!({ "revealed": [what.lesson, what.part] }))
+    })())
 }
 
 async fn trainer_feed(

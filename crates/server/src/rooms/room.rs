@@ -51,6 +51,10 @@ pub enum RoomError {
     NameTaken(String),
     #[error("{0}")]
     Invalid(String),
+    #[error("a change to a room carries the header x-sbp-live: 1")]
+    Unsigned,
+    #[error("no randomness for a key: {0}")]
+    NoRandomness(String),
 }
 
 impl RoomError {
@@ -58,7 +62,8 @@ impl RoomError {
     pub fn status(&self) -> u16 {
         match self {
             RoomError::NoRoom(_) => 404,
-            RoomError::WrongKey(_) => 403,
+            RoomError::WrongKey(_) | RoomError::Unsigned => 403,
+            RoomError::NoRandomness(_) => 500,
             RoomError::TooManyRooms => 503,
             RoomError::RoomFull | RoomError::NameTaken(_) => 409,
             RoomError::Invalid(_) => 400,
