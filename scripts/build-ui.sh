@@ -11,6 +11,8 @@ trunk build lab.html --release --offline --dist dist/lab --public-url ./
 trunk build builder.html --release --offline --dist dist/builder --public-url ./
 # The emulator's Config.json in and out, a wasm of its own.
 trunk build emulator.html --release --offline --dist dist/emulator --public-url ./
+# The trainer's page of a workshop's room (sbp serve keeps the room), a wasm of its own.
+trunk build trainer.html --release --offline --dist dist/trainer --public-url ./
 # The element's copy in the site is the site's own: the site it loads is the one it is in
 # (the npm package's element.js, beside its site/ folder, keeps './site/index.html').
 sed -i "s#^const SITE_BESIDE = './site/index.html';#const SITE_BESIDE = './index.html';#" dist/element.js

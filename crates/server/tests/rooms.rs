@@ -222,13 +222,7 @@ async fn a_hundred_learners_join_one_room_and_the_trainer_sees_each_and_the_spre
     }
 
     // The trainer closes the room: every feed is told.
-    let (status, _) = request(
-        http,
-        &format!("DELETE /rooms/{room}?key={trainer}"),
-        "x-sbp-live: 1\r\n",
-        "",
-    )
-    .await;
+    let (status, _) = post(http, &format!("/rooms/{room}/close?key={trainer}"), "").await;
     assert_eq!(status, 200);
     let (kind, said) = feeds[0].next().await;
     assert_eq!(kind, "closed");
@@ -281,7 +275,7 @@ async fn attacks_on_a_room_are_refused_with_their_limit_and_change_nothing() {
             "trainer",
         ),
         (
-            format!("DELETE /rooms/{room}?key={learner}"),
+            format!("POST /rooms/{room}/close?key={learner}"),
             "x-sbp-live: 1\r\n",
             String::new(),
             403,

@@ -105,8 +105,8 @@ pub fn share_link_url(mut link: sbp_scenario::link::Link, done: impl FnOnce(Stri
     );
 }
 
-/// The page's address for a link: without its fragment, and without `live` (a link opens a
-/// run where it was, in any playground; it never follows a server).
+/// The page's address for a link: without its fragment, `live` and `room` (a link opens a
+/// run where it was, in any playground; it never follows a server or joins a room).
 fn share_base() -> String {
     let Some(location) = web_sys::window().map(|w| w.location()) else {
         return String::new();
@@ -115,6 +115,7 @@ fn share_base() -> String {
     let query = match web_sys::UrlSearchParams::new_with_str(&search) {
         Ok(params) => {
             params.delete("live");
+            params.delete("room");
             let q = String::from(params.to_string());
             if q.is_empty() {
                 q
@@ -177,14 +178,14 @@ export function sbp_tick_work(ms) {
 }
 // Follows sbp serve's feed (/live/events): each event's kind and data to `on`; on a lost
 // connection `on('lost')`, and the EventSource tries again by itself.
-export function sbp_follow(url, on) {
+export function sbp_follow(url, kinds, on) {
   const es = new EventSource(url);
-  for (const kind of ['scenario', 'step', 'now']) es.addEventListener(kind, (e) => on(kind, e.data));
+  for (const kind of kinds.split(',')) es.addEventListener(kind, (e) => on(kind, e.data));
   es.onerror = () => on('lost', '');
 }
-// A clock move on the server (live.rs there asks for the header).
-export function sbp_post_live(url, done) {
-  fetch(url, { method: 'POST', headers: { 'x-sbp-live': '1' } })
+// A change on the server (a clock move, a room's): live.rs and rooms/ there ask for the header.
+export function sbp_post_live(url, body, done) {
+  fetch(url, { method: 'POST', headers: { 'x-sbp-live': '1' }, body })
     .then((r) => r.text().then((t) => done(r.ok, t)), () => done(false, ''));
 }
 // `text` saved as a file called `name`.
@@ -227,25 +228,32 @@ extern "C" {
     fn sbp_unpack(text: &str, done: &js_sys::Function);
     fn sbp_when_visible(done: &js_sys::Function);
     fn sbp_tick_work(ms: f64);
-    fn sbp_follow(url: &str, on: &js_sys::Function);
-    fn sbp_post_live(url: &str, done: &js_sys::Function);
+    fn sbp_follow(url: &str, kinds: &str, on: &js_sys::Function);
+    fn sbp_post_live(url: &str, body: Option<String>, done: &js_sys::Function);
     fn sbp_download(name: &str, text: &str);
 }
 
-/// Follows the feed at `url` for the page's lifetime: `on(kind, data)` for each event
-/// (`scenario`, `step`, `now`, and `lost` when the connection drops; the browser reconnects).
-pub fn follow(url: &str, on: impl FnMut(String, String) + 'static) {
+/// Follows the feed at `url` for the page's lifetime: `on(kind, data)` for each event of the
+/// `kinds` (comma-separated), and `lost` when the connection drops (the browser reconnects).
+pub fn follow(url: &str, kinds: &str, on: impl FnMut(String, String) + 'static) {
     let on: Box<dyn FnMut(String, String)> = Box::new(on);
     let on = wasm_bindgen::closure::Closure::wrap(on);
-    sbp_follow(url, wasm_bindgen::JsCast::unchecked_ref(on.as_ref()));
+    sbp_follow(url, kinds, wasm_bindgen::JsCast::unchecked_ref(on.as_ref()));
     on.forget();
 }
 
-/// POSTs to `url` (a clock move on `sbp serve`); `done(ok, body)`.
-pub fn post_live(url: &str, done: impl FnOnce(bool, String) + 'static) {
+/// POSTs `body` to `url` (a change on `sbp serve`: a clock move, a room's); `done(ok, body)`.
+pub fn post_live(url: &str, body: Option<String>, done: impl FnOnce(bool, String) + 'static) {
     let done: Box<dyn FnOnce(bool, String)> = Box::new(done);
     let done = wasm_bindgen::closure::Closure::once_into_js(done);
-    sbp_post_live(url, wasm_bindgen::JsCast::unchecked_ref(&done));
+    sbp_post_live(url, body, wasm_bindgen::JsCast::unchecked_ref(&done));
+}
+
+/// Puts `url` in the address bar in place of the page's (a reload opens it), without loading it.
+pub fn replace_url(url: &str) {
+    if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
+        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(url));
+    }
 }
 
 /// Offers `text` as a file named `name`.

@@ -19,6 +19,11 @@ pub fn set_base(base: &'static str) {
     BASE.with(|b| b.set(base));
 }
 
+/// Where the catalogs and lessons are, relative to the page.
+pub fn base() -> &'static str {
+    BASE.with(Cell::get)
+}
+
 /// The text of `key` in the current language (the key itself if the catalog lacks it).
 pub fn t(key: &str) -> String {
     with_current(|c| c.format(key, &[]))

@@ -77,7 +77,8 @@ pub fn track() -> Rc<Vec<Listed>> {
 
 /// Fetches `lessons/index.json` (the track, in order), then calls `done`.
 pub fn load_index(done: Box<dyn FnOnce()>) {
-    crate::browser::fetch_text("lessons/index.json", move |text| {
+    let url = format!("{}lessons/index.json", crate::i18n::base());
+    crate::browser::fetch_text(&url, move |text| {
         let value: serde_json::Value = text
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())

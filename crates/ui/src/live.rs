@@ -35,7 +35,7 @@ pub fn start(store: &StateHandle) {
 /// Follows the server for the page's lifetime.
 fn connect(store: &StateHandle) {
     let store = store.clone();
-    browser::follow(EVENTS, move |kind, data| {
+    browser::follow(EVENTS, "scenario,step,now", move |kind, data| {
         let msg = match kind.as_str() {
             "lost" => Some(LiveMsg::Lost),
             _ => read(&kind, &data),
@@ -126,7 +126,7 @@ pub fn move_clock(store: &StateHandle, by: Option<Instant>) {
         None => "live/clock?next".to_string(),
     };
     let store = store.clone();
-    browser::post_live(&url, move |ok, body| {
+    browser::post_live(&url, None, move |ok, body| {
         if !ok {
             let why = serde_json::from_str::<serde_json::Value>(&body)
                 .ok()

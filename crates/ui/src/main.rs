@@ -4,7 +4,7 @@
 
 use sbp_ui::i18n::{self, t};
 use sbp_ui::state::{Action, SlowProps};
-use sbp_ui::{actions, browser, chart, inspector, lanes, lesson, live, metrics};
+use sbp_ui::{actions, browser, chart, inspector, lanes, lesson, live, metrics, room};
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -155,6 +155,10 @@ fn app() -> Html {
             <button id="undo" class="i i-undo" onclick={undo}>{t("undo")}</button>
             <actions::ScenarioMenu store={store.clone()} />
         </header>
+        // `?room=ID`: a workshop's room (the trainer's page gives the link).
+        if room::room_id().is_some() {
+            <room::RoomBar store={store.clone()} />
+        }
         {parts::clock(&store)}
         <main id="main" tabindex="-1" class={classes!("layout", lesson::question_alone(&store).then_some("workshop-question"))}>
             <section class="left" aria-label={t("area-actions")}>

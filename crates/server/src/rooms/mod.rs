@@ -3,7 +3,7 @@
 //!
 //! - `POST /rooms`: opens a room; answers its id, the trainer's key, and the server's token
 //!   when it asks for one (the learners' link carries it).
-//! - `DELETE /rooms/ID?key=TRAINER`: closes it.
+//! - `POST /rooms/ID/close?key=TRAINER`: closes it.
 //! - `POST /rooms/ID/join` with `{"name": ...}`: answers the learner's key.
 //! - `POST /rooms/ID/report?key=LEARNER` with a [`room::Report`].
 //! - `POST /rooms/ID/move?key=TRAINER` with `{"lesson": ID}`; `POST /rooms/ID/reveal?key=TRAINER`
@@ -12,7 +12,7 @@
 //!   `room` events, the view as it is at once and then after each change, at most one every
 //!   [`EVERY`]; `closed` when the room closes.
 //!
-//! Every POST and DELETE carries the header `x-sbp-live: 1` (a page of another origin cannot
+//! Every POST carries the header `x-sbp-live: 1` (a page of another origin cannot
 //! send it without a CORS preflight, which this server does not answer), and a body of at most
 //! [`MAX_BODY`] bytes. At most [`MAX_FEEDS`] pages follow rooms at once. Who may ask at all
 //! (Host, Origin, the token off loopback) is [`crate::http`]'s door, as for every route.
@@ -71,7 +71,7 @@ pub fn routes(token: Option<String>) -> axum::Router {
     use axum::routing::{get, post};
     axum::Router::new()
         .route("/rooms", post(open))
-        .route("/rooms/{room}", axum::routing::delete(close))
+        .route("/rooms/{room}/close", post(close))
         .route("/rooms/{room}/join", post(join))
         .route("/rooms/{room}/report", post(report))
         .route("/rooms/{room}/move", post(move_to))
