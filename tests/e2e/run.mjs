@@ -2004,6 +2004,94 @@ function program(cmd, args) {
   };
 }
 
+test('a trainer\'s room: learners join with a name, the trainer sees each one\'s place and the spread of answers, reveals it, and moves everyone to a lesson', async () => {
+  const srv = await sbpServe();
+  const contexts = [];
+  try {
+    const trainerCtx = await browser.newContext();
+    contexts.push(trainerCtx);
+    const trainer = await trainerCtx.newPage();
+    trainer.setDefaultTimeout(15000);
+    const site = srv.live.replace(/\?live.*$/, '');
+    await trainer.goto(site + 'trainer/index.html?lang=en');
+    await trainer.click('#trainer-open');
+    const link = await trainer.locator('#trainer-link').inputValue();
+    if (!/\?room=[0-9a-f]{16}$/.test(link)) throw new Error(`the learners' link: ${link}`);
+    await trainer.locator('#trainer-learners-title', { hasText: 'Learners: 0' }).waitFor();
+    // Three learners, each in a browser of their own; one name is markup, shown as text.
+    const names = ['Ann', 'Bo', '<b>Cy</b>'];
+    const learners = [];
+    for (const name of names) {
+      const ctx = await browser.newContext();
+      contexts.push(ctx);
+      const page = await ctx.newPage();
+      page.setDefaultTimeout(15000);
+      const sent = [];
+      page.on('request', (r) => { if (r.method() === 'POST') sent.push(r.postData() || ''); });
+      await page.goto(link + '&lang=en&lesson=lazy-expiry');
+      await page.locator('#room-shared', { hasText: 'Nothing else' }).waitFor();
+      await page.fill('#room-name', name);
+      await page.click('#room-join');
+      await page.locator('#room-in', { hasText: `as ${name}` }).waitFor();
+      learners.push({ page, sent });
+    }
+    // The same name again is refused, and said.
+    const again = await (await browser.newContext()).newPage();
+    contexts.push(again.context());
+    await again.goto(link + '&lang=en');
+    await again.fill('#room-name', 'ann');
+    await again.click('#room-join');
+    await again.locator('#room-said', { hasText: 'ann is already in this room' }).waitFor();
+    await trainer.locator('#trainer-learners-title', { hasText: 'Learners: 3' }).waitFor();
+    await trainer.locator('#trainer-learners th[scope=row]', { hasText: '<b>Cy</b>' }).waitFor();
+    if (await trainer.locator('#trainer-learners b').count()) throw new Error('a name was taken as markup');
+    // Each learner answers the lesson's first prediction: two one way, one the other.
+    const lesson = JSON.parse(fs.readFileSync(path.join(root, 'lessons/lazy-expiry.json'), 'utf8'));
+    const predict = lesson.parts.findIndex((p) => 'predict' in p);
+    if (predict < 0) throw new Error('lazy-expiry has no prediction');
+    for (const [i, { page }] of learners.entries()) {
+      for (let n = 0; n < predict; n++) {
+        // A goal's part: "Show me" reaches it.
+        if ('do' in lesson.parts[n]) await page.click('#lesson-show-me');
+        await page.click('#lesson-next');
+      }
+      const choices = page.locator('.choices .choice');
+      await choices.first().waitFor();
+      await choices.nth(i === 2 ? 1 : 0).click();
+    }
+    const first = lesson.parts[predict].choices[0];
+    await trainer.locator('.trainer-prediction .room-answer', { hasText: `${first.trim()}: 2` }).waitFor();
+    await trainer.locator('#trainer-learners td', { hasText: `${predict + 1} of ${lesson.parts.length}` }).first().waitFor();
+    // Hidden from the learners until the trainer shows it.
+    if (await learners[1].page.locator('#room-revealed li').count()) throw new Error('a spread shown before it was revealed');
+    await trainer.click('.trainer-reveal');
+    await trainer.locator('.trainer-prediction', { hasText: 'Shown to the room.' }).waitFor();
+    for (const { page } of learners) await page.locator('#room-revealed', { hasText: `${first.trim()}: 2` }).waitFor();
+    // The trainer moves everyone to another lesson: every learner's page opens it.
+    await trainer.selectOption('#trainer-lesson', 'sessions');
+    await trainer.click('#trainer-move');
+    for (const { page } of learners) {
+      await page.waitForURL(/lesson=sessions/);
+      await page.locator('#room-in').waitFor();
+    }
+    await trainer.locator('#trainer-learners td', { hasText: 'of' }).first().waitFor();
+    await trainer.waitForFunction(() => [...document.querySelectorAll('#trainer-learners tbody tr td:nth-child(2)')].every((td) => td.textContent && !/expiry/i.test(td.textContent)));
+    // Nothing but the name and the lesson's place left a learner's page.
+    for (const { sent } of learners) {
+      for (const body of sent) {
+        const keys = Object.keys(JSON.parse(body)).sort().join(',');
+        if (keys !== 'name' && keys !== 'answer,hints,lesson,of,part,reached') throw new Error(`a learner's page sent ${body}`);
+      }
+    }
+    // The trainer closes the room: the learners are told.
+    await trainer.click('#trainer-close');
+    await learners[0].page.locator('#room-said', { hasText: 'has closed' }).waitFor();
+  } finally {
+    for (const c of contexts) await c.close();
+    await srv.stop();
+  }
+});
+
 test('live: a Python program of one\'s own watched in the page; a lock lapsed from the page reaches the SDK; a link of the run reopens there', async (ctx) => {
   const python = path.resolve(root, '../tests/sdk/.venv/bin/python');
   if (!fs.existsSync(python)) throw new Error('tests/sdk/.venv is missing: scripts/setup.sh makes it');

@@ -963,6 +963,10 @@ fn serve(
             if built {
                 say!("playground: {}", ui.url(""));
                 say!("watch this server live: {}", ui.url("live"));
+                say!(
+                    "a trainer's room for a workshop: {}",
+                    ui.url_of("trainer/index.html", "")
+                );
                 urls = Some((ui.url(""), ui.url("live")));
             } else {
                 say!(

@@ -54,6 +54,11 @@ pub struct Ui {
 impl Ui {
     /// The URL to open, with `query` (`live`, or none) and the token when one is asked for.
     pub fn url(&self, query: &str) -> String {
+        self.url_of("", query)
+    }
+
+    /// The URL of the page at `path` (`trainer/index.html`: a workshop's room), as [`Ui::url`].
+    pub fn url_of(&self, path: &str, query: &str) -> String {
         let host = if self.addr.ip().is_unspecified() {
             format!("localhost:{}", self.addr.port())
         } else {
@@ -65,7 +70,7 @@ impl Ui {
             (Some(t), "") => format!("?token={t}"),
             (Some(t), q) => format!("?{q}&token={t}"),
         };
-        format!("http://{host}/{query}")
+        format!("http://{host}/{path}{query}")
     }
 }
 

@@ -188,6 +188,12 @@ export function sbp_post_live(url, body, done) {
   fetch(url, { method: 'POST', headers: { 'x-sbp-live': '1' }, body })
     .then((r) => r.text().then((t) => done(r.ok, t)), () => done(false, ''));
 }
+// Where the learner is in the lessons, for a workshop's room (web/room.js listens; the last
+// one is kept for it, which may load after the app).
+export function sbp_lesson_at(json) {
+  window.sbpLessonAt = json;
+  window.dispatchEvent(new CustomEvent('sbp-lesson-at', { detail: json }));
+}
 // `text` saved as a file called `name`.
 export function sbp_download(name, text) {
   const a = document.createElement('a');
@@ -231,6 +237,13 @@ extern "C" {
     fn sbp_follow(url: &str, kinds: &str, on: &js_sys::Function);
     fn sbp_post_live(url: &str, body: Option<String>, done: &js_sys::Function);
     fn sbp_download(name: &str, text: &str);
+    fn sbp_lesson_at(json: &str);
+}
+
+/// Says where the learner is in the lessons (a JSON object: lesson, part, of, reached, hints,
+/// answer) to a workshop's room script, if the page has one (web/room.js).
+pub fn lesson_at(json: &str) {
+    sbp_lesson_at(json);
 }
 
 /// Follows the feed at `url` for the page's lifetime: `on(kind, data)` for each event of the

@@ -17,7 +17,6 @@ pub mod markup;
 pub mod metrics;
 pub mod plot;
 pub mod reduce;
-pub mod room;
 pub mod sendlab;
 pub mod startup;
 pub mod state;

@@ -4,7 +4,7 @@
 
 use sbp_ui::i18n::{self, t};
 use sbp_ui::state::{Action, SlowProps};
-use sbp_ui::{actions, browser, chart, inspector, lanes, lesson, live, metrics, room};
+use sbp_ui::{actions, browser, chart, inspector, lanes, lesson, live, metrics};
 use std::rc::Rc;
 use yew::prelude::*;
 
@@ -97,6 +97,33 @@ fn app() -> Html {
         });
     }
 
+    // Where the learner is in the lessons, for a workshop's room (`?room=ID`: web/room.js,
+    // which tells the room; the page keeps no room of its own).
+    {
+        let at = store.lesson.as_deref().map(|run| {
+            let of = run.lesson.parts.len();
+            let part = run.part.min(of.saturating_sub(1));
+            let answer = run.given.clone();
+            (
+                run.lesson.id.clone(),
+                part,
+                of,
+                run.reached,
+                run.hints,
+                answer,
+            )
+        });
+        use_effect_with(at, |at| {
+            if let Some((lesson, part, of, reached, hints, answer)) = at {
+                let at = serde_json::json!({
+                    "lesson": lesson, "part": part, "of": of, "reached": reached,
+                    "hints": hints, "answer": answer,
+                });
+                browser::lesson_at(&at.to_string());
+            }
+        });
+    }
+
     // The welcome shows above the header: the focus goes to it (the button stays below).
     let lessons = {
         let store = store.clone();
@@ -155,10 +182,6 @@ fn app() -> Html {
             <button id="undo" class="i i-undo" onclick={undo}>{t("undo")}</button>
             <actions::ScenarioMenu store={store.clone()} />
         </header>
-        // `?room=ID`: a workshop's room (the trainer's page gives the link).
-        if room::room_id().is_some() {
-            <room::RoomBar store={store.clone()} />
-        }
         {parts::clock(&store)}
         <main id="main" tabindex="-1" class={classes!("layout", lesson::question_alone(&store).then_some("workshop-question"))}>
             <section class="left" aria-label={t("area-actions")}>
