@@ -1526,6 +1526,35 @@ test('a phone 390 px wide: nothing overflows, the lanes and a lesson are usable'
   if (await overflow() > 1) throw new Error(`with a card, the page is ${await overflow()} px too wide`);
 });
 
+test('a phone in a lesson: the lesson first, its feedback and what it plays in view, the inspector\'s columns all shown', async () => {
+  const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  try {
+    const page = await phone.newPage();
+    await page.goto(url + '?lang=sv&lesson=expiry-dropped');
+    // The lesson's text on the first screen, not after the header, the clock and the forms.
+    const text = await page.locator('#lesson-text').boundingBox();
+    if (!text || text.y + 40 > 844) throw new Error(`the lesson's text starts at ${JSON.stringify(text)}`);
+    await page.click('#lesson-next');
+    // A send that misses the part's goal: what it lacks is said in the status line, in view
+    // wherever the form scrolled the page to.
+    await sendForm(page, { to: 'audit', ttl: '20s' });
+    const notice = page.locator('#notice');
+    await page.waitForFunction(() => document.querySelector('#notice').textContent.trim() !== '');
+    const box = await notice.boundingBox();
+    if (!box || box.y < 0 || box.y + box.height > 844) throw new Error(`the feedback is off screen: ${JSON.stringify(box)}`);
+    // The clock stays in view while the page is scrolled to the lanes.
+    await page.locator('.lane[data-entity="audit"]').scrollIntoViewIfNeeded();
+    const clock = await page.locator('#clock-rel').boundingBox();
+    if (!clock || clock.y < 0 || clock.y + clock.height > 844) throw new Error(`the clock is off screen: ${JSON.stringify(clock)}`);
+    // The inspector's columns all fit the screen (lesson 2 asks to compare them).
+    await page.locator('.lane[data-entity="audit"] .card[data-seq="1"] .card-body').click();
+    const table = page.locator('#inspector .table-scroll');
+    await table.waitFor();
+    const [scroll, client] = await table.evaluate((el) => [el.scrollWidth, el.clientWidth]);
+    if (scroll > client + 1) throw new Error(`the inspector's table is ${scroll - client} px wider than its box`);
+  } finally { await phone.close(); }
+});
+
 test('done when: on a phone in Swedish, a newcomer finishes the first three lessons with a mistake in each', async () => {
   const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
   try {

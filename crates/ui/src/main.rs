@@ -184,6 +184,10 @@ fn app() -> Html {
         </header>
         {parts::clock(&store)}
         <main id="main" tabindex="-1" class={classes!("layout", lesson::question_alone(&store).then_some("workshop-question"))}>
+            // A running lesson comes first: on a wide screen the grid puts it above the
+            // namespace, in one column (a phone) it is what the page opens on, before the
+            // forms it asks the learner to use.
+            {parts::lesson(&store)}
             <section class="left" aria-label={t("area-actions")}>
                 if store.live.is_some() {
                     <live::LivePanel store={store.clone()} />
@@ -192,7 +196,6 @@ fn app() -> Html {
                 }
             </section>
             <section class="center" aria-label={t("area-namespace")}>
-                {parts::lesson(&store)}
                 {parts::map(&store)}
                 {lanes::lanes(&store)}
                 {send_lab_frame()}
