@@ -120,6 +120,16 @@ fn body_of<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, RoomError> 
         .map_err(|e| RoomError::Invalid(format!("the body does not read: {e}")))
 }
 
+/// What a page asks with a body and a key: the header checked, the body read, the key taken.
+fn asked<T: serde::de::DeserializeOwned>(
+    headers: &HeaderMap,
+    query: Option<&str>,
+    body: &[u8],
+) -> Result<(T, String), RoomError> {
+    from_a_page(headers)?;
+    Ok((body_of(body)?, key_of(query)))
+}
+
 fn answer(done: Result<serde_json::Value, RoomError>) -> Response {
     match done {
         Ok(v) => json(StatusCode::OK, v),
@@ -179,9 +189,7 @@ async fn report(
     body: axum::body::Bytes,
 ) -> Response {
     answer((|| {
-        from_a_page(&headers)?;
-        let report: room::Report = body_of(&body)?;
-        let key = key_of(query.as_deref());
+        let (report, key) = asked::<room::Report>(&headers, query.as_deref(), &body)?;
         shared.change(|rooms, now| rooms.report(&id, &key, report, now))?;
         Ok(serde_json::json!({ "reported": true }))
     })())
@@ -203,9 +211,7 @@ async fn move_to(
     body: axum::body::Bytes,
 ) -> Response {
     answer((|| {
-        from_a_page(&headers)?;
-        let to: LessonPart = body_of(&body)?;
-        let key = key_of(query.as_deref());
+        let (to, key) = asked::<LessonPart>(&headers, query.as_deref(), &body)?;
         shared.change(|rooms, now| rooms.move_to(&id, &key, &to.lesson, now))?;
         Ok(serde_json::json!({ "lesson": to.lesson }))
     })())
@@ -219,9 +225,7 @@ async fn reveal(
     body: axum::body::Bytes,
 ) -> Response {
     answer((|| {
-        from_a_page(&headers)?;
-        let what: LessonPart = body_of(&body)?;
-        let key = key_of(query.as_deref());
+        let (what, key) = asked::<LessonPart>(&headers, query.as_deref(), &body)?;
         shared.change(|rooms, now| rooms.reveal(&id, &key, &what.lesson, what.part, now))?;
         Ok(serde_json::json!({ "revealed": [what.lesson, what.part] }))
     })())
