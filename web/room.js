@@ -51,6 +51,7 @@
     e.append(...children.filter((c) => c !== null));
     return e;
   };
+  const show = (...children) => box.replaceChildren(...children.filter((c) => c !== null));
 
   function leave(message) {
     store('key', null);
@@ -80,7 +81,7 @@
           tell();
         }) : why(r).then((w) => { said = t('room-refused', { why: w }); draw(); })), () => { said = t('room-refused', { why: t('live-gone') }); draw(); });
       });
-      box.replaceChildren(el('h2', { textContent: t('room-title') }),
+      show(el('h2', { textContent: t('room-title') }),
         said ? el('p', { className: 'error', id: 'room-said', role: 'alert', textContent: said }) : null,
         form, el('p', { className: 'hint', id: 'room-shared', textContent: t('room-shared') }));
       return;
@@ -91,7 +92,7 @@
       list.append(el('li', {}, t('room-spread', { part: spread.part + 1 }), ' ',
         ...spread.answers.map(([answer, n]) => el('span', { className: 'room-answer', textContent: `${answer}: ${n}` }))));
     }
-    box.replaceChildren(el('p', { id: 'room-in' }, el('strong', { textContent: t('room-in', { name }) })),
+    show(el('p', { id: 'room-in' }, el('strong', { textContent: t('room-in', { name }) })),
       said ? el('p', { className: 'error', id: 'room-said', role: 'alert', textContent: said }) : null, list);
   }
 

@@ -2095,7 +2095,11 @@ test('a trainer\'s room: learners join with a name, the trainer sees each one\'s
     if (await learners[1].page.locator('#room-revealed li').count()) throw new Error('a spread shown before it was revealed');
     await trainer.click('.trainer-reveal');
     await trainer.locator('.trainer-prediction', { hasText: 'Shown to the room.' }).waitFor();
-    for (const { page } of learners) await page.locator('#room-revealed', { hasText: `${first.trim()}: 2` }).waitFor();
+    for (const { page } of learners) {
+      await page.locator('#room-revealed', { hasText: `${first.trim()}: 2` }).waitFor();
+      const said = await page.textContent('#room');
+      if (/null|undefined|room-/.test(said)) throw new Error(`the room's box says: ${said}`);
+    }
     // The trainer moves everyone to another lesson: every learner's page opens it.
     await trainer.selectOption('#trainer-lesson', 'sessions');
     await trainer.click('#trainer-move');
