@@ -10,7 +10,7 @@
 //!
 //! The POSTs carry the header `x-sbp-live: 1`: a page of another origin cannot send it
 //! without a CORS preflight, which this server does not answer.
-use crate::live::{json, CLOCK_HEADER};
+use crate::live::{json, sent_by_a_page, CLOCK_HEADER};
 use crate::shared::Shared;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -58,7 +58,7 @@ async fn health(State(control): State<Control>) -> axum::response::Response {
 }
 
 async fn reset(State(control): State<Control>, headers: HeaderMap) -> axum::response::Response {
-    if headers.get(CLOCK_HEADER).and_then(|v| v.to_str().ok()) != Some("1") {
+    if !sent_by_a_page(&headers) {
         return json(
             StatusCode::FORBIDDEN,
             serde_json::json!({ "error": format!("a reset carries the header {CLOCK_HEADER}: 1") }),

@@ -31,8 +31,14 @@ use tokio_stream::{Stream, StreamExt};
 /// How often the clock (and the client list) goes to the pages following.
 pub const NOW_EVERY: Duration = Duration::from_millis(250);
 
-/// The header a clock move must carry.
+/// The header a change asked of the server (a clock move, a reset, a room's) must carry.
 pub const CLOCK_HEADER: &str = "x-sbp-live";
+
+/// Whether a request carries [`CLOCK_HEADER`]: a page of another origin cannot send it
+/// without a CORS preflight, which this server does not answer.
+pub(crate) fn sent_by_a_page(headers: &HeaderMap) -> bool {
+    headers.get(CLOCK_HEADER).and_then(|v| v.to_str().ok()) == Some("1")
+}
 
 /// Pages that follow at once (each holds a copy of the run while it is written to it).
 pub const MAX_FEEDS: usize = 32;
@@ -200,7 +206,7 @@ async fn clock(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> axum::response::Response {
-    if headers.get(CLOCK_HEADER).and_then(|v| v.to_str().ok()) != Some("1") {
+    if !sent_by_a_page(&headers) {
         return json(
             StatusCode::FORBIDDEN,
             serde_json::json!({ "error": format!("a clock move carries the header {CLOCK_HEADER}: 1") }),

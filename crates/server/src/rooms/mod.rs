@@ -18,7 +18,7 @@
 //! (Host, Origin, the token off loopback) is [`crate::http`]'s door, as for every route.
 pub mod room;
 
-use crate::live::{json, CLOCK_HEADER};
+use crate::live::{json, sent_by_a_page};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -98,10 +98,9 @@ fn refused(e: RoomError) -> Response {
 
 /// A change is asked with the header a page of another origin cannot send.
 fn from_a_page(headers: &HeaderMap) -> Result<(), RoomError> {
-    match headers.get(CLOCK_HEADER).and_then(|v| v.to_str().ok()) {
-        Some("1") => Ok(()),
-        _ => Err(RoomError::Unsigned),
-    }
+    sent_by_a_page(headers)
+        .then_some(())
+        .ok_or(RoomError::Unsigned)
 }
 
 /// The `key=` of a query (keys are hex: nothing to decode).
@@ -248,8 +247,7 @@ async fn learner_feed(
 }
 
 /// The view a feed sends, as JSON, with its version.
-fn view(shared: &Shared, id: &str, key: &str, trainer: bool) -> Result<(String, u64), RoomError> {
-    let rooms = shared.lock();
+fn view(rooms: &Rooms, id: &str, key: &str, trainer: bool) -> Result<(String, u64), RoomError> {
     let (text, version) = if trainer {
         let (view, version) = rooms.trainer_view(id, key)?;
         (serde_json::to_string(&view), version)
@@ -283,11 +281,15 @@ impl Following {
             if self.changes.changed().await.is_err() {
                 return None;
             }
-            let version = self.shared.lock().version(&self.id, self.trainer);
-            if version == Some(self.sent) {
-                continue;
-            }
-            match view(&self.shared, &self.id, &self.key, self.trainer) {
+            // The version read and the view built under one lock.
+            let viewed = {
+                let rooms = self.shared.lock();
+                if rooms.version(&self.id, self.trainer) == Some(self.sent) {
+                    continue;
+                }
+                view(&rooms, &self.id, &self.key, self.trainer)
+            };
+            match viewed {
                 Ok((text, version)) => {
                     self.sent = version;
                     return Some((Ok(Event::default().event("room").data(text)), self));
@@ -303,7 +305,9 @@ impl Following {
 }
 
 fn feed(shared: Arc<Shared>, id: String, key: String, trainer: bool) -> Response {
-    let (first, sent) = match view(&shared, &id, &key, trainer) {
+    // Subscribed before the first view is read: a change between the two is not missed.
+    let changes = shared.changed.subscribe();
+    let (first, sent) = match view(&shared.lock(), &id, &key, trainer) {
         Ok(first) => first,
         Err(e) => return refused(e),
     };
@@ -313,8 +317,6 @@ fn feed(shared: Arc<Shared>, id: String, key: String, trainer: bool) -> Response
             serde_json::json!({ "error": format!("at most {MAX_FEEDS} pages follow rooms at once") }),
         );
     };
-    let mut changes = shared.changed.subscribe();
-    changes.mark_unchanged();
     let following = Following {
         shared,
         id,

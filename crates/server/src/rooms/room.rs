@@ -51,7 +51,10 @@ pub enum RoomError {
     NameTaken(String),
     #[error("{0}")]
     Invalid(String),
-    #[error("a change to a room carries the header x-sbp-live: 1")]
+    #[error(
+        "a change to a room carries the header {}: 1",
+        crate::live::CLOCK_HEADER
+    )]
     Unsigned,
     #[error("no randomness for a key: {0}")]
     NoRandomness(String),
@@ -193,20 +196,19 @@ fn typed(text: &str, what: &str, max: usize) -> Result<String, RoomError> {
 }
 
 impl Room {
-    fn learner_mut(&mut self, key: &str) -> Result<&mut Learner, RoomError> {
-        let index = *self
-            .by_key
+    /// The learner whose key this is.
+    fn learner_index(&self, key: &str) -> Result<usize, RoomError> {
+        self.by_key
             .get(key)
-            .ok_or(RoomError::WrongKey("a learner's of this room"))?;
-        Ok(&mut self.learners[index])
+            .copied()
+            .ok_or(RoomError::WrongKey("a learner's of this room"))
     }
 
-    fn learner(&self, key: &str) -> Result<&Learner, RoomError> {
-        let index = *self
-            .by_key
-            .get(key)
-            .ok_or(RoomError::WrongKey("a learner's of this room"))?;
-        Ok(&self.learners[index])
+    /// Refuses a key that is not the trainer's.
+    fn trainer(&self, key: &str) -> Result<(), RoomError> {
+        crate::http::same_token(key, &self.trainer_key)
+            .then_some(())
+            .ok_or(RoomError::WrongKey("this room's trainer's"))
     }
 
     /// Each answered part's spread; `only_revealed` leaves out what the trainer kept hidden.
@@ -224,17 +226,17 @@ impl Room {
         }
         counts
             .into_iter()
-            .map(|((lesson, part), answers)| {
+            .map(|(id, answers)| {
                 let mut answers: Vec<(String, usize)> = answers
                     .into_iter()
                     .map(|(text, n)| (text.to_string(), n))
                     .collect();
                 answers.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
                 Spread {
-                    lesson: lesson.clone(),
-                    part: *part,
+                    lesson: id.0.clone(),
+                    part: id.1,
                     answers,
-                    revealed: self.revealed.contains(&(lesson.clone(), *part)),
+                    revealed: self.revealed.contains(id),
                 }
             })
             .collect()
@@ -271,9 +273,7 @@ impl Rooms {
         now: Instant,
     ) -> Result<&mut Room, RoomError> {
         let room = self.room_mut(id, now)?;
-        if !crate::http::same_token(key, &room.trainer_key) {
-            return Err(RoomError::WrongKey("this room's trainer's"));
-        }
+        room.trainer(key)?;
         Ok(room)
     }
 
@@ -364,7 +364,8 @@ impl Rooms {
         let room = self.room_mut(id, now)?;
         let part = (report.lesson.clone(), report.part);
         let revealed = room.revealed.contains(&part);
-        let learner = room.learner_mut(key)?;
+        let index = room.learner_index(key)?;
+        let learner = &mut room.learners[index];
         if !learner.entries.contains_key(&part) && learner.entries.len() >= MAX_ENTRIES {
             return Err(RoomError::Invalid(format!(
                 "a learner reports on at most {MAX_ENTRIES} parts"
@@ -433,9 +434,7 @@ impl Rooms {
     /// What the trainer's page shows, and its version.
     pub fn trainer_view(&self, id: &str, key: &str) -> Result<(TrainerView, u64), RoomError> {
         let room = self.room(id)?;
-        if !crate::http::same_token(key, &room.trainer_key) {
-            return Err(RoomError::WrongKey("this room's trainer's"));
-        }
+        room.trainer(key)?;
         let learners = room
             .learners
             .iter()
@@ -461,7 +460,7 @@ impl Rooms {
     /// What a learner's page is told, and its version.
     pub fn learner_feed(&self, id: &str, key: &str) -> Result<(LearnerFeed, u64), RoomError> {
         let room = self.room(id)?;
-        let learner = room.learner(key)?;
+        let learner = &room.learners[room.learner_index(key)?];
         Ok((
             LearnerFeed {
                 name: learner.name.clone(),
