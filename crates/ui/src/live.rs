@@ -118,6 +118,15 @@ fn probe(store: &StateHandle) {
     });
 }
 
+/// Why `sbp serve` refused a request: the `error` of its JSON answer, or that it did not
+/// answer.
+pub fn refusal(body: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.get("error")?.as_str().map(String::from))
+        .unwrap_or_else(|| t("live-gone"))
+}
+
 /// Moves the server's clock forward by `by` ms, or to its next due timer (`None`); the feed
 /// then brings the new instant.
 pub fn move_clock(store: &StateHandle, by: Option<Instant>) {
@@ -128,10 +137,7 @@ pub fn move_clock(store: &StateHandle, by: Option<Instant>) {
     let store = store.clone();
     browser::post_live(&url, None, move |ok, body| {
         if !ok {
-            let why = serde_json::from_str::<serde_json::Value>(&body)
-                .ok()
-                .and_then(|v| v.get("error")?.as_str().map(String::from))
-                .unwrap_or_else(|| t("live-gone"));
+            let why = refusal(&body);
             store.dispatch(Action::Error(tf("live-clock-refused", &[("why", &why)])));
         }
     });

@@ -6,7 +6,7 @@
 //! trainer's key, so a reload stays in the room.
 use sbp_ui::browser;
 use sbp_ui::i18n::{self, lang, t, tf};
-use sbp_ui::lesson;
+use sbp_ui::{lesson, live};
 use yew::prelude::*;
 
 /// The room the page follows: its id, the trainer's key, and the server's token (when it asks
@@ -46,12 +46,15 @@ impl Room {
             .unwrap_or_default();
         let path = location.and_then(|l| l.pathname().ok()).unwrap_or_default();
         let site = path.rfind("trainer/").map_or(path.as_str(), |i| &path[..i]);
-        let token = self
-            .token
+        format!("{origin}{site}?room={}{}", self.id, self.token_query())
+    }
+
+    /// `&token=...` when the server asks for its token, else nothing.
+    fn token_query(&self) -> String {
+        self.token
             .as_ref()
             .map(|t| format!("&token={t}"))
-            .unwrap_or_default();
-        format!("{origin}{site}?room={}{token}", self.id)
+            .unwrap_or_default()
     }
 }
 
@@ -70,14 +73,6 @@ fn text(v: &serde_json::Value) -> String {
 
 fn number(v: &serde_json::Value) -> String {
     v.as_u64().map(|n| n.to_string()).unwrap_or_default()
-}
-
-/// The server's error in an answer, or that it did not answer.
-fn why(body: &str) -> String {
-    serde_json::from_str::<serde_json::Value>(body)
-        .ok()
-        .and_then(|v| v.get("error")?.as_str().map(String::from))
-        .unwrap_or_else(|| t("live-gone"))
 }
 
 #[function_component(Trainer)]
@@ -110,7 +105,7 @@ fn trainer() -> Html {
         move |url: String, body: Option<serde_json::Value>| {
             let said = said.clone();
             browser::post_live(&url, body.map(|b| b.to_string()), move |ok, body| {
-                said.set((!ok).then(|| tf("room-refused", &[("why", &why(&body))])));
+                said.set((!ok).then(|| tf("room-refused", &[("why", &live::refusal(&body))])));
             });
         }
     };
@@ -131,20 +126,16 @@ fn trainer() -> Html {
                     .flatten();
                 match opened {
                     Some(opened) => {
-                        let token = opened
-                            .token
-                            .as_ref()
-                            .map(|t| format!("&token={t}"))
-                            .unwrap_or_default();
                         browser::replace_url(&format!(
-                            "?room={}&key={}{token}&lang={}",
+                            "?room={}&key={}{}&lang={}",
                             opened.id,
                             opened.key,
+                            opened.token_query(),
                             lang()
                         ));
                         room.set(Some(opened));
                     }
-                    None => said.set(Some(tf("room-refused", &[("why", &why(&body))]))),
+                    None => said.set(Some(tf("room-refused", &[("why", &live::refusal(&body))]))),
                 }
             });
         })
