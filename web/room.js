@@ -66,7 +66,10 @@
     box.setAttribute('aria-label', t('room-title'));
     const name = stored('name');
     if (!stored('key') || !name) {
-      const input = el('input', { id: 'room-name', maxLength: 40, required: true, autocomplete: 'nickname' });
+      // A redraw (the app's next lesson place, another language) keeps what is being typed.
+      const before = box.querySelector('#room-name');
+      const typing = before !== null && document.activeElement === before;
+      const input = el('input', { id: 'room-name', maxLength: 40, required: true, autocomplete: 'nickname', value: before ? before.value : '' });
       const form = el('form', { className: 'room-join' },
         el('label', { htmlFor: 'room-name', textContent: t('room-name') }), input,
         el('button', { id: 'room-join', className: 'primary', textContent: t('room-join') }));
@@ -84,6 +87,7 @@
       show(el('h2', { textContent: t('room-title') }),
         said ? el('p', { className: 'error', id: 'room-said', role: 'alert', textContent: said }) : null,
         form, el('p', { className: 'hint', id: 'room-shared', textContent: t('room-shared') }));
+      if (typing) input.focus();
       return;
     }
     const lesson = at && at.lesson;

@@ -2060,6 +2060,10 @@ test('a trainer\'s room: learners join with a name, the trainer sees each one\'s
       await page.goto(link + '&lang=en&lesson=lazy-expiry');
       await page.locator('#room-shared', { hasText: 'Nothing else' }).waitFor();
       await page.fill('#room-name', name);
+      // A redraw while the name is typed (the page's next lesson place) keeps it, and its focus.
+      await page.evaluate(() => window.dispatchEvent(new CustomEvent('sbp-lesson-at', { detail: window.sbpLessonAt })));
+      if (await page.inputValue('#room-name') !== name) throw new Error('a redraw lost the typed name');
+      if (!await page.evaluate(() => document.activeElement && document.activeElement.id === 'room-name')) throw new Error('a redraw lost the focus');
       await page.click('#room-join');
       await page.locator('#room-in', { hasText: `as ${name}` }).waitFor();
       learners.push({ page, sent });
