@@ -18,6 +18,7 @@
 pub mod actors;
 pub mod body;
 pub mod card;
+pub mod chunked;
 pub mod codec;
 pub mod command;
 pub mod describe;

@@ -451,8 +451,12 @@ fn check_invariants(ns: &Namespace, realistic: bool) -> Result<(), TestCaseError
             );
         }
         if !realistic {
-            for seq in &e.main.available {
-                let m = &e.main.messages[seq];
+            for seq in e.main.available.keys() {
+                let m = e
+                    .main
+                    .messages
+                    .get(seq)
+                    .expect("an available message is stored");
                 prop_assert!(
                     m.expires_at > ns.now(),
                     "#{seq} in {} is receivable at {} past its ExpiresAt {}",

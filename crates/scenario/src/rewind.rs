@@ -3,9 +3,13 @@
 //!
 //! A checkpoint is a copy of the simulation (the engine is deterministic, so going on from it is
 //! exactly what going on from the start would do); only its log is cut to the last
-//! [`CHECKPOINT_LOG`] events. Checkpoints are taken every `every` units of work (`Namespace::advance_by`), so a replay
-//! from one costs at most that much; their memory is bounded by [`CHECKPOINT_BYTES`]: past it,
-//! every second checkpoint goes and the spacing doubles.
+//! [`CHECKPOINT_LOG`] events. The engine keeps its stored messages and its timers in shared
+//! chunks (`sbp_engine::chunked`), so a copy costs one pointer per 64 of them, and what the run
+//! changes afterwards is copied a chunk at a time: a checkpoint's own memory is what the run
+//! changed or removed since, not the whole state. Checkpoints are taken every `every` units of
+//! work (`Namespace::advance_by`), so a replay from one costs at most that much; their memory is
+//! bounded by [`CHECKPOINT_BYTES`] and their number by [`MAX_CHECKPOINTS`]: past either, every
+//! second checkpoint goes and the spacing doubles.
 use crate::run::Simulation;
 use crate::scenario::Scenario;
 use sbp_engine::time::Instant;
@@ -19,15 +23,29 @@ pub const CHECKPOINT_BYTES: usize = 64 << 20;
 /// The most checkpoints kept.
 pub const MAX_CHECKPOINTS: usize = 400;
 
-/// Estimated bytes of memory per stored message and per logged event in a checkpoint.
-const BYTES_PER_MESSAGE: usize = 600;
+/// Estimated bytes of memory: per stored message or timer held by a checkpoint alone, per
+/// chunk pointer a copy takes, per logged event, and per checkpoint besides.
+const BYTES_PER_ENTRY: usize = 260;
+const BYTES_PER_CHUNK: usize = 40;
 const BYTES_PER_EVENT: usize = 96;
 const BYTES_PER_CHECKPOINT: usize = 8_192;
 
 struct Checkpoint {
     at: Instant,
     sim: Simulation,
-    bytes: usize,
+    /// Its copy's own cost: the chunk pointers, the log, the rest of the state.
+    own: usize,
+    /// The memory only it holds now: chunks (and their bodies) the run has since changed or
+    /// removed.
+    held: usize,
+    /// The messages and timers its chunks hold.
+    entries: usize,
+}
+
+impl Checkpoint {
+    fn bytes(&self) -> usize {
+        self.own + self.held
+    }
 }
 
 /// The checkpoints of one scenario's run, in the order they were taken (by instant).
@@ -109,7 +127,7 @@ impl Rewind {
     pub fn forget_from(&mut self, at: Instant) {
         while self.checkpoints.last().is_some_and(|c| c.at >= at) {
             if let Some(c) = self.checkpoints.pop() {
-                self.bytes -= c.bytes;
+                self.bytes -= c.bytes();
             }
         }
         self.since = 0;
@@ -162,47 +180,61 @@ impl Rewind {
         if self.checkpoints.last().is_some_and(|c| c.at > at) {
             return;
         }
-        // Sized before it is copied: a state too large to keep beside the first checkpoint
-        // would only be thinned away again (taking others with it), so it is not copied at all
-        // (in the browser a copy grows the wasm memory for good).
         let (messages, body_bytes) = sim.ns.stored_totals();
-        let bytes = BYTES_PER_CHECKPOINT
-            + messages as usize * BYTES_PER_MESSAGE
-            + body_bytes as usize
+        let entries = messages as usize + sim.ns.timer_count();
+        let unshared = sim.ns.unshared_entries().min(entries);
+        // What the last checkpoint held that the run no longer shares (changed or removed since)
+        // is now that checkpoint's alone.
+        let body_per_entry = (body_bytes as usize)
+            .checked_div(messages as usize)
+            .unwrap_or(0);
+        if let Some(last) = self.checkpoints.last_mut() {
+            let diverged = last.entries.saturating_sub(entries - unshared);
+            let held = diverged * (BYTES_PER_ENTRY + body_per_entry);
+            last.held += held;
+            self.bytes += held;
+        }
+        let own = BYTES_PER_CHECKPOINT
+            + sim.ns.chunk_count() * BYTES_PER_CHUNK
             + sim.ns.log().len().min(CHECKPOINT_LOG) * BYTES_PER_EVENT;
-        if let Some(first) = self.checkpoints.first() {
-            if first.bytes + bytes > CHECKPOINT_BYTES {
-                self.every = self.every.saturating_mul(2);
+        if self.bytes + own > CHECKPOINT_BYTES {
+            self.thin();
+            if self.bytes + own > CHECKPOINT_BYTES {
                 return;
             }
         }
         let snapshot = sim.snapshot(CHECKPOINT_LOG);
-        self.bytes += bytes;
+        self.bytes += own;
         self.checkpoints.push(Checkpoint {
             at,
             sim: snapshot,
-            bytes,
+            own,
+            held: 0,
+            entries,
         });
-        while self.checkpoints.len() > 1
-            && (self.bytes > CHECKPOINT_BYTES || self.checkpoints.len() > MAX_CHECKPOINTS)
-        {
+        if self.checkpoints.len() > MAX_CHECKPOINTS {
             self.thin();
         }
     }
 
-    /// Drops every second checkpoint (the first stays) and doubles the spacing.
+    /// Drops every second checkpoint (the first stays) and doubles the spacing. What a dropped
+    /// checkpoint held alone may be shared with the one kept before it: it counts there now (an
+    /// estimate that never counts less than is held).
     fn thin(&mut self) {
-        let mut index = 0;
-        let mut freed = 0;
-        self.checkpoints.retain(|c| {
-            index += 1;
-            let keep = index % 2 == 1;
-            if !keep {
-                freed += c.bytes;
+        let mut kept: Vec<Checkpoint> = Vec::with_capacity(self.checkpoints.len() / 2 + 1);
+        for (i, c) in std::mem::take(&mut self.checkpoints)
+            .into_iter()
+            .enumerate()
+        {
+            match kept.last_mut() {
+                Some(last) if i % 2 == 1 => {
+                    last.held += c.held;
+                    self.bytes -= c.own;
+                }
+                _ => kept.push(c),
             }
-            keep
-        });
-        self.bytes -= freed;
+        }
+        self.checkpoints = kept;
         self.every = self.every.saturating_mul(2);
     }
 }

@@ -132,9 +132,10 @@ fn checkpoints_stay_within_their_memory_and_count_bounds_on_a_long_traffic_run()
 }
 
 #[test]
-fn a_state_too_large_to_keep_is_not_copied_and_rewinding_stays_exact() {
-    // 120,000 stored messages from t=11s: about 72 MB estimated, over the checkpoints' budget
-    // (64 MiB) on its own; at t=5s and t=10s (60,000 and 100,000) they fit, though not both.
+fn checkpoints_of_a_large_state_share_it_and_rewinding_stays_exact() {
+    // 120,000 stored messages by t=11s, each with its expiry timer, then only a trickle: every
+    // checkpoint after it shares the stored messages and the timers, so checkpoints go on being
+    // taken, and together they take what changed, not 120,000 messages each.
     let sends: Vec<String> = (0..12)
         .map(|i| format!(r#"{{"at":"{i}s","send":{{"to":"q","count":10000,"ttl":"1h"}}}}"#))
         .collect();
@@ -149,15 +150,16 @@ fn a_state_too_large_to_keep_is_not_copied_and_rewinding_stays_exact() {
     let mut budget = usize::MAX;
     assert!(rewind.advance(&mut sim, 30_000, &mut budget));
     assert!(sim.ns().stored_messages() > 120_000);
-    assert!(rewind.bytes() <= sbp_scenario::rewind::CHECKPOINT_BYTES);
     let kept: Vec<i64> = rewind.instants().collect();
+    let late = kept.iter().filter(|&&t| t > 12_000).count();
     assert!(
-        kept.iter().all(|&t| t <= 10_000),
-        "no checkpoint of the over-large state is kept: {kept:?}"
+        late >= 3,
+        "checkpoints of the large state are kept: {kept:?}"
     );
     assert!(
-        kept.len() == 2 && kept[0] == 0 && kept[1] >= 5_000,
-        "the checkpoint before it stays (a copy taken and thinned away took it along): {kept:?}"
+        rewind.bytes() < 8 << 20,
+        "they share the stored messages: {} bytes estimated",
+        rewind.bytes()
     );
     go(&mut rewind, &mut sim, 20_000);
     assert_same(&sim, &fresh(&scenario, 20_000));

@@ -673,7 +673,7 @@ impl Broker {
         self.store(entity).is_some_and(|store| match session {
             // A session receiver waits for its own session's messages only (SES-02): others'
             // arriving do not make it ask the engine (and record an empty receive).
-            Some(id) => store.available.iter().any(|seq| {
+            Some(id) => store.available.keys().any(|seq| {
                 store
                     .messages
                     .get(seq)

@@ -209,12 +209,7 @@ fn cards(app: &crate::state::StateHandle, entity_path: &str, dlq: bool) -> Html 
     let path = queue_path(entity_path, dlq);
     let fast = app.playing && app.speed >= FAST_SPEED;
     let shown_count = if fast { FAST_WINDOW } else { WINDOW };
-    let shown: Vec<&Message> = store
-        .messages
-        .values()
-        .take(shown_count)
-        .map(|m| &**m)
-        .collect();
+    let shown: Vec<&Message> = store.messages.values().take(shown_count).collect();
     let more = store.messages.len().saturating_sub(shown_count);
     let reduced = crate::browser::reduced_motion();
     // Moves of the last moment (about 1.5 s of wall time at the current speed): a requeued card

@@ -92,7 +92,7 @@ impl Namespace {
         let expired: Vec<u64> = e
             .main
             .available
-            .iter()
+            .keys()
             .copied()
             .filter(|s| e.main.messages.get(s).is_some_and(|m| m.is_expired_at(now)))
             .collect();

@@ -17,8 +17,7 @@ use crate::time::{after, format_duration, Duration, Instant, MAX_VALUE, NEVER};
 use rand_core::RngCore;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet};
 
 mod entities;
 mod expiry;
@@ -32,6 +31,7 @@ mod timers;
 mod topology;
 mod traffic;
 use crate::actors::{ConsumerGroup, Producer};
+use crate::chunked::Chunked;
 pub use crate::entity::QueueRef;
 use crate::timer::{Timer, TimerEntry};
 
@@ -125,7 +125,7 @@ impl NamespaceBuilder {
             paths: BTreeMap::new(),
             receivers: Vec::new(),
             receiver_ids: BTreeMap::new(),
-            timers: BinaryHeap::new(),
+            timers: Chunked::new(),
             timer_order: 0,
             log: Vec::new(),
             // Separate streams, so that a rejection (which draws a tracking id) never shifts the
@@ -157,7 +157,8 @@ pub struct Namespace {
     paths: BTreeMap<String, u32>,
     receivers: Vec<Receiver>,
     receiver_ids: BTreeMap<String, u32>,
-    timers: BinaryHeap<Reverse<TimerEntry>>,
+    /// In firing order (a set: the values are nothing), chunked so a checkpoint shares them.
+    timers: Chunked<TimerEntry, ()>,
     timer_order: u64,
     log: Vec<Event>,
     /// Lock tokens (RCV-02).
@@ -518,20 +519,51 @@ impl Namespace {
     }
 
     /// A copy of the namespace keeping only the last `keep_log` events of its log (the rest
-    /// count as dropped): a rewind checkpoint, which must stay small. The copy goes on exactly
-    /// as the namespace would; only its log's older part is gone. Made by saving the state and
-    /// reading it back (`restore.rs`), as a link's checkpoint is: one way to copy the state, and
-    /// no derived copy of every engine type in the browser's wasm.
+    /// count as dropped): a rewind checkpoint. The copy goes on exactly as the namespace would;
+    /// only its log's older part is gone. The stores and the timers are chunked
+    /// ([`crate::chunked`]), so the copy shares them and costs one pointer per 64 entries; what
+    /// either changes afterwards is copied then, a chunk at a time.
     pub fn snapshot(&mut self, keep_log: usize) -> Namespace {
-        let bytes = self.save(|_| {});
-        let mut copy = self.loaded(&bytes, |_| {}).unwrap_or_else(|| {
-            debug_assert!(false, "a saved state reads back");
-            Namespace::builder().build()
-        });
-        let start = self.log.len().saturating_sub(keep_log);
-        copy.log = self.log[start..].to_vec();
+        let log = std::mem::take(&mut self.log);
+        let mut copy = self.clone();
+        let start = log.len().saturating_sub(keep_log);
+        copy.log = log[start..].to_vec();
         copy.log_dropped = self.log_dropped + start as u64;
+        self.log = log;
         copy
+    }
+
+    /// The stored messages and timers a checkpoint taken now would hold alone: those in chunks
+    /// no earlier copy shares (what changed since the last checkpoint).
+    pub fn unshared_entries(&self) -> usize {
+        let stores: usize = self
+            .entities
+            .iter()
+            .flatten()
+            .map(|e| e.main.messages.unshared_len() + e.dlq.messages.unshared_len())
+            .sum();
+        stores + self.timers.unshared_len()
+    }
+
+    /// The timers set (stale ones included until they are dropped).
+    pub fn timer_count(&self) -> usize {
+        self.timers.len()
+    }
+
+    /// The chunks the stored messages and the timers are kept in: what a copy costs at least.
+    pub fn chunk_count(&self) -> usize {
+        let stores: usize = self
+            .entities
+            .iter()
+            .flatten()
+            .map(|e| {
+                e.main.messages.chunk_count()
+                    + e.dlq.messages.chunk_count()
+                    + e.main.available.chunk_count()
+                    + e.dlq.available.chunk_count()
+            })
+            .sum();
+        stores + self.timers.chunk_count()
     }
 
     /// Whether `other` is in the same state, the log and the tracking-id stream aside: what a

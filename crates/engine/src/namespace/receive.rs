@@ -86,7 +86,7 @@ impl Namespace {
         let views: Vec<MessageView> = e
             .store(q.dlq)
             .messages
-            .range(start..)
+            .range_from(start)
             .filter(|(_, m)| session.is_none_or(|id| m.session_id() == Some(id)))
             .take(count as usize)
             .map(|(_, m)| self.view_of(q, m, Perspective::Peek))

@@ -13,7 +13,6 @@ use crate::limits::{LATEST_INSTANT, MAX_ACTORS, MAX_ENTITIES};
 use crate::message::MessageState;
 use crate::saved::{Io, Saved};
 use crate::timer::{ActorTimer, Timer, TimerEntry};
-use std::cmp::Reverse;
 
 impl Namespace {
     /// Every field but the configuration and the log, in order (the pattern names every field,
@@ -50,11 +49,14 @@ impl Namespace {
         paths.visit(io);
         receivers.visit(io);
         receiver_ids.visit(io);
-        let mut entries: Vec<TimerEntry> =
-            std::mem::take(timers).into_iter().map(|t| t.0).collect();
+        // A list in any order (older links saved a heap's order).
+        let mut entries: Vec<TimerEntry> = timers.keys().copied().collect();
         entries.visit(io);
-        for entry in entries {
-            timers.push(Reverse(entry));
+        if io.loading() {
+            entries.sort();
+            entries.dedup();
+            let entries = entries.into_iter().map(|e| (e, ())).collect();
+            *timers = crate::chunked::Chunked::from_sorted(entries).unwrap_or_default();
         }
         timer_order.visit(io);
         tokens.visit(io);
@@ -162,7 +164,7 @@ impl Namespace {
                 .iter()
                 .all(|(name, &r)| self.receivers.get(r as usize).is_some_and(|x| x.name == *name))
             && self.receivers.iter().all(|r| r.attached.iter().all(known))
-            && self.timers.iter().all(|Reverse(t)| {
+            && self.timers.keys().all(|t| {
                 t.at >= self.now && t.order <= self.timer_order && self.timer_consistent(t.timer)
             })
             && self.producers.len() <= MAX_ACTORS
@@ -268,7 +270,7 @@ fn store_consistent(store: &Store, next_seq: u64, receivers: usize) -> bool {
     let mut bytes = 0u64;
     let mut body_bytes = 0u64;
     let mut available = 0;
-    for (&seq, m) in &store.messages {
+    for (&seq, m) in store.messages.iter() {
         if m.sequence_number != seq
             || seq >= next_seq
             || m.lock
@@ -278,7 +280,7 @@ fn store_consistent(store: &Store, next_seq: u64, receivers: usize) -> bool {
             return false;
         }
         let receivable = m.state == MessageState::Active && m.lock.is_none();
-        if receivable != store.available.contains(&seq) {
+        if receivable != store.available.contains_key(&seq) {
             return false;
         }
         available += usize::from(receivable);

@@ -42,14 +42,14 @@ impl Namespace {
         let e = self.get(q.entity).ok()?;
         let store = e.store(q.dlq);
         if !self.is_session_queue(q) {
-            return store.available.first().copied();
+            return store.available.first_key();
         }
         let id = e.sessions[self.held_session(r, q.entity)? as usize]
             .id
             .as_str();
         store
             .available
-            .iter()
+            .keys()
             .copied()
             .find(|seq| store.messages.get(seq).and_then(|m| m.session_id()) == Some(id))
     }
@@ -142,7 +142,7 @@ impl Namespace {
         let e = self.get(q.entity)?;
         let held_by = |s: &Session| s.lock.filter(|l| l.locked_until > now).map(|l| l.holder);
         let Some(id) = session_id else {
-            let found = e.main.available.iter().find_map(|seq| {
+            let found = e.main.available.keys().find_map(|seq| {
                 let i = *e.session_ids.get(e.main.messages.get(seq)?.session_id()?)?;
                 held_by(&e.sessions[i as usize]).is_none().then_some(i)
             });

@@ -20,15 +20,15 @@ impl Namespace {
     /// [`Namespace::advance_by`]), so the top is the answer; after a direct call that left a
     /// stale one there (a test's `send` or `settle`), every timer is looked at.
     fn next_timer(&self) -> Option<(Instant, Timer)> {
-        let &Reverse(TimerEntry { at, timer, .. }) = self.timers.peek()?;
+        let TimerEntry { at, timer, .. } = self.timers.first_key()?;
         if self.live_instant(at, timer) == Some(at) {
             return Some((at, timer));
         }
         // A lapse check moved to a later lock comes after the timers already set for that
         // instant, as advancing sets it again then.
         self.timers
-            .iter()
-            .filter_map(|&Reverse(TimerEntry { at, order, timer })| {
+            .keys()
+            .filter_map(|&TimerEntry { at, order, timer }| {
                 let live = self.live_instant(at, timer)?;
                 Some(((live, live != at, order), timer))
             })
@@ -54,9 +54,7 @@ impl Namespace {
         store
             .lapses
             .iter()
-            .find(|&&(at, seq, token)| {
-                lapse_is_live(store.messages.get(&seq).map(|m| &**m), token, at)
-            })
+            .find(|&&(at, seq, token)| lapse_is_live(store.messages.get(&seq), token, at))
             .map(|&(at, seq, _)| (at, seq))
     }
 
@@ -65,7 +63,7 @@ impl Namespace {
     #[doc(hidden)]
     pub fn next_event_after_pruning(&mut self) -> Option<(Instant, Due)> {
         self.prune_stale();
-        let Reverse(TimerEntry { at, timer, .. }) = *self.timers.peek()?;
+        let TimerEntry { at, timer, .. } = self.timers.first_key()?;
         Some((at, self.due(timer)))
     }
 
@@ -107,13 +105,13 @@ impl Namespace {
     }
 
     pub(super) fn prune_stale(&mut self) {
-        while let Some(&Reverse(TimerEntry { at, timer, .. })) = self.timers.peek() {
+        while let Some(TimerEntry { at, timer, .. }) = self.timers.first_key() {
             if let Timer::LapseCheck { queue } = timer {
                 // A lapse check whose first locks were settled moves to the next live one.
                 if self.clean_lapses(queue) == Some(at) {
                     return;
                 }
-                self.timers.pop();
+                self.timers.pop_first();
                 if let Some(next) = self
                     .get(queue.entity)
                     .ok()
@@ -126,7 +124,7 @@ impl Namespace {
             if self.timer_is_live(at, timer) {
                 return;
             }
-            self.timers.pop();
+            self.timers.pop_first();
         }
     }
 
@@ -136,7 +134,7 @@ impl Namespace {
         let e = self.get_mut(queue.entity).ok()?;
         let store = e.store_mut(queue.dlq);
         while let Some(&(at, seq, token)) = store.lapses.front() {
-            if lapse_is_live(store.messages.get(&seq).map(|m| &**m), token, at) {
+            if lapse_is_live(store.messages.get(&seq), token, at) {
                 store.lapse_armed = Some(at);
                 return Some(at);
             }
@@ -204,7 +202,7 @@ impl Namespace {
     /// `until`. The playground's clock ends at [`LATEST_INSTANT`]: later instants stop there.
     pub fn advance_by(&mut self, until: Instant, budget: &mut usize) -> bool {
         let until = until.min(LATEST_INSTANT);
-        while let Some(&Reverse(TimerEntry { at, timer, .. })) = self.timers.peek() {
+        while let Some(TimerEntry { at, timer, .. }) = self.timers.first_key() {
             if at > until {
                 break;
             }
@@ -213,7 +211,7 @@ impl Namespace {
                 return false;
             }
             *budget -= 1;
-            self.timers.pop();
+            self.timers.pop_first();
             if at > self.now {
                 self.now = at;
             }
@@ -234,11 +232,14 @@ impl Namespace {
             return; // MSG-03: "never" needs no timer.
         }
         self.timer_order += 1;
-        self.timers.push(Reverse(TimerEntry {
-            at,
-            order: self.timer_order,
-            timer,
-        }));
+        self.timers.insert(
+            TimerEntry {
+                at,
+                order: self.timer_order,
+                timer,
+            },
+            (),
+        );
     }
 
     pub(super) fn timer_is_live(&self, at: Instant, timer: Timer) -> bool {

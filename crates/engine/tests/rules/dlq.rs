@@ -108,7 +108,7 @@ fn r_dlq_02_a_locked_dead_letter_card_offers_every_settlement_but_dead_letter() 
     ns.advance_to(SECOND);
     recv(&mut ns, "q/$deadletterqueue", 1);
     let q = ns.resolve("q/$deadletterqueue").unwrap();
-    let m = &ns.entity("q").unwrap().dlq.messages[&1];
+    let m = &ns.entity("q").unwrap().dlq.messages.get(&1).unwrap();
     let card = ns.card(q, m);
     assert!(!card.settlements.contains(&SettleKind::DeadLetter));
     assert!(card.settlements.contains(&SettleKind::Complete));

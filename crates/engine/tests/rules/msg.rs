@@ -52,7 +52,7 @@ fn r_msg_02_a_card_shows_the_delivery_count_its_viewer_sees() {
     queue(&mut ns, "q", settings());
     ns.send("q", msg("a", None)).unwrap();
     let q = ns.resolve("q").unwrap();
-    let card = |ns: &Namespace| ns.card(q, &ns.entity("q").unwrap().main.messages[&1]);
+    let card = |ns: &Namespace| ns.card(q, ns.entity("q").unwrap().main.messages.get(&1).unwrap());
     assert_eq!(card(&ns).delivery_count, 0, "as peek shows it");
     assert!(card(&ns).settlements.is_empty(), "nobody holds it");
     recv(&mut ns, "q", 1);
