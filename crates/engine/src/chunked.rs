@@ -8,7 +8,7 @@
 //! Why not a persistent map from a crate (`imbl`'s `OrdMap`): its nodes are fixed arrays of 64
 //! slots (a message's 170 bytes in each, filled or not), and its code does not fit the
 //! playground's wasm ceiling; this is two levels of the standard library's types.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::{Arc, OnceLock};
 
@@ -17,16 +17,24 @@ pub const CHUNK: usize = 64;
 
 /// What a chunk sums up of its entries, computed when first asked after a change.
 pub trait Summary<K, V> {
-    fn of(entries: &[(K, V)]) -> Self;
+    fn of<'a>(entries: impl Iterator<Item = &'a (K, V)>) -> Self
+    where
+        K: 'a,
+        V: 'a;
 }
 
 impl<K, V> Summary<K, V> for () {
-    fn of(_: &[(K, V)]) {}
+    fn of<'a>(_: impl Iterator<Item = &'a (K, V)>)
+    where
+        K: 'a,
+        V: 'a,
+    {
+    }
 }
 
 struct Chunk<K, V, S> {
-    /// In key order, never empty.
-    entries: Vec<(K, V)>,
+    /// In key order, never empty; a ring, so taking the first entry moves nothing.
+    entries: VecDeque<(K, V)>,
     summary: OnceLock<S>,
 }
 
@@ -37,7 +45,7 @@ impl<K: Clone, V: Clone, S> Clone for Chunk<K, V, S> {
 }
 
 impl<K, V, S> Chunk<K, V, S> {
-    fn new(entries: Vec<(K, V)>) -> Self {
+    fn new(entries: VecDeque<(K, V)>) -> Self {
         Chunk {
             entries,
             summary: OnceLock::new(),
@@ -45,8 +53,9 @@ impl<K, V, S> Chunk<K, V, S> {
     }
 }
 
-/// An ordered map of unique keys in shared chunks (see the module's text). Chunks are keyed by
-/// their first key.
+/// An ordered map of unique keys in shared chunks (see the module's text). A chunk's key is at
+/// or before its first entry's, and its entries are before the next chunk's key: taking a
+/// chunk's first entry leaves its key as it is.
 pub struct Chunked<K, V, S = ()> {
     chunks: BTreeMap<K, Arc<Chunk<K, V, S>>>,
     len: usize,
@@ -91,15 +100,6 @@ impl<K: Ord + Copy, V: Clone, S: Summary<K, V>> Chunked<K, V, S> {
         self.len == 0
     }
 
-    /// The first key of the chunk `k` belongs in (the first chunk for a key before them all).
-    fn chunk_of(&self, k: &K) -> Option<K> {
-        self.chunks
-            .range(..=k)
-            .next_back()
-            .or_else(|| self.chunks.iter().next())
-            .map(|(first, _)| *first)
-    }
-
     /// The chunk holding `k` and its index there.
     fn find(&self, k: &K) -> Option<(K, usize)> {
         let (first, chunk) = self.chunks.range(..=k).next_back()?;
@@ -128,10 +128,21 @@ impl<K: Ord + Copy, V: Clone, S: Summary<K, V>> Chunked<K, V, S> {
 
     /// Inserts `v` under `k`; the value it replaces, if any.
     pub fn insert(&mut self, k: K, v: V) -> Option<V> {
-        let Some(first) = self.chunk_of(&k) else {
-            self.chunks.insert(k, Arc::new(Chunk::new(vec![(k, v)])));
-            self.len = 1;
-            return None;
+        let first = match self.chunks.range(..=k).next_back() {
+            Some((first, _)) => *first,
+            // Before every chunk: into the first, keyed by `k` from now on.
+            None => match self.chunks.keys().next() {
+                Some(&first) => {
+                    self.rekey(first, k);
+                    k
+                }
+                None => {
+                    self.chunks
+                        .insert(k, Arc::new(Chunk::new(VecDeque::from([(k, v)]))));
+                    self.len = 1;
+                    return None;
+                }
+            },
         };
         let chunk = chunk_mut(&mut self.chunks, &first)?;
         let i = match chunk.entries.binary_search_by(|(e, _)| e.cmp(&k)) {
@@ -141,15 +152,13 @@ impl<K: Ord + Copy, V: Clone, S: Summary<K, V>> Chunked<K, V, S> {
         self.len += 1;
         if chunk.entries.len() < CHUNK {
             chunk.entries.insert(i, (k, v));
-            if i == 0 {
-                self.rekey(first, k);
-            }
             return None;
         }
         // A full chunk: a key after its last starts the next chunk (appending keeps chunks
         // full); one inside splits it in halves.
         if i == CHUNK {
-            self.chunks.insert(k, Arc::new(Chunk::new(vec![(k, v)])));
+            self.chunks
+                .insert(k, Arc::new(Chunk::new(VecDeque::from([(k, v)]))));
             return None;
         }
         let mut tail = chunk.entries.split_off(CHUNK / 2);
@@ -160,27 +169,18 @@ impl<K: Ord + Copy, V: Clone, S: Summary<K, V>> Chunked<K, V, S> {
         }
         let tail_first = tail[0].0;
         self.chunks.insert(tail_first, Arc::new(Chunk::new(tail)));
-        if i == 0 {
-            self.rekey(first, k);
-        }
         None
     }
 
     pub fn remove(&mut self, k: &K) -> Option<V> {
         let (first, i) = self.find(k)?;
         let chunk = chunk_mut(&mut self.chunks, &first)?;
-        let (_, v) = chunk.entries.remove(i);
+        let (_, v) = chunk.entries.remove(i)?;
         self.len -= 1;
-        let Some(&(new_first, _)) = chunk.entries.first() else {
+        if chunk.entries.is_empty() {
             self.chunks.remove(&first);
-            return Some(v);
-        };
-        let small = chunk.entries.len() < CHUNK / 4;
-        if new_first != first {
-            self.rekey(first, new_first);
-        }
-        if small {
-            self.merge_next(new_first);
+        } else if chunk.entries.len() < CHUNK / 4 {
+            self.merge_next(first);
         }
         Some(v)
     }
@@ -188,7 +188,7 @@ impl<K: Ord + Copy, V: Clone, S: Summary<K, V>> Chunked<K, V, S> {
     /// The first entry.
     pub fn first(&self) -> Option<(&K, &V)> {
         let (_, chunk) = self.chunks.iter().next()?;
-        chunk.entries.first().map(|(k, v)| (k, v))
+        chunk.entries.front().map(|(k, v)| (k, v))
     }
 
     pub fn first_key(&self) -> Option<K> {
@@ -232,7 +232,7 @@ impl<K: Ord + Copy, V: Clone, S: Summary<K, V>> Chunked<K, V, S> {
     pub fn summaries(&self) -> impl Iterator<Item = &S> + '_ {
         self.chunks
             .values()
-            .map(|c| c.summary.get_or_init(|| S::of(&c.entries)))
+            .map(|c| c.summary.get_or_init(|| S::of(c.entries.iter())))
     }
 
     /// How many chunks hold the entries.
@@ -259,7 +259,7 @@ impl<K: Ord + Copy, V: Clone, S: Summary<K, V>> Chunked<K, V, S> {
         let mut chunks = BTreeMap::new();
         let mut entries = entries.into_iter().peekable();
         while entries.peek().is_some() {
-            let chunk: Vec<(K, V)> = entries.by_ref().take(CHUNK).collect();
+            let chunk: VecDeque<(K, V)> = entries.by_ref().take(CHUNK).collect();
             chunks.insert(chunk[0].0, Arc::new(Chunk::new(chunk)));
         }
         Some(Chunked { chunks, len })
@@ -317,8 +317,8 @@ mod tests {
     #[derive(Debug, Default, PartialEq)]
     struct Sum(u64);
     impl Summary<u64, u64> for Sum {
-        fn of(entries: &[(u64, u64)]) -> Sum {
-            Sum(entries.iter().map(|(_, v)| v).sum())
+        fn of<'a>(entries: impl Iterator<Item = &'a (u64, u64)>) -> Sum {
+            Sum(entries.map(|(_, v)| v).sum())
         }
     }
 
@@ -327,7 +327,11 @@ mod tests {
         let mut len = 0;
         for (first, chunk) in &map.chunks {
             assert!(!chunk.entries.is_empty() && chunk.entries.len() <= CHUNK);
-            assert_eq!(chunk.entries[0].0, *first);
+            assert!(chunk.entries[0].0 >= *first);
+            assert!(
+                last < Some(*first),
+                "a chunk's key is after the entries before it"
+            );
             for (k, _) in &chunk.entries {
                 assert!(last < Some(*k));
                 last = Some(*k);

@@ -317,7 +317,7 @@ pub struct ChunkCounts {
 }
 
 impl Summary<u64, Message> for ChunkCounts {
-    fn of(entries: &[(u64, Message)]) -> ChunkCounts {
+    fn of<'a>(entries: impl Iterator<Item = &'a (u64, Message)>) -> ChunkCounts {
         let mut c = ChunkCounts::default();
         for (_, m) in entries {
             match (m.state, m.lock.is_some()) {

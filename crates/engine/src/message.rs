@@ -170,7 +170,8 @@ pub struct Message {
     pub expires_at: Instant,
     pub scheduled_enqueue_time: Option<Instant>,
     pub state: MessageState,
-    pub lock: Option<Lock>,
+    /// Boxed: few messages are locked at once, and a stored message stays 40 bytes smaller.
+    pub lock: Option<Box<Lock>>,
     /// MSG-02: the raw count of deliveries that failed (abandoned, lapsed, lost).
     pub failed_deliveries: u32,
     pub body: crate::body::Body,

@@ -52,6 +52,12 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 fn run(seconds: u64) {
     let scenario = backlog(seconds);
     let end = seconds as i64 * 1000;
+    // The run alone, without checkpoints: its heap per stored message.
+    let heap_before = LIVE.load(Ordering::Relaxed);
+    let mut alone = Simulation::new(&scenario).expect("valid");
+    alone.advance_to(end);
+    let alone_heap = LIVE.load(Ordering::Relaxed) - heap_before;
+    drop(alone);
     let heap_before = LIVE.load(Ordering::Relaxed);
     let mut sim = Simulation::new(&scenario).expect("valid");
     let started = Instant::now();
@@ -61,6 +67,7 @@ fn run(seconds: u64) {
     let run_s = started.elapsed().as_secs_f64();
     let stored = sim.ns().stored_messages();
     let heap = LIVE.load(Ordering::Relaxed) - heap_before;
+    let (checkpoints_at_end, estimated_at_end) = (rewind.len(), rewind.bytes());
 
     // The browser benchmark's sequence of instants.
     let mut seed: u64 = 7;
@@ -84,21 +91,22 @@ fn run(seconds: u64) {
     let at = sim.now();
     let mut fresh = Simulation::new(&scenario).expect("valid");
     fresh.advance_to(at);
-    assert_eq!(saved(&mut sim), saved(&mut fresh), "a rewind to {at} equals a fresh run");
+    assert_eq!(
+        saved(&mut sim),
+        saved(&mut fresh),
+        "a rewind to {at} equals a fresh run"
+    );
     drop(fresh);
 
-    let heap_with = LIVE.load(Ordering::Relaxed) - heap_before;
-    let (checkpoints, estimated) = (rewind.len(), rewind.bytes());
-    drop(rewind);
-    let heap_without = LIVE.load(Ordering::Relaxed) - heap_before;
     moves.sort_by(f64::total_cmp);
     println!(
         "backlog of {stored} stored messages ({seconds} s simulated, run with checkpoints in {run_s:.1} s): \
-         {checkpoints} checkpoints, {:.1} MB measured ({:.1} MB estimated); the run's heap {:.0} MB, {:.0} B per stored message",
-        (heap_with.saturating_sub(heap_without)) as f64 / 1e6,
-        estimated as f64 / 1e6,
-        heap as f64 / 1e6,
-        heap_without as f64 / stored.max(1) as f64,
+         the run alone {:.0} MB ({:.0} B per stored message); {checkpoints_at_end} checkpoints hold {:.1} MB more \
+         ({:.1} MB estimated)",
+        alone_heap as f64 / 1e6,
+        alone_heap as f64 / stored.max(1) as f64,
+        heap.saturating_sub(alone_heap) as f64 / 1e6,
+        estimated_at_end as f64 / 1e6,
     );
     println!(
         "  20 moves to random instants (restore + replay): median {:.1} ms, p95 {:.1} ms, slowest {:.1} ms",

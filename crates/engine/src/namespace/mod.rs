@@ -335,7 +335,7 @@ impl Namespace {
             .messages
             .get(&seq)?
             .lock
-            .as_ref()
+            .as_deref()
     }
 
     pub(super) fn get(&self, id: u32) -> Result<&Entity> {

@@ -328,12 +328,12 @@ impl Namespace {
         let store = e.store_mut(q.dlq);
         store.available.remove(&seq);
         let m = store.messages.get_mut(&seq)?;
-        m.lock = Some(Lock {
+        m.lock = Some(Box::new(Lock {
             token,
             holder: r,
             locked_until,
             auto_renew_until,
-        });
+        }));
         let delivery_count = m.failed_deliveries.saturating_add(1);
         self.remember(r, (q, seq), Handle::Locked(token), true);
         self.emit(
