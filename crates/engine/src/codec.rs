@@ -306,46 +306,6 @@ impl<K: Saved + Ord + Clone, V: Saved> Saved for BTreeMap<K, V> {
     }
 }
 
-/// As a `BTreeMap` of the same entries (the same bytes): keys in order, a load whose keys are
-/// not strictly increasing failed. Saving copies one entry at a time, so the chunks stay shared.
-impl<K, V, S> Saved for crate::chunked::Chunked<K, V, S>
-where
-    K: Saved + Ord + Copy,
-    V: Saved + Clone,
-    S: crate::chunked::Summary<K, V>,
-{
-    fn blank() -> Self {
-        Self::default()
-    }
-    fn visit(&mut self, io: &mut dyn Io) {
-        let n = io.count(self.len(), std::mem::size_of::<(K, V)>());
-        if io.loading() {
-            let mut entries = Vec::with_capacity(n);
-            for _ in 0..n {
-                let (mut k, mut v) = (K::blank(), V::blank());
-                k.visit(io);
-                v.visit(io);
-                entries.push((k, v));
-            }
-            match Self::from_sorted(entries) {
-                Some(map) => *self = map,
-                None => io.fail(),
-            }
-        } else {
-            for (k, v) in self.iter() {
-                k.clone().visit(io);
-                v.clone().visit(io);
-            }
-        }
-    }
-}
-
-/// Nothing: the value of a set kept as a map.
-impl Saved for () {
-    fn blank() -> Self {}
-    fn visit(&mut self, _: &mut dyn Io) {}
-}
-
 impl<T: Saved + Ord + Clone> Saved for BTreeSet<T> {
     fn blank() -> Self {
         BTreeSet::new()

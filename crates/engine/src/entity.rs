@@ -1,6 +1,6 @@
 //! Queues, topics and subscriptions, and the stores that hold their messages.
-use crate::chunked::{Chunked, Summary};
 use crate::message::{Message, MessageState};
+use crate::pages::Pages;
 use crate::settings::EntitySettings;
 use crate::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
@@ -286,14 +286,13 @@ impl SubscriptionRule {
     }
 }
 
-/// The messages of one queue or sub-queue: all of them by SequenceNumber (peek order), and the
-/// receivable ones (Active, unlocked) in retrieval order. Both are chunked
-/// ([`crate::chunked`]): a rewind checkpoint shares what the run did not touch since, and the
-/// counts by state are summed per chunk.
+/// The messages of one queue or sub-queue by SequenceNumber (peek order), in shared pages
+/// ([`crate::pages`]): a rewind checkpoint shares what the run did not touch since, and the
+/// counts by state are summed per page. The receivable ones (Active, unlocked) are read from
+/// them in retrieval order ([`crate::pages::Pages::available`]).
 #[derive(Clone, Debug, Default)]
 pub struct Store {
-    pub messages: Chunked<u64, Message, ChunkCounts>,
-    pub available: Chunked<u64, ()>,
+    pub messages: Pages,
     pub bytes: u64,
     /// The bytes the stored bodies and their properties take in memory
     /// ([`crate::message::Message::held_bytes`]; what `bytes` counts may be simulated).
@@ -305,34 +304,34 @@ pub struct Store {
     pub(crate) lapse_armed: Option<Instant>,
 }
 
-/// What a chunk of a store's messages counts by state, and the ExpiresAt of its receivable
-/// ones in order (how many have expired by any instant is then a search).
-#[derive(Debug, Default)]
-pub struct ChunkCounts {
-    locked: u64,
-    active: u64,
-    deferred: u64,
-    scheduled: u64,
+/// What a page of a store's messages counts by state, and the ExpiresAt of its receivable ones
+/// in order (how many have expired by any instant is then a search).
+#[derive(Clone, Debug, Default)]
+pub struct PageCounts {
+    pub(crate) locked: u64,
+    pub(crate) active: u64,
+    pub(crate) deferred: u64,
+    pub(crate) scheduled: u64,
     expires: Vec<Instant>,
 }
 
-impl Summary<u64, Message> for ChunkCounts {
-    fn of<'a>(entries: impl Iterator<Item = &'a (u64, Message)>) -> ChunkCounts {
-        let mut c = ChunkCounts::default();
-        for (_, m) in entries {
+impl PageCounts {
+    pub(crate) fn of(messages: &[Message]) -> PageCounts {
+        let mut c = PageCounts::default();
+        for m in messages {
             match (m.state, m.lock.is_some()) {
                 (_, true) => c.locked += 1,
                 (MessageState::Active, false) => {
                     c.active += 1;
                     if m.expires_at != crate::time::NEVER {
-                        c.expires.push(m.expires_at);
+                        let at = c.expires.partition_point(|&e| e <= m.expires_at);
+                        c.expires.insert(at, m.expires_at);
                     }
                 }
                 (MessageState::Deferred, false) => c.deferred += 1,
                 (MessageState::Scheduled, false) => c.scheduled += 1,
             }
         }
-        c.expires.sort_unstable();
         c
     }
 }
@@ -341,28 +340,26 @@ impl Store {
     /// Stores a message. A message never replaces another: SequenceNumbers are unique per
     /// entity (MSG-01), so a clash is a bug, and the stored message is kept.
     pub(crate) fn insert(&mut self, m: Message) {
-        let seq = m.sequence_number;
-        if self.messages.contains_key(&seq) {
-            debug_assert!(false, "SequenceNumber {seq} stored twice");
-            return;
-        }
-        let available = m.state == MessageState::Active && m.lock.is_none();
         let size = m.body_size;
         let body = m.held_bytes();
-        self.messages.insert(seq, m);
+        if !self.messages.insert(m) {
+            debug_assert!(false, "a SequenceNumber stored twice");
+            return;
+        }
         self.bytes = self.bytes.saturating_add(size);
         self.body_bytes = self.body_bytes.saturating_add(body);
-        if available {
-            self.available.insert(seq, ());
-        }
     }
 
     pub(crate) fn remove(&mut self, seq: u64) -> Option<Message> {
         let m = self.messages.remove(&seq)?;
-        self.available.remove(&seq);
         self.bytes = self.bytes.saturating_sub(m.body_size);
         self.body_bytes = self.body_bytes.saturating_sub(m.held_bytes());
         Some(m)
+    }
+
+    /// The first receivable message (Active, unlocked) in retrieval order.
+    pub fn first_available(&self) -> Option<u64> {
+        self.messages.available().next().map(|m| m.sequence_number)
     }
 
     pub(crate) fn locked_seqs(&self) -> Vec<u64> {
@@ -377,18 +374,18 @@ impl Store {
         self.messages.len()
     }
 
-    /// Counts by state; `expiring` says whether expiry applies (not in a DLQ). Summed per chunk
-    /// of 64 messages, each chunk counted once per change: a frame's counts of a million
-    /// stored messages add up about 16,000 sums.
+    /// Counts by state; `expiring` says whether expiry applies (not in a DLQ). Summed per page
+    /// of 64 messages, each page counted once per change: a frame's counts of a million stored
+    /// messages add up about 16,000 sums.
     pub fn counts(&self, now: Instant, expiring: bool) -> Counts {
         let mut c = Counts::default();
-        for s in self.messages.summaries() {
-            c.locked += s.locked;
-            c.active += s.active;
-            c.deferred += s.deferred;
-            c.scheduled += s.scheduled;
+        for p in self.messages.counts() {
+            c.locked += p.locked;
+            c.active += p.active;
+            c.deferred += p.deferred;
+            c.scheduled += p.scheduled;
             if expiring {
-                c.expired_uncollected += s.expires.partition_point(|&at| at <= now) as u64;
+                c.expired_uncollected += p.expires.partition_point(|&at| at <= now) as u64;
             }
         }
         c

@@ -18,7 +18,6 @@
 pub mod actors;
 pub mod body;
 pub mod card;
-pub mod chunked;
 pub mod codec;
 pub mod command;
 pub mod describe;
@@ -31,6 +30,7 @@ pub mod message;
 pub mod metrics;
 pub mod mode;
 pub mod namespace;
+pub mod pages;
 pub mod property;
 pub mod rules;
 pub mod saved;

@@ -22,14 +22,56 @@ pub use crate::codec::{load, save, variant, Io, Saved, MAX_LOAD_BYTES};
 
 // The engine's types.
 saved!(QueueRef { entity, dlq });
-saved!(Store {
-    messages,
-    available,
-    bytes,
-    body_bytes,
-    lapses,
-    lapse_armed
-});
+/// The messages as a map by SequenceNumber, then the receivable ones' numbers (read back, they
+/// must be what the messages say), as the store kept them when they were two maps.
+impl Saved for Store {
+    fn blank() -> Self {
+        Store::default()
+    }
+    fn visit(&mut self, io: &mut dyn Io) {
+        let Store {
+            messages,
+            bytes,
+            body_bytes,
+            lapses,
+            lapse_armed,
+        } = self;
+        let n = io.count(messages.len(), std::mem::size_of::<(u64, Message)>());
+        let mut available: Vec<u64> = Vec::new();
+        if io.loading() {
+            *messages = crate::pages::Pages::default();
+            let mut last = None;
+            for _ in 0..n {
+                let (mut seq, mut m) = (0u64, Message::blank());
+                seq.visit(io);
+                m.visit(io);
+                if m.sequence_number != seq || last >= Some(seq) || !messages.insert(m) {
+                    return io.fail();
+                }
+                last = Some(seq);
+            }
+            available.visit(io);
+            if !messages
+                .available()
+                .map(|m| m.sequence_number)
+                .eq(available)
+            {
+                return io.fail();
+            }
+        } else {
+            for m in messages.values() {
+                m.sequence_number.clone().visit(io);
+                m.clone().visit(io);
+            }
+            available = messages.available().map(|m| m.sequence_number).collect();
+            available.visit(io);
+        }
+        bytes.visit(io);
+        body_bytes.visit(io);
+        lapses.visit(io);
+        lapse_armed.visit(io);
+    }
+}
 saved!(Entity {
     id,
     path,

@@ -451,12 +451,8 @@ fn check_invariants(ns: &Namespace, realistic: bool) -> Result<(), TestCaseError
             );
         }
         if !realistic {
-            for seq in e.main.available.keys() {
-                let m = e
-                    .main
-                    .messages
-                    .get(seq)
-                    .expect("an available message is stored");
+            for m in e.main.messages.available() {
+                let seq = m.sequence_number;
                 prop_assert!(
                     m.expires_at > ns.now(),
                     "#{seq} in {} is receivable at {} past its ExpiresAt {}",

@@ -3,10 +3,10 @@
 //!
 //! A checkpoint is a copy of the simulation (the engine is deterministic, so going on from it is
 //! exactly what going on from the start would do); only its log is cut to the last
-//! [`CHECKPOINT_LOG`] events. The engine keeps its stored messages and its timers in shared
-//! chunks (`sbp_engine::chunked`), so a copy costs one pointer per 64 of them, and what the run
-//! changes afterwards is copied a chunk at a time: a checkpoint's own memory is what the run
-//! changed or removed since, not the whole state. Checkpoints are taken every `every` units of
+//! [`CHECKPOINT_LOG`] events. The engine keeps its stored messages in shared pages of 64
+//! (`sbp_engine::pages`), so a copy costs one pointer per page, and what the run changes
+//! afterwards is copied a page at a time: a checkpoint's own memory is the messages the run
+//! changed or removed since, not all it stores (the timers and the rest are copied whole). Checkpoints are taken every `every` units of
 //! work (`Namespace::advance_by`), so a replay from one costs at most that much; their memory is
 //! bounded by [`CHECKPOINT_BYTES`] and their number by [`MAX_CHECKPOINTS`]: past either, every
 //! second checkpoint goes and the spacing doubles.
@@ -23,10 +23,11 @@ pub const CHECKPOINT_BYTES: usize = 64 << 20;
 /// The most checkpoints kept.
 pub const MAX_CHECKPOINTS: usize = 400;
 
-/// Estimated bytes of memory: per stored message or timer held by a checkpoint alone, per
-/// chunk pointer a copy takes, per logged event, and per checkpoint besides.
-const BYTES_PER_ENTRY: usize = 260;
-const BYTES_PER_CHUNK: usize = 40;
+/// Estimated bytes of memory: per stored message held by a checkpoint alone, per page pointer
+/// and per timer a copy takes, per logged event, and per checkpoint besides.
+const BYTES_PER_MESSAGE: usize = 260;
+const BYTES_PER_PAGE: usize = 16;
+const BYTES_PER_TIMER: usize = 64;
 const BYTES_PER_EVENT: usize = 96;
 const BYTES_PER_CHECKPOINT: usize = 8_192;
 
@@ -35,11 +36,11 @@ struct Checkpoint {
     sim: Simulation,
     /// Its copy's own cost: the chunk pointers, the log, the rest of the state.
     own: usize,
-    /// The memory only it holds now: chunks (and their bodies) the run has since changed or
+    /// The memory only it holds now: pages (and their bodies) the run has since changed or
     /// removed.
     held: usize,
-    /// The messages and timers its chunks hold.
-    entries: usize,
+    /// The messages its pages hold.
+    messages: usize,
 }
 
 impl Checkpoint {
@@ -181,21 +182,20 @@ impl Rewind {
             return;
         }
         let (messages, body_bytes) = sim.ns.stored_totals();
-        let entries = messages as usize + sim.ns.timer_count();
-        let unshared = sim.ns.unshared_entries().min(entries);
+        let messages = messages as usize;
+        let unshared = sim.ns.unshared_messages().min(messages);
         // What the last checkpoint held that the run no longer shares (changed or removed since)
         // is now that checkpoint's alone.
-        let body_per_entry = (body_bytes as usize)
-            .checked_div(messages as usize)
-            .unwrap_or(0);
+        let body_per_message = (body_bytes as usize).checked_div(messages).unwrap_or(0);
         if let Some(last) = self.checkpoints.last_mut() {
-            let diverged = last.entries.saturating_sub(entries - unshared);
-            let held = diverged * (BYTES_PER_ENTRY + body_per_entry);
+            let diverged = last.messages.saturating_sub(messages - unshared);
+            let held = diverged * (BYTES_PER_MESSAGE + body_per_message);
             last.held += held;
             self.bytes += held;
         }
         let own = BYTES_PER_CHECKPOINT
-            + sim.ns.chunk_count() * BYTES_PER_CHUNK
+            + sim.ns.page_count() * BYTES_PER_PAGE
+            + sim.ns.timer_count() * BYTES_PER_TIMER
             + sim.ns.log().len().min(CHECKPOINT_LOG) * BYTES_PER_EVENT;
         if self.bytes + own > CHECKPOINT_BYTES {
             self.thin();
@@ -210,7 +210,7 @@ impl Rewind {
             sim: snapshot,
             own,
             held: 0,
-            entries,
+            messages,
         });
         if self.checkpoints.len() > MAX_CHECKPOINTS {
             self.thin();

@@ -673,13 +673,11 @@ impl Broker {
         self.store(entity).is_some_and(|store| match session {
             // A session receiver waits for its own session's messages only (SES-02): others'
             // arriving do not make it ask the engine (and record an empty receive).
-            Some(id) => store.available.keys().any(|seq| {
-                store
-                    .messages
-                    .get(seq)
-                    .is_some_and(|m| m.session_id() == Some(id))
-            }),
-            None => !store.available.is_empty(),
+            Some(id) => store
+                .messages
+                .available()
+                .any(|m| m.session_id() == Some(id)),
+            None => store.first_available().is_some(),
         })
     }
 

@@ -91,10 +91,10 @@ impl Namespace {
         }
         let expired: Vec<u64> = e
             .main
-            .available
-            .keys()
-            .copied()
-            .filter(|s| e.main.messages.get(s).is_some_and(|m| m.is_expired_at(now)))
+            .messages
+            .available()
+            .filter(|m| m.is_expired_at(now))
+            .map(|m| m.sequence_number)
             .collect();
         for seq in expired {
             self.expire(entity, seq, Rule::Ttl08);

@@ -17,7 +17,8 @@ use crate::time::{after, format_duration, Duration, Instant, MAX_VALUE, NEVER};
 use rand_core::RngCore;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 mod entities;
 mod expiry;
@@ -31,7 +32,6 @@ mod timers;
 mod topology;
 mod traffic;
 use crate::actors::{ConsumerGroup, Producer};
-use crate::chunked::Chunked;
 pub use crate::entity::QueueRef;
 use crate::timer::{Timer, TimerEntry};
 
@@ -125,7 +125,7 @@ impl NamespaceBuilder {
             paths: BTreeMap::new(),
             receivers: Vec::new(),
             receiver_ids: BTreeMap::new(),
-            timers: Chunked::new(),
+            timers: BinaryHeap::new(),
             timer_order: 0,
             log: Vec::new(),
             // Separate streams, so that a rejection (which draws a tracking id) never shifts the
@@ -157,8 +157,7 @@ pub struct Namespace {
     paths: BTreeMap<String, u32>,
     receivers: Vec<Receiver>,
     receiver_ids: BTreeMap<String, u32>,
-    /// In firing order (a set: the values are nothing), chunked so a checkpoint shares them.
-    timers: Chunked<TimerEntry, ()>,
+    timers: BinaryHeap<Reverse<TimerEntry>>,
     timer_order: u64,
     log: Vec<Event>,
     /// Lock tokens (RCV-02).
@@ -520,9 +519,9 @@ impl Namespace {
 
     /// A copy of the namespace keeping only the last `keep_log` events of its log (the rest
     /// count as dropped): a rewind checkpoint. The copy goes on exactly as the namespace would;
-    /// only its log's older part is gone. The stores and the timers are chunked
-    /// ([`crate::chunked`]), so the copy shares them and costs one pointer per 64 entries; what
-    /// either changes afterwards is copied then, a chunk at a time.
+    /// only its log's older part is gone. The stores' messages are paged ([`crate::pages`]),
+    /// so the copy shares them and costs one pointer per 64; what either changes afterwards is
+    /// copied then, a page at a time. The timers are copied whole.
     pub fn snapshot(&mut self, keep_log: usize) -> Namespace {
         let log = std::mem::take(&mut self.log);
         let mut copy = self.clone();
@@ -533,37 +532,28 @@ impl Namespace {
         copy
     }
 
-    /// The stored messages and timers a checkpoint taken now would hold alone: those in chunks
-    /// no earlier copy shares (what changed since the last checkpoint).
-    pub fn unshared_entries(&self) -> usize {
-        let stores: usize = self
-            .entities
+    /// The stored messages a checkpoint taken now would hold alone: those in pages no earlier
+    /// copy shares (what changed since the last checkpoint).
+    pub fn unshared_messages(&self) -> usize {
+        self.entities
             .iter()
             .flatten()
             .map(|e| e.main.messages.unshared_len() + e.dlq.messages.unshared_len())
-            .sum();
-        stores + self.timers.unshared_len()
+            .sum()
     }
 
-    /// The timers set (stale ones included until they are dropped).
+    /// The timers set (stale ones included until they are dropped): a copy copies them.
     pub fn timer_count(&self) -> usize {
         self.timers.len()
     }
 
-    /// The chunks the stored messages and the timers are kept in: what a copy costs at least.
-    pub fn chunk_count(&self) -> usize {
-        let stores: usize = self
-            .entities
+    /// The pages the stored messages are kept in: a copy costs a pointer each.
+    pub fn page_count(&self) -> usize {
+        self.entities
             .iter()
             .flatten()
-            .map(|e| {
-                e.main.messages.chunk_count()
-                    + e.dlq.messages.chunk_count()
-                    + e.main.available.chunk_count()
-                    + e.dlq.available.chunk_count()
-            })
-            .sum();
-        stores + self.timers.chunk_count()
+            .map(|e| e.main.messages.page_count() + e.dlq.messages.page_count())
+            .sum()
     }
 
     /// Whether `other` is in the same state, the log and the tracking-id stream aside: what a

@@ -86,10 +86,10 @@ impl Namespace {
         let views: Vec<MessageView> = e
             .store(q.dlq)
             .messages
-            .range_from(start)
-            .filter(|(_, m)| session.is_none_or(|id| m.session_id() == Some(id)))
+            .from_seq(start)
+            .filter(|m| session.is_none_or(|id| m.session_id() == Some(id)))
             .take(count as usize)
-            .map(|(_, m)| self.view_of(q, m, Perspective::Peek))
+            .map(|m| self.view_of(q, m, Perspective::Peek))
             .collect();
         let receiver_state = &mut self.receivers[r as usize];
         if let Some(last) = views.last() {
@@ -325,9 +325,7 @@ impl Namespace {
             .max_auto_lock_renewal
             .filter(|d| *d > 0 && session_until.is_none())
             .map(|d| after(now, d));
-        let store = e.store_mut(q.dlq);
-        store.available.remove(&seq);
-        let m = store.messages.get_mut(&seq)?;
+        let m = e.store_mut(q.dlq).messages.get_mut(&seq)?;
         m.lock = Some(Box::new(Lock {
             token,
             holder: r,

@@ -10,9 +10,9 @@
 use super::Namespace;
 use crate::entity::{Entity, EntityKind, QueueRef, Store};
 use crate::limits::{LATEST_INSTANT, MAX_ACTORS, MAX_ENTITIES};
-use crate::message::MessageState;
 use crate::saved::{Io, Saved};
 use crate::timer::{ActorTimer, Timer, TimerEntry};
+use std::cmp::Reverse;
 
 impl Namespace {
     /// Every field but the configuration and the log, in order (the pattern names every field,
@@ -49,14 +49,11 @@ impl Namespace {
         paths.visit(io);
         receivers.visit(io);
         receiver_ids.visit(io);
-        // A list in any order (older links saved a heap's order).
-        let mut entries: Vec<TimerEntry> = timers.keys().copied().collect();
+        let mut entries: Vec<TimerEntry> =
+            std::mem::take(timers).into_iter().map(|t| t.0).collect();
         entries.visit(io);
-        if io.loading() {
-            entries.sort();
-            entries.dedup();
-            let entries = entries.into_iter().map(|e| (e, ())).collect();
-            *timers = crate::chunked::Chunked::from_sorted(entries).unwrap_or_default();
+        for entry in entries {
+            timers.push(Reverse(entry));
         }
         timer_order.visit(io);
         tokens.visit(io);
@@ -164,7 +161,7 @@ impl Namespace {
                 .iter()
                 .all(|(name, &r)| self.receivers.get(r as usize).is_some_and(|x| x.name == *name))
             && self.receivers.iter().all(|r| r.attached.iter().all(known))
-            && self.timers.keys().all(|t| {
+            && self.timers.iter().all(|Reverse(t)| {
                 t.at >= self.now && t.order <= self.timer_order && self.timer_consistent(t.timer)
             })
             && self.producers.len() <= MAX_ACTORS
@@ -269,23 +266,16 @@ impl Namespace {
 fn store_consistent(store: &Store, next_seq: u64, receivers: usize) -> bool {
     let mut bytes = 0u64;
     let mut body_bytes = 0u64;
-    let mut available = 0;
-    for (&seq, m) in store.messages.iter() {
-        if m.sequence_number != seq
-            || seq >= next_seq
+    for m in store.messages.values() {
+        if m.sequence_number >= next_seq
             || m.lock
                 .as_ref()
                 .is_some_and(|l| l.holder as usize >= receivers)
         {
             return false;
         }
-        let receivable = m.state == MessageState::Active && m.lock.is_none();
-        if receivable != store.available.contains_key(&seq) {
-            return false;
-        }
-        available += usize::from(receivable);
         bytes = bytes.saturating_add(m.body_size);
         body_bytes = body_bytes.saturating_add(m.held_bytes());
     }
-    available == store.available.len() && bytes == store.bytes && body_bytes == store.body_bytes
+    bytes == store.bytes && body_bytes == store.body_bytes
 }

@@ -42,16 +42,16 @@ impl Namespace {
         let e = self.get(q.entity).ok()?;
         let store = e.store(q.dlq);
         if !self.is_session_queue(q) {
-            return store.available.first_key();
+            return store.first_available();
         }
         let id = e.sessions[self.held_session(r, q.entity)? as usize]
             .id
             .as_str();
         store
-            .available
-            .keys()
-            .copied()
-            .find(|seq| store.messages.get(seq).and_then(|m| m.session_id()) == Some(id))
+            .messages
+            .available()
+            .find(|m| m.session_id() == Some(id))
+            .map(|m| m.sequence_number)
     }
 
     /// SES-02..05: accept, renew, get or set the state of, or close a session.
@@ -142,8 +142,8 @@ impl Namespace {
         let e = self.get(q.entity)?;
         let held_by = |s: &Session| s.lock.filter(|l| l.locked_until > now).map(|l| l.holder);
         let Some(id) = session_id else {
-            let found = e.main.available.keys().find_map(|seq| {
-                let i = *e.session_ids.get(e.main.messages.get(seq)?.session_id()?)?;
+            let found = e.main.messages.available().find_map(|m| {
+                let i = *e.session_ids.get(m.session_id()?)?;
                 held_by(&e.sessions[i as usize]).is_none().then_some(i)
             });
             return found.ok_or_else(|| {

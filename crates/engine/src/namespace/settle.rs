@@ -307,9 +307,6 @@ impl Namespace {
             return;
         }
         if !deferred {
-            if let Ok(e) = self.get_mut(q.entity) {
-                e.store_mut(q.dlq).available.insert(seq, ());
-            }
             // TTL-06 exact mode: receivable again, so its expiry is armed again (the timer
             // armed at enqueue may have been dropped while the message was locked).
             if exact && !q.dlq {

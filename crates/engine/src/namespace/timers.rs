@@ -20,15 +20,15 @@ impl Namespace {
     /// [`Namespace::advance_by`]), so the top is the answer; after a direct call that left a
     /// stale one there (a test's `send` or `settle`), every timer is looked at.
     fn next_timer(&self) -> Option<(Instant, Timer)> {
-        let TimerEntry { at, timer, .. } = self.timers.first_key()?;
+        let &Reverse(TimerEntry { at, timer, .. }) = self.timers.peek()?;
         if self.live_instant(at, timer) == Some(at) {
             return Some((at, timer));
         }
         // A lapse check moved to a later lock comes after the timers already set for that
         // instant, as advancing sets it again then.
         self.timers
-            .keys()
-            .filter_map(|&TimerEntry { at, order, timer }| {
+            .iter()
+            .filter_map(|&Reverse(TimerEntry { at, order, timer })| {
                 let live = self.live_instant(at, timer)?;
                 Some(((live, live != at, order), timer))
             })
@@ -63,7 +63,7 @@ impl Namespace {
     #[doc(hidden)]
     pub fn next_event_after_pruning(&mut self) -> Option<(Instant, Due)> {
         self.prune_stale();
-        let TimerEntry { at, timer, .. } = self.timers.first_key()?;
+        let Reverse(TimerEntry { at, timer, .. }) = *self.timers.peek()?;
         Some((at, self.due(timer)))
     }
 
@@ -105,13 +105,13 @@ impl Namespace {
     }
 
     pub(super) fn prune_stale(&mut self) {
-        while let Some(TimerEntry { at, timer, .. }) = self.timers.first_key() {
+        while let Some(&Reverse(TimerEntry { at, timer, .. })) = self.timers.peek() {
             if let Timer::LapseCheck { queue } = timer {
                 // A lapse check whose first locks were settled moves to the next live one.
                 if self.clean_lapses(queue) == Some(at) {
                     return;
                 }
-                self.timers.pop_first();
+                self.timers.pop();
                 if let Some(next) = self
                     .get(queue.entity)
                     .ok()
@@ -124,7 +124,7 @@ impl Namespace {
             if self.timer_is_live(at, timer) {
                 return;
             }
-            self.timers.pop_first();
+            self.timers.pop();
         }
     }
 
@@ -202,7 +202,7 @@ impl Namespace {
     /// `until`. The playground's clock ends at [`LATEST_INSTANT`]: later instants stop there.
     pub fn advance_by(&mut self, until: Instant, budget: &mut usize) -> bool {
         let until = until.min(LATEST_INSTANT);
-        while let Some(TimerEntry { at, timer, .. }) = self.timers.first_key() {
+        while let Some(&Reverse(TimerEntry { at, timer, .. })) = self.timers.peek() {
             if at > until {
                 break;
             }
@@ -211,7 +211,7 @@ impl Namespace {
                 return false;
             }
             *budget -= 1;
-            self.timers.pop_first();
+            self.timers.pop();
             if at > self.now {
                 self.now = at;
             }
@@ -232,14 +232,11 @@ impl Namespace {
             return; // MSG-03: "never" needs no timer.
         }
         self.timer_order += 1;
-        self.timers.insert(
-            TimerEntry {
-                at,
-                order: self.timer_order,
-                timer,
-            },
-            (),
-        );
+        self.timers.push(Reverse(TimerEntry {
+            at,
+            order: self.timer_order,
+            timer,
+        }));
     }
 
     pub(super) fn timer_is_live(&self, at: Instant, timer: Timer) -> bool {
