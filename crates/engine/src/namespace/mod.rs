@@ -33,6 +33,7 @@ mod topology;
 mod traffic;
 use crate::actors::{ConsumerGroup, Producer};
 pub use crate::entity::QueueRef;
+use crate::pages::Pages;
 use crate::timer::{Timer, TimerEntry};
 
 /// A receiver remembers at most about this many messages it no longer has a use for.
@@ -519,16 +520,41 @@ impl Namespace {
 
     /// A copy of the namespace keeping only the last `keep_log` events of its log (the rest
     /// count as dropped): a rewind checkpoint. The copy goes on exactly as the namespace would;
-    /// only its log's older part is gone. The stores' messages are paged ([`crate::pages`]),
-    /// so the copy shares them and costs one pointer per 64; what either changes afterwards is
-    /// copied then, a page at a time. The timers are copied whole.
+    /// only its log's older part is gone. The stores' messages are paged ([`crate::pages`]):
+    /// the copy shares the pages, a pointer per 64 messages, and what either changes afterwards
+    /// is copied then, a page at a time. The rest is copied by saving it and reading it back
+    /// (`restore.rs`), as a link's checkpoint is: one way to copy the state, and no derived
+    /// copy of every engine type in the browser's wasm.
     pub fn snapshot(&mut self, keep_log: usize) -> Namespace {
-        let log = std::mem::take(&mut self.log);
-        let mut copy = self.clone();
-        let start = log.len().saturating_sub(keep_log);
-        copy.log = log[start..].to_vec();
+        let pages: Vec<Option<(Pages, Pages)>> = self
+            .entities
+            .iter_mut()
+            .map(|e| {
+                e.as_mut().map(|e| {
+                    (
+                        std::mem::take(&mut e.main.messages),
+                        std::mem::take(&mut e.dlq.messages),
+                    )
+                })
+            })
+            .collect();
+        let bytes = self.save(|_| {});
+        let mut copy = self.loaded(&bytes, |_| {}).unwrap_or_else(|| {
+            debug_assert!(false, "a saved state reads back");
+            Namespace::builder().build()
+        });
+        let entities = self.entities.iter_mut().zip(copy.entities.iter_mut());
+        for ((e, c), pages) in entities.zip(pages) {
+            if let (Some(e), Some(c), Some((main, dlq))) = (e, c, pages) {
+                c.main.messages = main.clone();
+                c.dlq.messages = dlq.clone();
+                e.main.messages = main;
+                e.dlq.messages = dlq;
+            }
+        }
+        let start = self.log.len().saturating_sub(keep_log);
+        copy.log = self.log[start..].to_vec();
         copy.log_dropped = self.log_dropped + start as u64;
-        self.log = log;
         copy
     }
 
