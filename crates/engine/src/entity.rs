@@ -1,5 +1,5 @@
 //! Queues, topics and subscriptions, and the stores that hold their messages.
-use crate::message::{Message, MessageState};
+use crate::message::Message;
 use crate::pages::Pages;
 use crate::settings::EntitySettings;
 use crate::time::{Duration, Instant};
@@ -302,38 +302,6 @@ pub struct Store {
     pub(crate) lapses: std::collections::VecDeque<(Instant, u64, u128)>,
     /// The instant of this store's one lapse timer, if armed.
     pub(crate) lapse_armed: Option<Instant>,
-}
-
-/// What a page of a store's messages counts by state, and the ExpiresAt of its receivable ones
-/// in order (how many have expired by any instant is then a search).
-#[derive(Clone, Debug, Default)]
-pub struct PageCounts {
-    pub(crate) locked: u64,
-    pub(crate) active: u64,
-    pub(crate) deferred: u64,
-    pub(crate) scheduled: u64,
-    expires: Vec<Instant>,
-}
-
-impl PageCounts {
-    pub(crate) fn of(messages: &[Message]) -> PageCounts {
-        let mut c = PageCounts::default();
-        for m in messages {
-            match (m.state, m.lock.is_some()) {
-                (_, true) => c.locked += 1,
-                (MessageState::Active, false) => {
-                    c.active += 1;
-                    if m.expires_at != crate::time::NEVER {
-                        let at = c.expires.partition_point(|&e| e <= m.expires_at);
-                        c.expires.insert(at, m.expires_at);
-                    }
-                }
-                (MessageState::Deferred, false) => c.deferred += 1,
-                (MessageState::Scheduled, false) => c.scheduled += 1,
-            }
-        }
-        c
-    }
 }
 
 impl Store {

@@ -9,13 +9,45 @@
 //! taking the first message moves nothing. Why not a persistent map from a crate (`imbl`'s
 //! `OrdMap`): its nodes are fixed arrays of 64 slots (a message's 170 bytes in each, filled or
 //! not), and its code does not fit the playground's wasm ceiling.
-use crate::entity::PageCounts;
 use crate::message::{Message, MessageState};
+use crate::time::Instant;
 use std::collections::VecDeque;
 use std::sync::{Arc, OnceLock};
 
 /// SequenceNumbers per page.
 pub const PAGE: u64 = 64;
+
+/// What a page of a store's messages counts by state, and the ExpiresAt of its receivable ones
+/// in order (how many have expired by any instant is then a search).
+#[derive(Clone, Debug, Default)]
+pub struct PageCounts {
+    pub(crate) locked: u64,
+    pub(crate) active: u64,
+    pub(crate) deferred: u64,
+    pub(crate) scheduled: u64,
+    pub(crate) expires: Vec<Instant>,
+}
+
+impl PageCounts {
+    pub(crate) fn of(messages: &[Message]) -> PageCounts {
+        let mut c = PageCounts::default();
+        for m in messages {
+            match (m.state, m.lock.is_some()) {
+                (_, true) => c.locked += 1,
+                (MessageState::Active, false) => {
+                    c.active += 1;
+                    if m.expires_at != crate::time::NEVER {
+                        let at = c.expires.partition_point(|&e| e <= m.expires_at);
+                        c.expires.insert(at, m.expires_at);
+                    }
+                }
+                (MessageState::Deferred, false) => c.deferred += 1,
+                (MessageState::Scheduled, false) => c.scheduled += 1,
+            }
+        }
+        c
+    }
+}
 
 #[derive(Clone)]
 struct Page {
