@@ -68,11 +68,12 @@ async Task<IReadOnlyList<ServiceBusReceivedMessage>> ReceiveAsync(ServiceBusRece
     }
 }
 // What peek shows of an entity (RCV-11), by State: it locks nothing and changes no DeliveryCount.
-// Asked again until it is what the playground showed (the broker's instants lag the program's by its calls), or until the next step's instant.
+// Asked again until it is what the playground showed (the broker's instants lag the program's by its calls: opening a link takes the first send about half a second), or until the next step's instant, for at least 1 s (a lag of the wall clock's, whatever the speed).
 async Task<string> Counted(string path, string showed, long until)
 {
     var r = Receiver("sbp-counts", path, ServiceBusReceiveMode.PeekLock);
     var deadline = start.AddMilliseconds(until / SPEED);
+    if (deadline < DateTimeOffset.UtcNow.AddSeconds(1)) deadline = DateTimeOffset.UtcNow.AddSeconds(1);
     while (true)
     {
         var states = new Dictionary<string, int> { ["active"] = 0, ["deferred"] = 0, ["scheduled"] = 0 };
