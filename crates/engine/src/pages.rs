@@ -10,7 +10,7 @@
 //! `OrdMap`): its nodes are fixed arrays of 64 slots (a message's 170 bytes in each, filled or
 //! not), and its code does not fit the playground's wasm ceiling.
 use crate::message::{Message, MessageState};
-use crate::time::Instant;
+use crate::time::{Instant, NEVER};
 use std::collections::VecDeque;
 use std::sync::{Arc, OnceLock};
 
@@ -36,7 +36,7 @@ impl PageCounts {
                 (_, true) => c.locked += 1,
                 (MessageState::Active, false) => {
                     c.active += 1;
-                    if m.expires_at != crate::time::NEVER {
+                    if m.expires_at != NEVER {
                         let at = c.expires.partition_point(|&e| e <= m.expires_at);
                         c.expires.insert(at, m.expires_at);
                     }
@@ -54,6 +54,10 @@ struct Page {
     /// By SequenceNumber, never empty.
     messages: Vec<Message>,
     counts: OnceLock<PageCounts>,
+    /// When the page's expiry timer is set for ([`NEVER`]: none): in exact expiry, a page has
+    /// one live timer, at its first ExpiresAt, not one per message (see
+    /// `Namespace::arm_expiry`).
+    expiry_armed: Instant,
 }
 
 impl Page {
@@ -147,6 +151,7 @@ impl Pages {
             *slot = Some(Arc::new(Page {
                 messages: vec![m],
                 counts: OnceLock::new(),
+                expiry_armed: NEVER,
             }));
             self.len += 1;
             return true;
@@ -211,6 +216,41 @@ impl Pages {
             .filter(|p| p.counts().active > 0)
             .flat_map(|p| p.messages.iter())
             .filter(|m| m.state == MessageState::Active && m.lock.is_none())
+    }
+
+    /// When the expiry timer of `seq`'s page is set for ([`NEVER`]: none), or None where no
+    /// page holds `seq`.
+    pub fn expiry_armed(&self, seq: u64) -> Option<Instant> {
+        Some(self.page(seq)?.expiry_armed)
+    }
+
+    /// Records when the expiry timer of `seq`'s page is set for (copied if a copy shares it;
+    /// its counts stay).
+    pub fn set_expiry_armed(&mut self, seq: u64, at: Instant) {
+        let Some(i) = (seq / PAGE).checked_sub(self.first) else {
+            return;
+        };
+        let page = usize::try_from(i).ok().and_then(|i| self.pages.get_mut(i));
+        if let Some(Some(page)) = page {
+            if page.expiry_armed != at {
+                Arc::make_mut(page).expiry_armed = at;
+            }
+        }
+    }
+
+    /// The first ExpiresAt of the receivable messages (Active, unlocked) in `seq`'s page.
+    pub fn first_expiry(&self, seq: u64) -> Option<Instant> {
+        self.page(seq)?.counts().expires.first().copied()
+    }
+
+    /// The receivable messages of `seq`'s page that expire by `at`, by SequenceNumber.
+    pub fn expiring(&self, seq: u64, at: Instant) -> impl Iterator<Item = &Message> + '_ {
+        self.page(seq)
+            .into_iter()
+            .flat_map(|p| p.messages.iter())
+            .filter(move |m| {
+                m.state == MessageState::Active && m.lock.is_none() && m.expires_at <= at
+            })
     }
 
     /// Each page's counts, computed for those changed since they were last asked.

@@ -14,7 +14,7 @@ use crate::mode::ReceiveMode;
 use crate::namespace::{Handle, Receiver};
 use crate::property::PropertyValue;
 use crate::settings::EntitySettings;
-use crate::timer::{ActorTimer, Timer, TimerEntry};
+use crate::timer::{ActorTimer, Timer, TimerEntry, TimerToken};
 use crate::{saved, saved_unit};
 use std::collections::BTreeMap;
 
@@ -506,7 +506,7 @@ impl Saved for Timer {
                 2 => Timer::AutoRenew {
                     queue,
                     seq: 0,
-                    token: 0,
+                    token: 0.into(),
                 },
                 3 => Timer::Activate { entity: 0, seq: 0 },
                 4 => Timer::IdleCheck { entity: 0 },
@@ -514,7 +514,7 @@ impl Saved for Timer {
                 6 => Timer::SessionLapse {
                     entity: 0,
                     session: 0,
-                    token: 0,
+                    token: 0.into(),
                 },
                 _ => Timer::Actor(ActorTimer::blank()),
             };
@@ -542,6 +542,18 @@ impl Saved for Timer {
             }
             Timer::Actor(a) => a.visit(io),
         }
+    }
+}
+
+/// Written as the number it is.
+impl Saved for TimerToken {
+    fn blank() -> Self {
+        0.into()
+    }
+    fn visit(&mut self, io: &mut dyn Io) {
+        let mut token = u128::from(*self);
+        token.visit(io);
+        *self = token.into();
     }
 }
 

@@ -6,7 +6,9 @@
 //! [`CHECKPOINT_LOG`] events. The engine keeps its stored messages in shared pages of 64
 //! (`sbp_engine::pages`), so a copy costs one pointer per page, and what the run changes
 //! afterwards is copied a page at a time: a checkpoint's own memory is the messages the run
-//! changed or removed since, not all it stores (the timers and the rest are copied whole). Checkpoints are taken every `every` units of
+//! changed or removed since, not all it stores. The rest is copied whole: the timers among it,
+//! which are few (a message's expiry is one timer per page of 64, a lock's lapse one per
+//! queue). Checkpoints are taken every `every` units of
 //! work (`Namespace::advance_by`), so a replay from one costs at most that much; their memory is
 //! bounded by [`CHECKPOINT_BYTES`] and their number by [`MAX_CHECKPOINTS`]: past either, every
 //! second checkpoint goes and the spacing doubles.

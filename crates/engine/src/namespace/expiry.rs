@@ -80,6 +80,51 @@ impl Namespace {
         }
     }
 
+    /// TTL-06 exact mode: message `seq` of `entity` expires at `expires_at`. Each page of 64
+    /// messages has one expiry timer, at its first ExpiresAt (a message earlier than the
+    /// page's timer sets it earlier): a million messages with a TimeToLive set about 16,000
+    /// timers, not a million, and a rewind checkpoint copies those.
+    pub(super) fn arm_expiry(&mut self, entity: u32, seq: u64, expires_at: Instant) {
+        let Ok(e) = self.get_mut(entity) else { return };
+        let pages = &mut e.main.messages;
+        if expires_at == NEVER || pages.expiry_armed(seq).is_none_or(|at| at <= expires_at) {
+            return;
+        }
+        pages.set_expiry_armed(seq, expires_at);
+        self.push_timer(expires_at, Timer::Expire { entity, seq });
+    }
+
+    /// The expiry timer of `seq`'s page at `at`: its receivable messages due by then expire,
+    /// in SequenceNumber order (as one timer each would fire), and the timer is set again for
+    /// the page's next ExpiresAt. A page whose first message was locked, settled or moved
+    /// since has nothing due: its timer only moves (TTL-09: a locked message's expiry waits).
+    pub(super) fn expire_page(&mut self, at: Instant, entity: u32, seq: u64) {
+        let due: Vec<u64> = match self.get(entity) {
+            Ok(e) => e
+                .main
+                .messages
+                .expiring(seq, at)
+                .map(|m| m.sequence_number)
+                .collect(),
+            Err(_) => return,
+        };
+        for s in due {
+            self.expire(entity, s, Rule::Ttl06);
+        }
+        self.rearm_expiry(entity, seq);
+    }
+
+    /// Sets the expiry timer of `seq`'s page for its first ExpiresAt, or none.
+    pub(super) fn rearm_expiry(&mut self, entity: u32, seq: u64) {
+        let Ok(e) = self.get_mut(entity) else { return };
+        let pages = &mut e.main.messages;
+        let next = pages.first_expiry(seq);
+        pages.set_expiry_armed(seq, next.unwrap_or(NEVER));
+        if let Some(at) = next {
+            self.push_timer(at, Timer::Expire { entity, seq });
+        }
+    }
+
     /// TTL-08: a sweep while a receiver is attached collects every expired message.
     pub(super) fn sweep(&mut self, entity: u32) {
         let now = self.now;

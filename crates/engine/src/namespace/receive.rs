@@ -352,7 +352,7 @@ impl Namespace {
                 Timer::AutoRenew {
                     queue: q,
                     seq,
-                    token,
+                    token: token.into(),
                 },
             );
         }
@@ -389,7 +389,7 @@ impl Namespace {
                 Timer::AutoRenew {
                     queue: q,
                     seq,
-                    token,
+                    token: token.into(),
                 },
             );
         }

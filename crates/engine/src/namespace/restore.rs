@@ -11,8 +11,10 @@ use super::Namespace;
 use crate::entity::{Entity, EntityKind, QueueRef, Store};
 use crate::limits::{LATEST_INSTANT, MAX_ACTORS, MAX_ENTITIES};
 use crate::saved::{Io, Saved};
+use crate::time::Instant;
 use crate::timer::{ActorTimer, Timer, TimerEntry};
 use std::cmp::Reverse;
+use std::collections::BTreeMap;
 
 impl Namespace {
     /// Every field but the configuration and the log, in order (the pattern names every field,
@@ -52,6 +54,9 @@ impl Namespace {
         let mut entries: Vec<TimerEntry> =
             std::mem::take(timers).into_iter().map(|t| t.0).collect();
         entries.visit(io);
+        if io.loading() {
+            arm_pages(entities, &entries);
+        }
         for entry in entries {
             timers.push(Reverse(entry));
         }
@@ -260,6 +265,38 @@ impl Namespace {
     }
 }
 
+/// Sets when each page's expiry timer is set for, read from the timers (`Namespace::arm_expiry`):
+/// the timer set last for a page is its live one. A state saved when each message had a timer
+/// of its own has its page's first ExpiresAt before that: there, the earliest is. (The pages of a
+/// rewind checkpoint, set aside while it is written, keep theirs.)
+fn arm_pages(entities: &mut [Option<Entity>], timers: &[TimerEntry]) {
+    let mut pages: BTreeMap<(u32, u64), (u64, Instant, Instant)> = BTreeMap::new();
+    for t in timers {
+        if let Timer::Expire { entity, seq } = t.timer {
+            let page = pages
+                .entry((entity, seq / crate::pages::PAGE))
+                .or_insert((t.order, t.at, t.at));
+            if t.order >= page.0 {
+                (page.0, page.1) = (t.order, t.at);
+            }
+            page.2 = page.2.min(t.at);
+        }
+    }
+    for ((entity, page), (_, last, earliest)) in pages {
+        if let Some(Some(e)) = entities.get_mut(entity as usize) {
+            let messages = &mut e.main.messages;
+            let seq = page * crate::pages::PAGE;
+            let first = messages.first_expiry(seq);
+            let at = if first.is_some_and(|f| f < last) {
+                earliest
+            } else {
+                last
+            };
+            messages.set_expiry_armed(seq, at);
+        }
+    }
+}
+
 /// A store as the engine keeps it: messages under their SequenceNumbers (below `next_seq`),
 /// locks held by receivers that exist, the receivable set and the byte counts as they follow
 /// from the messages.
@@ -278,4 +315,50 @@ fn store_consistent(store: &Store, next_seq: u64, receivers: usize) -> bool {
         body_bytes = body_bytes.saturating_add(m.held_bytes());
     }
     bytes == store.bytes && body_bytes == store.body_bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::NewMessage;
+    use crate::settings::EntitySettings;
+    use crate::time::SECOND;
+
+    /// A link saved when every message had an expiry timer of its own (in send order) reads
+    /// back with each page set for its first ExpiresAt: every message still expires at its
+    /// instant, the earliest first.
+    #[test]
+    fn a_state_with_a_timer_per_message_expires_each_at_its_instant() {
+        let mut ns = Namespace::builder().build();
+        ns.create_queue(
+            "q",
+            EntitySettings::defaults(crate::settings::Tier::Standard),
+        )
+        .expect("a queue");
+        for ttl in [10, 5, 20] {
+            let m = NewMessage {
+                time_to_live: Some(ttl * SECOND),
+                ..NewMessage::default()
+            };
+            ns.send("q", m).expect("sent");
+        }
+        ns.timers.clear();
+        for (seq, at) in [(1, 10), (2, 5), (3, 20)] {
+            ns.push_timer(at * SECOND, Timer::Expire { entity: 0, seq });
+        }
+        let bytes = ns.save(|_| {});
+        let mut read = Namespace::builder().build();
+        assert_eq!(read.resume(&bytes, |_| {}), Ok(()));
+        read.advance_to(30 * SECOND);
+        let expired: Vec<(Instant, u64)> = read
+            .log()
+            .iter()
+            .filter(|e| e.kind.name() == "ExpiredDropped")
+            .map(|e| (e.at, e.seq))
+            .collect();
+        assert_eq!(
+            expired,
+            vec![(5 * SECOND, 2), (10 * SECOND, 1), (20 * SECOND, 3)]
+        );
+    }
 }

@@ -440,7 +440,7 @@ impl Namespace {
         }
         e.main.insert(m);
         if exact {
-            self.push_timer(expires_at, Timer::Expire { entity, seq });
+            self.arm_expiry(entity, seq, expires_at);
         }
     }
 

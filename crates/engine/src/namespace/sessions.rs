@@ -223,7 +223,7 @@ impl Namespace {
             Timer::SessionLapse {
                 entity: q.entity,
                 session: s,
-                token,
+                token: token.into(),
             },
         );
     }

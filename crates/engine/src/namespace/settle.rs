@@ -310,13 +310,7 @@ impl Namespace {
             // TTL-06 exact mode: receivable again, so its expiry is armed again (the timer
             // armed at enqueue may have been dropped while the message was locked).
             if exact && !q.dlq {
-                self.push_timer(
-                    expires_at,
-                    Timer::Expire {
-                        entity: q.entity,
-                        seq,
-                    },
-                );
+                self.arm_expiry(q.entity, seq, expires_at);
             }
         }
         self.emit(

@@ -37,12 +37,20 @@ impl Namespace {
     }
 
     /// When a timer set for `at` does something, if it still does: at `at`, or for a lapse
-    /// check whose first locks were settled, when the first live one lapses.
+    /// check whose first locks were settled, when the first live one lapses, and for a page's
+    /// expiry whose first message was locked or settled, when its next one expires.
     fn live_instant(&self, at: Instant, timer: Timer) -> Option<Instant> {
         match timer {
             Timer::LapseCheck { queue } if self.timer_is_live(at, timer) => {
                 self.first_live_lapse(queue).map(|(at, _)| at)
             }
+            Timer::Expire { entity, seq } if self.timer_is_live(at, timer) => self
+                .get(entity)
+                .ok()?
+                .main
+                .messages
+                .first_expiry(seq)
+                .map(|next| next.max(at)),
             _ => self.timer_is_live(at, timer).then_some(at),
         }
     }
@@ -73,7 +81,15 @@ impl Namespace {
         match timer {
             Timer::Expire { entity, seq } => Due::Expire {
                 path: name(entity),
-                seq,
+                // The page's message that expires first.
+                seq: self
+                    .get(entity)
+                    .ok()
+                    .and_then(|e| {
+                        let pages = &e.main.messages;
+                        pages.expiring(seq, pages.first_expiry(seq)?).next()
+                    })
+                    .map_or(seq, |m| m.sequence_number),
             },
             Timer::LapseCheck { queue } => Due::LockLapse {
                 path: path(queue),
@@ -118,6 +134,17 @@ impl Namespace {
                     .and_then(|e| e.store(queue.dlq).lapse_armed)
                 {
                     self.push_timer(next, Timer::LapseCheck { queue });
+                }
+                continue;
+            }
+            if let Timer::Expire { entity, seq } = timer {
+                // A page's expiry whose first message was locked or settled moves to its next.
+                if self.live_instant(at, timer) == Some(at) {
+                    return;
+                }
+                self.timers.pop();
+                if self.timer_is_live(at, timer) {
+                    self.rearm_expiry(entity, seq);
                 }
                 continue;
             }
@@ -241,19 +268,16 @@ impl Namespace {
 
     pub(super) fn timer_is_live(&self, at: Instant, timer: Timer) -> bool {
         match timer {
-            // TTL-09: a locked message's expiry waits for its lock to end (`release` expires it
-            // then or arms its expiry again), so its timer is no event: "Next event" must not
-            // say it expires.
-            Timer::Expire { entity, seq } => {
-                self.get(entity)
-                    .ok()
-                    .and_then(|e| e.main.messages.get(&seq))
-                    .is_some_and(|m| m.state == MessageState::Active && m.expires_at <= at)
-                    && self.lock_of(QueueRef { entity, dlq: false }, seq).is_none()
-            }
-            Timer::AutoRenew { queue, seq, token } => {
-                self.lock_of(queue, seq).is_some_and(|l| l.token == token)
-            }
+            // The page's expiry timer as last set (`arm_expiry`); what it expires then, if
+            // anything, is `live_instant`'s: TTL-09, a locked message's expiry waits for its
+            // lock to end (`release` expires it then or arms its expiry again), so "Next event"
+            // must not say it expires.
+            Timer::Expire { entity, seq } => self
+                .get(entity)
+                .is_ok_and(|e| e.main.messages.expiry_armed(seq) == Some(at)),
+            Timer::AutoRenew { queue, seq, token } => self
+                .lock_of(queue, seq)
+                .is_some_and(|l| l.token == u128::from(token)),
             Timer::LapseCheck { queue } => self
                 .get(queue.entity)
                 .is_ok_and(|e| e.store(queue.dlq).lapse_armed == Some(at)),
@@ -268,7 +292,7 @@ impl Namespace {
                 entity,
                 session,
                 token,
-            } => self.session_lapse_is_live(at, entity, session, token),
+            } => self.session_lapse_is_live(at, entity, session, token.into()),
             Timer::Actor(a) => self.actor_timer_is_live(a),
         }
     }
@@ -278,11 +302,11 @@ impl Namespace {
             return;
         }
         match timer {
-            // TTL-06/TTL-07 exact mode: expire at the instant (a locked message's timer is not
-            // live: TTL-09).
-            Timer::Expire { entity, seq } => self.expire(entity, seq, Rule::Ttl06),
+            // TTL-06/TTL-07 exact mode: the page's messages due by the instant expire (a locked
+            // one waits: TTL-09).
+            Timer::Expire { entity, seq } => self.expire_page(at, entity, seq),
             Timer::LapseCheck { queue } => self.lapse_due(queue),
-            Timer::AutoRenew { queue, seq, token } => self.auto_renew(queue, seq, token),
+            Timer::AutoRenew { queue, seq, token } => self.auto_renew(queue, seq, token.into()),
             Timer::Activate { entity, seq } => self.activate(entity, seq),
             Timer::IdleCheck { entity } => self.idle_check(entity),
             Timer::Sweep { entity } => self.sweep(entity),

@@ -403,3 +403,52 @@ fn r_ttl_05_a_scheduled_message_keeps_the_default_ttl_of_its_scheduling() {
     assert_eq!(scheduled.expires_at, 10 * MINUTE + HOUR);
     assert_eq!(direct.expires_at, 10 * MINUTE + 2 * HOUR);
 }
+
+/// TTL-06 in exact expiry: each message leaves at its own ExpiresAt, whatever the others of its
+/// page of 64 SequenceNumbers do (the engine keeps one expiry timer per page): a later message
+/// with a shorter TTL goes first, a longer one after it, each at its instant, in the log too.
+#[test]
+fn r_ttl_06_each_message_of_a_page_expires_at_its_own_instant() {
+    let mut ns = ns();
+    queue(&mut ns, "q", dlq_on_expiry());
+    ns.send("q", msg("ten", Some(10 * SECOND))).unwrap();
+    ns.send("q", msg("five", Some(5 * SECOND))).unwrap();
+    ns.send("q", msg("twenty", Some(20 * SECOND))).unwrap();
+    let mut expiries = Vec::new();
+    while let Some(at) = ns.next_due() {
+        ns.advance_to(at);
+        for e in ns.log().iter().filter(|e| e.kind.name() == "DeadLettered") {
+            if !expiries.contains(&(e.at, e.seq)) {
+                expiries.push((e.at, e.seq));
+            }
+        }
+    }
+    assert_eq!(
+        expiries,
+        vec![(5 * SECOND, 2), (10 * SECOND, 1), (20 * SECOND, 3)]
+    );
+}
+
+/// TTL-09 beside TTL-06: the page's first message locked past its ExpiresAt holds back no other
+/// message's expiry: "Next event" names the next one, which expires at its instant.
+#[test]
+fn r_ttl_09_a_locked_first_message_holds_back_no_other_expiry() {
+    use sbp_engine::timer::Due;
+    let mut ns = locked_with_ttl_10s(MINUTE);
+    ns.send("q", msg("b", Some(20 * SECOND))).unwrap();
+    assert_eq!(
+        ns.next_event(),
+        Some((
+            20 * SECOND,
+            Due::Expire {
+                path: "q".into(),
+                seq: 2
+            }
+        ))
+    );
+    ns.advance_to(20 * SECOND);
+    let c = counts(&ns, "q");
+    assert_eq!((c.locked, c.active, c.dead_lettered), (1, 0, 1));
+    let expired = ns.log().iter().find(|e| e.kind.name() == "DeadLettered");
+    assert_eq!(expired.map(|e| (e.at, e.seq)), Some((20 * SECOND, 2)));
+}
