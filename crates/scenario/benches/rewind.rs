@@ -4,7 +4,9 @@
 //! messages are stored; then twenty moves to instants of the run (the browser benchmark's
 //! sequence), each timed from the move to the state there (restore and replay), and the last
 //! two compared with a fresh run to the same instant (the saved states are the same bytes).
-//! Memory: the live heap with the checkpoints, and without them.
+//! Memory: the live heap with the checkpoints, and without them. The 1,000,000 again with a
+//! TimeToLive of a day on every message (each then has an ExpiresAt to keep, and exact expiry
+//! its page's timer).
 //!
 //! `cargo bench -p sbp-scenario --bench rewind`.
 use sbp_scenario::{Rewind, Scenario, Simulation};
@@ -30,9 +32,14 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-fn backlog(seconds: u64) -> Scenario {
+fn backlog(seconds: u64, ttl: bool) -> Scenario {
+    let ttl = if ttl {
+        r#","default_message_time_to_live":"1d""#
+    } else {
+        ""
+    };
     Scenario::from_json(&format!(
-        r#"{{"version":1,"entities":[{{"queue":"orders"}}],"timeline":[
+        r#"{{"version":1,"entities":[{{"queue":"orders"{ttl}}}],"timeline":[
             {{"at":"0s","start_producer":{{"name":"web","to":"orders","rate":1000}}}},
             {{"at":"0s","start_consumers":{{"name":"workers","from":"orders","instances":10,
               "processing":{{"exponential":{{"mean":"100ms"}}}}}}}},
@@ -49,8 +56,8 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-fn run(seconds: u64) {
-    let scenario = backlog(seconds);
+fn run(seconds: u64, ttl: bool) {
+    let scenario = backlog(seconds, ttl);
     let end = seconds as i64 * 1000;
     // The run alone, without checkpoints: its heap per stored message.
     let heap_before = LIVE.load(Ordering::Relaxed);
@@ -100,9 +107,10 @@ fn run(seconds: u64) {
 
     moves.sort_by(f64::total_cmp);
     println!(
-        "backlog of {stored} stored messages ({seconds} s simulated, run with checkpoints in {run_s:.1} s): \
+        "backlog of {stored} stored messages{} ({seconds} s simulated, run with checkpoints in {run_s:.1} s): \
          the run alone {:.0} MB ({:.0} B per stored message); {checkpoints_at_end} checkpoints hold {:.1} MB more \
          ({:.1} MB estimated)",
+        if ttl { " with a TimeToLive" } else { "" },
         alone_heap as f64 / 1e6,
         alone_heap as f64 / stored.max(1) as f64,
         heap.saturating_sub(alone_heap) as f64 / 1e6,
@@ -122,12 +130,16 @@ fn main() {
         return;
     }
     println!("sbp-scenario rewind benchmark (release build)");
-    let sizes: Vec<u64> = match std::env::var("SBP_BENCH_SECONDS") {
-        Ok(v) => v.split(',').filter_map(|s| s.parse().ok()).collect(),
-        // About 200,000 and 1,000,000 stored.
-        Err(_) => vec![222, 1_105],
+    let sizes: Vec<(u64, bool)> = match std::env::var("SBP_BENCH_SECONDS") {
+        Ok(v) => v
+            .split(',')
+            .filter_map(|s| s.parse().ok())
+            .map(|s| (s, false))
+            .collect(),
+        // About 200,000 and 1,000,000 stored, and 1,000,000 with a TimeToLive.
+        Err(_) => vec![(222, false), (1_105, false), (1_105, true)],
     };
-    for seconds in sizes {
-        run(seconds);
+    for (seconds, ttl) in sizes {
+        run(seconds, ttl);
     }
 }
