@@ -11,10 +11,9 @@ use super::Namespace;
 use crate::entity::{Entity, EntityKind, QueueRef, Store};
 use crate::limits::{LATEST_INSTANT, MAX_ACTORS, MAX_ENTITIES};
 use crate::saved::{Io, Saved};
-use crate::time::Instant;
+use crate::time::NEVER;
 use crate::timer::{ActorTimer, Timer, TimerEntry};
 use std::cmp::Reverse;
-use std::collections::BTreeMap;
 
 impl Namespace {
     /// Every field but the configuration and the log, in order (the pattern names every field,
@@ -266,33 +265,22 @@ impl Namespace {
 }
 
 /// Sets when each page's expiry timer is set for, read from the timers (`Namespace::arm_expiry`):
-/// the timer set last for a page is its live one. A state saved when each message had a timer
-/// of its own has its page's first ExpiresAt before that: there, the earliest is. (The pages of a
-/// rewind checkpoint, set aside while it is written, keep theirs.)
+/// the latest of its timers at or before its first ExpiresAt. A page's live timer is there (a
+/// stale one later than it was set for is past its first ExpiresAt, one earlier only moves to
+/// it), and a state saved when each message had a timer of its own has one at its first
+/// ExpiresAt. (The pages of a rewind checkpoint, set aside while it is written, keep theirs.)
 fn arm_pages(entities: &mut [Option<Entity>], timers: &[TimerEntry]) {
-    let mut pages: BTreeMap<(u32, u64), (u64, Instant, Instant)> = BTreeMap::new();
     for t in timers {
-        if let Timer::Expire { entity, seq } = t.timer {
-            let page = pages
-                .entry((entity, seq / crate::pages::PAGE))
-                .or_insert((t.order, t.at, t.at));
-            if t.order >= page.0 {
-                (page.0, page.1) = (t.order, t.at);
-            }
-            page.2 = page.2.min(t.at);
-        }
-    }
-    for ((entity, page), (_, last, earliest)) in pages {
+        let Timer::Expire { entity, seq } = t.timer else {
+            continue;
+        };
         if let Some(Some(e)) = entities.get_mut(entity as usize) {
-            let messages = &mut e.main.messages;
-            let seq = page * crate::pages::PAGE;
-            let first = messages.first_expiry(seq);
-            let at = if first.is_some_and(|f| f < last) {
-                earliest
-            } else {
-                last
-            };
-            messages.set_expiry_armed(seq, at);
+            let pages = &mut e.main.messages;
+            let first = pages.first_expiry(seq).unwrap_or(NEVER);
+            let armed = pages.expiry_armed(seq).unwrap_or(NEVER);
+            if t.at <= first && (armed == NEVER || t.at > armed) {
+                pages.set_expiry_armed(seq, t.at);
+            }
         }
     }
 }
@@ -350,7 +338,7 @@ mod tests {
         let mut read = Namespace::builder().build();
         assert_eq!(read.resume(&bytes, |_| {}), Ok(()));
         read.advance_to(30 * SECOND);
-        let expired: Vec<(Instant, u64)> = read
+        let expired: Vec<(crate::time::Instant, u64)> = read
             .log()
             .iter()
             .filter(|e| e.kind.name() == "ExpiredDropped")
