@@ -1,6 +1,9 @@
 // Browser benchmark: time to first render, frame times (median, p95) with 1,000 and 10,000
-// messages at x60, and the wasm size (raw, gzip, brotli). `node tests/e2e/bench.mjs` after a
-// release build (./scripts/build-ui.sh).
+// messages at x60, traffic, rewinds, the playground's bound of 1,000,000 stored messages, and
+// the wasm size (raw, gzip, brotli). `node tests/e2e/bench.mjs` after a release build
+// (./scripts/build-ui.sh); one figure alone: `node tests/e2e/bench.mjs rewind` (ten minutes of
+// backlog), `million` (the bound: play at x60 and rewind), `rate` (10,000 msg/s at x1) or
+// `first-screen`.
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -138,18 +141,53 @@ async function trafficPage(spec, timeout) {
 // The simulated instant the page's clock shows, in ms (from its UTC time: t= drops nothing).
 const simulatedMs = (page) => page.textContent('#clock-utc').then((utc) => Date.parse(utc) - Date.parse('2026-01-01T00:00:00Z'));
 
-// Rewind in the issue's setting: ten minutes of 1,000 msg/s with ten consumers falling behind
-// (each 100 ms a message: 100 msg/s taken, the backlog grows about 900 a second), run at x60.
-async function backlogRewind() {
-  const { ctx, page } = await trafficPage({ rate: 1000, instances: 10, mean: '100ms' }, 300000);
+// Frame intervals and work per clock tick while the page plays for `ms` of wall time (the
+// clock's own tick work recorded by the app in window.__sbpTickWork).
+async function playFrames(page, ms) {
+  await page.evaluate(() => { window.__sbpTickWork = []; });
   await page.click('#play');
-  await page.waitForFunction(() => (Date.parse(document.querySelector('#clock-utc').textContent) - Date.parse('2026-01-01T00:00:00Z')) >= 600000, null, { polling: 500 });
+  const deltas = await page.evaluate((ms) => new Promise((resolve) => {
+    const out = [];
+    let last = performance.now();
+    const end = last + ms;
+    function frame(t) {
+      out.push(t - last);
+      last = t;
+      if (t < end) requestAnimationFrame(frame); else resolve(out);
+    }
+    requestAnimationFrame(frame);
+  }), ms);
   await page.click('#pause');
-  const reached = await simulatedMs(page);
+  const work = await page.evaluate(() => window.__sbpTickWork || []);
+  return { intervals: stats(deltas), tick_work: stats(work) };
+}
+
+// Rewind in the issue's setting: 1,000 msg/s with ten consumers falling behind (each 100 ms a
+// message: 100 msg/s taken, the backlog grows about 900 a second), run at x60 for `seconds` of
+// simulated time: 600 (ten minutes, about 540,000 stored), or 1,150 (the playground's bound of
+// 1,000,000 stored), where 5 s of play at x60 with the map shown is measured too.
+async function backlogRewind(seconds = 600) {
+  const { ctx, page } = await trafficPage({ rate: 1000, instances: 10, mean: '100ms' }, 900000);
+  await page.click('#play');
+  await page.waitForFunction((ms) => (Date.parse(document.querySelector('#clock-utc').textContent) - Date.parse('2026-01-01T00:00:00Z')) >= ms, seconds * 1000, { polling: 500 });
+  await page.click('#pause');
   const counts = await page.locator('.lane[data-entity="orders"] .counts').textContent();
+  const played = seconds > 600 ? await playFrames(page, 5000) : undefined;
+  const reached = await simulatedMs(page);
   const moves = await rewinds(page, reached);
   await ctx.close();
-  return { reached_ms: reached, counts, rewind: stats(moves) };
+  return { reached_ms: reached, counts, rewind: stats(moves), played };
+}
+
+// A producer at 10,000 msg/s (the playground's highest rate) and 100 consumers keeping up, at
+// x1 with the map shown: 10 s of wall time.
+async function tenThousandPerSecond() {
+  const { ctx, page } = await trafficPage({ rate: 10000, instances: 100, mean: '8ms' }, 120000);
+  await page.selectOption('#speed', '1');
+  const played = await playFrames(page, 10000);
+  const totals = await page.locator('#metrics .hint').textContent();
+  await ctx.close();
+  return { ...played, totals };
 }
 
 async function traffic() {
@@ -250,6 +288,18 @@ if (process.argv[2] === 'rewind') {
   server.close();
   process.exit(0);
 }
+if (process.argv[2] === 'million') {
+  console.log(JSON.stringify(await backlogRewind(1150)));
+  await browser.close();
+  server.close();
+  process.exit(0);
+}
+if (process.argv[2] === 'rate') {
+  console.log(JSON.stringify(await tenThousandPerSecond()));
+  await browser.close();
+  server.close();
+  process.exit(0);
+}
 if (process.argv[2] === 'first-screen') {
   const slow = await firstScreen(true);
   const fast = await firstScreen(false);
@@ -269,6 +319,8 @@ const result = {
   frames_10k_x60: await frames(10000),
   traffic_1000_per_s_x60: await traffic(),
   backlog_rewind: await backlogRewind(),
+  million: await backlogRewind(1150),
+  rate_10000_x1: await tenThousandPerSecond(),
 };
 await browser.close();
 server.close();
@@ -297,5 +349,9 @@ console.log(`  ${t.totals}`);
 console.log(`rewind within that hour, 20 random moves of the timeline, to the painted frame: ${g(t.rewind)} (budget median 100 ms)`);
 const b = result.backlog_rewind;
 console.log(`rewind in 10 min of 1,000 msg/s with 10 consumers falling behind (orders: ${b.counts}), 20 random moves, to the painted frame: ${g(b.rewind)} (budget 100 ms)`);
+const m = result.million;
+console.log(`at the bound (orders: ${m.counts}): 5 s of play at x60 with the map shown: ${f(m.played)} (budget p95 16.7 ms); 20 random moves of the timeline, to the painted frame: ${g(m.rewind)} (budget median 100 ms, p95 150 ms)`);
+const r = result.rate_10000_x1;
+console.log(`a producer at 10,000 msg/s + 100 consumers at x1 for 10 s: ${f(r)} (budget p95 16.7 ms); ${r.totals}`);
 console.log(`a link at ${t.link_open.expected} of that run opened in ${t.link_open.ms} ms at ${t.link_open.clock} (budget 1 s)${t.link_open.notice ? ': ' + t.link_open.notice : ''}`);
 console.log(JSON.stringify(result));

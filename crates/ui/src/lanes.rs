@@ -13,10 +13,31 @@ use yew::prelude::*;
 
 /// Cards shown per lane; the rest are summarised by count.
 const WINDOW: usize = 40;
-/// While the clock runs fast, messages stream through: fewer cards, and the card elements are
-/// reused in place (unkeyed) instead of being removed and created every tick.
+/// While messages stream through: fewer cards, and the card elements are reused in place
+/// (unkeyed) instead of being removed and created every tick.
 const FAST_WINDOW: usize = 16;
 pub const FAST_SPEED: u32 = 60;
+/// Events in a second of wall time past which messages stream through (about 50 a tick).
+const STREAMING_EVENTS: usize = 1_000;
+
+/// Whether messages stream through faster than their cards can be followed one by one: the
+/// clock plays at x60 or more, or more than [`STREAMING_EVENTS`] events happened in the last
+/// second of wall time (10,000 msg/s at x1 is about 30,000).
+pub fn streaming(app: &crate::state::AppState) -> bool {
+    if !app.playing {
+        return false;
+    }
+    if app.speed >= FAST_SPEED {
+        return true;
+    }
+    let sim = app.sim.borrow();
+    let log = sim.ns().log();
+    let second = 1_000 * i64::from(app.speed);
+    log.len()
+        .checked_sub(STREAMING_EVENTS)
+        .and_then(|i| log.get(i))
+        .is_some_and(|ev| ev.at >= sim.now() - second)
+}
 
 /// "12.3 s", "4 min 05 s", "expired": a countdown to `at`.
 pub fn countdown(now: Instant, at: Instant) -> String {
@@ -207,7 +228,7 @@ fn cards(app: &crate::state::StateHandle, entity_path: &str, dlq: bool) -> Html 
     };
     let store = e.store(dlq);
     let path = queue_path(entity_path, dlq);
-    let fast = app.playing && app.speed >= FAST_SPEED;
+    let fast = streaming(app);
     let shown_count = if fast { FAST_WINDOW } else { WINDOW };
     let shown: Vec<&Message> = store.messages.values().take(shown_count).collect();
     let more = store.messages.len().saturating_sub(shown_count);

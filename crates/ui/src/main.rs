@@ -231,7 +231,7 @@ mod parts {
     }
     #[inline(never)]
     pub fn log(store: &StateHandle) -> Html {
-        let fast = store.playing && store.speed >= lanes::FAST_SPEED;
+        let fast = lanes::streaming(store);
         let masked = lesson::masked(store);
         html! { <log::EventLog sim={SimRef(store.sim.clone())} version={store.slow_version} {fast} {masked} /> }
     }
