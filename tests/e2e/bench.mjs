@@ -11,7 +11,7 @@ import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { serve, startTraffic, CHROMIUM_ARGS } from './serve.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist');
+const root = process.env.SBP_DIST || path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist');
 const wasmFile = fs.readdirSync(root).find((f) => f.endsWith('.wasm'));
 const wasm = fs.readFileSync(path.join(root, wasmFile));
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
