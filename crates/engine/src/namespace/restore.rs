@@ -312,6 +312,50 @@ mod tests {
     use crate::settings::EntitySettings;
     use crate::time::SECOND;
 
+    /// The lapse order holds about the locks held: a thousand messages locked and completed one
+    /// after another under a 30 s LockDuration leave no thousand entries for a checkpoint to copy,
+    /// and the locks still held lapse at their LockedUntil.
+    #[test]
+    fn settled_locks_leave_the_lapse_order() {
+        use crate::command::{ReceiveMode, ReceiveOptions, Settlement};
+        let mut ns = Namespace::builder().build();
+        ns.create_queue(
+            "q",
+            EntitySettings::defaults(crate::settings::Tier::Standard),
+        )
+        .expect("a queue");
+        for _ in 0..1_002 {
+            ns.send("q", NewMessage::default()).expect("sent");
+        }
+        for seq in 1..=1_000 {
+            let got = ns.receive(
+                "r",
+                "q",
+                ReceiveMode::PeekLock,
+                1,
+                ReceiveOptions::default(),
+            );
+            assert_eq!(got.map(|m| m.len()), Ok(1));
+            assert_eq!(ns.settle("r", "q", seq, Settlement::Complete), Ok(()));
+        }
+        let got = ns.receive(
+            "r",
+            "q",
+            ReceiveMode::PeekLock,
+            2,
+            ReceiveOptions::default(),
+        );
+        assert_eq!(got.map(|m| m.len()), Ok(2));
+        let lapses = ns.entities[0].as_ref().map(|e| e.main.lapses.len());
+        assert!(lapses.is_some_and(|n| n <= 3), "{lapses:?} entries");
+        ns.advance_to(31 * SECOND);
+        let lapsed = ns.log().iter().filter(|e| e.kind.name() == "LockLapsed");
+        assert_eq!(
+            lapsed.map(|e| e.seq).collect::<Vec<_>>(),
+            vec![1_001, 1_002]
+        );
+    }
+
     /// A link saved when every message had an expiry timer of its own (in send order) reads
     /// back with each page set for its first ExpiresAt: every message still expires at its
     /// instant, the earliest first.

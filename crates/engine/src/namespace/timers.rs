@@ -24,13 +24,14 @@ impl Namespace {
         if self.live_instant(at, timer) == Some(at) {
             return Some((at, timer));
         }
-        // A lapse check moved to a later lock comes after the timers already set for that
-        // instant, as advancing sets it again then.
+        // A timer that moved (a lapse check to a later lock, a page's expiry to its next
+        // message) is set again at its new instant when advancing gets there, and then fires in
+        // the heap's order: by instant, then by what it does.
         self.timers
             .iter()
             .filter_map(|&Reverse(TimerEntry { at, order, timer })| {
                 let live = self.live_instant(at, timer)?;
-                Some(((live, live != at, order), timer))
+                Some(((live, timer, live != at, order), timer))
             })
             .min_by_key(|&(key, _)| key)
             .map(|((at, ..), timer)| (at, timer))
@@ -179,6 +180,15 @@ impl Namespace {
             return;
         };
         let store = e.store_mut(q.dlq);
+        // Locks settled or renewed since leave the front as new ones come: the order holds about
+        // the locks held, not every lock of the last LockDuration (a rewind checkpoint copies it).
+        while store
+            .lapses
+            .front()
+            .is_some_and(|&(at, seq, token)| !lapse_is_live(store.messages.get(&seq), token, at))
+        {
+            store.lapses.pop_front();
+        }
         match store.lapses.back() {
             Some(&(last, _, _)) if last > at => {
                 // Out of order (cannot happen with one LockDuration, but stay correct).
