@@ -161,15 +161,9 @@ impl Namespace {
     pub(super) fn clean_lapses(&mut self, queue: QueueRef) -> Option<Instant> {
         let e = self.get_mut(queue.entity).ok()?;
         let store = e.store_mut(queue.dlq);
-        while let Some(&(at, seq, token)) = store.lapses.front() {
-            if lapse_is_live(store.messages.get(&seq), token, at) {
-                store.lapse_armed = Some(at);
-                return Some(at);
-            }
-            store.lapses.pop_front();
-        }
-        store.lapse_armed = None;
-        None
+        drop_settled_lapses(store);
+        store.lapse_armed = store.lapses.front().map(|&(at, ..)| at);
+        store.lapse_armed
     }
 
     /// RCV-02/RCV-04: a lock will lapse at `at`. LockedUntil is now + LockDuration, which never
@@ -182,13 +176,7 @@ impl Namespace {
         let store = e.store_mut(q.dlq);
         // Locks settled or renewed since leave the front as new ones come: the order holds about
         // the locks held, not every lock of the last LockDuration (a rewind checkpoint copies it).
-        while store
-            .lapses
-            .front()
-            .is_some_and(|&(at, seq, token)| !lapse_is_live(store.messages.get(&seq), token, at))
-        {
-            store.lapses.pop_front();
-        }
+        drop_settled_lapses(store);
         match store.lapses.back() {
             Some(&(last, _, _)) if last > at => {
                 // Out of order (cannot happen with one LockDuration, but stay correct).
@@ -325,6 +313,17 @@ impl Namespace {
             } => self.release_session(entity, session, crate::event::SessionEnd::Lapsed),
             Timer::Actor(a) => self.fire_actor(a),
         }
+    }
+}
+
+/// Drops the locks settled, lost or renewed since from the front of `store`'s lapse order.
+fn drop_settled_lapses(store: &mut crate::entity::Store) {
+    while store
+        .lapses
+        .front()
+        .is_some_and(|&(at, seq, token)| !lapse_is_live(store.messages.get(&seq), token, at))
+    {
+        store.lapses.pop_front();
     }
 }
 
