@@ -312,40 +312,39 @@ mod tests {
     use crate::settings::EntitySettings;
     use crate::time::SECOND;
 
+    /// A namespace with queue "q" of the Standard tier's defaults.
+    fn with_queue() -> Namespace {
+        let mut ns = Namespace::builder().build();
+        let settings = EntitySettings::defaults(crate::settings::Tier::Standard);
+        ns.create_queue("q", settings).expect("a queue");
+        ns
+    }
+
     /// The lapse order holds about the locks held: a thousand messages locked and completed one
     /// after another under a 30 s LockDuration leave no thousand entries for a checkpoint to copy,
     /// and the locks still held lapse at their LockedUntil.
     #[test]
     fn settled_locks_leave_the_lapse_order() {
         use crate::command::{ReceiveMode, ReceiveOptions, Settlement};
-        let mut ns = Namespace::builder().build();
-        ns.create_queue(
-            "q",
-            EntitySettings::defaults(crate::settings::Tier::Standard),
-        )
-        .expect("a queue");
+        let mut ns = with_queue();
         for _ in 0..1_002 {
             ns.send("q", NewMessage::default()).expect("sent");
         }
-        for seq in 1..=1_000 {
-            let got = ns.receive(
+        let receive = |ns: &mut Namespace, count| {
+            ns.receive(
                 "r",
                 "q",
                 ReceiveMode::PeekLock,
-                1,
+                count,
                 ReceiveOptions::default(),
-            );
-            assert_eq!(got.map(|m| m.len()), Ok(1));
+            )
+            .map(|m| m.len())
+        };
+        for seq in 1..=1_000 {
+            assert_eq!(receive(&mut ns, 1), Ok(1));
             assert_eq!(ns.settle("r", "q", seq, Settlement::Complete), Ok(()));
         }
-        let got = ns.receive(
-            "r",
-            "q",
-            ReceiveMode::PeekLock,
-            2,
-            ReceiveOptions::default(),
-        );
-        assert_eq!(got.map(|m| m.len()), Ok(2));
+        assert_eq!(receive(&mut ns, 2), Ok(2));
         let lapses = ns.entities[0].as_ref().map(|e| e.main.lapses.len());
         assert!(lapses.is_some_and(|n| n <= 3), "{lapses:?} entries");
         ns.advance_to(31 * SECOND);
@@ -361,12 +360,7 @@ mod tests {
     /// instant, the earliest first.
     #[test]
     fn a_state_with_a_timer_per_message_expires_each_at_its_instant() {
-        let mut ns = Namespace::builder().build();
-        ns.create_queue(
-            "q",
-            EntitySettings::defaults(crate::settings::Tier::Standard),
-        )
-        .expect("a queue");
+        let mut ns = with_queue();
         for ttl in [10, 5, 20] {
             let m = NewMessage {
                 time_to_live: Some(ttl * SECOND),
