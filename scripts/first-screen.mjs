@@ -1,6 +1,9 @@
 // Writes the first visit's welcome texts into the built pages' inline script, from the
 // catalogs (web/i18n/<lang>.ftl): the static first screen (index.html) says what the app's
 // welcome says, in each language, without a second copy of the words in the repository.
+// Then puts the stylesheet into the page itself: it arrives with the HTML, while the wasm's
+// request is on its way, instead of as a request of its own sharing the line with the wasm
+// (on a slow phone each request waits a round trip of its own before its first byte).
 // `node scripts/first-screen.mjs dist`, after trunk and before scripts/csp.mjs (the script's
 // hash changes).
 import fs from 'node:fs';
@@ -28,5 +31,9 @@ const literal = JSON.stringify(texts).replace(/</g, '\\u003c').replace(/\u2028/g
 const page = path.join(process.argv[2] || 'dist', 'index.html');
 const html = fs.readFileSync(page, 'utf8');
 if (!html.includes(MARK)) throw new Error(`${page}: no ${MARK} to fill`);
-fs.writeFileSync(page, html.replace(MARK, () => literal));
-console.log(`first screen: ${Object.keys(texts).join(', ')} written into ${page}`);
+const sheet = /<link rel="stylesheet" href="\.\/(style-[0-9a-f]+\.css)"[^>]*>/.exec(html);
+if (!sheet) throw new Error(`${page}: no stylesheet link to inline`);
+const css = fs.readFileSync(path.join(path.dirname(page), sheet[1]), 'utf8');
+if (/<\/style/i.test(css)) throw new Error(`${sheet[1]}: holds </style, which would end the inline element`);
+fs.writeFileSync(page, html.replace(MARK, () => literal).replace(sheet[0], () => `<style>${css}</style>`));
+console.log(`first screen: ${Object.keys(texts).join(', ')} written into ${page}, ${sheet[1]} inlined`);

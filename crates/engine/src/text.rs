@@ -338,12 +338,15 @@ impl Catalog {
 /// (`{ $name }`) or a string literal (`{ "" }`). Selectors, terms, functions, message
 /// references and nested or unclosed braces are refused, never rendered wrong.
 fn plain_fluent(text: &str) -> Result<(), String> {
+    // The braces are looked for byte by byte (they are ASCII, so each found is a char boundary):
+    // a catalog is read before the first render, and this is most of its reading.
+    let brace = |s: &str| s.bytes().position(|b| b == b'{' || b == b'}');
     let mut rest = text;
-    while let Some(start) = rest.find(['{', '}']) {
+    while let Some(start) = brace(rest) {
         if rest[start..].starts_with('}') {
             return Err("a \"}\" without its \"{\"".into());
         }
-        let Some(end) = rest[start + 1..].find(['{', '}']).map(|e| start + 1 + e) else {
+        let Some(end) = brace(&rest[start + 1..]).map(|e| start + 1 + e) else {
             return Err("a \"{\" that is not closed on its line".into());
         };
         if rest[end..].starts_with('{') {

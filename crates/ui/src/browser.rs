@@ -221,6 +221,14 @@ export function sbp_when_visible(done) {
   });
   o.observe(document.documentElement);
 }
+// `done()` in the task after the next frame is painted.
+export function sbp_after_paint(done) {
+  requestAnimationFrame(() => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => done();
+    channel.port2.postMessage(0);
+  });
+}
 // A share link: `template` with its scenario's payload at \u0001 and its checkpoint's (if any)
 // at \u0002, each packed when that is smaller.
 export function sbp_share(template, scenario, checkpoint, done) {
@@ -233,6 +241,7 @@ extern "C" {
     fn sbp_share(template: &str, scenario: &[u8], checkpoint: &[u8], done: &js_sys::Function);
     fn sbp_unpack(text: &str, done: &js_sys::Function);
     fn sbp_when_visible(done: &js_sys::Function);
+    fn sbp_after_paint(done: &js_sys::Function);
     fn sbp_tick_work(ms: f64);
     fn sbp_follow(url: &str, kinds: &str, on: &js_sys::Function);
     fn sbp_post_live(url: &str, body: Option<String>, done: &js_sys::Function);
@@ -288,6 +297,13 @@ pub fn unpack(text: &str, done: impl FnOnce(String) + 'static) {
     let done: Box<dyn FnOnce(String)> = Box::new(done);
     let on_unpacked = wasm_bindgen::closure::Closure::once_into_js(done);
     sbp_unpack(text, wasm_bindgen::JsCast::unchecked_ref(&on_unpacked));
+}
+
+/// `done()` once the next frame is painted (the first screen drawn before what is under it).
+pub fn after_paint(done: impl FnOnce() + 'static) {
+    let done: Box<dyn FnOnce()> = Box::new(done);
+    let on_painted = wasm_bindgen::closure::Closure::once_into_js(done);
+    sbp_after_paint(wasm_bindgen::JsCast::unchecked_ref(&on_painted));
 }
 
 /// `done()` once the page shows on the reader's screen (an embed scrolled into view; a page

@@ -125,6 +125,15 @@ fn app() -> Html {
     }
 
     // The welcome shows above the header: the focus goes to it (the button stays below).
+    // The first frame holds the header and the clock (and a first visit's welcome); the panels
+    // under them follow in the task after it is painted: on a slow phone the first screen shows
+    // without waiting for the style and layout of everything below it.
+    let below = use_state(|| false);
+    {
+        let below = below.clone();
+        use_effect_with((), move |_| browser::after_paint(move || below.set(true)));
+    }
+
     let lessons = {
         let store = store.clone();
         Callback::from(move |_: MouseEvent| {
@@ -184,6 +193,7 @@ fn app() -> Html {
         </header>
         {parts::clock(&store)}
         <main id="main" tabindex="-1" class={classes!("layout", lesson::question_alone(&store).then_some("workshop-question"))}>
+            if *below {
             // A running lesson comes first: on a wide screen the grid puts it above the
             // namespace, in one column (a phone) it is what the page opens on, before the
             // forms it asks the learner to use.
@@ -205,6 +215,7 @@ fn app() -> Html {
                 {parts::log(&store)}
                 {inspector::rules_panel()}
             </section>
+            }
         </main>
         </>
     }
