@@ -35,5 +35,8 @@ const sheet = /<link rel="stylesheet" href="\.\/(style-[0-9a-f]+\.css)"[^>]*>/.e
 if (!sheet) throw new Error(`${page}: no stylesheet link to inline`);
 const css = fs.readFileSync(path.join(path.dirname(page), sheet[1]), 'utf8');
 if (/<\/style/i.test(css)) throw new Error(`${sheet[1]}: holds </style, which would end the inline element`);
-fs.writeFileSync(page, html.replace(MARK, () => literal).replace(sheet[0], () => `<style>${css}</style>`));
+// At the end of the head: after trunk's preloads of the wasm and its script, so their requests
+// go out before the parser has read the stylesheet.
+if (!html.includes('</head>')) throw new Error(`${page}: no </head> to put the stylesheet before`);
+fs.writeFileSync(page, html.replace(MARK, () => literal).replace(sheet[0], '').replace('</head>', () => `<style>${css}</style>\n</head>`));
 console.log(`first screen: ${Object.keys(texts).join(', ')} written into ${page}, ${sheet[1]} inlined`);

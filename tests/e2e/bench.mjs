@@ -245,7 +245,7 @@ async function traffic() {
 // from navigation start, each the task after the frame that paints it: the welcome painted (its
 // Start button has its words) and the app running (the wasm drew the clock and its controls).
 // Also from 127.0.0.1 unthrottled. `only` runs this alone: `node bench.mjs first-screen`.
-async function firstScreen(throttled, runs = 5) {
+async function firstScreen(throttled, runs = 9) {
   const { server: slow, url: slowUrl } = await serve(root, { brotli: true });
   // One visit first, not timed: the server compresses each file on its first request (about a
   // second for the wasm at brotli's best), which a host serving precompressed files never does.

@@ -38,14 +38,23 @@ pub fn query_flag(name: &str) -> bool {
     query_value(name).is_some_and(|v| v == "1" || v == "true")
 }
 
+thread_local! {
+    /// The page's query, read once (the start asks it a dozen times); `replace_url` forgets it.
+    static QUERY: std::cell::RefCell<Option<web_sys::UrlSearchParams>> = const { std::cell::RefCell::new(None) };
+}
+
 /// The value of `name` in the page's query, if given.
 pub fn query_value(name: &str) -> Option<String> {
-    let search = web_sys::window()
-        .and_then(|w| w.location().search().ok())
-        .unwrap_or_default();
-    web_sys::UrlSearchParams::new_with_str(&search)
-        .ok()
-        .and_then(|p| p.get(name))
+    QUERY.with(|query| {
+        let mut query = query.borrow_mut();
+        if query.is_none() {
+            let search = web_sys::window()
+                .and_then(|w| w.location().search().ok())
+                .unwrap_or_default();
+            *query = web_sys::UrlSearchParams::new_with_str(&search).ok();
+        }
+        query.as_ref().and_then(|p| p.get(name))
+    })
 }
 
 /// The payload of a lesson link (`#lesson=1j...`, already unpacked), if the page has one.
@@ -276,6 +285,7 @@ pub fn replace_url(url: &str) {
     if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
         let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(url));
     }
+    QUERY.with(|query| query.borrow_mut().take());
 }
 
 /// Offers `text` as a file named `name`.
