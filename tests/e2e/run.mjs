@@ -18,7 +18,14 @@ async function fresh(ctx, suffix = '') {
   page.setDefaultTimeout(10000);
   await page.goto(url + suffix);
   await page.waitForSelector('.clock');
+  await presetOpened(page, suffix);
   return page;
+}
+// A `?preset=` link's scenario is fetched after the first render: a test acts on it once the
+// menu names it (acting before would act on the scenario it replaces).
+async function presetOpened(page, suffix) {
+  const preset = new URLSearchParams(suffix.split('#')[0].split('?')[1] || '').get('preset');
+  if (preset) await page.waitForFunction((p) => document.querySelector('#preset')?.value === p, preset);
 }
 async function send(page, { ttl = '10s', id = '' } = {}) {
   await page.fill('#send-ttl', ttl);
@@ -992,6 +999,7 @@ async function laptop(ctx, suffix, ready) {
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.goto(url + suffix);
   await page.waitForSelector(ready);
+  await presetOpened(page, suffix);
   return page;
 }
 

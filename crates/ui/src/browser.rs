@@ -407,16 +407,26 @@ impl From<FetchError> for LoadError {
 /// Once the page has drawn what an action changed, puts the keyboard's focus on the first
 /// element one of `selectors` finds (an element an action removed would drop it to the page's
 /// top).
+/// What it names may not be drawn yet (the panels under the clock follow the first frame): it
+/// is looked for again every 50 ms, for at most a second.
 pub fn focus_soon(selectors: Vec<String>) {
-    gloo_timers::callback::Timeout::new(0, move || {
+    focus_when_drawn(selectors, 0);
+}
+
+fn focus_when_drawn(selectors: Vec<String>, tries: u32) {
+    const TRIES: u32 = 20;
+    let wait = if tries == 0 { 0 } else { 50 };
+    gloo_timers::callback::Timeout::new(wait, move || {
         let Some(document) = web_sys::window().and_then(|w| w.document()) else {
             return;
         };
-        if let Some(element) = selectors
+        match selectors
             .iter()
             .find_map(|s| document.query_selector(s).ok().flatten())
         {
-            focus_on(&element);
+            Some(element) => focus_on(&element),
+            None if tries < TRIES => focus_when_drawn(selectors, tries + 1),
+            None => {}
         }
     })
     .forget();
