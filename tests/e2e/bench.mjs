@@ -3,7 +3,7 @@
 // the wasm size (raw, gzip, brotli). `node tests/e2e/bench.mjs` after a release build
 // (./scripts/build-ui.sh); one figure alone: `node tests/e2e/bench.mjs rewind` (ten minutes of
 // backlog), `million` (the bound: play at x60 and rewind), `rate` (10,000 msg/s at x1) or
-// `first-screen`.
+// `first-screen` or `language`.
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -310,6 +310,12 @@ if (process.argv[2] === 'million') {
 }
 if (process.argv[2] === 'rate') {
   console.log(JSON.stringify(await tenThousandPerSecond()));
+  await browser.close();
+  server.close();
+  process.exit(0);
+}
+if (process.argv[2] === 'language') {
+  console.log(JSON.stringify(await languageSwitch()));
   await browser.close();
   server.close();
   process.exit(0);
