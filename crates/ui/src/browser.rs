@@ -406,9 +406,8 @@ impl From<FetchError> for LoadError {
 
 /// Once the page has drawn what an action changed, puts the keyboard's focus on the first
 /// element one of `selectors` finds (an element an action removed would drop it to the page's
-/// top).
-/// What it names may not be drawn yet (the panels under the clock follow the first frame): it
-/// is looked for again every 50 ms, for at most a second.
+/// top). What it names may not be drawn yet (the panels under the clock follow the first
+/// frame): it is looked for again every 50 ms, for at most a second.
 pub fn focus_soon(selectors: Vec<String>) {
     focus_when_drawn(selectors, 0);
 }

@@ -124,7 +124,6 @@ fn app() -> Html {
         });
     }
 
-    // The welcome shows above the header: the focus goes to it (the button stays below).
     // The first frame holds the header and the clock (and a first visit's welcome); the panels
     // under them follow in the task after it is painted: on a slow phone the first screen shows
     // without waiting for the style and layout of everything below it.
@@ -134,6 +133,7 @@ fn app() -> Html {
         use_effect_with((), move |_| browser::after_paint(move || below.set(true)));
     }
 
+    // The welcome shows above the header: the focus goes to it (the button stays below).
     let lessons = {
         let store = store.clone();
         Callback::from(move |_: MouseEvent| {
