@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the UI into dist/ with trunk, offline, then puts a Content-Security-Policy into each page.
+# Builds the UI into dist/ with trunk, offline, minifies what the pages load first, then puts a
+# Content-Security-Policy into each page.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/tests/e2e/node_modules/.bin:$HOME/.cargo/bin:$PATH"   # wasm-opt from npm's binaryen
@@ -19,4 +20,6 @@ sed -i "s#^const SITE_BESIDE = './site/index.html';#const SITE_BESIDE = './index
 grep -q "^const SITE_BESIDE = './index.html';" dist/element.js || { echo "dist/element.js: SITE_BESIDE not set" >&2; exit 1; }
 # The first visit's welcome texts, from the catalogs, into index.html's inline script.
 node scripts/first-screen.mjs dist
+# The glue, snippets, stylesheets and inline scripts minified (esbuild), their hashes anew.
+node scripts/minify.mjs dist
 node scripts/csp.mjs dist

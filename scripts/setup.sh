@@ -51,8 +51,9 @@ if [ "${SETUP_BROWSER:-1}" = 1 ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
   fi
-  if [ ! -d tests/e2e/node_modules/playwright-core ] || [ ! -d tests/e2e/node_modules/binaryen ] || [ ! -d tests/e2e/node_modules/axe-core ]; then
-    say "installing the browser-test packages (playwright-core, binaryen, axe-core) with npm"
+  if [ ! -d tests/e2e/node_modules/playwright-core ] || [ ! -d tests/e2e/node_modules/binaryen ] || [ ! -d tests/e2e/node_modules/axe-core ] \
+    || [ ! -d tests/e2e/node_modules/esbuild ]; then
+    say "installing the build's and browser tests' packages (playwright-core, binaryen, esbuild, axe-core) with npm"
     # playwright-core never downloads a browser; we use Debian's chromium.
     (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
   fi
