@@ -44,6 +44,8 @@ for (const page of pages(dist)) {
   apps += 1;
   for (const [tag, href] of [...html.matchAll(NAMED)]) {
     if (!/\bintegrity="/.test(tag) || !/\.(js|css)$/.test(href)) continue;
+    // A script is minified as a module (its top-level names its own) only where it is one.
+    if (href.endsWith('.js') && !/\brel="modulepreload"|\btype="module"/.test(tag)) continue;
     const file = path.resolve(path.dirname(page), href);
     if (!file.startsWith(dist)) throw new Error(`${page}: ${href} is outside ${dist}`);
     if (!done.has(file)) {
@@ -61,8 +63,9 @@ for (const page of pages(dist)) {
   const length = html.length;
   html = html
     .replace(INLINE_SCRIPT, (_, open, attrs, code, close) => {
-      if (!code.trim()) return open + code + close;
-      const module = /\btype="module"/.test(attrs);
+      const type = /\btype="([^"]*)"/.exec(attrs)?.[1] ?? 'text/javascript';
+      if (!code.trim() || !['text/javascript', 'module'].includes(type)) return open + code + close;
+      const module = type === 'module';
       return open + minified(code, 'js', module ? 'esm' : undefined, page) + close;
     })
     .replace(INLINE_STYLE, (_, open, code, close) => open + minified(code, 'css', undefined, page) + close);
