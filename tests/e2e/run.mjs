@@ -225,6 +225,23 @@ test('embed mode shows a minimal view', async (ctx) => {
   await withMap.waitForSelector('#namespace-map [data-place="orders"]');
 });
 
+test("an embed opened beside the playground leaves the playground's own scenario as it was", async (ctx) => {
+  const page = await fresh(ctx);
+  await send(page, { ttl: '1h', id: 'mine' });
+  await page.locator('.card .mid', { hasText: 'mine' }).waitFor();
+  // A documentation page's embed on the same site, playing its preset: the playground saves its
+  // scenario every few hundred ms while the clock runs, an embed never does.
+  // (Opening the preset is a change the playground would save at once; the clock moving, more.)
+  const embed = await ctx.newPage();
+  await embed.goto(url + '?embed=1&preset=lapsed-locks-to-dlq&autoplay=1&panels=lanes,log');
+  await embed.locator('.lane .card').first().waitFor();
+  await embed.waitForFunction(() => !/^t=0/.test(document.querySelector('#clock-rel')?.textContent || 't=0'));
+  await embed.close();
+  await page.reload();
+  await page.locator('.card .mid', { hasText: 'mine' }).waitFor();
+  if (await page.locator('#preset').inputValue() === 'lapsed-locks-to-dlq') throw new Error('the embed\'s preset replaced the playground\'s scenario');
+});
+
 test('a reload keeps the scenario', async (ctx) => {
   const page = await fresh(ctx);
   await send(page, { ttl: '1h', id: 'survivor' });

@@ -269,6 +269,8 @@ pub fn decode_link(text: &str) -> Result<Link, ScenarioError> {
 }
 
 fn decode(text: &str) -> Result<Link, ScenarioError> {
+    // What the link holds is quoted short: a broken link can be as long as the longest link.
+    use sbp_engine::error::quote;
     let bad = |m: Text| Err(ScenarioError::Link(m));
     if text.len() > MAX_FRAGMENT + MAX_CHECKPOINT_PAYLOAD + 2048 {
         return bad(Text::new("s-link-long"));
@@ -282,11 +284,11 @@ fn decode(text: &str) -> Result<Link, ScenarioError> {
             "s" => scenario = Some(decode_scenario(value)?),
             "t" => match value.parse::<i64>() {
                 Ok(t) if t >= 0 => at = Some(t),
-                _ => return bad(sbp_engine::text!("s-link-instant", value = value)),
+                _ => return bad(sbp_engine::text!("s-link-instant", value = quote(value))),
             },
             "x" => match value.parse::<u32>() {
                 Ok(x) if (1..=100_000).contains(&x) => speed = Some(x),
-                _ => return bad(sbp_engine::text!("s-link-speed", value = value)),
+                _ => return bad(sbp_engine::text!("s-link-speed", value = quote(value))),
             },
             "c" => {
                 checkpoint = Some(decode_bytes(
@@ -296,7 +298,7 @@ fn decode(text: &str) -> Result<Link, ScenarioError> {
                 )?)
             }
             "embed" => {}
-            other => return bad(sbp_engine::text!("s-link-part", part = other)),
+            other => return bad(sbp_engine::text!("s-link-part", part = quote(other))),
         }
     }
     // With a checkpoint the link opens without a replay; should the checkpoint not be taken

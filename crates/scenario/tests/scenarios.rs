@@ -145,6 +145,19 @@ fn broken_links_give_clear_errors() {
         let err = decode_link(text).unwrap_err().to_string();
         assert!(err.contains(want), "{text}: {err}");
     }
+    // What a broken link holds is quoted short: its start, cut with "…".
+    for text in [
+        format!("{}=1", "A".repeat(200 * 1024)),
+        format!("t={}", "9".repeat(200 * 1024)),
+        format!("x={}", "9".repeat(200 * 1024)),
+    ] {
+        let err = decode_link(&text).unwrap_err().to_string();
+        assert!(
+            err.len() < 200 && err.contains('…'),
+            "{} bytes: {err}",
+            err.len()
+        );
+    }
     let truncated = &good[..good.len() / 2];
     assert!(decode_link(truncated).is_err());
     let huge = format!("s=1j{}", "A".repeat(300 * 1024));

@@ -79,9 +79,16 @@ fn app() -> Html {
         });
     }
     // The current scenario survives a reload (saved every few hundred ms while the clock runs).
+    // An embed keeps nothing: it shows the scenario of its own link, and saving it would
+    // replace the reader's own playground (and the other embeds' on the same page).
     {
         let sim = store.sim.clone();
-        use_effect_with(store.slow_version, move |_| browser::save(&sim.borrow()));
+        let embed = store.embed;
+        use_effect_with(store.slow_version, move |_| {
+            if !embed {
+                browser::save(&sim.borrow());
+            }
+        });
     }
 
     // Lesson progress: the reducer counts the parts done; the page keeps the most ever done.
