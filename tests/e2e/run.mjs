@@ -236,6 +236,9 @@ test("an embed opened beside the playground leaves the playground's own scenario
   await embed.goto(url + '?embed=1&preset=lapsed-locks-to-dlq&autoplay=1&panels=lanes,log');
   await embed.locator('.lane .card').first().waitFor();
   await embed.waitForFunction(() => !/^t=0/.test(document.querySelector('#clock-rel')?.textContent || 't=0'));
+  // It plays by itself, and says so rather than asking for play.
+  const notice = await embed.textContent('#notice');
+  if (!notice.includes('it plays by itself') || notice.includes('Press play')) throw new Error(notice);
   await embed.close();
   await page.reload();
   await page.locator('.card .mid', { hasText: 'mine' }).waitFor();

@@ -157,6 +157,7 @@ error-no-target = To: erstellen Sie zuerst eine Warteschlange oder ein Thema
 error-no-source = From: erstellen Sie zuerst eine Warteschlange
 error-no-name = Name: geben Sie der Entität einen Namen
 loaded = „{ $title }“ geladen. Abspielen oder Schritt für Schritt durchgehen.
+loaded-playing = „{ $title }“ geladen; es spielt von selbst ab.
 no-preset = Es gibt keine Vorlage „{ $name }“.
 opened = Geöffnet.
 opened-shared = Das geteilte Szenario wurde geöffnet.

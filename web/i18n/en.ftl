@@ -171,6 +171,7 @@ error-no-target = To: create a queue or topic first
 error-no-source = From: create a queue first
 error-no-name = Name: give the entity a name
 loaded = Loaded "{ $title }". Press play or step through it.
+loaded-playing = Loaded "{ $title }"; it plays by itself.
 no-preset = There is no preset "{ $name }".
 opened = Opened.
 opened-shared = Opened the shared scenario.

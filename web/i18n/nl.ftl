@@ -157,6 +157,7 @@ error-no-target = To: maak eerst een wachtrij of onderwerp
 error-no-source = From: maak eerst een wachtrij
 error-no-name = Name: geef de entiteit een naam
 loaded = "{ $title }" geladen. Speel het af of loop het stap voor stap door.
+loaded-playing = "{ $title }" geladen; het speelt vanzelf af.
 no-preset = Er is geen voorinstelling "{ $name }".
 opened = Geopend.
 opened-shared = Het gedeelde scenario is geopend.

@@ -157,6 +157,7 @@ error-no-target = To: skapa först en kö eller ett ämne
 error-no-source = From: skapa först en kö
 error-no-name = Name: ge entiteten ett namn
 loaded = "{ $title }" inläst. Spela upp eller gå igenom det steg för steg.
+loaded-playing = "{ $title }" inläst; det spelas upp av sig självt.
 no-preset = Det finns ingen förinställning "{ $name }".
 opened = Öppnat.
 opened-shared = Det delade scenariot har öppnats.

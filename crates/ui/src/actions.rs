@@ -558,7 +558,15 @@ fn load_preset_opened(store: &crate::state::StateHandle, name: &str, as_the_quer
                     .flatten();
                 store.dispatch(Action::Load {
                     link: Box::new(link),
-                    notice: crate::i18n::tf("loaded", &[("title", &title)]),
+                    // A page that plays by itself (`?autoplay=1`) does not ask the reader to press play.
+                    notice: crate::i18n::tf(
+                        if crate::browser::query_flag("autoplay") {
+                            "loaded-playing"
+                        } else {
+                            "loaded"
+                        },
+                        &[("title", &title)],
+                    ),
                 });
                 if let Some(why) = refused {
                     store.dispatch(Action::Error(why));
