@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pages } from './pages.mjs';
 
 const dist = path.resolve(process.argv[2] || 'dist');
 const META = /<meta http-equiv="Content-Security-Policy"[^>]*>\n?/g;
@@ -16,14 +17,6 @@ export function policy(html) {
     (m) => `'sha256-${crypto.createHash('sha256').update(m[1], 'utf8').digest('base64')}'`,
   );
   return ["script-src 'self' 'wasm-unsafe-eval'", ...hashes].join(' ') + "; object-src 'none'; base-uri 'none'";
-}
-
-function pages(dir) {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) return pages(p);
-    return e.name.endsWith('.html') ? [p] : [];
-  });
 }
 
 for (const file of pages(dist)) {

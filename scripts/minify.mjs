@@ -10,6 +10,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { pages } from './pages.mjs';
 
 // esbuild comes with the build's other npm tools (tests/e2e/package.json, scripts/setup.sh).
 const { transformSync } = createRequire(new URL('../tests/e2e/package.json', import.meta.url))('esbuild');
@@ -19,14 +20,6 @@ const dist = path.resolve(process.argv[2] || 'dist');
 const NAMED = /<(?:link|script)\b[^>]*?\b(?:href|src)="([^"]+)"[^>]*>/g;
 const INLINE_SCRIPT = /(<script(?![^>]*\bsrc=)([^>]*)>)([\s\S]*?)(<\/script>)/g;
 const INLINE_STYLE = /(<style[^>]*>)([\s\S]*?)(<\/style>)/g;
-
-function pages(dir) {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) return pages(p);
-    return e.name.endsWith('.html') ? [p] : [];
-  });
-}
 
 // Minified text that still cannot end the element it is put in.
 function minified(code, loader, format, where) {
