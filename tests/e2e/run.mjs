@@ -778,7 +778,7 @@ const TRACK = [
 ];
 
 // A text on screen that is a catalog key (a word the catalogs lack, shown as its key) fails.
-const KEY_PREFIXES = [...new Set(fs.readFileSync(path.resolve(root, '../web/i18n/en.ftl'), 'utf8')
+const KEY_PREFIXES = [...new Set(['en.ftl', 'pages/en.ftl'].map((f) => fs.readFileSync(path.resolve(root, '../web/i18n', f), 'utf8')).join('\n')
   .split('\n').map((l) => /^([a-z]+)-[a-z0-9-]+ =/.exec(l)).filter(Boolean).map((m) => m[1]))]
   .filter((p) => ['answer', 'predict', 'lesson', 'ev', 'due', 'rule', 'act', 'code', 'live'].includes(p));
 async function noCatalogKey(page, selector) {

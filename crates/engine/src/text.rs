@@ -184,9 +184,13 @@ pub fn with_current<R>(f: impl FnOnce(&Catalog) -> R) -> R {
     }
 }
 
-/// The English catalog's source.
+/// The English catalog's source: the playground's words and the pages' (`web/i18n/pages/`).
 #[cfg(feature = "english")]
-pub const ENGLISH_FTL: &str = include_str!("../../../web/i18n/en.ftl");
+pub const ENGLISH_FTL: &str = concat!(
+    include_str!("../../../web/i18n/en.ftl"),
+    "\n",
+    include_str!("../../../web/i18n/pages/en.ftl")
+);
 
 /// In the installed catalog's words (see [`with_current`]).
 impl std::fmt::Display for Text {

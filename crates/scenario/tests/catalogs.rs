@@ -8,16 +8,44 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn catalog(lang: &str) -> Catalog {
-    let path = root().join(format!("web/i18n/{lang}.ftl"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-    Catalog::parse(&text).unwrap_or_else(|e| panic!("{lang}.ftl: {e}"))
+fn read(file: &str) -> String {
+    let path = root().join(file);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"))
 }
+
+/// A language's whole catalog, as a page of its own loads it: the playground's words, then the
+/// pages' (a key in both is an error of the parse).
+fn catalog(lang: &str) -> Catalog {
+    let text = format!(
+        "{}\n{}",
+        read(&format!("web/i18n/{lang}.ftl")),
+        read(&format!("web/i18n/pages/{lang}.ftl"))
+    );
+    Catalog::parse(&text).unwrap_or_else(|e| panic!("{lang}.ftl with pages/{lang}.ftl: {e}"))
+}
+
+/// The playground's catalog alone, as the playground (index.html) loads it.
+fn playground_catalog(lang: &str) -> Catalog {
+    Catalog::parse(&read(&format!("web/i18n/{lang}.ftl")))
+        .unwrap_or_else(|e| panic!("{lang}.ftl: {e}"))
+}
+
+/// The sources only the pages of their own are built from (the send lab, the lesson builder,
+/// the emulator page, the trainer's page), and the scenario layer's parts only they use.
+const PAGES_ONLY: [&str; 7] = [
+    "crates/ui/src/lab.rs",
+    "crates/ui/src/sendlab.rs",
+    "crates/ui/src/builder.rs",
+    "crates/ui/src/emulator.rs",
+    "crates/ui/src/trainer.rs",
+    "crates/scenario/src/emulator.rs",
+    "crates/scenario/src/code_text.rs",
+];
 
 /// The keys the UI's sources ask for: `t("k")`, `tf("k", ..)`, form fields by id (label `id`,
 /// placeholder `id-ph`), forms by id (title, `id-hint`), buttons by id, option keys, and the
 /// keys chosen by a match (`"ev-..."`, `"status-..."`...).
-fn keys_used() -> BTreeSet<String> {
+fn keys_used(playground_only: bool) -> BTreeSet<String> {
     let mut keys = BTreeSet::new();
     let mut sources: Vec<PathBuf> = Vec::new();
     // The UI's, the engine's and the scenario layer's texts (`text!("k", ..)`, `Text::new("k")`),
@@ -36,6 +64,9 @@ fn keys_used() -> BTreeSet<String> {
                 sources.push(path);
             }
         }
+    }
+    if playground_only {
+        sources.retain(|path| !PAGES_ONLY.iter().any(|p| path.ends_with(p)));
     }
     for path in sources {
         let ui = path.starts_with(root().join("crates/ui"));
@@ -149,12 +180,34 @@ fn keys_used() -> BTreeSet<String> {
 
 #[test]
 fn every_key_the_ui_uses_is_in_every_language() {
-    let used = keys_used();
+    let used = keys_used(false);
     assert!(used.len() > 150, "the scan found {} keys", used.len());
     for (lang, _) in LANGUAGES {
         let c = catalog(lang);
         let missing: Vec<&String> = used.iter().filter(|k| c.get(k).is_none()).collect();
         assert!(missing.is_empty(), "{lang}.ftl lacks {missing:?}");
+    }
+}
+
+/// The playground loads `i18n/<lang>.ftl` alone: every word its own sources say is there, the
+/// same keys in every language.
+#[test]
+fn the_playground_catalog_has_every_word_the_playground_says() {
+    let used = keys_used(true);
+    assert!(used.len() > 150, "the scan found {} keys", used.len());
+    let english: Vec<String> = playground_catalog("en").keys().map(String::from).collect();
+    for (lang, _) in LANGUAGES {
+        let own = playground_catalog(lang);
+        let keys: Vec<String> = own.keys().map(String::from).collect();
+        assert_eq!(
+            keys, english,
+            "{lang}.ftl and en.ftl split their words differently"
+        );
+        let missing: Vec<&String> = used.iter().filter(|k| own.get(k).is_none()).collect();
+        assert!(
+            missing.is_empty(),
+            "{lang}.ftl lacks {missing:?} (in pages/{lang}.ftl only)"
+        );
     }
 }
 

@@ -605,6 +605,38 @@ pub fn fetch_text(url: &str, done: impl FnOnce(Result<String, FetchError>) + 'st
     fetch_boxed(url, Box::new(done))
 }
 
+/// Fetches `urls` side by side; `done` gets their texts in the same order, or the first of them
+/// that could not be had.
+pub fn fetch_texts(
+    urls: Vec<String>,
+    done: impl FnOnce(Result<Vec<String>, FetchError>) + 'static,
+) {
+    type Pending = (
+        Vec<Option<Result<String, FetchError>>>,
+        Option<Box<dyn FnOnce(Result<Vec<String>, FetchError>)>>,
+    );
+    let pending: Pending = (urls.iter().map(|_| None).collect(), Some(Box::new(done)));
+    let pending = std::rc::Rc::new(std::cell::RefCell::new(pending));
+    for (i, url) in urls.iter().enumerate() {
+        let pending = pending.clone();
+        fetch_boxed(
+            url,
+            Box::new(move |text| {
+                let mut p = pending.borrow_mut();
+                p.0[i] = Some(text);
+                if p.0.iter().all(Option::is_some) {
+                    let all = p.0.drain(..).flatten().collect::<Result<Vec<_>, _>>();
+                    let done = p.1.take();
+                    drop(p);
+                    if let Some(done) = done {
+                        done(all);
+                    }
+                }
+            }),
+        );
+    }
+}
+
 /// The one body of [`fetch_text`] (a boxed callback: one copy in the wasm, not one per caller).
 fn fetch_boxed(url: &str, done: Box<dyn FnOnce(Result<String, FetchError>)>) {
     let failed = FetchError {

@@ -213,7 +213,7 @@ fn builder() -> Html {
 }
 
 fn main() {
-    i18n::set_base("../");
+    i18n::page_of_its_own();
     i18n::load(i18n::initial_language(), false, |_| {
         yew::Renderer::<Builder>::new().render();
     });

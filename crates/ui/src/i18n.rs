@@ -12,11 +12,16 @@ const STORAGE_KEY: &str = "sbp.lang";
 thread_local! {
     static LANG: Cell<&'static str> = const { Cell::new("en") };
     static BASE: Cell<&'static str> = const { Cell::new("") };
+    static PAGE_WORDS: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Where the catalogs are, relative to the page ("" next to it, "../" one folder up).
-pub fn set_base(base: &'static str) {
-    BASE.with(|b| b.set(base));
+/// For a page of its own, served from a folder of its own (the send lab, the lesson builder, the
+/// emulator page, the trainer's page): the catalogs and lessons are one folder up, and the
+/// catalog is the playground's words and the pages' (`i18n/pages/<lang>.ftl`). The playground
+/// loads its own words alone: what only these pages say is not on its first screen's line.
+pub fn page_of_its_own() {
+    BASE.with(|b| b.set("../"));
+    PAGE_WORDS.with(|p| p.set(true));
 }
 
 /// Where the catalogs and lessons are, relative to the page.
@@ -69,10 +74,14 @@ pub fn load(
 
 fn load_boxed(lang: &'static str, remember: bool, done: Box<dyn FnOnce(Result<(), LoadError>)>) {
     let base = BASE.with(Cell::get);
-    crate::browser::fetch_text(&format!("{base}i18n/{lang}.ftl"), move |text| {
-        let parsed = text
+    let mut urls = vec![format!("{base}i18n/{lang}.ftl")];
+    if PAGE_WORDS.with(Cell::get) {
+        urls.push(format!("{base}i18n/pages/{lang}.ftl"));
+    }
+    crate::browser::fetch_texts(urls, move |texts| {
+        let parsed = texts
             .map_err(LoadError::from)
-            .and_then(|t| Catalog::parse(&t).map_err(LoadError::Catalog));
+            .and_then(|t| Catalog::parse(&t.join("\n")).map_err(LoadError::Catalog));
         match parsed {
             Ok(catalog) => {
                 install(Rc::new(catalog));

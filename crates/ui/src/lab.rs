@@ -3,8 +3,7 @@
 use sbp_ui::i18n;
 
 fn main() {
-    // The catalogs are one folder up (the lab is served from `lab/`).
-    i18n::set_base("../");
+    i18n::page_of_its_own();
     i18n::load(i18n::initial_language(), false, |_| {
         yew::Renderer::<sbp_ui::sendlab::SendLab>::new().render();
     });

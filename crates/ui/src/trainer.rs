@@ -260,8 +260,7 @@ fn trainer() -> Html {
 }
 
 fn main() {
-    // The catalogs and the lesson track are one folder up (the page is served from `trainer/`).
-    i18n::set_base("../");
+    i18n::page_of_its_own();
     let pending = std::rc::Rc::new(std::cell::Cell::new(2u8));
     let ready = move || {
         pending.set(pending.get() - 1);
