@@ -1560,6 +1560,51 @@ test('a phone 390 px wide: nothing overflows, the lanes and a lesson are usable'
   if (await overflow() > 1) throw new Error(`with a card, the page is ${await overflow()} px too wide`);
 });
 
+test('a phone in German: the map\'s flows table is in German and scrolls inside its panel, the page not sideways', async () => {
+  const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  try {
+    const page = await phone.newPage();
+    // Played: the table lists what moved while the clock ran (the receives, the DLQ), and a
+    // message sent from the page (from the reader's own sends).
+    await page.goto(url + '?lang=de&preset=lapsed-locks-to-dlq&speed=60&autoplay=1');
+    const details = page.locator('details.flows-table');
+    await details.locator('summary').click();
+    const table = page.locator('#map-flows');
+    await table.locator('td', { hasText: 'unzustellbar' }).first().waitFor({ timeout: 20000 });
+    await sendForm(page, { to: 'orders' });
+    await table.locator('td', { hasText: 'gesendet' }).first().waitFor({ timeout: 10000 });
+    const text = await table.textContent();
+    // The reader's own sends, in the reader's words (the drawing's box says the same).
+    const own = await page.locator('#namespace-map .node.client .label').textContent().catch(() => null);
+    if (text.includes('your sends') || (own && !text.includes(own))) throw new Error(`flows table not in German: ${text} (the box says ${own})`);
+    if (!text.includes('Ihre Sendungen')) throw new Error(`flows table: ${text}`);
+    const [scroll, client] = await page.locator('.flows-table .table-scroll').evaluate((el) => [el.scrollWidth, el.clientWidth]);
+    const inside = await page.evaluate(() => { const t = document.querySelector('#map-flows').parentElement.getBoundingClientRect(); return t.right <= document.documentElement.clientWidth + 1; });
+    if (!inside) throw new Error('the flows table\'s box reaches past the screen');
+    await table.locator('tr').last().scrollIntoViewIfNeeded();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    if (overflow > 1) throw new Error(`with the flows table open the page is ${overflow} px too wide (table ${scroll} in ${client})`);
+  } finally { await phone.close(); }
+});
+
+test('?lang= naming a language the playground does not speak says so, quoted as text, and the page speaks its own choice', async () => {
+  const ctx = await browser.newContext({ locale: 'en-US' });
+  try {
+    const page = await ctx.newPage();
+    await page.goto(url + '?lang=' + encodeURIComponent('fr<b>x</b>'));
+    const notice = page.locator('#notice');
+    await notice.locator('text=Svenska').waitFor();
+    const text = await notice.textContent();
+    if (!text.includes('"fr<b>x</b>"') || !text.includes('language now: English')) throw new Error(`notice: ${text}`);
+    if (await notice.locator('b').count()) throw new Error('the asked language became markup');
+    if (await page.getAttribute('html', 'lang') !== 'en') throw new Error('the page does not speak English');
+    // A language it speaks says nothing of the kind.
+    await page.goto(url + '?lang=nl');
+    await page.locator('.clock #play').waitFor();
+    if ((await notice.textContent()).includes('?lang=')) throw new Error('a spoken language was refused');
+  } finally { await ctx.close(); }
+});
+
 test('a phone in a lesson: the lesson first, its feedback and what it plays in view, the inspector\'s columns all shown', async () => {
   const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
   try {

@@ -162,6 +162,7 @@ no-preset = Es gibt keine Vorlage „{ $name }“.
 opened = Geöffnet.
 opened-shared = Das geteilte Szenario wurde geöffnet.
 opened-shared-named = Das geteilte Szenario „{ $name }“ wurde geöffnet.
+lang-unknown = Diese Seite spricht „{ $asked }“ nicht (?lang=). Sie spricht English, Deutsch, Nederlands und Svenska; Sprache jetzt: { $shown }.
 error-unchanged = { $error }. Ihr aktuelles Szenario ist unverändert.
 could-not-load = { $url } konnte nicht geladen werden.
 jumped = Gesprungen zu { $at }: { $what }

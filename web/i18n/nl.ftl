@@ -162,6 +162,7 @@ no-preset = Er is geen voorinstelling "{ $name }".
 opened = Geopend.
 opened-shared = Het gedeelde scenario is geopend.
 opened-shared-named = Het gedeelde scenario "{ $name }" is geopend.
+lang-unknown = Deze pagina spreekt "{ $asked }" niet (?lang=). Ze spreekt English, Deutsch, Nederlands en Svenska; taal nu: { $shown }.
 error-unchanged = { $error }. Uw huidige scenario is ongewijzigd.
 could-not-load = { $url } kon niet worden geladen.
 jumped = Gesprongen naar { $at }: { $what }

@@ -498,7 +498,7 @@ pub fn namespace_map(props: &MapProps) -> Html {
     let table_rows = motion.edges.iter().map(|e| {
         let (from, to, m) = e.key;
         html! {
-            <tr><td>{names.get(from)}</td><td>{names.get(to)}</td><td>{t(movement_text(m))}</td>
+            <tr><td>{names.said(from)}</td><td>{names.said(to)}</td><td>{t(movement_text(m))}</td>
                 <td>{e.total.to_string()}</td><td>{sbp_engine::time::format_decimal(e.rate, 1)}</td></tr>
         }
     });
@@ -532,10 +532,13 @@ pub fn namespace_map(props: &MapProps) -> Html {
             </ul>
             <details class="flows-table">
                 <summary>{t("flows-table")}</summary>
+                // Scrolls within the panel when its columns are wider (a phone, German words).
+                <div class="table-scroll">
                 <table id="map-flows">
                     <thead><tr><th>{t("col-from")}</th><th>{t("col-to")}</th><th>{t("col-move")}</th><th>{t("col-messages")}</th><th>{t("col-per-second")}</th></tr></thead>
                     <tbody>{ for table_rows }</tbody>
                 </table>
+                </div>
             </details>
         </section>
     }
@@ -545,6 +548,15 @@ pub fn namespace_map(props: &MapProps) -> Html {
 struct Names<'a>(&'a MapView);
 
 impl Names<'_> {
+    /// The place as the reader reads it: its name, the reader's own sends in the reader's
+    /// words (as its box in the drawing says them).
+    fn said(&self, p: Place) -> String {
+        match p {
+            Place::Client => t("place-client"),
+            _ => self.get(p),
+        }
+    }
+
     fn get(&self, p: Place) -> String {
         self.0
             .places
@@ -555,7 +567,8 @@ impl Names<'_> {
     }
 }
 
-/// A place's name: a queue's path (its DLQ's `/$deadletterqueue` path), an actor's name.
+/// A place's name: a queue's path (its DLQ's `/$deadletterqueue` path), an actor's name. It
+/// names the place in the drawing's data (`data-place`, `data-from`), the same in every language.
 fn place_name(v: &PlaceView) -> String {
     match v.place {
         Place::Queue(q) => queue_path(&v.path, q.dlq),
@@ -601,8 +614,8 @@ fn drawing(
             fmt(x2),
             fmt(y2),
             fmt(width),
-            from,
-            to,
+            names.said(e.from),
+            names.said(e.to),
             t(movement_text(e.movement)),
             if e.label.is_empty() { String::new() } else { format!(" ({})", e.label) }
         );

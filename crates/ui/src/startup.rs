@@ -8,9 +8,38 @@ use sbp_engine::time::Instant;
 use sbp_scenario::link::Link;
 use sbp_scenario::Simulation;
 
+/// What the page opens with (see [`opened`]), saying so when `?lang=` asks for a language the
+/// playground does not speak (the page then speaks the one it would have chosen without it).
+pub fn initial_state() -> AppState {
+    let mut state = opened();
+    if state.notice.is_none() {
+        state.notice = unknown_language();
+    }
+    state
+}
+
+/// `?lang=` naming a language the playground does not speak: which, and the one shown instead.
+fn unknown_language() -> Option<String> {
+    let asked = browser::query_value("lang")?;
+    if sbp_scenario::catalog::supported(&asked).is_some() {
+        return None;
+    }
+    let shown = sbp_scenario::catalog::LANGUAGES
+        .iter()
+        .find(|(code, _)| *code == crate::i18n::lang())
+        .map_or("English", |(_, name)| *name);
+    Some(crate::i18n::tf(
+        "lang-unknown",
+        &[
+            ("asked", &sbp_engine::error::quote(&asked)),
+            ("shown", shown),
+        ],
+    ))
+}
+
 /// What the page opens with: a link in the URL, else the scenario from local storage, else the
 /// starter. A broken link shows an error and keeps the stored scenario.
-pub fn initial_state() -> AppState {
+fn opened() -> AppState {
     let hash = browser::fragment();
     let embed = browser::query_flag("embed");
 
