@@ -51,6 +51,16 @@ pub(super) fn reduce(s: &mut AppState, action: Action) -> Flow {
             return Flow::Done;
         }
         Action::LessonNext => {
+            // An outcome still being watched ends where it was going, on a stopped clock: the
+            // next part begins from the state its prediction showed, not from a clock still
+            // running past where the part began (which read as "not reached" at once).
+            if let Some(to) = s.stop_at.take() {
+                s.playing = false;
+                let mut sim = s.sim.borrow_mut();
+                if sim.now() < to {
+                    s.notice = replay(&mut sim, &mut s.rewind.borrow_mut(), to);
+                }
+            }
             if let Some(run) = s.lesson.as_deref() {
                 let mut next = run.clone();
                 next.advance();

@@ -229,3 +229,52 @@ fn a_rewind_keeps_the_charts_samples_and_a_new_step_drops_the_ones_after_it() {
     let s = reduce(&s, Action::Do(Box::new(send())));
     assert!(s.samples.borrow().iter().all(|(t, _)| *t <= 5_000));
 }
+
+/// "Next" pressed while a prediction's outcome is still being watched: the watch ends at the
+/// outcome, the clock stops, and the next part (a goal) starts from there, untouched: nothing
+/// said as "not reached", no "start this part again".
+#[test]
+fn next_during_a_watched_outcome_starts_the_next_part_from_the_outcome() {
+    let lesson = Lesson::from_json(include_str!("../../../../web/lessons/entity-default.json"))
+        .expect("the lesson reads");
+    let s = state(QUEUE);
+    let s = reduce(&s, Action::StartLesson(Rc::new(lesson)));
+    let s = reduce(&s, Action::LessonNext);
+    // Part 2: a message with TimeToLive 10m (capped by the queue's 1m default).
+    let s = reduce(&s, Action::LessonShowMe);
+    let s = reduce(&s, Action::Pause);
+    let s = reduce(&s, Action::LessonNext);
+    // Part 3: when does #1 expire? Answered (wrong), the clock is at the outcome.
+    let s = reduce(&s, Action::LessonAnswer("30s".into()));
+    let outcome = s.sim.borrow().now();
+    assert_eq!(outcome, 60_000);
+    let s = reduce(&s, Action::LessonWatch);
+    let s = reduce(
+        &s,
+        Action::Tick {
+            elapsed_ms: 500.0,
+            wall_ms: 500.0,
+        },
+    );
+    assert!(s.playing && s.sim.borrow().now() < outcome, "watching");
+    let s = reduce(&s, Action::LessonNext);
+    assert!(!s.playing);
+    assert_eq!(s.stop_at, None);
+    assert_eq!(s.sim.borrow().now(), outcome);
+    let run = s.lesson.as_deref().expect("the lesson goes on");
+    assert_eq!(run.part, 3);
+    assert!(!run.acted(&s.sim.borrow()), "the new part starts untouched");
+    // Ticks after it change nothing: the clock stays where the part began.
+    let after = reduce(
+        &s,
+        Action::Tick {
+            elapsed_ms: 500.0,
+            wall_ms: 1_000.0,
+        },
+    );
+    assert!(!after
+        .lesson
+        .as_deref()
+        .expect("a lesson")
+        .acted(&after.sim.borrow()));
+}
