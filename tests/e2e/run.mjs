@@ -1587,22 +1587,45 @@ test('a phone in German: the map\'s flows table is in German and scrolls inside 
   } finally { await phone.close(); }
 });
 
-test('?lang= naming a language the playground does not speak says so, quoted as text, and the page speaks its own choice', async () => {
-  const ctx = await browser.newContext({ locale: 'en-US' });
+test('an embed whose ?panels= names no panel it has shows the lanes, not an empty frame', async (ctx) => {
+  const page = await ctx.newPage();
+  await page.goto(url + '?embed=1&preset=lapsed-locks-to-dlq&panels=lane');
+  await page.locator('.lane[data-entity="orders"]').waitFor();
+  await page.goto(url + '?embed=1&preset=lapsed-locks-to-dlq&panels=log,bogus');
+  await page.locator('#event-log').waitFor();
+  if (await page.locator('.lane[data-entity="orders"]').count()) throw new Error('a known panel named: the lanes shown as well');
+});
+
+test('a phone in Dutch: the embed options open inside the screen, the page not sideways', async () => {
+  const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
   try {
-    const page = await ctx.newPage();
-    await page.goto(url + '?lang=' + encodeURIComponent('fr<b>x</b>'));
-    const notice = page.locator('#notice');
-    await notice.locator('text=Svenska').waitFor();
-    const text = await notice.textContent();
-    if (!text.includes('"fr<b>x</b>"') || !text.includes('language now: English')) throw new Error(`notice: ${text}`);
-    if (await notice.locator('b').count()) throw new Error('the asked language became markup');
-    if (await page.getAttribute('html', 'lang') !== 'en') throw new Error('the page does not speak English');
-    // A language it speaks says nothing of the kind.
-    await page.goto(url + '?lang=nl');
+    const page = await phone.newPage();
+    await page.goto(url + '?lang=nl&preset=ttl-expiry-to-dlq');
     await page.locator('.clock #play').waitFor();
-    if ((await notice.textContent()).includes('?lang=')) throw new Error('a spoken language was refused');
-  } finally { await ctx.close(); }
+    await page.tap('details.embed-options summary');
+    await page.locator('#embed-format').waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    if (overflow > 1) throw new Error(`with the embed options open the page is ${overflow} px too wide`);
+  } finally { await phone.close(); }
+});
+
+test('the pages of their own: the tab titled in the reader\'s language, their icon found; the trainer\'s page on a plain host says rooms need sbp serve', async (ctx) => {
+  const page = await ctx.newPage();
+  const missing = [];
+  page.on('response', (r) => { if (r.status() >= 400) missing.push(`${r.status()} ${r.url()}`); });
+  for (const [path, lang, title] of [['builder/index.html', 'de', 'Lektionsbaukasten · '], ['lab/index.html', 'sv', 'Sändlabb · '],
+    ['emulator/index.html', 'nl', 'De Config.json van de Service Bus-emulator · '], ['trainer/index.html', 'de', 'Raum der Trainerin oder des Trainers · ']]) {
+    await page.goto(url + path + '?lang=' + lang);
+    await page.waitForFunction((l) => document.documentElement.lang === l, lang);
+    const got = await page.title();
+    if (!got.startsWith(title)) throw new Error(`${path}: the tab says ${got}`);
+  }
+  if (missing.length) throw new Error(`not found: ${missing.join(', ')}`);
+  // A static host has no rooms: the page says what does.
+  await page.click('#trainer-open');
+  await page.locator('text=sbp serve').first().waitFor();
+  const said = await page.locator('main').textContent();
+  if (!said.includes('Räume führt sbp serve')) throw new Error(`trainer: ${said}`);
 });
 
 test('a phone in a lesson: the lesson first, its feedback and what it plays in view, the inspector\'s columns all shown', async () => {

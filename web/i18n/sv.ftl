@@ -162,7 +162,6 @@ no-preset = Det finns ingen förinställning "{ $name }".
 opened = Öppnat.
 opened-shared = Det delade scenariot har öppnats.
 opened-shared-named = Det delade scenariot "{ $name }" har öppnats.
-lang-unknown = Sidan talar inte "{ $asked }" (?lang=). Den talar English, Deutsch, Nederlands och Svenska; språk nu: { $shown }.
 error-unchanged = { $error }. Ditt nuvarande scenario är oförändrat.
 could-not-load = Det gick inte att läsa in { $url }.
 jumped = Hoppade till { $at }: { $what }

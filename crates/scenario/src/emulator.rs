@@ -222,7 +222,8 @@ pub fn import(json: &str) -> Result<Imported, Text> {
     let file: config::File = serde_path_to_error::deserialize(&mut reader).map_err(|e| {
         let path = e.path().to_string();
         let message = e.into_inner().to_string();
-        if path == "." || path.is_empty() {
+        // "?": the reader failed before it knew a key (`{ not json`): the JSON itself.
+        if path == "." || path == "?" || path.is_empty() {
             text!("x-json", message = message)
         } else {
             text!("x-field", field = path, error = message)

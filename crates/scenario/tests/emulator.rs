@@ -143,6 +143,12 @@ fn the_emulator_schema_limits_are_enforced_naming_the_limit() {
     );
     assert!(import("{}").is_err());
     assert!(import("not json").is_err());
+    // Broken JSON is said as JSON, not as a field named "?".
+    for broken in ["not json", "{ not json", "{\"UserConfig\" 1}"] {
+        let err = import(broken).expect_err("refused");
+        assert_eq!(err.key, "x-json", "{broken}: {err}");
+        assert!(!err.to_string().starts_with('?'), "{broken}: {err}");
+    }
 }
 
 #[test]

@@ -213,8 +213,7 @@ fn builder() -> Html {
 }
 
 fn main() {
-    i18n::page_of_its_own();
-    i18n::load(i18n::initial_language(), false, |_| {
+    i18n::load_page("builder-title", |_| {
         yew::Renderer::<Builder>::new().render();
     });
 }

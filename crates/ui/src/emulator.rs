@@ -159,8 +159,7 @@ fn emulator_page() -> Html {
 }
 
 fn main() {
-    i18n::page_of_its_own();
-    i18n::load(i18n::initial_language(), false, |_| {
+    i18n::load_page("emulator-title", |_| {
         yew::Renderer::<EmulatorPage>::new().render();
     });
 }

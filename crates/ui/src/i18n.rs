@@ -12,16 +12,6 @@ const STORAGE_KEY: &str = "sbp.lang";
 thread_local! {
     static LANG: Cell<&'static str> = const { Cell::new("en") };
     static BASE: Cell<&'static str> = const { Cell::new("") };
-    static PAGE_WORDS: Cell<bool> = const { Cell::new(false) };
-}
-
-/// For a page of its own, served from a folder of its own (the send lab, the lesson builder, the
-/// emulator page, the trainer's page): the catalogs and lessons are one folder up, and the
-/// catalog is the playground's words and the pages' (`i18n/pages/<lang>.ftl`). The playground
-/// loads its own words alone: what only these pages say is not on its first screen's line.
-pub fn page_of_its_own() {
-    BASE.with(|b| b.set("../"));
-    PAGE_WORDS.with(|p| p.set(true));
 }
 
 /// Where the catalogs and lessons are, relative to the page.
@@ -74,34 +64,56 @@ pub fn load(
 
 fn load_boxed(lang: &'static str, remember: bool, done: Box<dyn FnOnce(Result<(), LoadError>)>) {
     let base = BASE.with(Cell::get);
-    let mut urls = vec![format!("{base}i18n/{lang}.ftl")];
-    if PAGE_WORDS.with(Cell::get) {
-        urls.push(format!("{base}i18n/pages/{lang}.ftl"));
-    }
+    crate::browser::fetch_text(&format!("{base}i18n/{lang}.ftl"), move |text| {
+        let parsed = text
+            .map_err(LoadError::from)
+            .and_then(|t| Catalog::parse(&t).map_err(LoadError::Catalog));
+        done(parsed.map(|catalog| installed(catalog, lang, remember)))
+    });
+}
+
+/// For a page of its own, served from a folder of its own (the send lab, the lesson builder, the
+/// emulator page, the trainer's page): the catalogs and lessons are one folder up, and its
+/// catalog is the playground's words and the pages' (`i18n/pages/<lang>.ftl`), fetched side by
+/// side, in the reader's language; the browser's tab then says `title` (a key) in it. The
+/// playground loads its own words alone ([`load`]): what only these pages say is not on its
+/// first screen's line, nor this loader in its wasm.
+pub fn load_page(title: &'static str, done: impl FnOnce(Result<(), LoadError>) + 'static) {
+    BASE.with(|b| b.set("../"));
+    let lang = initial_language();
+    let urls = vec![
+        format!("../i18n/{lang}.ftl"),
+        format!("../i18n/pages/{lang}.ftl"),
+    ];
     crate::browser::fetch_texts(urls, move |texts| {
         let parsed = texts
             .map_err(LoadError::from)
             .and_then(|t| Catalog::parse(&t.join("\n")).map_err(LoadError::Catalog));
-        match parsed {
-            Ok(catalog) => {
-                install(Rc::new(catalog));
-                LANG.with(|l| l.set(lang));
-                if let Some(doc) = web_sys::window()
-                    .and_then(|w| w.document())
-                    .and_then(|d| d.document_element())
-                {
-                    let _ = doc.set_attribute("lang", lang);
-                }
-                if remember {
-                    if let Some(s) = crate::browser::storage() {
-                        let _ = s.set_item(STORAGE_KEY, lang);
-                    }
-                }
-                done(Ok(()))
+        done(parsed.map(|catalog| {
+            installed(catalog, lang, false);
+            if let Some(doc) = web_sys::window().and_then(|w| w.document()) {
+                doc.set_title(&format!("{} · {}", t(title), t("app-title")));
             }
-            Err(e) => done(Err(e)),
-        }
+        }))
     });
+}
+
+/// `catalog` installed as `lang`'s: the page's `lang` says it, and local storage keeps the
+/// choice if `remember`.
+fn installed(catalog: Catalog, lang: &'static str, remember: bool) {
+    install(Rc::new(catalog));
+    LANG.with(|l| l.set(lang));
+    if let Some(doc) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    {
+        let _ = doc.set_attribute("lang", lang);
+    }
+    if remember {
+        if let Some(s) = crate::browser::storage() {
+            let _ = s.set_item(STORAGE_KEY, lang);
+        }
+    }
 }
 
 /// What happens next, in the current language.

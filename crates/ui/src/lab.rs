@@ -3,8 +3,7 @@
 use sbp_ui::i18n;
 
 fn main() {
-    i18n::page_of_its_own();
-    i18n::load(i18n::initial_language(), false, |_| {
+    i18n::load_page("lab-title", |_| {
         yew::Renderer::<sbp_ui::sendlab::SendLab>::new().render();
     });
 }

@@ -157,8 +157,8 @@ fn app() -> Html {
     if store.embed {
         // The panels an embed shows: `?panels=map,lanes,log` (`map=1` is the older way to add
         // the map); lanes by default. A lesson shows above them.
-        let panels = browser::query_value("panels").unwrap_or_else(|| "lanes".into());
-        let shows = |p: &str| panels.split(',').any(|x| x.trim() == p);
+        let panels = sbp_ui::startup::embed_panels();
+        let shows = |p: &str| panels.contains(&p);
         return html! {
             <main class="embed">
                 <h1 class="visually-hidden">{t("app-title")}</h1>

@@ -8,38 +8,27 @@ use sbp_engine::time::Instant;
 use sbp_scenario::link::Link;
 use sbp_scenario::Simulation;
 
-/// What the page opens with (see [`opened`]), saying so when `?lang=` asks for a language the
-/// playground does not speak (the page then speaks the one it would have chosen without it).
-pub fn initial_state() -> AppState {
-    let mut state = opened();
-    if state.notice.is_none() {
-        state.notice = unknown_language();
+/// The panels an embed shows (`?panels=map,lanes,log`), those it knows, in its order; the lanes
+/// when it names none it knows (a name mistyped shows the lanes, not an empty frame).
+pub fn embed_panels() -> Vec<&'static str> {
+    let asked = browser::query_value("panels").unwrap_or_default();
+    let known: Vec<&'static str> = EMBED_PANELS
+        .into_iter()
+        .filter(|p| asked.split(',').any(|a| a.trim() == *p))
+        .collect();
+    if known.is_empty() {
+        vec!["lanes"]
+    } else {
+        known
     }
-    state
 }
 
-/// `?lang=` naming a language the playground does not speak: which, and the one shown instead.
-fn unknown_language() -> Option<String> {
-    let asked = browser::query_value("lang")?;
-    if sbp_scenario::catalog::supported(&asked).is_some() {
-        return None;
-    }
-    let shown = sbp_scenario::catalog::LANGUAGES
-        .iter()
-        .find(|(code, _)| *code == crate::i18n::lang())
-        .map_or("English", |(_, name)| *name);
-    Some(crate::i18n::tf(
-        "lang-unknown",
-        &[
-            ("asked", &sbp_engine::error::quote(&asked)),
-            ("shown", shown),
-        ],
-    ))
-}
+/// The panels an embed can show.
+const EMBED_PANELS: [&str; 4] = ["map", "controls", "lanes", "log"];
 
 /// What the page opens with: a link in the URL, else the scenario from local storage, else the
 /// starter. A broken link shows an error and keeps the stored scenario.
-fn opened() -> AppState {
+pub fn initial_state() -> AppState {
     let hash = browser::fragment();
     let embed = browser::query_flag("embed");
 

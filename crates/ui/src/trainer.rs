@@ -135,6 +135,8 @@ fn trainer() -> Html {
                         ));
                         room.set(Some(opened));
                     }
+                    // Not sbp serve's answer (a static host's 404): rooms need sbp serve.
+                    None if v.get("error").is_none() => said.set(Some(t("trainer-needs-server"))),
                     None => said.set(Some(tf("room-refused", &[("why", &live::refusal(&body))]))),
                 }
             });
@@ -260,7 +262,6 @@ fn trainer() -> Html {
 }
 
 fn main() {
-    i18n::page_of_its_own();
     let pending = std::rc::Rc::new(std::cell::Cell::new(2u8));
     let ready = move || {
         pending.set(pending.get() - 1);
@@ -269,6 +270,6 @@ fn main() {
         }
     };
     let again = ready.clone();
-    i18n::load(i18n::initial_language(), false, move |_| ready());
+    i18n::load_page("trainer-title", move |_| ready());
     lesson::load_index(Box::new(again));
 }

@@ -178,6 +178,7 @@ code-loop-failed = A loop's operation failed, as it may in the playground too:
 trainer-title = Trainer's room
 trainer-how = Open a room on this sbp serve and share the learners' link. Each learner joins with a name they choose; this page shows where each one is, and the spread of the room's answers to each prediction, which the learners see once you show it.
 trainer-open = Open a room
+trainer-needs-server = No room could be opened: rooms are kept by sbp serve, and this page does not come from it. Start sbp serve and open the trainer's page at its address.
 trainer-link = Learners' link
 trainer-copy = Copy
 trainer-link-how = Learners open it and join with a name. Off this machine, start sbp serve with --http 0.0.0.0:PORT and --allow-host NAME; the link then carries the server's token.

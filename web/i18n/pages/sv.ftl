@@ -178,6 +178,7 @@ code-loop-failed = En slingas operation misslyckades, som den kan i lekplatsen o
 trainer-title = Utbildarens rum
 trainer-how = Öppna ett rum på den här sbp serve och dela länken för deltagarna. Var och en går med under ett namn de väljer; sidan visar var var och en är, och hur rummets svar på varje förutsägelse fördelar sig. Deltagarna ser det när du visar det.
 trainer-open = Öppna ett rum
+trainer-needs-server = Inget rum kunde öppnas: rum hålls av sbp serve, och den här sidan kommer inte därifrån. Starta sbp serve och öppna den här sidan på dess adress.
 trainer-link = Länk för deltagarna
 trainer-copy = Kopiera
 trainer-link-how = Deltagarna öppnar den och går med under ett namn. Från andra datorer: starta sbp serve med --http 0.0.0.0:PORT och --allow-host NAMN; länken bär då serverns token.
