@@ -514,6 +514,13 @@ test('the send lab (its own page, loaded when opened) shows 8 s one by one and u
   await lab.locator('#lab-run').click();
   const ff = await row('FireAndForget');
   if (!ff.trim().endsWith('010')) throw new Error(`fire and forget: ${ff}`);
+  // The timeline follows the picker at once, its in-flight chart named for the strategy shown.
+  await lab.locator('h3', { hasText: 'Timeline: await each send' }).waitFor();
+  if (!(await lab.locator('figure.metric figcaption').first().textContent()).startsWith('Sends in flight (await each send;')) throw new Error('the in-flight chart names another strategy');
+  await lab.locator('#lab-strategy').selectOption('3');
+  await lab.locator('h3', { hasText: 'Timeline: fire and forget' }).waitFor();
+  const caption = await lab.locator('figure.metric figcaption').first().textContent();
+  if (!caption.startsWith('Sends in flight (fire and forget;')) throw new Error(`in flight: ${caption}`);
 });
 
 test('a producer and consumers run, show in metrics, and stop', async (ctx) => {

@@ -31,7 +31,7 @@ fn label(s: SendStrategy) -> String {
 }
 
 /// One line per send, and the sends in flight, as SVG markup text (no handlers).
-fn timeline(r: &SendLabResult) -> Markup {
+fn timeline(strategy: SendStrategy, r: &SendLabResult) -> Markup {
     let end = r.all_settled.max(1) as f64;
     let rows = r.traces.len().min(ROWS);
     let h = (rows as f64 * 4.0).max(40.0) + 20.0;
@@ -77,7 +77,13 @@ fn timeline(r: &SendLabResult) -> Markup {
         "<text x=\"2\" y=\"{0}\" font-size=\"10\">t=0</text><text x=\"476\" y=\"{0}\" font-size=\"10\" text-anchor=\"end\">{1}</text></svg><figure class=\"metric\"><figcaption>{2}</figcaption><svg viewBox=\"0 0 480 42\" role=\"img\" aria-label=\"{2}\"><polyline points=\"{3}\" fill=\"none\" stroke=\"#6b3fa0\" stroke-width=\"1.6\"/></svg></figure>",
         fmt(h - 4.0),
         format_duration(r.all_settled),
-        tf("lab-in-flight", &[("max", &r.max_in_flight.to_string())]),
+        tf(
+            "lab-in-flight",
+            &[
+                ("strategy", &label(strategy)),
+                ("max", &r.max_in_flight.to_string())
+            ]
+        ),
         queue
     );
     out
@@ -117,7 +123,7 @@ fn results_markup(results: &[(SendStrategy, SendLabResult)], chosen: usize) -> M
         tf("lab-timeline-of", &[("strategy", &label(*shown_strategy))]),
         t("lab-timeline-hint")
     );
-    out.push(&timeline(shown));
+    out.push(&timeline(*shown_strategy, shown));
     let rejections: Vec<String> = shown
         .traces
         .iter()
@@ -236,6 +242,14 @@ pub fn send_lab() -> Html {
             results_markup(&results, *chosen).into_html()
         }
     };
+    // The timeline shown follows the picker at once (a run's results are all four strategies').
+    let pick = {
+        let (chosen, strategy) = (chosen.clone(), strategy.clone());
+        Callback::from(move |_: Event| {
+            let index = crate::form::select(&strategy).parse::<usize>().unwrap_or(0);
+            chosen.set(index.min(3));
+        })
+    };
     let options: Vec<(String, String)> = strategies(10)
         .iter()
         .enumerate()
@@ -253,7 +267,7 @@ pub fn send_lab() -> Html {
                 {field("lab-quota", &quota, true, "text")}
                 {field("lab-missing", &missing, true, "text")}
                 {field("lab-large", &large, true, "text")}
-                <label>{t("lab-show-timeline")}{" "}{choice(&strategy, "lab-strategy", &options)}</label>
+                <label onchange={pick}>{t("lab-show-timeline")}{" "}{choice(&strategy, "lab-strategy", &options)}</label>
                 <button type="submit" class="primary" id="lab-run">{t("lab-run")}</button>
             </form>
             {body}
