@@ -1626,6 +1626,8 @@ test('the pages of their own: the tab titled in the reader\'s language, their ic
     await page.waitForFunction((l) => document.documentElement.lang === l, lang);
     const got = await page.title();
     if (!got.startsWith(title)) throw new Error(`${path}: the tab says ${got}`);
+    // A way back to the playground, in the same language (the lab is a frame inside it).
+    if (!path.startsWith('lab/') && await page.getAttribute('#page-back', 'href') !== `../index.html?lang=${lang}`) throw new Error(`${path}: no way back`);
   }
   if (missing.length) throw new Error(`not found: ${missing.join(', ')}`);
   // A static host has no rooms: the page says what does.

@@ -153,7 +153,7 @@ fn emulator_page() -> Html {
                 </label>
                 {as_code(&language)}
             </section>
-            <p><a href={format!("../index.html?lang={lang}")}>{t("emulator-back")}</a></p>
+            <p><a id="page-back" href={format!("../index.html?lang={lang}")}>{t("page-back")}</a></p>
         </main>
     }
 }
