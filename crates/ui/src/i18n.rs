@@ -79,11 +79,12 @@ fn load_boxed(lang: &'static str, remember: bool, done: Box<dyn FnOnce(Result<()
 /// playground loads its own words alone ([`load`]): what only these pages say is not on its
 /// first screen's line, nor this loader in its wasm.
 pub fn load_page(title: &'static str, done: impl FnOnce(Result<(), LoadError>) + 'static) {
-    BASE.with(|b| b.set("../"));
+    const BASE_OF_A_PAGE: &str = "../";
+    BASE.with(|b| b.set(BASE_OF_A_PAGE));
     let lang = initial_language();
     let urls = vec![
-        format!("../i18n/{lang}.ftl"),
-        format!("../i18n/pages/{lang}.ftl"),
+        format!("{BASE_OF_A_PAGE}i18n/{lang}.ftl"),
+        format!("{BASE_OF_A_PAGE}i18n/pages/{lang}.ftl"),
     ];
     crate::browser::fetch_texts(urls, move |texts| {
         let parsed = texts

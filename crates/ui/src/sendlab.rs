@@ -156,6 +156,14 @@ fn results_markup(results: &[(SendStrategy, SendLabResult)], chosen: usize) -> M
     out
 }
 
+/// The strategy whose timeline the picker asks for (an index into [`strategies`]).
+fn picked_strategy(picker: &NodeRef) -> usize {
+    crate::form::select(picker)
+        .parse::<usize>()
+        .unwrap_or(0)
+        .min(3)
+}
+
 #[function_component(SendLab)]
 pub fn send_lab() -> Html {
     let refs = use_state(|| std::array::from_fn::<NodeRef, 8, _>(|_| NodeRef::default()));
@@ -210,8 +218,7 @@ pub fn send_lab() -> Html {
                     seed: 1,
                 })
             };
-            let index = crate::form::select(&strategy).parse::<usize>().unwrap_or(0);
-            chosen.set(index.min(3));
+            chosen.set(picked_strategy(&strategy));
             spec.set(Some(build()));
         })
     };
@@ -246,8 +253,7 @@ pub fn send_lab() -> Html {
     let pick = {
         let (chosen, strategy) = (chosen.clone(), strategy.clone());
         Callback::from(move |_: Event| {
-            let index = crate::form::select(&strategy).parse::<usize>().unwrap_or(0);
-            chosen.set(index.min(3));
+            chosen.set(picked_strategy(&strategy));
         })
     };
     let options: Vec<(String, String)> = strategies(10)

@@ -24,6 +24,17 @@ fn reduce(s: &Rc<AppState>, action: Action) -> Rc<AppState> {
     s.clone().reduce(action)
 }
 
+/// A clock tick as the page's driver dispatches it.
+fn tick(s: &Rc<AppState>, elapsed_ms: f64, wall_ms: f64) -> Rc<AppState> {
+    reduce(
+        s,
+        Action::Tick {
+            elapsed_ms,
+            wall_ms,
+        },
+    )
+}
+
 /// A send to orders as the send form records it (at the current instant).
 fn send() -> Step {
     let scenario = Scenario::from_json(QUEUE).expect("a valid scenario");
@@ -39,13 +50,7 @@ fn counts(s: &AppState) -> (i64, u64, u64) {
 #[test]
 fn a_tick_while_paused_is_the_same_state() {
     let s = state(QUEUE);
-    let next = reduce(
-        &s,
-        Action::Tick {
-            elapsed_ms: 50.0,
-            wall_ms: 1_000.0,
-        },
-    );
+    let next = tick(&s, 50.0, 1_000.0);
     assert!(Rc::ptr_eq(&s, &next));
 }
 
@@ -54,13 +59,7 @@ fn playing_moves_the_clock_by_the_wall_time_times_the_speed() {
     let s = state(QUEUE);
     let s = reduce(&s, Action::SetSpeed(10));
     let s = reduce(&s, Action::Play);
-    let s = reduce(
-        &s,
-        Action::Tick {
-            elapsed_ms: 100.0,
-            wall_ms: 100.0,
-        },
-    );
+    let s = tick(&s, 100.0, 100.0);
     assert_eq!(s.sim.borrow().now(), 1_000);
     let s = reduce(&s, Action::Pause);
     assert!(!s.playing);
@@ -249,13 +248,7 @@ fn next_during_a_watched_outcome_starts_the_next_part_from_the_outcome() {
     let outcome = s.sim.borrow().now();
     assert_eq!(outcome, 60_000);
     let s = reduce(&s, Action::LessonWatch);
-    let s = reduce(
-        &s,
-        Action::Tick {
-            elapsed_ms: 500.0,
-            wall_ms: 500.0,
-        },
-    );
+    let s = tick(&s, 500.0, 500.0);
     assert!(s.playing && s.sim.borrow().now() < outcome, "watching");
     let s = reduce(&s, Action::LessonNext);
     assert!(!s.playing);
@@ -265,13 +258,7 @@ fn next_during_a_watched_outcome_starts_the_next_part_from_the_outcome() {
     assert_eq!(run.part, 3);
     assert!(!run.acted(&s.sim.borrow()), "the new part starts untouched");
     // Ticks after it change nothing: the clock stays where the part began.
-    let after = reduce(
-        &s,
-        Action::Tick {
-            elapsed_ms: 500.0,
-            wall_ms: 1_000.0,
-        },
-    );
+    let after = tick(&s, 500.0, 1_000.0);
     assert!(!after
         .lesson
         .as_deref()
