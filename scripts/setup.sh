@@ -15,12 +15,19 @@ if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknow
   say "adding the wasm32-unknown-unknown target"
   rustup target add wasm32-unknown-unknown
 fi
-for comp in rustfmt clippy; do
+# rust-src: the browser's wasm builds std anew (scripts/build-ui.sh).
+for comp in rustfmt clippy rust-src; do
   if ! rustup component list --installed 2>/dev/null | grep -q "^$comp"; then
     say "adding rustup component $comp"
     rustup component add "$comp"
   fi
 done
+
+# What the offline builds (trunk's) compile: the workspace's crates, and std's own, since the
+# browser's wasm builds std anew (scripts/build-ui.sh). A second or so when all is there.
+cargo fetch --locked -q
+RUSTC_BOOTSTRAP=1 cargo fetch --locked -q --target wasm32-unknown-unknown \
+  --manifest-path "$(rustc --print sysroot)/lib/rustlib/src/rust/library/Cargo.toml"
 
 if ! command -v trunk >/dev/null 2>&1 || ! trunk --version 2>/dev/null | grep -q "$TRUNK_VERSION"; then
   say "installing trunk $TRUNK_VERSION (about 10 minutes, once)"
