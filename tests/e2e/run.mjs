@@ -1603,6 +1603,76 @@ test('an embed whose ?panels= names no panel it has shows the lanes, not an empt
   if (await page.locator('.lane[data-entity="orders"]').count()) throw new Error('a known panel named: the lanes shown as well');
 });
 
+test('?lang= naming a language the playground does not speak says so, quoted as text, and the page speaks its own choice', async () => {
+  const ctx = await browser.newContext({ locale: 'en-US' });
+  try {
+    const page = await ctx.newPage();
+    await page.goto(url + '?lang=' + encodeURIComponent('fr<b>x</b>'));
+    const said = page.locator('#error-banner');
+    await said.locator('text=Svenska').waitFor();
+    const text = await said.textContent();
+    if (!text.includes('"fr<b>x</b>"') || !text.includes('language now: English')) throw new Error(`said: ${text}`);
+    if (await said.locator('b').count()) throw new Error('the asked language became markup');
+    if (await page.getAttribute('html', 'lang') !== 'en') throw new Error('the page does not speak English');
+    // With a preset, it is said again once the preset has opened (its own notice comes first).
+    await page.goto(url + '?lang=xx&preset=ttl-expiry-to-dlq');
+    await presetOpened(page, '?preset=ttl-expiry-to-dlq');
+    await page.locator('#error-banner', { hasText: '"xx"' }).waitFor();
+    // A language it speaks says nothing of the kind.
+    await page.goto(url + '?lang=nl');
+    await page.locator('.clock #play').waitFor();
+    if (await said.count()) throw new Error(`a spoken language was refused: ${await said.textContent()}`);
+  } finally { await ctx.close(); }
+});
+
+test('an embed\'s ?panels= naming a panel it does not have says which, and which it has, in the reader\'s language', async (ctx) => {
+  const page = await ctx.newPage();
+  await page.goto(url + '?lang=de&embed=1&preset=lapsed-locks-to-dlq&panels=log,bogus,' + encodeURIComponent('<i>x</i>'));
+  await page.locator('#event-log').waitFor();
+  const said = page.locator('#error-banner');
+  await said.locator('text=(?panels=)').waitFor();
+  const text = await said.textContent();
+  if (!text.includes('„bogus, <i>x</i>“') || !text.includes('map, controls, lanes, log') || !text.includes('Panel')) throw new Error(`said: ${text}`);
+  if (await said.locator('i').count()) throw new Error('a panel\'s name became markup');
+  await page.goto(url + '?embed=1&preset=lapsed-locks-to-dlq&panels=map,log');
+  await page.locator('#event-log').waitFor();
+  // The preset has opened (its notice), when the address would be said again.
+  await page.locator('#notice span').waitFor();
+  if (await said.count()) throw new Error(`known panels refused: ${await said.textContent()}`);
+});
+
+test('a prediction of "never" in the reader\'s own word (nie, aldrig) is read as never, and said back in it; a choice of never is named in it', async (ctx) => {
+  for (const [lang, word] of [['de', 'nie'], ['sv', 'Aldrig']]) {
+    // Typed: an instant, or never in the reader's word (here the wrong answer: it is 30s).
+    for (const typed of [word, 'never']) {
+      const page = await fresh(ctx, `?lang=${lang}&lesson=ttl-basics`);
+      await page.click('#lesson-next');
+      await sendForm(page, { ttl: '30s' });
+      await page.locator('#goal-reached').waitFor();
+      await page.click('#lesson-next');
+      await page.fill('#predict-input', typed);
+      await page.click('#predict-check');
+      const reveal = page.locator('#predict-reveal.wrong');
+      await reveal.waitFor();
+      const text = await reveal.textContent();
+      if (!text.toLowerCase().includes(word.toLowerCase()) || text.includes('never')) throw new Error(`${lang}, ${typed}: ${text}`);
+      await page.close();
+    }
+    // Chosen: the button says the reader's word, and the answer is right.
+    const page = await fresh(ctx, `?lang=${lang}&lesson=lazy-expiry`);
+    await page.click('#lesson-next');
+    await sendForm(page, { ttl: '10s' });
+    await page.locator('#goal-reached').waitFor();
+    await page.click('#lesson-next');
+    const never = page.locator('.choices button[data-choice="never"]');
+    if ((await never.textContent()).toLowerCase() !== word.toLowerCase()) throw new Error(`${lang}: the choice says ${await never.textContent()}`);
+    await never.click();
+    const right = await page.locator('#predict-reveal.right').textContent();
+    if (right.includes('never')) throw new Error(`${lang}: ${right}`);
+    await page.close();
+  }
+});
+
 test('a phone in Dutch: the embed options open inside the screen, the page not sideways', async () => {
   const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
   try {

@@ -162,6 +162,8 @@ no-preset = Es gibt keine Vorlage „{ $name }“.
 opened = Geöffnet.
 opened-shared = Das geteilte Szenario wurde geöffnet.
 opened-shared-named = Das geteilte Szenario „{ $name }“ wurde geöffnet.
+lang-unknown = Diese Seite spricht „{ $asked }“ nicht (?lang=). Sie spricht English, Deutsch, Nederlands und Svenska; Sprache jetzt: { $shown }.
+panels-unknown = Eine Einbettung hat kein Panel namens „{ $asked }“ (?panels=): weggelassen. Ihre Panels: { $known }.
 error-unchanged = { $error }. Ihr aktuelles Szenario ist unverändert.
 could-not-load = { $url } konnte nicht geladen werden.
 jumped = Gesprungen zu { $at }: { $what }
@@ -312,7 +314,7 @@ lesson-next = Weiter
 predict-choose = Ihre Vorhersage
 predict-answer = Ihre Antwort
 predict-empty = Geben Sie zuerst Ihre Antwort ein.
-predict-not-instant = „{ $given }“ ist kein Zeitpunkt: geben Sie einen ein, etwa 40s, oder never.
+predict-not-instant = „{ $given }“ ist kein Zeitpunkt: geben Sie einen ein, etwa 40s, oder nie.
 predict-instant-ph = ein Zeitpunkt, z. B. 40s
 predict-watch = Zusehen, wie es geschieht
 predict-hidden = (verborgen, bis Sie die Vorhersage beantworten)

@@ -178,6 +178,8 @@ no-preset = There is no preset "{ $name }".
 opened = Opened.
 opened-shared = Opened the shared scenario.
 opened-shared-named = Opened the shared scenario "{ $name }".
+lang-unknown = This page does not speak "{ $asked }" (?lang=). It speaks English, Deutsch, Nederlands and Svenska; language now: { $shown }.
+panels-unknown = An embed has no panel named "{ $asked }" (?panels=): left out. Its panels: { $known }.
 error-unchanged = { $error }. Your current scenario is unchanged.
 could-not-load = Could not load { $url }.
 

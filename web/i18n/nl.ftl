@@ -162,6 +162,8 @@ no-preset = Er is geen voorinstelling "{ $name }".
 opened = Geopend.
 opened-shared = Het gedeelde scenario is geopend.
 opened-shared-named = Het gedeelde scenario "{ $name }" is geopend.
+lang-unknown = Deze pagina spreekt "{ $asked }" niet (?lang=). Ze spreekt English, Deutsch, Nederlands en Svenska; taal nu: { $shown }.
+panels-unknown = Een insluiting heeft geen paneel met de naam "{ $asked }" (?panels=): weggelaten. Haar panelen: { $known }.
 error-unchanged = { $error }. Uw huidige scenario is ongewijzigd.
 could-not-load = { $url } kon niet worden geladen.
 jumped = Gesprongen naar { $at }: { $what }
@@ -312,7 +314,7 @@ lesson-next = Verder
 predict-choose = Uw voorspelling
 predict-answer = Uw antwoord
 predict-empty = Typ eerst uw antwoord.
-predict-not-instant = "{ $given }" is geen tijdstip: typ er een zoals 40s, of never.
+predict-not-instant = "{ $given }" is geen tijdstip: typ er een zoals 40s, of nooit.
 predict-instant-ph = een tijdstip, bijv. 40s
 predict-watch = Zien hoe het gebeurt
 predict-hidden = (verborgen tot u de voorspelling beantwoordt)

@@ -162,6 +162,8 @@ no-preset = Det finns ingen förinställning "{ $name }".
 opened = Öppnat.
 opened-shared = Det delade scenariot har öppnats.
 opened-shared-named = Det delade scenariot "{ $name }" har öppnats.
+lang-unknown = Sidan talar inte "{ $asked }" (?lang=). Den talar English, Deutsch, Nederlands och Svenska; språk nu: { $shown }.
+panels-unknown = En inbäddad vy har ingen panel som heter "{ $asked }" (?panels=): utelämnad. Dess paneler: { $known }.
 error-unchanged = { $error }. Ditt nuvarande scenario är oförändrat.
 could-not-load = Det gick inte att läsa in { $url }.
 jumped = Hoppade till { $at }: { $what }
@@ -312,7 +314,7 @@ lesson-next = Nästa
 predict-choose = Din förutsägelse
 predict-answer = Ditt svar
 predict-empty = Skriv ditt svar först.
-predict-not-instant = "{ $given }" är ingen tidpunkt: skriv en, till exempel 40s, eller never.
+predict-not-instant = "{ $given }" är ingen tidpunkt: skriv en, till exempel 40s, eller aldrig.
 predict-instant-ph = en tidpunkt, t.ex. 40s
 predict-watch = Se det hända
 predict-hidden = (dolt tills du svarat på förutsägelsen)

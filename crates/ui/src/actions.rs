@@ -554,7 +554,10 @@ fn load_preset_opened(store: &crate::state::StateHandle, name: &str, as_the_quer
                 let title = scenario.name.clone();
                 let mut link = Link::at(scenario, None);
                 let refused = as_the_query_asks
-                    .then(|| crate::startup::open_as_the_query_asks(&mut link))
+                    .then(|| {
+                        crate::startup::open_as_the_query_asks(&mut link)
+                            .or_else(crate::startup::not_in_the_page)
+                    })
                     .flatten();
                 store.dispatch(Action::Load {
                     link: Box::new(link),

@@ -430,10 +430,11 @@ fn predict(
             .unwrap_or_default();
         // Without an instant the answer is "never" or "none": said in the reader's words.
         // (A property's value, such as TTLExpiredException, is said as it is.)
-        let value = match (answer.at, answer.value.as_str()) {
-            (None, "never" | "none") => t(&format!("answer-{}", answer.value)),
-            _ => answer.value.clone(),
+        let value = match answer.at {
+            None => in_readers_words(&answer.value),
+            Some(_) => answer.value.clone(),
         };
+        let given = &in_readers_words(given);
         // The outcome happened on the clock: the learner can watch it happen.
         // The focus goes to what it shows: the lane of the message asked about.
         let lane = part.ask.as_ref().map(|q| {
@@ -478,7 +479,7 @@ fn predict(
     if !part.choices.is_empty() {
         return html! {
             <div class="choices row wrap" role="group" aria-label={t("predict-choose")}>
-                { for part.choices.iter().map(|c| html! { <button class="choice" data-choice={c.clone()} onclick={answer(c.clone())}>{c.clone()}</button> }) }
+                { for part.choices.iter().map(|c| html! { <button class="choice" data-choice={c.clone()} onclick={answer(c.clone())}>{in_readers_words(c)}</button> }) }
             </div>
         };
     }
@@ -489,7 +490,7 @@ fn predict(
         let question = part.ask.clone();
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
-            let given = crate::form::text(&typed);
+            let given = as_lessons_word(&crate::form::text(&typed));
             if question.as_ref().is_some_and(|q| !q.reads(&given)) {
                 let why = match question {
                     Some(Question::InstantOf { .. }) if !given.trim().is_empty() => {
@@ -572,4 +573,25 @@ fn goal(store: &StateHandle, run: &LessonRun, lang: &str, next: Html) -> Html {
         </div>
         </>
     }
+}
+
+/// The answers without an instant, as lessons and their answers write them.
+const WORDS: [&str; 2] = ["never", "none"];
+
+/// "never" and "none" in the reader's words (the catalog's `answer-never`, `answer-none`);
+/// anything else as it is (a property's value, such as TTLExpiredException, or an instant).
+fn in_readers_words(value: &str) -> String {
+    match WORDS.iter().find(|w| value.trim().eq_ignore_ascii_case(w)) {
+        Some(word) => t(&format!("answer-{word}")),
+        None => value.to_string(),
+    }
+}
+
+/// A typed prediction with the reader's word for "never" or "none" ("nie", "nooit", "aldrig")
+/// read as the lesson's own; anything else as typed ("never" itself is taken in any language).
+fn as_lessons_word(typed: &str) -> String {
+    WORDS
+        .iter()
+        .find(|w| t(&format!("answer-{w}")).eq_ignore_ascii_case(typed.trim()))
+        .map_or_else(|| typed.to_string(), |w| w.to_string())
 }

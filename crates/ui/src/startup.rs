@@ -26,9 +26,62 @@ pub fn embed_panels() -> Vec<&'static str> {
 /// The panels an embed can show.
 const EMBED_PANELS: [&str; 4] = ["map", "controls", "lanes", "log"];
 
+/// What the page opens with (see [`opened`]), saying so when the address asks for what the page
+/// does not have: `?lang=` a language it does not speak (it then speaks the one it would have
+/// chosen without it), an embed's `?panels=` a panel it does not know (left out).
+pub fn initial_state() -> AppState {
+    let mut state = opened();
+    state.error = state.error.or_else(not_in_the_page);
+    state
+}
+
+/// What the address asks for that the page does not have (`?lang=`, an embed's `?panels=`),
+/// said as the page opens and again when the preset it names has opened.
+pub fn not_in_the_page() -> Option<String> {
+    unknown_language().or_else(|| unknown_panels(browser::query_flag("embed")))
+}
+
+/// `?lang=` naming a language the playground does not speak: which, and the one shown instead.
+fn unknown_language() -> Option<String> {
+    let asked = browser::query_value("lang")?;
+    if sbp_scenario::catalog::supported(&asked).is_some() {
+        return None;
+    }
+    let shown = sbp_scenario::catalog::LANGUAGES
+        .iter()
+        .find(|(code, _)| *code == crate::i18n::lang())
+        .map_or("English", |(_, name)| *name);
+    Some(crate::i18n::tf(
+        "lang-unknown",
+        &[
+            ("asked", &sbp_engine::error::quote(&asked)),
+            ("shown", shown),
+        ],
+    ))
+}
+
+/// An embed's `?panels=` naming panels it does not have: which, and those it has.
+fn unknown_panels(embed: bool) -> Option<String> {
+    let asked = browser::query_value("panels").filter(|_| embed)?;
+    let unknown: Vec<&str> = asked
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty() && !EMBED_PANELS.contains(p))
+        .collect();
+    (!unknown.is_empty()).then(|| {
+        crate::i18n::tf(
+            "panels-unknown",
+            &[
+                ("asked", &sbp_engine::error::quote(&unknown.join(", "))),
+                ("known", &EMBED_PANELS.join(", ")),
+            ],
+        )
+    })
+}
+
 /// What the page opens with: a link in the URL, else the scenario from local storage, else the
 /// starter. A broken link shows an error and keeps the stored scenario.
-pub fn initial_state() -> AppState {
+fn opened() -> AppState {
     let hash = browser::fragment();
     let embed = browser::query_flag("embed");
 
