@@ -1732,6 +1732,14 @@ test('a phone in a lesson: the lesson first, its feedback and what it plays in v
     await table.waitFor();
     const [scroll, client] = await table.evaluate((el) => [el.scrollWidth, el.clientWidth]);
     if (scroll > client + 1) throw new Error(`the inspector's table is ${scroll - client} px wider than its box`);
+    // A property's name wraps between its words, never inside one (each word on one line).
+    const split = await table.evaluate((el) => [...el.querySelectorAll('th[scope=row]')].flatMap((th) => [...th.childNodes]
+      .filter((n) => n.nodeType === Node.TEXT_NODE)
+      .filter((n) => { const r = document.createRange(); r.selectNodeContents(n); return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size > 1; })
+      .map((n) => `${th.textContent}: ${n.textContent}`)));
+    if (split.length) throw new Error(`names broken inside a word: ${split.join('; ')}`);
+    const wrapped = await table.evaluate((el) => [...el.querySelectorAll('th[scope=row]')].some((th) => th.getClientRects()[0].height > 20));
+    if (!wrapped) throw new Error('no long name wrapped: the test would not see a word broken');
   } finally { await phone.close(); }
 });
 

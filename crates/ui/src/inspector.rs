@@ -8,6 +8,17 @@ use sbp_engine::time::{format_duration, format_instant, MAX_VALUE};
 use sbp_engine::{MessageView, Perspective};
 use yew::prelude::*;
 
+/// The words of a property's name: `DeadLetterReason` is `Dead`, `Letter`, `Reason`.
+fn words_of(name: &str) -> impl Iterator<Item = &str> {
+    let starts: Vec<usize> = name
+        .char_indices()
+        .filter(|&(i, c)| i == 0 || c.is_ascii_uppercase())
+        .map(|(i, _)| i)
+        .chain([name.len()])
+        .collect();
+    (0..starts.len() - 1).map(move |k| &name[starts[k]..starts[k + 1]])
+}
+
 fn rows(sim: &sbp_scenario::Simulation, v: &MessageView) -> Vec<(&'static str, String)> {
     let when = |at: i64| {
         if at == sbp_engine::time::NEVER {
@@ -147,13 +158,15 @@ fn properties_table(
         } else {
             (a, b)
         };
-        markup!(
-            out,
-            "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td></tr>",
-            name,
-            a,
-            b
-        );
+        markup!(out, "<tr><th scope=\"row\">");
+        // On a phone a long name (DeadLetterErrorDescription) wraps between its words.
+        for (i, word) in words_of(name).enumerate() {
+            if i > 0 {
+                markup!(out, "<wbr>");
+            }
+            markup!(out, "{}", word);
+        }
+        markup!(out, "</th><td>{}</td><td>{}</td></tr>", a, b);
     }
     markup!(out, "</tbody></table></div>");
     out
