@@ -25,7 +25,7 @@ done
 
 # What the offline builds (trunk's) compile: the workspace's crates, and std's own, since the
 # browser's wasm builds std anew (scripts/build-ui.sh). A second or so when all is there.
-cargo fetch --locked -q
+cargo fetch -q
 RUSTC_BOOTSTRAP=1 cargo fetch --locked -q --target wasm32-unknown-unknown \
   --manifest-path "$(rustc --print sysroot)/lib/rustlib/src/rust/library/Cargo.toml"
 
