@@ -1673,6 +1673,32 @@ test('a prediction of "never" in the reader\'s own word (nie, aldrig) is read as
   }
 });
 
+test('a preset on screen follows a language switch: its name in the menu, its description and its narration in the new language, and back', async (ctx) => {
+  const words = (lang) => JSON.parse(fs.readFileSync(path.join(root, `presets/i18n/${lang}.json`), 'utf8'))['ttl-expiry-to-dlq'];
+  const english = JSON.parse(fs.readFileSync(path.join(root, 'presets/ttl-expiry-to-dlq.json'), 'utf8'));
+  const page = await fresh(ctx, '?lang=en&preset=ttl-expiry-to-dlq');
+  // Its first step (and its narration) played.
+  await page.click('#step-1s');
+  await page.locator('#narration', { hasText: english.timeline[0].note }).waitFor();
+  const shows = async (name, description, note) => {
+    await page.locator('#scenario-description', { hasText: description }).waitFor();
+    await page.locator('#narration', { hasText: note }).waitFor();
+    await page.waitForFunction((n) => {
+      const select = document.querySelector('#preset');
+      return select.value === 'ttl-expiry-to-dlq' && select.selectedOptions[0].textContent === n;
+    }, name);
+    // No "this scenario" entry: the menu knows it as the preset.
+    if (await page.locator('#preset option[value=""]').count()) throw new Error(`the menu names the preset as another scenario: ${await page.locator('#preset option[value=""]').textContent()}`);
+  };
+  for (const lang of ['de', 'sv']) {
+    await page.selectOption('#lang', lang);
+    const w = words(lang);
+    await shows(w.name, w.description, w.notes['0']);
+  }
+  await page.selectOption('#lang', 'en');
+  await shows(english.name, english.description, english.timeline[0].note);
+});
+
 test('a phone in Dutch: the embed options open inside the screen, the page not sideways', async () => {
   const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
   try {

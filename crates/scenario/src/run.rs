@@ -91,6 +91,28 @@ impl Simulation {
         &self.scenario
     }
 
+    /// Puts the words of `words` (this run's scenario worded in another language: a preset
+    /// opened again in the reader's new language) into the run's: its name and description,
+    /// and each narration the same step has there (a step with a note, matched in order by its
+    /// instant and kind of action; a step recorded since has none and keeps it). What the run
+    /// does is unchanged.
+    pub fn reword(&mut self, words: &Scenario) {
+        self.scenario.name = words.name.clone();
+        self.scenario.description = words.description.clone();
+        let kind = |s: &Step| (s.at, s.action.as_ref().map(Action::key));
+        let mut theirs = words.timeline.iter().filter(|w| w.note.is_some());
+        for step in &mut self.scenario.timeline {
+            if step.note.is_none() {
+                continue;
+            }
+            let mut ahead = theirs.clone();
+            if let Some(their) = ahead.find(|w| kind(w) == kind(step)) {
+                step.note = their.note.clone();
+                theirs = ahead;
+            }
+        }
+    }
+
     /// The namespace as the run has left it.
     pub fn ns(&self) -> &Namespace {
         &self.ns

@@ -405,3 +405,82 @@ fn a_settlement_says_what_happened_to_which_message() {
     let fault = sim.push_step(step(r#"{"fault": "service_update"}"#));
     assert!(fault.unwrap().to_string().starts_with("done: fault"));
 }
+
+/// A preset worded again in another language (the reader switched): the run's name,
+/// description and each narration take the other words, a step recorded since keeps its own
+/// (none), what the run does is unchanged, and wording it back gives the scenario it was.
+#[test]
+fn a_run_reworded_takes_the_words_of_the_same_steps_and_does_the_same() {
+    let worded = |name: &str, notes: [&str; 3]| {
+        format!(
+            r#"{{ "version": 1, "name": "{name}", "description": "{name}: about",
+            "entities": [ {{ "queue": "orders" }} ],
+            "timeline": [
+              {{ "at": "0s", "note": "{}" }},
+              {{ "at": "10s", "note": "{}", "send": {{ "to": "orders", "ttl": "1m" }} }},
+              {{ "at": "20s", "send": {{ "to": "orders" }} }},
+              {{ "at": "30s", "note": "{}", "receive": {{ "from": "orders" }} }}
+            ] }}"#,
+            notes[0], notes[1], notes[2]
+        )
+    };
+    let english = Scenario::from_json(&worded("Sends", ["Start.", "One sent.", "One taken."]))
+        .expect("reads");
+    let german = Scenario::from_json(&worded(
+        "Senden",
+        ["Los.", "Eine gesendet.", "Eine genommen."],
+    ))
+    .expect("reads");
+    let mut sim = Simulation::new(&english).expect("runs");
+    sim.advance_to(5_000);
+    // The learner's own send at 5 s: before the preset's steps at 10 s and later (their
+    // places in the timeline move by one).
+    let mine = Step {
+        action: Some(step::Action::Send(model::SendDef {
+            to: "orders".into(),
+            ..Default::default()
+        })),
+        ..Default::default()
+    };
+    sim.push_step(mine).expect("a send");
+    sim.advance_to(40_000);
+    let before = (
+        sim.ns().total_counts(),
+        log_text(&sim),
+        sim.scenario().clone(),
+    );
+
+    sim.reword(&german);
+    let notes: Vec<Option<&str>> = sim
+        .scenario()
+        .timeline
+        .iter()
+        .map(|s| s.note.as_deref())
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            Some("Los."),
+            None,
+            Some("Eine gesendet."),
+            None,
+            Some("Eine genommen.")
+        ]
+    );
+    assert_eq!(sim.scenario().name, "Senden");
+    assert_eq!(sim.scenario().description, "Senden: about");
+    assert_eq!(
+        (sim.ns().total_counts(), log_text(&sim)),
+        (before.0, before.1.clone())
+    );
+    let without_words = |s: &Scenario| {
+        s.timeline
+            .iter()
+            .map(|s| (s.at, s.action.clone(), s.expect_error.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(without_words(sim.scenario()), without_words(&before.2));
+
+    sim.reword(&english);
+    assert_eq!(*sim.scenario(), before.2);
+}

@@ -590,15 +590,21 @@ fn load_preset_opened(store: &crate::state::StateHandle, name: &str, as_the_quer
             &[("name", name)],
         )));
     }
-    let name = name.to_string();
+    preset_worded(name.to_string(), load);
+}
+
+/// Preset `name` (`presets/<name>.json`) in the reader's language: its name, description and
+/// notes (English where the words are not there).
+fn preset_worded(
+    name: String,
+    done: impl FnOnce(Result<Scenario, crate::browser::LoadError>) + 'static,
+) {
     crate::browser::fetch_text(&format!("presets/{name}.json"), move |text| {
         let parsed = text
             .map_err(crate::browser::LoadError::from)
             .and_then(|t| Scenario::from_json(&t).map_err(crate::browser::LoadError::Scenario));
-        // In the reader's language: its name, description and notes (English if the words
-        // are not there).
         preset_texts(move |texts| {
-            load(parsed.map(|mut scenario| {
+            done(parsed.map(|mut scenario| {
                 if let Some(words) = texts.get(&name) {
                     sbp_scenario::presets::translate(&mut scenario, words);
                 }
@@ -650,8 +656,25 @@ pub fn scenario_menu(props: &StateProps) -> Html {
     let presets = use_state(starter_option);
     {
         let presets = presets.clone();
-        // Listed again in a language the reader switches to.
+        let store = store.clone();
+        // Listed again in a language the reader switches to; the preset on screen (named as the
+        // list named it before) is worded again in it.
         use_effect_with(crate::i18n::lang(), move |_| {
+            let on_screen = store.sim.borrow().scenario().name.clone();
+            let preset = presets
+                .iter()
+                .find(|(value, title)| {
+                    *title == on_screen && !value.is_empty() && value != "playground"
+                })
+                .map(|(value, _)| value.clone());
+            if let Some(preset) = preset {
+                let store = store.clone();
+                preset_worded(preset, move |worded| {
+                    if let Ok(words) = worded {
+                        store.dispatch(Action::Reword(Box::new(words)));
+                    }
+                });
+            }
             crate::browser::fetch_text("presets/index.json", move |text| {
                 let listed: Vec<serde_json::Value> = text
                     .ok()

@@ -178,6 +178,9 @@ pub enum Action {
     LessonExit,
     /// The language changed: everything re-renders in it.
     Relabel,
+    /// The preset on screen in the reader's new language: its name, description and narration
+    /// put into the run (`Simulation::reword`), which does the same.
+    Reword(Box<sbp_scenario::Scenario>),
     /// The feed of the `sbp serve` this page follows.
     Live(LiveMsg),
     /// `sbp serve` answered on this page's origin.

@@ -171,6 +171,7 @@ fn steps_and_panels(s: &mut AppState, action: Action) -> Flow {
         Action::CloseWelcome => s.welcome = false,
         Action::Autoplay => (s.autoplay, s.playing) = (true, true),
         Action::ShowWelcome => s.welcome = true,
+        Action::Reword(words) => s.sim.borrow_mut().reword(&words),
         _ => {}
     }
     Flow::Continue

@@ -265,3 +265,35 @@ fn next_during_a_watched_outcome_starts_the_next_part_from_the_outcome() {
         .expect("a lesson")
         .acted(&after.sim.borrow()));
 }
+
+#[test]
+fn a_preset_reworded_in_another_language_changes_its_words_not_its_run_nor_undo() {
+    let noted = |name: &str, note: &str| {
+        format!(
+            r#"{{"version": 1, "name": "{name}", "entities": [{{"queue": "orders"}}],
+            "timeline": [{{"at": "0s", "note": "{note}", "send": {{"to": "orders", "ttl": "10s"}}}}]}}"#
+        )
+    };
+    let s = state(&noted("Sends", "One sent."));
+    let s = reduce(&s, Action::StepBy(3_000));
+    let s = reduce(&s, Action::Do(Box::new(send())));
+    let before = counts(&s);
+    let german = Scenario::from_json(&noted("Senden", "Eine gesendet.")).expect("reads");
+    let s = reduce(&s, Action::Reword(Box::new(german)));
+    assert_eq!(counts(&s), before);
+    {
+        let sim = s.sim.borrow();
+        assert_eq!(sim.scenario().name, "Senden");
+        let notes: Vec<Option<&str>> = sim
+            .scenario()
+            .timeline
+            .iter()
+            .map(|s| s.note.as_deref())
+            .collect();
+        assert_eq!(notes, [Some("Eine gesendet."), None]);
+    }
+    // Undo takes back the learner's send and keeps the words.
+    let s = reduce(&s, Action::Undo);
+    assert_eq!(s.sim.borrow().scenario().timeline.len(), 1);
+    assert_eq!(s.sim.borrow().scenario().name, "Senden");
+}
