@@ -284,13 +284,11 @@ fn a_preset_reworded_in_another_language_changes_its_words_not_its_run_nor_undo(
     {
         let sim = s.sim.borrow();
         assert_eq!(sim.scenario().name, "Senden");
-        let notes: Vec<Option<&str>> = sim
-            .scenario()
-            .timeline
-            .iter()
-            .map(|s| s.note.as_deref())
-            .collect();
-        assert_eq!(notes, [Some("Eine gesendet."), None]);
+        let [preset, mine] = &sim.scenario().timeline[..] else {
+            panic!("two steps: the preset's and the learner's send");
+        };
+        assert_eq!(preset.note.as_deref(), Some("Eine gesendet."));
+        assert_eq!(mine.note, None);
     }
     // Undo takes back the learner's send and keeps the words.
     let s = reduce(&s, Action::Undo);
