@@ -43,7 +43,7 @@ pub fn not_in_the_page() -> Option<String> {
 
 /// `?lang=` naming a language the playground does not speak: which, and the one shown instead.
 fn unknown_language() -> Option<String> {
-    let asked = browser::query_value("lang")?;
+    let asked = browser::query_value("lang").filter(|l| !l.trim().is_empty())?;
     if sbp_scenario::catalog::supported(&asked).is_some() {
         return None;
     }
