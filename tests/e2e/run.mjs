@@ -1644,14 +1644,19 @@ test('an embed\'s ?panels= naming a panel it does not have says which, and which
 });
 
 test('a prediction of "never" in the reader\'s own word (nie, aldrig) is read as never, and said back in it; a choice of never is named in it', async (ctx) => {
+  // The lesson's first prediction, past its goal (a send with `ttl`).
+  const atPrediction = async (lang, lesson, ttl) => {
+    const page = await fresh(ctx, `?lang=${lang}&lesson=${lesson}`);
+    await page.click('#lesson-next');
+    await sendForm(page, { ttl });
+    await page.locator('#goal-reached').waitFor();
+    await page.click('#lesson-next');
+    return page;
+  };
   for (const [lang, word] of [['de', 'nie'], ['sv', 'Aldrig']]) {
     // Typed: an instant, or never in the reader's word (here the wrong answer: it is 30s).
     for (const typed of [word, 'never']) {
-      const page = await fresh(ctx, `?lang=${lang}&lesson=ttl-basics`);
-      await page.click('#lesson-next');
-      await sendForm(page, { ttl: '30s' });
-      await page.locator('#goal-reached').waitFor();
-      await page.click('#lesson-next');
+      const page = await atPrediction(lang, 'ttl-basics', '30s');
       await page.fill('#predict-input', typed);
       await page.click('#predict-check');
       const reveal = page.locator('#predict-reveal.wrong');
@@ -1661,11 +1666,7 @@ test('a prediction of "never" in the reader\'s own word (nie, aldrig) is read as
       await page.close();
     }
     // Chosen: the button says the reader's word, and the answer is right.
-    const page = await fresh(ctx, `?lang=${lang}&lesson=lazy-expiry`);
-    await page.click('#lesson-next');
-    await sendForm(page, { ttl: '10s' });
-    await page.locator('#goal-reached').waitFor();
-    await page.click('#lesson-next');
+    const page = await atPrediction(lang, 'lazy-expiry', '10s');
     const never = page.locator('.choices button[data-choice="never"]');
     if ((await never.textContent()).toLowerCase() !== word.toLowerCase()) throw new Error(`${lang}: the choice says ${await never.textContent()}`);
     await never.click();

@@ -647,6 +647,16 @@ fn preset_texts(done: impl FnOnce(std::rc::Rc<sbp_scenario::presets::PresetTexts
     });
 }
 
+/// The preset (its value in the menu) the scenario named `name` is, by the title the menu gives
+/// it (the starter by its own name).
+fn preset_on_screen(options: &[(String, String)], name: &str) -> Option<String> {
+    let is_starter = name == crate::browser::STARTER_NAME;
+    options
+        .iter()
+        .find(|(value, title)| *title == name || (is_starter && value == "playground"))
+        .map(|(value, _)| value.clone())
+}
+
 /// Presets and "open a link or scenario file".
 #[function_component(ScenarioMenu)]
 pub fn scenario_menu(props: &StateProps) -> Html {
@@ -661,12 +671,7 @@ pub fn scenario_menu(props: &StateProps) -> Html {
         // list named it before) is worded again in it.
         use_effect_with(crate::i18n::lang(), move |_| {
             let on_screen = store.sim.borrow().scenario().name.clone();
-            let preset = presets
-                .iter()
-                .find(|(value, title)| {
-                    *title == on_screen && !value.is_empty() && value != "playground"
-                })
-                .map(|(value, _)| value.clone());
+            let preset = preset_on_screen(&presets, &on_screen).filter(|p| p != "playground");
             if let Some(preset) = preset {
                 let store = store.clone();
                 preset_worded(preset, move |worded| {
@@ -724,12 +729,8 @@ pub fn scenario_menu(props: &StateProps) -> Html {
     // The menu shows the preset on screen; another scenario (yours, a link's, a lesson's) is
     // named as what it is, not as the first preset.
     let mut options = (*presets).clone();
-    let is_starter = name == crate::browser::STARTER_NAME;
-    let shown = match options
-        .iter()
-        .find(|(value, title)| *title == name || (is_starter && value == "playground"))
-    {
-        Some((value, _)) => value.clone(),
+    let shown = match preset_on_screen(&options, &name) {
+        Some(value) => value,
         None => {
             let this = crate::i18n::tf("preset-this", &[("name", &name)]);
             options.insert(0, (String::new(), this));

@@ -153,7 +153,7 @@ fn emulator_page() -> Html {
                 </label>
                 {as_code(&language)}
             </section>
-            <p><a id="page-back" href={format!("../index.html?lang={lang}")}>{t("page-back")}</a></p>
+            {i18n::page_back()}
         </main>
     }
 }

@@ -99,6 +99,13 @@ pub fn load_page(title: &'static str, done: impl FnOnce(Result<(), LoadError>) +
     });
 }
 
+/// A page of its own's link back to the playground, in the reader's language (loaded with
+/// [`load_page`], so the playground is one folder up).
+pub fn page_back() -> yew::Html {
+    let href = format!("{}index.html?lang={}", base(), lang());
+    yew::html! { <p><a id="page-back" {href}>{t("page-back")}</a></p> }
+}
+
 /// `catalog` installed as `lang`'s: the page's `lang` says it, and local storage keeps the
 /// choice if `remember`.
 fn installed(catalog: Catalog, lang: &'static str, remember: bool) {

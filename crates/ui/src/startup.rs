@@ -11,10 +11,10 @@ use sbp_scenario::Simulation;
 /// The panels an embed shows (`?panels=map,lanes,log`), those it knows, in its order; the lanes
 /// when it names none it knows (a name mistyped shows the lanes, not an empty frame).
 pub fn embed_panels() -> Vec<&'static str> {
-    let asked = browser::query_value("panels").unwrap_or_default();
+    let asked = asked_panels();
     let known: Vec<&'static str> = EMBED_PANELS
         .into_iter()
-        .filter(|p| asked.split(',').any(|a| a.trim() == *p))
+        .filter(|p| asked.iter().any(|a| a == p))
         .collect();
     if known.is_empty() {
         vec!["lanes"]
@@ -25,6 +25,17 @@ pub fn embed_panels() -> Vec<&'static str> {
 
 /// The panels an embed can show.
 const EMBED_PANELS: [&str; 4] = ["map", "controls", "lanes", "log"];
+
+/// The names `?panels=` lists, trimmed, the empty ones left out.
+fn asked_panels() -> Vec<String> {
+    browser::query_value("panels")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect()
+}
 
 /// What the page opens with (see [`opened`]), saying so when the address asks for what the page
 /// does not have: `?lang=` a language it does not speak (it then speaks the one it would have
@@ -62,11 +73,12 @@ fn unknown_language() -> Option<String> {
 
 /// An embed's `?panels=` naming panels it does not have: which, and those it has.
 fn unknown_panels(embed: bool) -> Option<String> {
-    let asked = browser::query_value("panels").filter(|_| embed)?;
-    let unknown: Vec<&str> = asked
-        .split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty() && !EMBED_PANELS.contains(p))
+    if !embed {
+        return None;
+    }
+    let unknown: Vec<String> = asked_panels()
+        .into_iter()
+        .filter(|p| !EMBED_PANELS.contains(&p.as_str()))
         .collect();
     (!unknown.is_empty()).then(|| {
         crate::i18n::tf(
