@@ -99,11 +99,12 @@ pub fn load_page(title: &'static str, done: impl FnOnce(Result<(), LoadError>) +
     });
 }
 
-/// A page of its own's link back to the playground, in the reader's language (loaded with
-/// [`load_page`], so the playground is one folder up).
-pub fn page_back() -> yew::Html {
+/// A page of its own's link back to the playground in the reader's language (loaded with
+/// [`load_page`], so the playground is one folder up), saying `words` (the pages' `page-back`:
+/// a word of their catalog, which the playground's does not carry).
+pub fn page_back(words: String) -> yew::Html {
     let href = format!("{}index.html?lang={}", base(), lang());
-    yew::html! { <p><a id="page-back" {href}>{t("page-back")}</a></p> }
+    yew::html! { <p><a id="page-back" {href}>{words}</a></p> }
 }
 
 /// `catalog` installed as `lang`'s: the page's `lang` says it, and local storage keeps the
