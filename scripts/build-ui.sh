@@ -29,4 +29,6 @@ grep -q "^const SITE_BESIDE = './index.html';" dist/element.js || { echo "dist/e
 node scripts/first-screen.mjs dist
 # The glue, snippets, stylesheets and inline scripts minified (esbuild), their hashes anew.
 node scripts/minify.mjs dist
+# The catalogs, the lesson track and the glue carried in the playground's page itself.
+node scripts/carry.mjs dist
 node scripts/csp.mjs dist

@@ -10,11 +10,13 @@ import { pages } from './pages.mjs';
 
 const dist = path.resolve(process.argv[2] || 'dist');
 const META = /<meta http-equiv="Content-Security-Policy"[^>]*>\n?/g;
-const INLINE = /<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/g;
+const INLINE = /<script(?![^>]*\bsrc=)([^>]*)>([\s\S]*?)<\/script>/g;
+// A data block (scripts/carry.mjs: a catalog, the lesson track) is never run: no hash for it.
+const DATA = /\btype="(?:text\/plain|application\/json)"/;
 
 export function policy(html) {
-  const hashes = [...html.matchAll(INLINE)].map(
-    (m) => `'sha256-${crypto.createHash('sha256').update(m[1], 'utf8').digest('base64')}'`,
+  const hashes = [...html.matchAll(INLINE)].filter((m) => !DATA.test(m[1])).map(
+    (m) => `'sha256-${crypto.createHash('sha256').update(m[2], 'utf8').digest('base64')}'`,
   );
   return ["script-src 'self' 'wasm-unsafe-eval'", ...hashes].join(' ') + "; object-src 'none'; base-uri 'none'";
 }

@@ -1282,6 +1282,45 @@ test('the first visit\'s welcome is painted before the wasm runs, in the reader\
   }
 });
 
+test('the page carries its catalogs, lesson track and glue: a first visit fetches only the wasm beside it, a language switch nothing; a page without them fetches them', async (ctx) => {
+  // What the page asks its own site for, the page itself and its icon aside.
+  const asked = (page) => {
+    const urls = [];
+    page.on('request', (r) => { if (r.url().startsWith(url) && !/\/(\?[^/]*)?$|\.svg$/.test(r.url())) urls.push(r.url().slice(url.length)); });
+    return urls;
+  };
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(10000);
+  const urls = asked(page);
+  await page.goto(url + '?lang=sv');
+  await page.locator('#play', { hasText: 'Spela' }).waitFor();
+  await page.locator('.welcome-first li', { hasText: 'TimeToLive och ExpiresAt' }).first().waitFor();
+  // What the page carries (the menu's presets are fetched after the first frame, as before).
+  const carried = (u) => /\.ftl$|^lessons\/index\.json$|\.js$/.test(u);
+  if (!urls.some((u) => /^sbp-ui-[0-9a-f]+_bg\.wasm$/.test(u)) || urls.some(carried)) throw new Error(`a first visit asked for what the page carries: ${urls.join(', ')}`);
+  const before = urls.length;
+  await page.selectOption('#lang', 'de');
+  await page.locator('#play', { hasText: 'Abspielen' }).waitFor();
+  if (urls.slice(before).some(carried)) throw new Error(`a language switch fetched: ${urls.slice(before).join(', ')}`);
+  // The same page without its data blocks (a host that serves trunk's page as built, say): the
+  // app fetches the catalog and the track, and speaks and lists as before.
+  const html = fs.readFileSync(path.join(root, 'index.html'), 'utf8');
+  const bare = html.replace(/<script type="(?:text\/plain|application\/json)" id="[^"]+">[\s\S]*?<\/script>\n?/g, '');
+  if (bare === html || /id="catalog-/.test(bare)) throw new Error('the built page carries no data block to take out');
+  const other = await ctx.browser().newContext();
+  const plain = await other.newPage();
+  plain.setDefaultTimeout(10000);
+  await plain.route((u) => u.pathname === '/', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: bare }));
+  const fetched = asked(plain);
+  await plain.goto(url + '?lang=sv');
+  await plain.locator('#play', { hasText: 'Spela' }).waitFor();
+  await plain.locator('.welcome-first li', { hasText: 'TimeToLive och ExpiresAt' }).first().waitFor();
+  for (const file of ['i18n/sv.ftl', 'lessons/index.json']) {
+    if (!fetched.includes(file)) throw new Error(`without its data blocks the page did not fetch ${file}: ${fetched.join(', ')}`);
+  }
+  await other.close();
+});
+
 test('presets in every language: the menu, the description and the narration', async (ctx) => {
   const words = Object.fromEntries(['de', 'nl', 'sv'].map((l) => [l, JSON.parse(fs.readFileSync(path.resolve(root, `../crates/scenario/presets/i18n/${l}.json`), 'utf8'))]));
   for (const lang of ['de', 'nl', 'sv']) {

@@ -605,6 +605,40 @@ pub fn fetch_text(url: &str, done: impl FnOnce(Result<String, FetchError>) + 'st
     fetch_boxed(url, Box::new(done))
 }
 
+/// A text the page carries in a data block (`<script type="text/plain" id=...>`: the playground's
+/// page holds its catalogs and lesson track, written in by scripts/carry.mjs, so that they do not
+/// share the slow phone's line with the wasm), else the file at `url`, fetched.
+pub fn carried_or_fetched(
+    id: &str,
+    url: &str,
+    done: impl FnOnce(Result<String, FetchError>) + 'static,
+) {
+    let carried = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(id))
+        .and_then(|e| e.text_content());
+    match carried {
+        Some(text) => done(Ok(text)),
+        None => fetch_boxed(url, Box::new(done)),
+    }
+}
+
+/// Yew's first render empties the body, at whose end the playground's page carries its catalogs:
+/// they are moved into the head before it, so that a language switch still finds them there.
+pub fn keep_carried_catalogs() {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let Ok(Some(head)) = doc.query_selector("head") else {
+        return;
+    };
+    for (lang, _) in sbp_scenario::catalog::LANGUAGES {
+        if let Some(block) = doc.get_element_by_id(&format!("catalog-{lang}")) {
+            let _ = head.append_child(&block);
+        }
+    }
+}
+
 /// Fetches `urls` side by side; `done` gets their texts in the same order, or the first of them
 /// that could not be had.
 pub fn fetch_texts(

@@ -52,8 +52,8 @@ pub fn initial_language() -> &'static str {
         .unwrap_or("en")
 }
 
-/// Fetches and installs `lang`'s catalog, then calls `done` (also when the fetch fails: the
-/// page then shows keys, or keeps the language it had).
+/// Installs `lang`'s catalog, from the page where it carries it, else fetched, then calls `done`
+/// (also when the fetch fails: the page then shows keys, or keeps the language it had).
 pub fn load(
     lang: &'static str,
     remember: bool,
@@ -64,7 +64,8 @@ pub fn load(
 
 fn load_boxed(lang: &'static str, remember: bool, done: Box<dyn FnOnce(Result<(), LoadError>)>) {
     let base = BASE.with(Cell::get);
-    crate::browser::fetch_text(&format!("{base}i18n/{lang}.ftl"), move |text| {
+    let (carried, url) = (format!("catalog-{lang}"), format!("{base}i18n/{lang}.ftl"));
+    crate::browser::carried_or_fetched(&carried, &url, move |text| {
         let parsed = text
             .map_err(LoadError::from)
             .and_then(|t| Catalog::parse(&t).map_err(LoadError::Catalog));

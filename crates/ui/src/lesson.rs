@@ -70,15 +70,16 @@ thread_local! {
     static TRACK: std::cell::RefCell<Rc<Vec<Listed>>> = std::cell::RefCell::default();
 }
 
-/// The track, as fetched before the first render (empty if that failed).
+/// The track, as read before the first render (empty if that failed).
 pub fn track() -> Rc<Vec<Listed>> {
     TRACK.with(|t| t.borrow().clone())
 }
 
-/// Fetches `lessons/index.json` (the track, in order), then calls `done`.
+/// Reads `lessons/index.json` (the track, in order), from the page where it carries it, else
+/// fetched, then calls `done`.
 pub fn load_index(done: Box<dyn FnOnce()>) {
     let url = format!("{}lessons/index.json", crate::i18n::base());
-    crate::browser::fetch_text(&url, move |text| {
+    crate::browser::carried_or_fetched("lessons-index", &url, move |text| {
         let value: serde_json::Value = text
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())

@@ -334,12 +334,15 @@ fn language_picker(store: &sbp_ui::state::StateHandle) -> Html {
 }
 
 fn main() {
-    // The first render waits for the data it shows, fetched at once side by side: the catalog (no flash of keys; it holds the rule texts too) and the lesson track.
+    // The first render waits for the data it shows: the catalog (no flash of keys; it holds the
+    // rule texts too) and the lesson track, read from the page (scripts/carry.mjs), or fetched
+    // side by side where it does not carry them.
     // Then a packed link in the URL is inflated by the browser, and the app renders.
     let pending = Rc::new(std::cell::Cell::new(2u8));
     let ready: Rc<dyn Fn()> = Rc::new(move || {
         pending.set(pending.get() - 1);
         if pending.get() == 0 {
+            browser::keep_carried_catalogs();
             browser::unpack_fragment(|| {
                 yew::Renderer::<App>::new().render();
             })
