@@ -11,8 +11,9 @@ import { pages } from './pages.mjs';
 const dist = path.resolve(process.argv[2] || 'dist');
 const META = /<meta http-equiv="Content-Security-Policy"[^>]*>\n?/g;
 const INLINE = /<script(?![^>]*\bsrc=)([^>]*)>([\s\S]*?)<\/script>/g;
-// A data block (scripts/carry.mjs: a catalog, the lesson track) is never run: no hash for it.
-const DATA = /\btype="(?:text\/plain|application\/json)"/;
+// A data block (scripts/carry.mjs: a catalog, the lesson track, the wasm's head: any type but a
+// script's) is never run: no hash for it.
+const DATA = /\btype="(?!module"|text\/javascript")[^"]*"/;
 
 export function policy(html) {
   const hashes = [...html.matchAll(INLINE)].filter((m) => !DATA.test(m[1])).map(

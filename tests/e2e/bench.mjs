@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { serve, startTraffic, CHROMIUM_ARGS } from './serve.mjs';
 
 const root = process.env.SBP_DIST || path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist');
-const wasmFile = fs.readdirSync(root).find((f) => f.endsWith('.wasm'));
+// The whole wasm (the page carries its head; `.rest.wasm` is the rest: scripts/carry.mjs).
+const wasmFile = fs.readdirSync(root).find((f) => f.endsWith('_bg.wasm'));
 const wasm = fs.readFileSync(path.join(root, wasmFile));
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
 const gzip = zlib.gzipSync(wasm, { level: 9 }).length;

@@ -1282,7 +1282,7 @@ test('the first visit\'s welcome is painted before the wasm runs, in the reader\
   }
 });
 
-test('the page carries its catalogs, lesson track and glue: a first visit fetches only the wasm beside it, a language switch nothing; a page without them fetches them', async (ctx) => {
+test('the page carries its catalogs, lesson track, glue and the wasm\'s head: a first visit fetches only the wasm\'s rest beside it, a language switch nothing; a page without them fetches them and the whole wasm', async (ctx) => {
   // What the page asks its own site for, the page itself and its icon aside.
   const asked = (page) => {
     const urls = [];
@@ -1297,7 +1297,7 @@ test('the page carries its catalogs, lesson track and glue: a first visit fetche
   await page.locator('.welcome-first li', { hasText: 'TimeToLive och ExpiresAt' }).first().waitFor();
   // What the page carries (the menu's presets are fetched after the first frame, as before).
   const carried = (u) => /\.ftl$|^lessons\/index\.json$|\.js$/.test(u);
-  if (!urls.some((u) => /^sbp-ui-[0-9a-f]+_bg\.wasm$/.test(u)) || urls.some(carried)) throw new Error(`a first visit asked for what the page carries: ${urls.join(', ')}`);
+  if (!urls.some((u) => /^sbp-ui-[0-9a-f]+_bg\.rest\.wasm$/.test(u)) || urls.some((u) => carried(u) || /_bg\.wasm$/.test(u))) throw new Error(`a first visit asked for what the page carries: ${urls.join(', ')}`);
   const before = urls.length;
   await page.selectOption('#lang', 'de');
   await page.locator('#play', { hasText: 'Abspielen' }).waitFor();
@@ -1305,7 +1305,7 @@ test('the page carries its catalogs, lesson track and glue: a first visit fetche
   // The same page without its data blocks (a host that serves trunk's page as built, say): the
   // app fetches the catalog and the track, and speaks and lists as before.
   const html = fs.readFileSync(path.join(root, 'index.html'), 'utf8');
-  const bare = html.replace(/<script type="(?:text\/plain|application\/json)" id="[^"]+">[\s\S]*?<\/script>\n?/g, '');
+  const bare = html.replace(/<script type="(?:text\/plain|application\/json|application\/octet-stream)" id="[^"]+">[\s\S]*?<\/script>\n?/g, '');
   if (bare === html || /id="catalog-/.test(bare)) throw new Error('the built page carries no data block to take out');
   const other = await ctx.browser().newContext();
   const plain = await other.newPage();
@@ -1318,6 +1318,8 @@ test('the page carries its catalogs, lesson track and glue: a first visit fetche
   for (const file of ['i18n/sv.ftl', 'lessons/index.json']) {
     if (!fetched.includes(file)) throw new Error(`without its data blocks the page did not fetch ${file}: ${fetched.join(', ')}`);
   }
+  // ... and the whole wasm, without the head its rest needs.
+  if (!fetched.some((u) => /_bg\.wasm$/.test(u))) throw new Error(`without its head the page did not load the whole wasm: ${fetched.join(', ')}`);
   await other.close();
 });
 
