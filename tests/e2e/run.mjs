@@ -1282,7 +1282,7 @@ test('the first visit\'s welcome is painted before the wasm runs, in the reader\
   }
 });
 
-test('the page carries its catalogs, lesson track, glue and the wasm\'s head: a first visit fetches only the wasm\'s rest beside it, a language switch nothing; a page without them fetches them and the whole wasm', async (ctx) => {
+test('the page carries its catalogs, lesson track, glue and the wasm\'s head: a first visit fetches only the wasm\'s rest beside it, a language switch nothing; a page without them fetches them and the whole wasm, as does a rest that is missing or not its head\'s', async (ctx) => {
   // What the page asks its own site for, the page itself and its icon aside.
   const asked = (page) => {
     const urls = [];
@@ -1297,7 +1297,7 @@ test('the page carries its catalogs, lesson track, glue and the wasm\'s head: a 
   await page.locator('.welcome-first li', { hasText: 'TimeToLive och ExpiresAt' }).first().waitFor();
   // What the page carries (the menu's presets are fetched after the first frame, as before).
   const carried = (u) => /\.ftl$|^lessons\/index\.json$|\.js$/.test(u);
-  if (!urls.some((u) => /^sbp-ui-[0-9a-f]+_bg\.rest\.wasm$/.test(u)) || urls.some((u) => carried(u) || /_bg\.wasm$/.test(u))) throw new Error(`a first visit asked for what the page carries: ${urls.join(', ')}`);
+  if (!urls.some((u) => /^sbp-ui-[0-9a-f]+_bg\.[0-9a-f]{16}\.rest\.wasm$/.test(u)) || urls.some((u) => carried(u) || /_bg\.wasm$/.test(u))) throw new Error(`a first visit asked for what the page carries: ${urls.join(', ')}`);
   const before = urls.length;
   await page.selectOption('#lang', 'de');
   await page.locator('#play', { hasText: 'Abspielen' }).waitFor();
@@ -1305,8 +1305,8 @@ test('the page carries its catalogs, lesson track, glue and the wasm\'s head: a 
   // The same page without its data blocks (a host that serves trunk's page as built, say): the
   // app fetches the catalog and the track, and speaks and lists as before.
   const html = fs.readFileSync(path.join(root, 'index.html'), 'utf8');
-  const bare = html.replace(/<script type="(?:text\/plain|application\/json|application\/octet-stream)" id="[^"]+">[\s\S]*?<\/script>\n?/g, '');
-  if (bare === html || /id="catalog-/.test(bare)) throw new Error('the built page carries no data block to take out');
+  const bare = html.replace(/<script type="(?:text\/plain|application\/json|application\/octet-stream)" id="[^"]+"[^>]*>[\s\S]*?<\/script>\n?/g, '');
+  if (bare === html || /id="(?:catalog-|wasm-head)/.test(bare)) throw new Error('the built page carries no data block to take out');
   const other = await ctx.browser().newContext();
   const plain = await other.newPage();
   plain.setDefaultTimeout(10000);
@@ -1321,6 +1321,18 @@ test('the page carries its catalogs, lesson track, glue and the wasm\'s head: a 
   // ... and the whole wasm, without the head its rest needs.
   if (!fetched.some((u) => /_bg\.wasm$/.test(u))) throw new Error(`without its head the page did not load the whole wasm: ${fetched.join(', ')}`);
   await other.close();
+  // A rest that is not there, or not this head's (a stale copy: cut off here): the whole wasm.
+  for (const [what, answer] of [['missing', { status: 404, body: 'not found' }], ['not this head\'s', { status: 200, contentType: 'application/wasm', body: Buffer.alloc(4096, 7) }]]) {
+    const third = await ctx.browser().newContext();
+    const p3 = await third.newPage();
+    p3.setDefaultTimeout(10000);
+    await p3.route('**/*.rest.wasm', (route) => route.fulfill(answer));
+    const loaded = asked(p3);
+    await p3.goto(url + '?lang=sv');
+    await p3.locator('#play', { hasText: 'Spela' }).waitFor().catch(() => { throw new Error(`a rest ${what}: the app did not start`); });
+    if (!loaded.some((u) => /_bg\.wasm$/.test(u))) throw new Error(`a rest ${what}: the whole wasm was not loaded: ${loaded.join(', ')}`);
+    await third.close();
+  }
 });
 
 test('presets in every language: the menu, the description and the narration', async (ctx) => {

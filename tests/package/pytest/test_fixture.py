@@ -3,6 +3,7 @@ wheel, the real SDK): the `sbp_serve` fixture comes from the package's pytest pl
 conftest; sbp is the wheel's, which serves the UI from inside itself."""
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -64,7 +65,8 @@ def test_a_test_with_no_entity_makes_its_own(sbp_serve, admin):
 def test_the_packaged_sbp_serves_its_ui_from_memory_compressed(sbp_serve):
     page = urllib.request.urlopen(sbp_serve.playground, timeout=10).read().decode()
     assert "Service Bus Playground" in page
-    wasm = [w for w in page.split('"') if w.endswith("_bg.wasm")][0]
+    # What a browser loads: the rest of the wasm the page carries the head of.
+    wasm = re.search(r"\./sbp-ui-[0-9a-f]+_bg\.[0-9a-f]+\.rest\.wasm", page).group(0)
     request = urllib.request.Request(
         sbp_serve.http + "/" + wasm.removeprefix("./"), headers={"accept-encoding": "br"}
     )
