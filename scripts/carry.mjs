@@ -7,7 +7,7 @@
 // wasm's preload arrive while the wasm's request waits for its first byte: that part of the line
 // is otherwise idle (docs/PERFORMANCE.md). So the page fills it: the data blocks, then as much of
 // the wasm's beginning as keeps the whole page within PAGE_BROTLI; the rest of the wasm is a file
-// of its own (`<name>_bg.rest.wasm`, preloaded first in the head), and the loader streams the two
+// of its own (`<name>_bg.<hash>.rest.wasm`, preloaded first in the head), and the loader streams the two
 // into one compilation. The whole wasm stays in the site, for a page without its data blocks.
 // The app reads a data block where the page has it and fetches the file otherwise
 // (browser::carried_or_fetched); the files stay in the site for the pages of their own.
