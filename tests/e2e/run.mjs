@@ -1788,6 +1788,24 @@ test('the pages of their own: the tab titled in the reader\'s language, their ic
   if (!said.includes('Räume führt sbp serve')) throw new Error(`trainer: ${said}`);
 });
 
+test('the pages of their own offer their other languages: a link opens the page in one, its query and fragment kept, its way back in it too', async (ctx) => {
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(10000);
+  for (const [path, title] of [['builder/index.html', 'Lektionsbyggare · '], ['emulator/index.html', 'Service Bus-emulatorns Config.json · '], ['trainer/index.html', 'Utbildarens rum · ']]) {
+    await page.goto(url + path + '?lang=de&keep=1#part');
+    await page.waitForFunction(() => document.documentElement.lang === 'de');
+    const offered = await page.$$eval('.page-languages a', (links) => links.map((a) => a.dataset.lang).join(','));
+    if (offered !== 'en,nl,sv') throw new Error(`${path}: offers ${offered}, not the three others`);
+    await page.click('.page-languages a[data-lang="sv"]');
+    await page.waitForFunction(() => document.documentElement.lang === 'sv');
+    const got = await page.title();
+    if (!got.startsWith(title)) throw new Error(`${path}: the tab says ${got} in Swedish`);
+    const at = new URL(page.url());
+    if (at.searchParams.get('keep') !== '1' || at.hash !== '#part') throw new Error(`${path}: the query or fragment was lost: ${page.url()}`);
+    if (await page.getAttribute('#page-back', 'href') !== '../index.html?lang=sv') throw new Error(`${path}: the way back is not in Swedish`);
+  }
+});
+
 test('a phone in a lesson: the lesson first, its feedback and what it plays in view, the inspector\'s columns all shown', async () => {
   const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
   try {

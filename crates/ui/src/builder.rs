@@ -169,7 +169,7 @@ fn builder() -> Html {
     html! {
         <main class="builder">
             <h1>{t("builder-title")}</h1>
-            {i18n::page_back(t("page-back"))}
+            {i18n::page_links(t("page-back"))}
             <p class="hint">{t("builder-intro")}</p>
             <form class="card-form" id="builder-form" onsubmit={add}>
                 {field("builder-lesson-title", &title, false, "text")}

@@ -153,7 +153,7 @@ fn emulator_page() -> Html {
                 </label>
                 {as_code(&language)}
             </section>
-            {i18n::page_back(t("page-back"))}
+            {i18n::page_links(t("page-back"))}
         </main>
     }
 }

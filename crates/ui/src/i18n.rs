@@ -3,7 +3,7 @@
 //! and lookups. Every word the UI shows goes through [`t`] or [`tf`].
 use crate::browser::LoadError;
 use sbp_engine::text::{install, with_current};
-use sbp_scenario::catalog::{supported, Catalog};
+use sbp_scenario::catalog::{supported, Catalog, LANGUAGES};
 use std::cell::Cell;
 use std::rc::Rc;
 
@@ -100,12 +100,40 @@ pub fn load_page(title: &'static str, done: impl FnOnce(Result<(), LoadError>) +
     });
 }
 
-/// A page of its own's link back to the playground in the reader's language (loaded with
-/// [`load_page`], so the playground is one folder up), saying `words` (the pages' `page-back`:
-/// a word of their catalog, which the playground's does not carry).
-pub fn page_back(words: String) -> yew::Html {
-    let href = format!("{}index.html?lang={}", base(), lang());
-    yew::html! { <p><a id="page-back" {href}>{words}</a></p> }
+/// A page of its own's links out, in the reader's language (loaded with [`load_page`], so the
+/// playground is one folder up): back to the playground, saying `words` (the pages' `page-back`:
+/// a word of their catalog, which the playground's does not carry), and this page in each other
+/// language (its query and fragment kept, `lang` set: the page loads that language's catalogs).
+pub fn page_links(words: String) -> yew::Html {
+    let here = lang();
+    let back = format!("{}index.html?lang={here}", base());
+    let location = web_sys::window().map(|w| w.location());
+    let search = location
+        .as_ref()
+        .and_then(|l| l.search().ok())
+        .unwrap_or_default();
+    let fragment = location
+        .as_ref()
+        .and_then(|l| l.hash().ok())
+        .unwrap_or_default();
+    let in_lang = |code: &str| {
+        web_sys::UrlSearchParams::new_with_str(&search)
+            .map(|query| {
+                query.set("lang", code);
+                format!("?{}{fragment}", String::from(query.to_string()))
+            })
+            .unwrap_or_else(|_| format!("?lang={code}"))
+    };
+    yew::html! {
+        <p class="page-links">
+            <a id="page-back" href={back}>{words}</a>
+            <span class="page-languages" role="group" aria-label={t("language")}>
+                { for LANGUAGES.into_iter().filter(|(code, _)| *code != here).map(|(code, name)| yew::html! {
+                    <a href={in_lang(code)} lang={code} hreflang={code} data-lang={code}>{name}</a>
+                }) }
+            </span>
+        </p>
+    }
 }
 
 /// `catalog` installed as `lang`'s: the page's `lang` says it, and local storage keeps the

@@ -147,7 +147,7 @@ fn trainer() -> Html {
         return html! {
             <main class="trainer">
                 <h1>{t("trainer-title")}</h1>
-                {i18n::page_back(t("page-back"))}
+                {i18n::page_links(t("page-back"))}
                 <p>{t("trainer-how")}</p>
                 <button id="trainer-open" class="primary" onclick={open}>{t("trainer-open")}</button>
                 if let Some(said) = &*said { <p class="error" id="trainer-said" role="alert">{said.clone()}</p> }
