@@ -114,8 +114,9 @@ const viewport = /<meta name="viewport"[^>]*>/.exec(html) || fail('no viewport m
 // attributes as trunk's preload of the whole, so that the loader's request takes it up).
 const pageWith = (n) => {
   const rest = whole.subarray(n);
-  const link = `<link rel="preload" href="./${restNameOf(rest)}" crossorigin="anonymous" integrity="${sha384(rest)}" as="fetch" type="application/wasm">`;
-  const head = `<script type="application/octet-stream" id="wasm-head" data-rest="./${restNameOf(rest)}">${whole.subarray(0, n).toString('base64')}</script>`;
+  const name = restNameOf(rest);
+  const link = `<link rel="preload" href="./${name}" crossorigin="anonymous" integrity="${sha384(rest)}" as="fetch" type="application/wasm">`;
+  const head = `<script type="application/octet-stream" id="wasm-head" data-rest="./${name}">${whole.subarray(0, n).toString('base64')}</script>`;
   return html
     .replace(viewport[0], () => `${viewport[0]}\n${link}`)
     .replace('</body>', () => `${[...blocks.slice(0, -1), head, blocks[blocks.length - 1]].join('\n')}\n</body>`);

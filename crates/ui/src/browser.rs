@@ -623,22 +623,6 @@ pub fn carried_or_fetched(
     }
 }
 
-/// Yew's first render empties the body, at whose end the playground's page carries its catalogs:
-/// they are moved into the head before it, so that a language switch still finds them there.
-pub fn keep_carried_catalogs() {
-    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
-        return;
-    };
-    let Ok(Some(head)) = doc.query_selector("head") else {
-        return;
-    };
-    for (lang, _) in sbp_scenario::catalog::LANGUAGES {
-        if let Some(block) = doc.get_element_by_id(&format!("catalog-{lang}")) {
-            let _ = head.append_child(&block);
-        }
-    }
-}
-
 /// Fetches `urls` side by side; `done` gets their texts in the same order, or the first of them
 /// that could not be had.
 pub fn fetch_texts(

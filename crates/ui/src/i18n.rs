@@ -64,13 +64,35 @@ pub fn load(
 
 fn load_boxed(lang: &'static str, remember: bool, done: Box<dyn FnOnce(Result<(), LoadError>)>) {
     let base = BASE.with(Cell::get);
-    let (carried, url) = (format!("catalog-{lang}"), format!("{base}i18n/{lang}.ftl"));
-    crate::browser::carried_or_fetched(&carried, &url, move |text| {
+    let url = format!("{base}i18n/{lang}.ftl");
+    crate::browser::carried_or_fetched(&carried(lang), &url, move |text| {
         let parsed = text
             .map_err(LoadError::from)
             .and_then(|t| Catalog::parse(&t).map_err(LoadError::Catalog));
         done(parsed.map(|catalog| installed(catalog, lang, remember)))
     });
+}
+
+/// The id of the data block in which the playground's page carries `lang`'s catalog
+/// (scripts/carry.mjs).
+fn carried(lang: &str) -> String {
+    format!("catalog-{lang}")
+}
+
+/// Yew's first render empties the body, at whose end the playground's page carries its catalogs:
+/// they are moved into the head before it, so that a language switch still finds them there.
+pub fn keep_carried_catalogs() {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let Ok(Some(head)) = doc.query_selector("head") else {
+        return;
+    };
+    for (lang, _) in LANGUAGES {
+        if let Some(block) = doc.get_element_by_id(&carried(lang)) {
+            let _ = head.append_child(&block);
+        }
+    }
 }
 
 /// For a page of its own, served from a folder of its own (the send lab, the lesson builder, the

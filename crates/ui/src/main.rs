@@ -342,7 +342,7 @@ fn main() {
     let ready: Rc<dyn Fn()> = Rc::new(move || {
         pending.set(pending.get() - 1);
         if pending.get() == 0 {
-            browser::keep_carried_catalogs();
+            i18n::keep_carried_catalogs();
             browser::unpack_fragment(|| {
                 yew::Renderer::<App>::new().render();
             })
